@@ -1,0 +1,233 @@
+//! Turning one raw JSON server entry into a [`ServerConfig`], with errors that name the server
+//! and the field.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use super::{HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport};
+use super::ConfigError;
+
+/// Validate one entry of an `mcpServers` map (the Claude / Cursor shape).
+///
+/// Transport is inferred when `type` is absent: `command` means stdio, `url` means streamable
+/// HTTP; both at once is an error.
+///
+/// ```
+/// use mcp_runtime::config::server_from_json;
+/// let cfg = server_from_json("fs", &serde_json::json!({"command": "mcp-fs", "args": ["/tmp"]})).unwrap();
+/// assert_eq!(cfg.transport.kind_name(), "stdio");
+/// let err = server_from_json("bad", &serde_json::json!({"args": []})).unwrap_err();
+/// assert!(err.to_string().contains("`command`"));
+/// ```
+pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, ConfigError> {
+    let invalid = |field: &str, message: String| ConfigError::Invalid {
+        file: None,
+        server: name.to_owned(),
+        field: field.to_owned(),
+        message,
+    };
+    let obj = entry
+        .as_object()
+        .ok_or_else(|| invalid("", format!("expected an object, found {}", kind_of(entry))))?;
+    let fields = Fields { obj, invalid: &invalid };
+
+    let command = fields.string("command")?;
+    let url = fields.string("url")?;
+    let kind = match fields.string("type")?.as_deref() {
+        None => None,
+        Some("stdio" | "local") => Some(None),
+        Some("http" | "streamable-http" | "streamable_http" | "streamableHttp" | "remote") => {
+            Some(Some(HttpKind::StreamableHttp))
+        }
+        Some("sse") => Some(Some(HttpKind::Sse)),
+        Some(other) => {
+            return Err(invalid(
+                "type",
+                format!("unknown transport type `{other}` (expected stdio, http or sse)"),
+            ));
+        }
+    };
+
+    let transport = match (kind, command, url) {
+        (_, Some(_), Some(_)) => {
+            return Err(invalid(
+                "command",
+                "both `command` and `url` are set; a server has one transport".into(),
+            ));
+        }
+        (None | Some(None), Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err(invalid("command", "is empty".into()));
+            }
+            Transport::Stdio(StdioConfig {
+                command,
+                args: fields.string_list("args")?,
+                env: fields.string_map("env")?,
+                cwd: fields.string("cwd")?.map(PathBuf::from),
+            })
+        }
+        (Some(None), None, _) => {
+            return Err(invalid("command", "is required for a stdio server".into()));
+        }
+        (None | Some(Some(_)), None, Some(url)) => {
+            if url.trim().is_empty() {
+                return Err(invalid("url", "is empty".into()));
+            }
+            Transport::Http(HttpConfig {
+                url,
+                headers: fields.string_map("headers")?,
+                kind: kind.flatten().unwrap_or(HttpKind::StreamableHttp),
+            })
+        }
+        (Some(Some(_)), _, None) => {
+            return Err(invalid("url", "is required for an http or sse server".into()));
+        }
+        (None, None, None) => {
+            return Err(invalid("command", "a server needs `command` (stdio) or `url` (http)".into()));
+        }
+    };
+
+    Ok(ServerConfig {
+        transport,
+        timeout_ms: fields.millis("timeout")?,
+        startup_timeout_ms: fields.millis("startup_timeout_ms")?,
+        tool_timeout_ms: fields.millis("tool_timeout_ms")?,
+        enabled: fields.flag("enabled")?.unwrap_or(true),
+    })
+}
+
+/// Typed access to an entry's fields; a wrong type is an error naming the field.
+struct Fields<'a, F> {
+    obj: &'a Map<String, Value>,
+    invalid: &'a F,
+}
+
+impl<F: Fn(&str, String) -> ConfigError> Fields<'_, F> {
+    fn get(&self, field: &str) -> Option<&Value> {
+        self.obj.get(field).filter(|v| !v.is_null())
+    }
+
+    fn wrong(&self, field: &str, expected: &str, found: &Value) -> ConfigError {
+        (self.invalid)(field, format!("expected {expected}, found {}", kind_of(found)))
+    }
+
+    fn string(&self, field: &str) -> Result<Option<String>, ConfigError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.wrong(field, "a string", other)),
+        }
+    }
+
+    fn string_list(&self, field: &str) -> Result<Vec<String>, ConfigError> {
+        match self.get(field) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(self.wrong(field, "an array of strings", other)),
+                })
+                .collect(),
+            Some(other) => Err(self.wrong(field, "an array of strings", other)),
+        }
+    }
+
+    fn string_map(&self, field: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+        match self.get(field) {
+            None => Ok(BTreeMap::new()),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(key, value)| match value {
+                    Value::String(s) => Ok((key.clone(), s.clone())),
+                    // Numbers and booleans in env blocks are common; pass them on as text.
+                    Value::Number(n) => Ok((key.clone(), n.to_string())),
+                    Value::Bool(b) => Ok((key.clone(), b.to_string())),
+                    other => Err(self.wrong(&format!("{field}.{key}"), "a string", other)),
+                })
+                .collect(),
+            Some(other) => Err(self.wrong(field, "an object of strings", other)),
+        }
+    }
+
+    /// Milliseconds as a non-negative number or a numeric string.
+    fn millis(&self, field: &str) -> Result<Option<u64>, ConfigError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+                .map(Some)
+                .ok_or_else(|| self.wrong(field, "a non-negative number of milliseconds", &Value::Number(n.clone()))),
+            Some(Value::String(s)) => s
+                .trim()
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| (self.invalid)(field, format!("expected milliseconds, found \"{s}\""))),
+            Some(other) => Err(self.wrong(field, "a number of milliseconds", other)),
+        }
+    }
+
+    /// A boolean, also accepting `"true"`/`"false"`/`"1"`/`"0"` as some hosts write.
+    fn flag(&self, field: &str) -> Result<Option<bool>, ConfigError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) if matches!(s.as_str(), "true" | "1") => Ok(Some(true)),
+            Some(Value::String(s)) if matches!(s.as_str(), "false" | "0") => Ok(Some(false)),
+            Some(other) => Err(self.wrong(field, "true or false", other)),
+        }
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(entry: Value) -> String {
+        server_from_json("srv", &entry).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn infers_transport_from_fields() {
+        let stdio = server_from_json("a", &json!({"command": "x", "env": {"K": "v", "N": 1}})).unwrap();
+        let Transport::Stdio(s) = stdio.transport else { panic!("not stdio") };
+        assert_eq!(s.env.get("N").map(String::as_str), Some("1"));
+        let http = server_from_json("b", &json!({"url": "http://h/mcp"})).unwrap();
+        assert_eq!(http.transport.kind_name(), "http");
+        let sse = server_from_json("c", &json!({"type": "sse", "url": "http://h/sse"})).unwrap();
+        assert_eq!(sse.transport.kind_name(), "sse");
+    }
+
+    #[test]
+    fn validation_errors_name_server_and_field() {
+        assert!(err(json!({"command": "x", "url": "http://h"})).contains("`command` and `url`"));
+        assert!(err(json!({"type": "stdio"})).contains("field `command`"));
+        assert!(err(json!({"type": "http"})).contains("field `url`"));
+        assert!(err(json!({"type": "carrier-pigeon", "command": "x"})).contains("field `type`"));
+        assert!(err(json!({"command": "x", "args": "nope"})).contains("field `args`"));
+        assert!(err(json!({"command": "x", "timeout": "soon"})).contains("field `timeout`"));
+        assert!(err(json!({})).contains("server `srv`"));
+    }
+
+    #[test]
+    fn accepts_host_spellings_of_flags_and_numbers() {
+        let cfg = server_from_json("a", &json!({"command": "x", "enabled": "0", "timeout": "1500"})).unwrap();
+        assert!(!cfg.enabled);
+        assert_eq!(cfg.timeout_ms, Some(1500));
+    }
+}

@@ -1,0 +1,53 @@
+//! `mcpr`: see, test and call every MCP server from every AI tool you use.
+
+mod cli;
+mod cmd;
+mod exit;
+mod mock;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::exit::Failure;
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli.command);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcpr: cannot start the async runtime: {e}");
+            return exit::INTERNAL.into();
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Demo(args) => cmd::demo::run(&cli.global, args).await,
+            Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
+            Command::Call(args) => cmd::call::run(&cli.global, args).await,
+            Command::Mock(args) => mock::run(args).await.map_err(Failure::internal),
+        }
+    });
+    // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.
+    runtime.shutdown_background();
+    match result {
+        Ok(code) => code.into(),
+        Err(failure) => {
+            eprintln!("mcpr: {failure}");
+            failure.code.into()
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by `RUST_LOG` (default: warnings). The mock server logs nothing
+/// by default so that tests see only what they ask for.
+fn init_logging(command: &Command) {
+    let default = if matches!(command, Command::Mock(_)) { "off" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
