@@ -25,7 +25,7 @@ fn main() -> std::process::ExitCode {
             Command::Demo(args) => cmd::demo::run(&cli.global, args).await,
             Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
-            Command::Mock(args) => mock::run(args).await.map_err(Failure::internal),
+            Command::Mock(args) => mock::run(args).await.map(|()| exit::OK).map_err(Failure::internal),
         }
     });
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.
