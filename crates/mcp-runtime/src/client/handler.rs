@@ -1,0 +1,147 @@
+//! Our side of the conversation: what we tell a server about ourselves, and how we answer its
+//! requests (`ping`, `roots/list`) and notifications (logging, progress, list changes).
+
+// rmcp marks roots and logging deprecated because protocol 2026-07-28 drops them; we speak
+// 2025-11-25 and older, where both are current.
+#![allow(deprecated)]
+
+use std::path::PathBuf;
+
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, Root,
+    RootsCapabilities,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleClient};
+use tokio::sync::mpsc;
+
+/// Something a server told us outside a request/response pair.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientEvent {
+    /// `notifications/tools/list_changed`: the tool list should be fetched again.
+    ToolsChanged,
+    /// `notifications/message`: a log line from the server.
+    Log {
+        /// `debug` … `emergency`.
+        level: String,
+        /// The logger name, if given.
+        logger: Option<String>,
+        /// The payload, usually a string.
+        data: serde_json::Value,
+    },
+    /// `notifications/progress` for one of our requests.
+    Progress {
+        /// The token rmcp attached to the request.
+        token: serde_json::Value,
+        /// Progress so far.
+        progress: f64,
+        /// Total, when known.
+        total: Option<f64>,
+        /// Human-readable status.
+        message: Option<String>,
+    },
+}
+
+/// The rmcp client handler of one connection.
+pub(crate) struct Handler {
+    pub server: String,
+    pub roots: Vec<PathBuf>,
+    pub events: Option<mpsc::UnboundedSender<ClientEvent>>,
+}
+
+impl Handler {
+    fn emit(&self, event: ClientEvent) {
+        if let Some(events) = &self.events {
+            // A receiver that went away just means nobody is listening any more.
+            let _ = events.send(event);
+        }
+    }
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.roots = Some(RootsCapabilities::default());
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("mcpr", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .roots
+            .iter()
+            .map(|path| {
+                let mut root = Root::new(file_uri(path));
+                root.name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                root
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.emit(ClientEvent::ToolsChanged);
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // The level's wire spelling (`debug` … `emergency`).
+        let level = match serde_json::to_value(params.level) {
+            Ok(serde_json::Value::String(level)) => level,
+            _ => "info".to_owned(),
+        };
+        tracing::info!(server = %self.server, level = %level, logger = ?params.logger, "server log: {}", params.data);
+        self.emit(ClientEvent::Log {
+            level,
+            logger: params.logger,
+            data: params.data,
+        });
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.emit(ClientEvent::Progress {
+            token: serde_json::to_value(&params.progress_token).unwrap_or_default(),
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        });
+    }
+}
+
+/// `file://` URI of a path, percent-encoding everything but unreserved characters and `/`.
+pub(crate) fn file_uri(path: &std::path::Path) -> String {
+    use std::fmt::Write;
+    let mut uri = String::from("file://");
+    for byte in path.to_string_lossy().bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(byte as char);
+        } else {
+            let _ = write!(uri, "%{byte:02X}");
+        }
+    }
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_are_percent_encoded() {
+        assert_eq!(file_uri(std::path::Path::new("/a b/c#d")), "file:///a%20b/c%23d");
+    }
+}
