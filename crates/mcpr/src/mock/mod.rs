@@ -1,6 +1,289 @@
-//! `mcpr mock`: placeholder until the mock server lands.
+//! `mcpr mock`: a real MCP server over stdio with scriptable tools and fault knobs.
+//!
+//! It is what our own tests, benchmarks and `mcpr demo` connect to, and what users point their
+//! agents at to see how they cope with slow, broken or hostile servers. The module is split by
+//! job so that another transport (streamable HTTP) can later serve the same [`server::MockServer`]:
+//! - `mod.rs`: the command line and the stdio wiring;
+//! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
+//! - [`tools`]: the tool catalogue and what each tool does;
+//! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
+//! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
+//! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals).
+
+mod io;
+mod process;
+mod server;
+mod tools;
+mod transport;
+
+use std::num::{NonZeroU64, NonZeroUsize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::ServerInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
+
+use self::server::{Delay, Knobs, MockServer};
+use self::tools::Catalog;
+use self::transport::MockTransport;
+
+/// How long in-flight work may still finish after stdin closes. Clients close stdin to stop a
+/// server and expect it gone quickly, so calls still running after this are dropped.
+const EOF_GRACE: Duration = Duration::from_millis(25);
+
+/// How long the stdout pump gets to write what is already queued before the process exits.
+const FLUSH_GRACE: Duration = Duration::from_millis(25);
+
+/// Flags of `mcpr mock`.
 #[derive(Debug, clap::Args)]
-pub struct MockArgs {}
-pub async fn run(_args: MockArgs) -> anyhow::Result<()> {
-    anyhow::bail!("mock server not written yet")
+#[command(
+    after_help = "It speaks real MCP (JSON-RPC lines over stdio) and offers built-in tools (echo, add, sleep, \
+        fail, image, structured, mixed, progress, huge, roots), generated tools and tools from a \
+        file. Fault knobs make it slow, broken or hostile, so you can test how an MCP client or \
+        agent copes. All flags are optional and can be combined.\n\n\
+        The server exits with status 0 shortly after stdin is closed (calls still running are \
+        dropped).\n\n\
+        Built-in tools:\n  \
+        echo {text}             returns `text` (alias: `message`)\n  \
+        add {a, b}              returns the sum as text and as structuredContent {\"sum\": ...}\n  \
+        sleep {ms}              sleeps, then returns \"slept <ms> ms\"; stops on notifications/cancelled\n  \
+        fail                    returns isError: true with \"failure requested\"\n  \
+        image                   returns a 1x1 PNG image\n  \
+        structured              returns {\"temperature\": 21.5, \"unit\": \"C\"} (declares an outputSchema)\n  \
+        mixed                   returns one content block of each kind plus structuredContent\n  \
+        progress {steps, interval_ms}\n                          \
+        sends notifications/progress (if the call has a progressToken), then \"done\"\n  \
+        huge {bytes}            returns one text block of exactly `bytes` bytes (at most 512 MiB)\n  \
+        roots                   asks the client for roots/list and returns the root URIs\n\n\
+        Exit status: 0 on stdin EOF, 1 for --fail-init and --exit-after-init, 101 for --crash-after.\n\n\
+        Examples:\n  \
+        mcpr mock --tools 500 --page-size 100\n  \
+        mcpr mock --call-delay 2000 --stderr-flood\n  \
+        mcpr mock --garbage 3 --crash-after 5"
+)]
+pub struct MockArgs {
+    /// Server name reported in `serverInfo`.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "mcpr-mock",
+        help_heading = "Server"
+    )]
+    pub name: String,
+
+    /// Answer `initialize` with exactly this protocol version instead of negotiating (to test
+    /// that clients reject versions they do not support).
+    #[arg(long, value_name = "VERSION", help_heading = "Server")]
+    pub protocol_version: Option<String>,
+
+    /// Also serve N generated echo tools, `tool_0` .. `tool_{N-1}`, each taking `{text}`.
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Tools")]
+    pub tools: usize,
+
+    /// Also serve the tools in FILE: a JSON array of `{name, description?, inputSchema?,
+    /// result?}` (any other Tool field, e.g. title or outputSchema, is passed through). A call
+    /// returns `result` (a CallToolResult object) if given, else echoes its arguments as JSON
+    /// text. A tool named like a built-in or generated tool replaces it.
+    #[arg(long, value_name = "FILE", help_heading = "Tools")]
+    pub tool_file: Option<PathBuf>,
+
+    /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
+    #[arg(long, value_name = "P", help_heading = "Tools")]
+    pub page_size: Option<NonZeroUsize>,
+
+    /// Broken pagination: every page returns the same `nextCursor`, forever (to test client
+    /// loop guards). Without --page-size, pages hold one tool.
+    #[arg(long, help_heading = "Tools")]
+    pub repeat_cursor: bool,
+
+    /// After `notifications/initialized`, send `notifications/tools/list_changed` every T ms.
+    #[arg(long, value_name = "T", help_heading = "Tools")]
+    pub list_changed_ms: Option<NonZeroU64>,
+
+    /// Print MSG on stderr and exit with status 1 at once, before reading anything.
+    #[arg(long, value_name = "MSG", help_heading = "Faults")]
+    pub fail_init: Option<String>,
+
+    /// Wait MS milliseconds before answering `initialize`.
+    #[arg(long, value_name = "MS", help_heading = "Faults")]
+    pub init_delay: Option<u64>,
+
+    /// Never answer `initialize`.
+    #[arg(long, help_heading = "Faults")]
+    pub hang_init: bool,
+
+    /// Wait MS milliseconds before answering each `tools/list`.
+    #[arg(long, value_name = "MS", help_heading = "Faults")]
+    pub list_delay: Option<u64>,
+
+    /// Never answer `tools/list`.
+    #[arg(long, help_heading = "Faults")]
+    pub hang_list: bool,
+
+    /// Wait MS milliseconds before running each `tools/call` (cancellable).
+    #[arg(long, value_name = "MS", help_heading = "Faults")]
+    pub call_delay: Option<u64>,
+
+    /// Never answer any `tools/call` (until the client cancels it).
+    #[arg(long, help_heading = "Faults")]
+    pub hang_call: bool,
+
+    /// Exit with status 1 as soon as `notifications/initialized` arrives.
+    #[arg(long, help_heading = "Faults")]
+    pub exit_after_init: bool,
+
+    /// Answer N tool calls normally, then exit with status 101 on receiving call N+1, without
+    /// answering it (`--crash-after 0` dies on the first call).
+    #[arg(long, value_name = "N", help_heading = "Faults")]
+    pub crash_after: Option<usize>,
+
+    /// Write N non-JSON garbage lines on stdout before the first message and before every
+    /// `tools/call` response (always between whole JSON lines, never inside one).
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Faults")]
+    pub garbage: usize,
+
+    /// Write TEXT as one line on stderr at start.
+    #[arg(long, value_name = "TEXT", help_heading = "Process")]
+    pub stderr: Option<String>,
+
+    /// Write lines on stderr as fast as possible for as long as the server runs (from a
+    /// separate thread; serving is not affected), to test that clients drain and bound stderr.
+    #[arg(long, help_heading = "Process")]
+    pub stderr_flood: bool,
+
+    /// At start, spawn a grandchild process (`sleep 3600`, same process group) and write its pid
+    /// to PIDFILE, to test that clients kill the whole process group.
+    #[arg(long, value_name = "PIDFILE", help_heading = "Process")]
+    pub grandchild: Option<PathBuf>,
+
+    /// Write the mock's own pid to FILE at start.
+    #[arg(long, value_name = "FILE", help_heading = "Process")]
+    pub pid_file: Option<PathBuf>,
+
+    /// Ignore SIGTERM, so that clients have to escalate to SIGKILL.
+    #[arg(long, help_heading = "Process")]
+    pub ignore_sigterm: bool,
+
+    /// Append every raw line received on stdin to FILE, flushed as it arrives (to assert what a
+    /// client sent, e.g. `notifications/cancelled`).
+    #[arg(long, value_name = "FILE", help_heading = "Process")]
+    pub record: Option<PathBuf>,
+}
+
+/// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
+pub async fn run(args: MockArgs) -> anyhow::Result<()> {
+    if let Some(message) = &args.fail_init {
+        // Before anything else, as a server that dies during start-up would.
+        eprintln!("{message}");
+        std::process::exit(1);
+    }
+    process::prepare(&process::ProcessKnobs {
+        ignore_sigterm: args.ignore_sigterm,
+        pid_file: args.pid_file.clone(),
+        grandchild: args.grandchild.clone(),
+        stderr_line: args.stderr.clone(),
+        stderr_flood: args.stderr_flood,
+    })?;
+
+    let catalog = Catalog::build(args.tools, args.tool_file.as_deref())?;
+    let forced_version = args
+        .protocol_version
+        .as_deref()
+        .map(|version| serde_json::from_value::<ProtocolVersion>(version.into()))
+        .transpose()
+        .context("invalid --protocol-version")?;
+    let server = MockServer::new(args.name.clone(), catalog, knobs(&args));
+
+    // Init knobs stop rmcp from reading stdin until `initialize` is answered; a pump keeps
+    // reading so that EOF is still noticed and the server exits promptly.
+    let read_pump = args.hang_init || args.init_delay.is_some();
+    let stdio = io::Stdio::open(&io::IoOptions {
+        record: args.record.clone(),
+        garbage: args.garbage,
+        read_pump,
+    })
+    .await?;
+    serve_stdio(server, stdio, forced_version).await
+}
+
+/// The handler knobs, from the flags.
+fn knobs(args: &MockArgs) -> Knobs {
+    let delay = |hang: bool, ms: Option<u64>| match (hang, ms) {
+        (true, _) => Delay::Forever,
+        (false, Some(ms)) => Delay::For(Duration::from_millis(ms)),
+        (false, None) => Delay::None,
+    };
+    Knobs {
+        init: delay(args.hang_init, args.init_delay),
+        list: delay(args.hang_list, args.list_delay),
+        call: delay(args.hang_call, args.call_delay),
+        exit_after_init: args.exit_after_init,
+        crash_after: args.crash_after,
+        page_size: match (args.page_size, args.repeat_cursor) {
+            (Some(size), _) => Some(size.get()),
+            (None, true) => Some(1),
+            (None, false) => None,
+        },
+        repeat_cursor: args.repeat_cursor,
+        list_changed_every: args
+            .list_changed_ms
+            .map(|ms| Duration::from_millis(ms.get())),
+    }
+}
+
+/// Serves `server` over the process's stdio until stdin closes.
+async fn serve_stdio(
+    server: MockServer,
+    stdio: io::Stdio,
+    forced_version: Option<ProtocolVersion>,
+) -> anyhow::Result<()> {
+    let io::Stdio {
+        reader,
+        writer,
+        eof,
+        call_ids,
+        out_pump,
+    } = stdio;
+    let transport = MockTransport::new(
+        AsyncRwTransport::new_server(reader, writer),
+        forced_version,
+        call_ids,
+        eof.clone(),
+    );
+    // Not spawned: rmcp's serve future is not provably `Send` (a compiler limitation with its
+    // generic async traits), and it need not be, as `run` is driven by `block_on`.
+    let mut serving = Box::pin(async move {
+        match rmcp::serve_server(server, transport).await {
+            Ok(running) => {
+                running
+                    .waiting()
+                    .await
+                    .context("the MCP service task failed")?;
+                Ok(())
+            }
+            // The client went away before the handshake ended: a normal way to stop.
+            Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
+                Ok(())
+            }
+            Err(e) => Err(anyhow::anyhow!("MCP handshake failed: {e}")),
+        }
+    });
+
+    let result = tokio::select! {
+        result = &mut serving => result,
+        // After EOF the client is gone: give in-flight work a moment, then stop regardless of
+        // what the service says.
+        () = eof.cancelled() => {
+            let _ = tokio::time::timeout(EOF_GRACE, &mut serving).await;
+            Ok(())
+        }
+    };
+    // Dropping the service drops its transport, whose writer end tells the out pump to finish.
+    drop(serving);
+    if let Some(pump) = out_pump {
+        let _ = tokio::time::timeout(FLUSH_GRACE, pump).await;
+    }
+    result
 }

@@ -1,0 +1,234 @@
+//! The rmcp `ServerHandler` of the mock: handshake, tool listing and calls, with the
+//! protocol-level fault knobs (delays, hangs, crashes, pagination, `list_changed` timer).
+//!
+//! It knows nothing about stdio, so the same handler can be served over another transport.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tokio_util::sync::CancellationToken;
+
+use super::tools::Catalog;
+
+/// Prefix of the opaque `tools/list` cursors (followed by the index of the page's first tool).
+const CURSOR_PREFIX: &str = "mcpr-mock-page-";
+
+/// A delay before answering one kind of request.
+#[derive(Debug, Clone, Copy)]
+pub enum Delay {
+    /// Answer at once.
+    None,
+    /// Wait this long first.
+    For(Duration),
+    /// Never answer (until the request is cancelled or the connection ends).
+    Forever,
+}
+
+impl Delay {
+    /// Waits as configured; `Err` if the request was cancelled meanwhile (its answer would be
+    /// dropped by rmcp anyway).
+    async fn wait(self, ct: CancellationToken) -> Result<(), McpError> {
+        let waited = match self {
+            Delay::None => return Ok(()),
+            Delay::For(duration) => tokio::select! {
+                () = tokio::time::sleep(duration) => true,
+                () = ct.cancelled_owned() => false,
+            },
+            Delay::Forever => {
+                ct.cancelled_owned().await;
+                false
+            }
+        };
+        if waited {
+            Ok(())
+        } else {
+            Err(McpError::internal_error("request cancelled", None))
+        }
+    }
+}
+
+/// The handler's fault knobs.
+#[derive(Debug, Clone)]
+pub struct Knobs {
+    /// Before answering `initialize`.
+    pub init: Delay,
+    /// Before answering `tools/list`.
+    pub list: Delay,
+    /// Before running a `tools/call`.
+    pub call: Delay,
+    /// Exit with status 1 on `notifications/initialized`.
+    pub exit_after_init: bool,
+    /// Exit with status 101 on receiving call number N+1.
+    pub crash_after: Option<usize>,
+    /// Tools per `tools/list` page (`None`: one page).
+    pub page_size: Option<usize>,
+    /// Every page returns the same `nextCursor`.
+    pub repeat_cursor: bool,
+    /// Send `notifications/tools/list_changed` this often after `initialized`.
+    pub list_changed_every: Option<Duration>,
+}
+
+/// The mock MCP server: cheap to clone, all clones share one state.
+#[derive(Clone)]
+pub struct MockServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    catalog: Catalog,
+    knobs: Knobs,
+    /// `tools/call` requests received so far, for `--crash-after`.
+    calls: AtomicUsize,
+    /// Whether the `list_changed` timer runs already (a client may repeat `initialized`).
+    timer_started: AtomicBool,
+}
+
+impl MockServer {
+    /// A server called `name` offering `catalog`, misbehaving as `knobs` say.
+    pub fn new(name: String, catalog: Catalog, knobs: Knobs) -> Self {
+        MockServer {
+            inner: Arc::new(Inner {
+                name,
+                catalog,
+                knobs,
+                calls: AtomicUsize::new(0),
+                timer_started: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// One page of tools for `cursor`, following the pagination knobs.
+    fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, McpError> {
+        let catalog = &self.inner.catalog;
+        let Some(size) = self.inner.knobs.page_size else {
+            return Ok(ListToolsResult::with_all_items(
+                catalog.definitions(0, catalog.len()),
+            ));
+        };
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => cursor
+                .strip_prefix(CURSOR_PREFIX)
+                .and_then(|index| index.parse::<usize>().ok())
+                .filter(|index| *index <= catalog.len())
+                .ok_or_else(|| {
+                    McpError::invalid_params(format!("invalid cursor `{cursor}`"), None)
+                })?,
+        };
+        let end = start.saturating_add(size);
+        let mut result = ListToolsResult::with_all_items(catalog.definitions(start, end));
+        result.next_cursor = if self.inner.knobs.repeat_cursor {
+            // Always "the second page", whatever was asked: a client that follows cursors
+            // blindly never stops.
+            Some(format!("{CURSOR_PREFIX}{}", size.min(catalog.len())))
+        } else if end < catalog.len() {
+            Some(format!("{CURSOR_PREFIX}{end}"))
+        } else {
+            None
+        };
+        Ok(result)
+    }
+}
+
+impl ServerHandler for MockServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            self.inner.name.clone(),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        .with_instructions(
+            "mcpr mock server: test tools (echo, add, sleep, fail, image, structured, mixed, \
+                 progress, huge, roots) for exercising MCP clients.",
+        )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        self.inner.knobs.init.wait(context.ct.clone()).await?;
+        // What the default `initialize` does; `--protocol-version` is applied by the transport.
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.inner.knobs.exit_after_init {
+            std::process::exit(1);
+        }
+        let Some(every) = self.inner.knobs.list_changed_every else {
+            return;
+        };
+        if self.inner.timer_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let peer = context.peer;
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            loop {
+                ticks.tick().await;
+                // Sending fails once the connection is closed: the timer ends with it.
+                if peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.inner.knobs.list.wait(context.ct.clone()).await?;
+        self.page(request.as_ref().and_then(|params| params.cursor.as_deref()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let received_before = self.inner.calls.fetch_add(1, Ordering::SeqCst);
+        if self
+            .inner
+            .knobs
+            .crash_after
+            .is_some_and(|limit| received_before >= limit)
+        {
+            std::process::exit(101);
+        }
+        self.inner.knobs.call.wait(context.ct.clone()).await?;
+        // An unknown tool is a protocol error (-32602), as the MCP specification says.
+        if !self.inner.catalog.contains(&request.name) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool: {}", request.name),
+                None,
+            ));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        Ok(self
+            .inner
+            .catalog
+            .call(&request.name, arguments, &context)
+            .await
+            .into())
+    }
+}
