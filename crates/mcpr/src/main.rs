@@ -2,8 +2,11 @@
 
 mod cli;
 mod cmd;
+mod connect;
 mod exit;
 mod mock;
+mod shutdown;
+mod sources;
 
 use clap::Parser;
 
