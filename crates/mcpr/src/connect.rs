@@ -14,7 +14,6 @@ use mcp_runtime::config::ServerConfig;
 pub struct Connected {
     pub name: String,
     pub result: Result<(Arc<McpClient>, Vec<ToolDefinition>), ClientError>,
-    pub elapsed: Duration,
 }
 
 /// How much to say while connecting.
@@ -27,12 +26,19 @@ pub enum Progress {
 }
 
 /// Connect every server concurrently and list its tools. Results come back in input order.
-pub async fn connect_all(servers: Vec<(String, ServerConfig)>, progress: Progress) -> Vec<Connected> {
+pub async fn connect_all(
+    servers: Vec<(String, ServerConfig)>,
+    progress: Progress,
+) -> Vec<Connected> {
     let live = progress == Progress::Show && std::io::stderr().is_terminal();
     let bars = MultiProgress::new();
     let style = ProgressStyle::with_template("{spinner:.cyan} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner());
-    let width = servers.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let width = servers
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
 
     let tasks = servers.into_iter().map(|(name, config)| {
         let bar = live.then(|| {
@@ -52,7 +58,7 @@ pub async fn connect_all(servers: Vec<(String, ServerConfig)>, progress: Progres
                 None if progress == Progress::Show => eprintln!("  {line}"),
                 None => {}
             }
-            Connected { name, result, elapsed }
+            Connected { name, result }
         }
     });
     futures::future::join_all(tasks).await
@@ -65,14 +71,16 @@ async fn connect_one(
     let client = McpClient::connect(name, config, &ConnectOptions::default()).await?;
     // The first list belongs to start-up, so it shares the startup bound with the handshake.
     let listing = match config.startup_timeout() {
-        Some(bound) => tokio::time::timeout(bound, client.list_tools()).await.unwrap_or_else(|_| {
-            Err(ClientError::Timeout {
-                server: name.to_owned(),
-                phase: "tools/list".into(),
-                after: bound,
-                stderr: client.stderr_tail(20),
-            })
-        }),
+        Some(bound) => tokio::time::timeout(bound, client.list_tools())
+            .await
+            .unwrap_or_else(|_| {
+                Err(ClientError::Timeout {
+                    server: name.to_owned(),
+                    phase: "tools/list".into(),
+                    after: bound,
+                    stderr: client.stderr_tail(20),
+                })
+            }),
         None => client.list_tools().await,
     };
     match listing {

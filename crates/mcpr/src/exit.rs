@@ -25,15 +25,24 @@ pub struct Failure {
 
 impl Failure {
     pub fn usage(message: impl fmt::Display) -> Self {
-        Failure { code: USAGE, message: message.to_string() }
+        Failure {
+            code: USAGE,
+            message: message.to_string(),
+        }
     }
 
     pub fn connection(message: impl fmt::Display) -> Self {
-        Failure { code: CONNECTION, message: message.to_string() }
+        Failure {
+            code: CONNECTION,
+            message: message.to_string(),
+        }
     }
 
     pub fn internal(message: impl fmt::Display) -> Self {
-        Failure { code: INTERNAL, message: message.to_string() }
+        Failure {
+            code: INTERNAL,
+            message: message.to_string(),
+        }
     }
 }
 

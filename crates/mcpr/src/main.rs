@@ -16,7 +16,10 @@ use crate::exit::Failure;
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_logging(&cli.command);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("mcpr: cannot start the async runtime: {e}");
@@ -28,7 +31,10 @@ fn main() -> std::process::ExitCode {
             Command::Demo(args) => cmd::demo::run(&cli.global, args).await,
             Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
-            Command::Mock(args) => mock::run(args).await.map(|()| exit::OK).map_err(Failure::internal),
+            Command::Mock(args) => mock::run(args)
+                .await
+                .map(|()| exit::OK)
+                .map_err(Failure::internal),
         }
     });
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.
@@ -45,7 +51,11 @@ fn main() -> std::process::ExitCode {
 /// Logs go to stderr, filtered by `RUST_LOG` (default: warnings). The mock server logs nothing
 /// by default so that tests see only what they ask for.
 fn init_logging(command: &Command) {
-    let default = if matches!(command, Command::Mock(_)) { "off" } else { "warn" };
+    let default = if matches!(command, Command::Mock(_)) {
+        "off"
+    } else {
+        "warn"
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()

@@ -19,8 +19,10 @@ pub async fn until_signal<F: Future>(work: F) -> Result<F::Output, Failure> {
 
 /// Resolves with the conventional exit code when SIGINT or SIGTERM arrives.
 pub async fn interrupted() -> u8 {
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         // Without signal handlers the default action (exit) applies; never resolve.
         return std::future::pending().await;
     };

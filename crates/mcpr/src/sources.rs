@@ -35,10 +35,18 @@ pub fn configured_servers(global: &GlobalArgs) -> Result<Vec<(String, ServerConf
 pub fn configured_server(global: &GlobalArgs, name: &str) -> Result<ServerConfig, Failure> {
     let servers = configured_servers(global)?;
     let names: Vec<&str> = servers.iter().map(|(n, _)| n.as_str()).collect();
-    let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+    let known = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    };
     servers
         .iter()
         .find(|(n, _)| n == name)
         .map(|(_, config)| config.clone())
-        .ok_or_else(|| Failure::usage(format!("no enabled server named `{name}` (configured: {known})")))
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "no enabled server named `{name}` (configured: {known})"
+            ))
+        })
 }

@@ -11,7 +11,11 @@ use serde_json::{Value, json};
 use support::{MCPR, read_pid, temp_dir, wait_dead};
 
 fn mcpr(args: &[&str]) -> Output {
-    Command::new(MCPR).args(args).stdin(Stdio::null()).output().expect("run mcpr")
+    Command::new(MCPR)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcpr")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -27,7 +31,11 @@ fn config_file(dir: &Path, servers: &[(&str, &[&str])]) -> PathBuf {
         map.insert(name.to_string(), json!({"command": MCPR, "args": args}));
     }
     let path = dir.join("mcp.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json!({"mcpServers": map})).unwrap()).unwrap();
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&json!({"mcpServers": map})).unwrap(),
+    )
+    .unwrap();
     path
 }
 
@@ -37,10 +45,19 @@ fn demo_runs_the_whole_lifecycle_and_leaves_no_process() {
     let stdout = text(&out.stdout);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "demo failed:\n{stdout}\n{stderr}");
-    assert!(stderr.contains("fast") && stderr.contains("connected in"), "{stderr}");
-    assert!(stderr.contains("slow") && stderr.contains("broken  failed"), "{stderr}");
+    assert!(
+        stderr.contains("fast") && stderr.contains("connected in"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("slow") && stderr.contains("broken  failed"),
+        "{stderr}"
+    );
     assert!(stdout.contains("\"hello from mcpr\""), "{stdout}");
-    assert!(stdout.contains("cannot open database"), "stderr tail shown: {stdout}");
+    assert!(
+        stdout.contains("cannot open database"),
+        "stderr tail shown: {stdout}"
+    );
     assert!(stdout.contains("no child process left"), "{stdout}");
 }
 
@@ -53,27 +70,52 @@ fn tools_lists_every_server_as_text_and_json() {
     let out = mcpr(&["tools", "--config", config]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("alpha (") && stdout.contains("beta ("), "{stdout}");
+    assert!(
+        stdout.contains("alpha (") && stdout.contains("beta ("),
+        "{stdout}"
+    );
     assert!(stdout.contains("tool_1"));
 
     let out = mcpr(&["tools", "--config", config, "--json"]);
     assert!(out.status.success());
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
-    assert!(tools.iter().any(|t| t["server"] == "beta" && t["name"] == "echo"));
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["server"] == "beta" && t["name"] == "echo")
+    );
     assert!(tools.iter().all(|t| t["inputSchema"].is_object()));
 }
 
 #[test]
 fn call_prints_the_result_and_uses_exit_codes() {
     let dir = temp_dir();
-    let config = config_file(dir.path(), &[("m", &[]), ("dead", &["--fail-init", "no license"])]);
+    let config = config_file(
+        dir.path(),
+        &[("m", &[]), ("dead", &["--fail-init", "no license"])],
+    );
     let config = config.to_str().unwrap();
 
-    let out = mcpr(&["call", "--config", config, "m", "echo", r#"{"text": "hi there"}"#]);
+    let out = mcpr(&[
+        "call",
+        "--config",
+        config,
+        "m",
+        "echo",
+        r#"{"text": "hi there"}"#,
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "hi there");
 
-    let out = mcpr(&["call", "--config", config, "m", "add", r#"{"a": 2, "b": 3}"#, "--json"]);
+    let out = mcpr(&[
+        "call",
+        "--config",
+        config,
+        "m",
+        "add",
+        r#"{"a": 2, "b": 3}"#,
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["structuredContent"]["sum"], 5);
@@ -87,11 +129,17 @@ fn call_prints_the_result_and_uses_exit_codes() {
 
     let out = mcpr(&["call", "--config", config, "nobody", "echo"]);
     assert_eq!(out.status.code(), Some(2), "unknown server → 2");
-    assert!(text(&out.stderr).contains("configured: dead, m") || text(&out.stderr).contains("configured: m, dead"));
+    assert!(
+        text(&out.stderr).contains("configured: dead, m")
+            || text(&out.stderr).contains("configured: m, dead")
+    );
 
     let out = mcpr(&["call", "--config", config, "dead", "echo"]);
     assert_eq!(out.status.code(), Some(3), "connection failure → 3");
-    assert!(text(&out.stderr).contains("no license"), "stderr tail in the error");
+    assert!(
+        text(&out.stderr).contains("no license"),
+        "stderr tail in the error"
+    );
 
     let out = mcpr(&["call", "--config", "/nonexistent/mcp.json", "m", "echo"]);
     assert_eq!(out.status.code(), Some(2), "unreadable config → 2");
@@ -105,7 +153,14 @@ fn call_reads_arguments_from_a_file_and_from_stdin() {
     let args_file = dir.path().join("args.json");
     std::fs::write(&args_file, r#"{"text": "from a file"}"#).unwrap();
 
-    let out = mcpr(&["call", "--config", config, "m", "echo", &format!("@{}", args_file.display())]);
+    let out = mcpr(&[
+        "call",
+        "--config",
+        config,
+        "m",
+        "echo",
+        &format!("@{}", args_file.display()),
+    ]);
     assert_eq!(text(&out.stdout).trim(), "from a file");
 
     let mut child = Command::new(MCPR)
@@ -114,7 +169,12 @@ fn call_reads_arguments_from_a_file_and_from_stdin() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(br#"{"text": "from stdin"}"#).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"text": "from stdin"}"#)
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(text(&out.stdout).trim(), "from stdin");
 }
@@ -123,11 +183,18 @@ fn call_reads_arguments_from_a_file_and_from_stdin() {
 fn a_malformed_config_names_file_line_and_column() {
     let dir = temp_dir();
     let path = dir.path().join("broken.json");
-    std::fs::write(&path, "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n").unwrap();
+    std::fs::write(
+        &path,
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n",
+    )
+    .unwrap();
     let out = mcpr(&["tools", "--config", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains(&format!("{}:3:", path.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:3:", path.display())),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -143,7 +210,10 @@ fn an_invalid_server_is_reported_and_the_others_still_work() {
     assert!(out.status.success());
     assert!(text(&out.stdout).contains("good ("));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("server `bad`") && stderr.contains("`command`"), "{stderr}");
+    assert!(
+        stderr.contains("server `bad`") && stderr.contains("`command`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -162,7 +232,14 @@ fn sigterm_during_a_call_cancels_it_and_leaves_no_process() {
     ];
     let config = config_file(dir.path(), &[("m", &flags)]);
     let mut child = Command::new(MCPR)
-        .args(["call", "--config", config.to_str().unwrap(), "m", "sleep", r#"{"ms": 60000}"#])
+        .args([
+            "call",
+            "--config",
+            config.to_str().unwrap(),
+            "m",
+            "sleep",
+            r#"{"ms": 60000}"#,
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -171,8 +248,14 @@ fn sigterm_during_a_call_cancels_it_and_leaves_no_process() {
     let grandchild = read_pid(&grandchild_file);
     // Wait until the call has reached the server before interrupting.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&record).unwrap_or_default().contains("\"sleep\"") {
-        assert!(std::time::Instant::now() < deadline, "call never reached the server");
+    while !std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .contains("\"sleep\"")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "call never reached the server"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: plain kill(2) on our own child.
@@ -180,7 +263,10 @@ fn sigterm_during_a_call_cancels_it_and_leaves_no_process() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + libc::SIGTERM));
     assert!(wait_dead(server, Duration::from_secs(5)), "server survived");
-    assert!(wait_dead(grandchild, Duration::from_secs(5)), "grandchild survived");
+    assert!(
+        wait_dead(grandchild, Duration::from_secs(5)),
+        "grandchild survived"
+    );
     let recorded = std::fs::read_to_string(&record).unwrap();
     assert!(recorded.contains("notifications/cancelled"), "{recorded}");
 }

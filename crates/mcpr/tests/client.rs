@@ -48,9 +48,16 @@ async fn thousand_tools_are_listed_across_pages() {
     let dir = temp_dir();
     let record = dir.path().join("record.jsonl");
     let record_arg = record.to_string_lossy().into_owned();
-    let client = connect(&mock(&["--tools", "1000", "--page-size", "50", "--record", &record_arg]))
-        .await
-        .unwrap();
+    let client = connect(&mock(&[
+        "--tools",
+        "1000",
+        "--page-size",
+        "50",
+        "--record",
+        &record_arg,
+    ]))
+    .await
+    .unwrap();
     let tools = client.list_tools().await.unwrap();
     let generated = tools.iter().filter(|t| t.name.starts_with("tool_")).count();
     assert_eq!(generated, 1000);
@@ -67,9 +74,15 @@ async fn thousand_tools_are_listed_across_pages() {
 
 #[tokio::test]
 async fn a_repeated_cursor_is_an_error_not_an_endless_loop() {
-    let client = connect(&mock(&["--tools", "10", "--page-size", "2", "--repeat-cursor"]))
-        .await
-        .unwrap();
+    let client = connect(&mock(&[
+        "--tools",
+        "10",
+        "--page-size",
+        "2",
+        "--repeat-cursor",
+    ]))
+    .await
+    .unwrap();
     let error = client.list_tools().await.unwrap_err();
     assert!(matches!(error, ClientError::Protocol { .. }), "{error}");
     assert!(error.to_string().contains("repeated the cursor"), "{error}");
@@ -80,17 +93,27 @@ async fn a_repeated_cursor_is_an_error_not_an_endless_loop() {
 async fn call_returns_text_and_tool_errors_are_results() {
     let client = connect(&mock(&[])).await.unwrap();
     let out = client
-        .call_tool("echo", args(json!({"text": "héllo 👋"})), CallOptions::default())
+        .call_tool(
+            "echo",
+            args(json!({"text": "héllo 👋"})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out.text(), "héllo 👋");
     assert!(!out.is_error);
 
-    let failed = client.call_tool("fail", None, CallOptions::default()).await.unwrap();
+    let failed = client
+        .call_tool("fail", None, CallOptions::default())
+        .await
+        .unwrap();
     assert!(failed.is_error);
     assert_eq!(failed.text(), "failure requested");
 
-    let unknown = client.call_tool("no_such_tool", None, CallOptions::default()).await.unwrap_err();
+    let unknown = client
+        .call_tool("no_such_tool", None, CallOptions::default())
+        .await
+        .unwrap_err();
     assert!(matches!(unknown, ClientError::Rpc { .. }), "{unknown}");
     client.close().await;
 }
@@ -98,7 +121,10 @@ async fn call_returns_text_and_tool_errors_are_results() {
 #[tokio::test]
 async fn results_keep_every_content_kind_and_structured_content() {
     let client = connect(&mock(&[])).await.unwrap();
-    let out = client.call_tool("mixed", None, CallOptions::default()).await.unwrap();
+    let out = client
+        .call_tool("mixed", None, CallOptions::default())
+        .await
+        .unwrap();
     let kinds: Vec<&str> = out
         .content
         .iter()
@@ -115,10 +141,18 @@ async fn results_keep_every_content_kind_and_structured_content() {
     }
     assert!(out.structured_content.is_some());
 
-    let image = client.call_tool("image", None, CallOptions::default()).await.unwrap();
-    assert!(matches!(&image.content[0], Content::Image { mime_type, .. } if mime_type == "image/png"));
+    let image = client
+        .call_tool("image", None, CallOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        matches!(&image.content[0], Content::Image { mime_type, .. } if mime_type == "image/png")
+    );
 
-    let structured = client.call_tool("structured", None, CallOptions::default()).await.unwrap();
+    let structured = client
+        .call_tool("structured", None, CallOptions::default())
+        .await
+        .unwrap();
     assert_eq!(structured.structured_content.unwrap()["unit"], "C");
     client.close().await;
 }
@@ -127,7 +161,9 @@ async fn results_keep_every_content_kind_and_structured_content() {
 async fn timeout_sends_notifications_cancelled() {
     let dir = temp_dir();
     let record = dir.path().join("record.jsonl");
-    let client = connect(&mock(&["--record", &record.to_string_lossy()])).await.unwrap();
+    let client = connect(&mock(&["--record", &record.to_string_lossy()]))
+        .await
+        .unwrap();
     let options = CallOptions {
         timeout: Some(Duration::from_millis(200)),
         ..CallOptions::default()
@@ -151,12 +187,23 @@ async fn timeout_sends_notifications_cancelled() {
 async fn cancelling_a_call_sends_notifications_cancelled() {
     let dir = temp_dir();
     let record = dir.path().join("record.jsonl");
-    let client = Arc::new(connect(&mock(&["--record", &record.to_string_lossy()])).await.unwrap());
+    let client = Arc::new(
+        connect(&mock(&["--record", &record.to_string_lossy()]))
+            .await
+            .unwrap(),
+    );
     let cancel = CancellationToken::new();
     let call = {
         let client = client.clone();
-        let options = CallOptions { cancel: Some(cancel.clone()), ..CallOptions::default() };
-        tokio::spawn(async move { client.call_tool("sleep", args(json!({"ms": 10_000})), options).await })
+        let options = CallOptions {
+            cancel: Some(cancel.clone()),
+            ..CallOptions::default()
+        };
+        tokio::spawn(async move {
+            client
+                .call_tool("sleep", args(json!({"ms": 10_000})), options)
+                .await
+        })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
     cancel.cancel();
@@ -165,7 +212,10 @@ async fn cancelling_a_call_sends_notifications_cancelled() {
     client.ping().await.unwrap();
     let cancels = recorded(&record, "notifications/cancelled");
     assert_eq!(cancels.len(), 1);
-    assert_eq!(cancels[0]["params"]["requestId"], recorded(&record, "\"sleep\"")[0]["id"]);
+    assert_eq!(
+        cancels[0]["params"]["requestId"],
+        recorded(&record, "\"sleep\"")[0]["id"]
+    );
     client.close().await;
 }
 
@@ -175,47 +225,77 @@ async fn crash_mid_call_fails_the_call_promptly_with_the_exit_status() {
     // Far longer than the test may take: only crash detection can end the call in time.
     config.tool_timeout_ms = Some(120_000);
     let client = connect(&config).await.unwrap();
-    client.call_tool("echo", args(json!({"text": "1"})), CallOptions::default()).await.unwrap();
+    client
+        .call_tool("echo", args(json!({"text": "1"})), CallOptions::default())
+        .await
+        .unwrap();
     let started = std::time::Instant::now();
     let error = client
         .call_tool("echo", args(json!({"text": "2"})), CallOptions::default())
         .await
         .unwrap_err();
-    let ClientError::Exited { status, .. } = &error else { panic!("expected Exited, got {error}") };
+    let ClientError::Exited { status, .. } = &error else {
+        panic!("expected Exited, got {error}")
+    };
     assert!(status.as_deref().unwrap_or("").contains("101"), "{error}");
     assert!(error.is_connection_lost());
-    assert!(started.elapsed() < Duration::from_secs(60), "crash detected by the timeout instead");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "crash detected by the timeout instead"
+    );
     assert!(client.is_closed());
     client.close().await;
 }
 
 #[tokio::test]
 async fn hang_in_initialize_times_out_with_the_stderr_tail() {
-    let mut config = mock(&["--hang-init", "--stderr", "booting: waiting for the license server"]);
+    let mut config = mock(&[
+        "--hang-init",
+        "--stderr",
+        "booting: waiting for the license server",
+    ]);
     config.startup_timeout_ms = Some(500);
     let dir = temp_dir();
     let pid_file = dir.path().join("pid");
     if let mcp_runtime::config::Transport::Stdio(stdio) = &mut config.transport {
-        stdio.args.extend(["--pid-file".to_owned(), pid_file.to_string_lossy().into_owned()]);
+        stdio.args.extend([
+            "--pid-file".to_owned(),
+            pid_file.to_string_lossy().into_owned(),
+        ]);
     }
     let error = connect(&config).await.unwrap_err();
-    let ClientError::Timeout { phase, .. } = &error else { panic!("expected Timeout, got {error}") };
+    let ClientError::Timeout { phase, .. } = &error else {
+        panic!("expected Timeout, got {error}")
+    };
     assert_eq!(phase, "initialize");
     assert!(
-        error.stderr_tail().iter().any(|l| l.contains("waiting for the license server")),
+        error
+            .stderr_tail()
+            .iter()
+            .any(|l| l.contains("waiting for the license server")),
         "{error}"
     );
     assert!(error.to_string().contains("waiting for the license server"));
-    assert!(wait_dead(read_pid(&pid_file), Duration::from_secs(5)), "hung server killed");
+    assert!(
+        wait_dead(read_pid(&pid_file), Duration::from_secs(5)),
+        "hung server killed"
+    );
 }
 
 #[tokio::test]
 async fn failure_at_start_up_reports_exit_status_and_stderr() {
-    let error = connect(&mock(&["--fail-init", "fatal: config missing"])).await.unwrap_err();
-    let ClientError::Exited { status, phase, .. } = &error else { panic!("expected Exited, got {error}") };
+    let error = connect(&mock(&["--fail-init", "fatal: config missing"]))
+        .await
+        .unwrap_err();
+    let ClientError::Exited { status, phase, .. } = &error else {
+        panic!("expected Exited, got {error}")
+    };
     assert_eq!(phase, "initialize");
     assert!(status.as_deref().unwrap_or("").contains('1'), "{error}");
-    assert!(error.to_string().contains("fatal: config missing"), "{error}");
+    assert!(
+        error.to_string().contains("fatal: config missing"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -253,17 +333,32 @@ async fn exit_right_after_the_handshake_is_a_clear_error() {
         }
         Err(error) => error,
     };
-    assert!(error.is_connection_lost(), "expected a lost connection, got {error}");
-    assert!(error.to_string().contains("server exited") || error.to_string().contains("connection closed"), "{error}");
+    assert!(
+        error.is_connection_lost(),
+        "expected a lost connection, got {error}"
+    );
+    assert!(
+        error.to_string().contains("server exited")
+            || error.to_string().contains("connection closed"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
 async fn unsupported_protocol_version_is_rejected() {
     let dir = temp_dir();
     let pid_file = dir.path().join("pid");
-    let config = mock(&["--protocol-version", "1999-01-01", "--pid-file", &pid_file.to_string_lossy()]);
+    let config = mock(&[
+        "--protocol-version",
+        "1999-01-01",
+        "--pid-file",
+        &pid_file.to_string_lossy(),
+    ]);
     let error = connect(&config).await.unwrap_err();
-    assert!(matches!(error, ClientError::UnsupportedProtocol { .. }), "{error}");
+    assert!(
+        matches!(error, ClientError::UnsupportedProtocol { .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("1999-01-01"));
     assert!(wait_dead(read_pid(&pid_file), Duration::from_secs(5)));
 }
@@ -275,21 +370,32 @@ async fn close_leaves_neither_the_server_nor_its_grandchild_alive() {
     let client = connect(&mock(&["--grandchild", &grandchild_file.to_string_lossy()]))
         .await
         .unwrap();
-    let server = client.pid();
+    let server = client.pid().expect("stdio pid");
     let grandchild = read_pid(&grandchild_file);
     assert!(alive(server) && alive(grandchild));
     client.close().await;
-    assert!(wait_dead(server, Duration::from_secs(5)), "server {server} still alive");
-    assert!(wait_dead(grandchild, Duration::from_secs(5)), "grandchild {grandchild} still alive");
+    assert!(
+        wait_dead(server, Duration::from_secs(5)),
+        "server {server} still alive"
+    );
+    assert!(
+        wait_dead(grandchild, Duration::from_secs(5)),
+        "grandchild {grandchild} still alive"
+    );
     assert!(!group_alive(server));
 }
 
 #[tokio::test]
 async fn a_server_that_ignores_sigterm_is_killed() {
-    let client = connect(&mock(&["--ignore-sigterm", "--hang-call"])).await.unwrap();
-    let pid = client.pid();
+    let client = connect(&mock(&["--ignore-sigterm", "--hang-call"]))
+        .await
+        .unwrap();
+    let pid = client.pid().expect("stdio pid");
     client.close().await;
-    assert!(wait_dead(pid, Duration::from_secs(5)), "server {pid} survived close");
+    assert!(
+        wait_dead(pid, Duration::from_secs(5)),
+        "server {pid} survived close"
+    );
 }
 
 #[tokio::test]
@@ -299,7 +405,7 @@ async fn dropping_a_client_kills_its_process_group() {
     let client = connect(&mock(&["--grandchild", &grandchild_file.to_string_lossy()]))
         .await
         .unwrap();
-    let (server, grandchild) = (client.pid(), read_pid(&grandchild_file));
+    let (server, grandchild) = (client.pid().expect("stdio pid"), read_pid(&grandchild_file));
     drop(client);
     assert!(wait_dead(server, Duration::from_secs(5)));
     assert!(wait_dead(grandchild, Duration::from_secs(5)));
@@ -317,7 +423,11 @@ async fn stderr_flood_neither_blocks_the_server_nor_grows_memory() {
         assert_eq!(out.text(), text);
     }
     let tail = client.stderr_tail(usize::MAX);
-    assert!(!tail.is_empty() && tail.len() <= 200, "{} lines kept", tail.len());
+    assert!(
+        !tail.is_empty() && tail.len() <= 200,
+        "{} lines kept",
+        tail.len()
+    );
     client.close().await;
 }
 
@@ -328,8 +438,13 @@ async fn roots_list_is_answered_with_the_configured_roots() {
         roots: vec![dir.path().to_owned()],
         ..ConnectOptions::default()
     };
-    let client = McpClient::connect("mock", &mock(&[]), &options).await.unwrap();
-    let out = client.call_tool("roots", None, CallOptions::default()).await.unwrap();
+    let client = McpClient::connect("mock", &mock(&[]), &options)
+        .await
+        .unwrap();
+    let out = client
+        .call_tool("roots", None, CallOptions::default())
+        .await
+        .unwrap();
     assert_eq!(out.text(), format!("file://{}", dir.path().display()));
     client.close().await;
 }
@@ -355,7 +470,10 @@ async fn concurrent_calls_each_get_their_own_answer() {
 #[tokio::test]
 async fn list_changed_notifications_reach_the_event_channel() {
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-    let options = ConnectOptions { events: Some(events), ..ConnectOptions::default() };
+    let options = ConnectOptions {
+        events: Some(events),
+        ..ConnectOptions::default()
+    };
     let client = McpClient::connect("mock", &mock(&["--list-changed-ms", "50"]), &options)
         .await
         .unwrap();

@@ -10,17 +10,34 @@ use serde_json::json;
 #[tokio::test]
 async fn server_everything_lists_calls_and_gets_its_roots_answered() {
     let entry = support::server_everything();
-    let config = ServerConfig::stdio("node", [entry.to_string_lossy().into_owned(), "stdio".into()]);
+    let config = ServerConfig::stdio(
+        "node",
+        [entry.to_string_lossy().into_owned(), "stdio".into()],
+    );
     let root = support::temp_dir();
-    let options = ConnectOptions { roots: vec![root.path().to_owned()], ..ConnectOptions::default() };
-    let client = McpClient::connect("everything", &config, &options).await.unwrap();
+    let options = ConnectOptions {
+        roots: vec![root.path().to_owned()],
+        ..ConnectOptions::default()
+    };
+    let client = McpClient::connect("everything", &config, &options)
+        .await
+        .unwrap();
     assert_eq!(client.info().protocol_version, "2025-11-25");
 
     let tools = client.list_tools().await.unwrap();
-    assert!(tools.len() >= 13, "{} tools: {:?}", tools.len(), tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    assert!(
+        tools.len() >= 13,
+        "{} tools: {:?}",
+        tools.len(),
+        tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
 
     let out = client
-        .call_tool("echo", json!({"message": "hi"}).as_object().cloned(), CallOptions::default())
+        .call_tool(
+            "echo",
+            json!({"message": "hi"}).as_object().cloned(),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out.text(), "Echo: hi");
@@ -32,7 +49,10 @@ async fn server_everything_lists_calls_and_gets_its_roots_answered() {
     for _ in 0..50 {
         let tools = client.list_tools().await.unwrap();
         if tools.iter().any(|t| t.name == "get-roots-list") {
-            let out = client.call_tool("get-roots-list", None, CallOptions::default()).await.unwrap();
+            let out = client
+                .call_tool("get-roots-list", None, CallOptions::default())
+                .await
+                .unwrap();
             seen = out.text();
             if seen.contains(&expected) {
                 break;
@@ -40,9 +60,12 @@ async fn server_everything_lists_calls_and_gets_its_roots_answered() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(seen.contains(&expected), "roots reported by the server: {seen}");
+    assert!(
+        seen.contains(&expected),
+        "roots reported by the server: {seen}"
+    );
 
-    let pid = client.pid();
+    let pid = client.pid().expect("stdio pid");
     client.close().await;
     assert!(support::wait_dead(pid, std::time::Duration::from_secs(5)));
 }

@@ -41,7 +41,10 @@ pub enum ClientError {
         stderr: Vec<String>,
     },
     /// The handshake failed for a protocol reason (bad response, JSON-RPC error).
-    #[error("server `{server}`: initialize failed: {message}{}", StderrTail(stderr))]
+    #[error(
+        "server `{server}`: initialize failed: {message}{}",
+        StderrTail(stderr)
+    )]
     Handshake {
         /// Server name.
         server: String,
@@ -122,7 +125,7 @@ fn exit_text(status: Option<&str>) -> String {
 }
 
 fn format_duration(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())

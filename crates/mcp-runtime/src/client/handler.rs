@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, Root,
+    ClientCapabilities, ClientConfig, Implementation, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, Root,
     RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -142,6 +143,9 @@ mod tests {
 
     #[test]
     fn file_uris_are_percent_encoded() {
-        assert_eq!(file_uri(std::path::Path::new("/a b/c#d")), "file:///a%20b/c%23d");
+        assert_eq!(
+            file_uri(std::path::Path::new("/a b/c#d")),
+            "file:///a%20b/c%23d"
+        );
     }
 }

@@ -97,7 +97,8 @@ pub struct McpClient {
     server: String,
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
-    process: ServerProcess,
+    /// The child process of a stdio server; `None` for remote servers.
+    process: Option<ServerProcess>,
     info: ServerInfo,
     handshake: Duration,
     config: ServerConfig,
@@ -107,7 +108,7 @@ impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpClient")
             .field("server", &self.server)
-            .field("pid", &self.process.pid())
+            .field("pid", &self.pid())
             .field("info", &self.info)
             .finish_non_exhaustive()
     }
@@ -122,8 +123,18 @@ impl McpClient {
         config: &ServerConfig,
         options: &ConnectOptions,
     ) -> Result<McpClient, ClientError> {
-        let stdio = match &config.transport {
-            Transport::Stdio(stdio) => stdio,
+        let handler = Handler {
+            server: server.to_owned(),
+            roots: options.roots.clone(),
+            events: options.events.clone(),
+        };
+        let started = Instant::now();
+        let (process, handshake): (Option<ServerProcess>, Handshake) = match &config.transport {
+            Transport::Stdio(stdio) => {
+                let (process, pipes) = ServerProcess::spawn(server, stdio)?;
+                let handshake = Box::pin(handler.serve((pipes.stdout, pipes.stdin)));
+                (Some(process), handshake)
+            }
             Transport::Http(_) => {
                 return Err(ClientError::UnsupportedTransport {
                     server: server.to_owned(),
@@ -131,65 +142,37 @@ impl McpClient {
                 });
             }
         };
-        let started = Instant::now();
-        let (process, pipes) = ServerProcess::spawn(server, stdio)?;
-        let handler = Handler {
-            server: server.to_owned(),
-            roots: options.roots.clone(),
-            events: options.events.clone(),
+
+        let outcome = match config.startup_timeout() {
+            Some(bound) => tokio::time::timeout(bound, handshake)
+                .await
+                .map_err(|_| bound),
+            None => Ok(handshake.await),
         };
-        let handshake = handler.serve((pipes.stdout, pipes.stdin));
-        let handshake = match config.startup_timeout() {
-            Some(bound) => match tokio::time::timeout(bound, handshake).await {
-                Ok(result) => result,
-                Err(_) => {
-                    let error = ClientError::Timeout {
-                        server: server.to_owned(),
-                        phase: "initialize".into(),
-                        after: bound,
-                        stderr: process.stderr_tail_now(STDERR_TAIL_LINES),
-                    };
-                    process.terminate(Duration::ZERO).await;
-                    return Err(error);
-                }
-            },
-            None => handshake.await,
-        };
-        let service = match handshake {
-            Ok(service) => service,
-            Err(e) => {
-                // Let a dying process finish so the error can say how it ended.
-                let status = process.exited_within(Duration::from_millis(250)).await;
-                let stderr = process.stderr_tail(STDERR_TAIL_LINES).await;
-                let error = match status {
-                    Some(status) => ClientError::Exited {
-                        server: server.to_owned(),
-                        phase: "initialize".into(),
-                        status: Some(status.to_string()),
-                        stderr,
-                    },
-                    None => ClientError::Handshake {
-                        server: server.to_owned(),
-                        message: e.to_string(),
-                        stderr,
-                    },
+        let service = match outcome {
+            Ok(Ok(service)) => service,
+            Err(bound) => {
+                let error = ClientError::Timeout {
+                    server: server.to_owned(),
+                    phase: "initialize".into(),
+                    after: bound,
+                    stderr: stderr_now(process.as_ref()),
                 };
-                process.terminate(Duration::ZERO).await;
+                stop(process).await;
+                return Err(error);
+            }
+            Ok(Err(e)) => {
+                let error = handshake_error(server, &e.to_string(), process.as_ref()).await;
+                stop(process).await;
                 return Err(error);
             }
         };
         let peer = service.peer().clone();
-        let info = match server_info(&peer) {
-            Some(info) => info,
-            None => {
-                let error = ClientError::Handshake {
-                    server: server.to_owned(),
-                    message: "no initialize result recorded".into(),
-                    stderr: Vec::new(),
-                };
-                process.terminate(Duration::ZERO).await;
-                return Err(error);
-            }
+        let Some(info) = server_info(&peer) else {
+            let error =
+                handshake_error(server, "no initialize result recorded", process.as_ref()).await;
+            stop(process).await;
+            return Err(error);
         };
         let client = McpClient {
             server: server.to_owned(),
@@ -226,24 +209,41 @@ impl McpClient {
         self.handshake
     }
 
-    /// OS process id of the server (also its process group id).
-    pub fn pid(&self) -> u32 {
-        self.process.pid()
+    /// OS process id of a stdio server (also its process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(ServerProcess::pid)
     }
 
     /// The last lines the server wrote on stderr.
     pub fn stderr_tail(&self, lines: usize) -> Vec<String> {
-        self.process.stderr_tail_now(lines)
+        self.process
+            .as_ref()
+            .map(|p| p.stderr_tail_now(lines))
+            .unwrap_or_default()
     }
 
     /// `true` once the connection is gone (the process exited or the transport closed).
     pub fn is_closed(&self) -> bool {
-        self.peer.is_transport_closed() || self.process.exit_status().is_some()
+        self.peer.is_transport_closed()
+            || self
+                .process
+                .as_ref()
+                .is_some_and(|p| p.exit_status().is_some())
     }
 
-    /// Resolves when the server process exits, for whatever reason.
+    /// Resolves when the connection is gone, for whatever reason (for a stdio server: when
+    /// its process exits).
     pub async fn closed(&self) {
-        self.process.exited().await;
+        match &self.process {
+            Some(process) => {
+                process.exited().await;
+            }
+            None => {
+                while !self.peer.is_transport_closed() {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
     }
 
     /// List every tool, following `nextCursor` until the last page. A server that repeats a
@@ -316,8 +316,9 @@ impl McpClient {
             .map(|_| ())
     }
 
-    /// Shut the server down: close its stdin, give it a short grace to exit, then SIGTERM and
-    /// finally SIGKILL its whole process group. Returns the exit status. Safe to call twice.
+    /// Shut the server down: close the transport (for stdio: stdin EOF), give the process a
+    /// short grace to exit, then SIGTERM and finally SIGKILL its whole process group. Returns
+    /// the exit status of a stdio server. Safe to call twice.
     pub async fn close(&self) -> Option<std::process::ExitStatus> {
         let service = self
             .service
@@ -329,7 +330,10 @@ impl McpClient {
             // rmcp's own close waits for its worker; bound it by our grace, not its 3 + 3 s.
             let _ = service.close_with_timeout(EXIT_GRACE).await;
         }
-        Some(self.process.terminate(EXIT_GRACE).await)
+        match &self.process {
+            Some(process) => Some(process.terminate(EXIT_GRACE).await),
+            None => None,
+        }
     }
 
     /// Send one request and map every failure to a [`ClientError`].
@@ -385,14 +389,16 @@ impl McpClient {
                 after: timeout,
                 stderr: Vec::new(),
             },
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                ClientError::Exited {
-                    server: self.server.clone(),
-                    phase: method.to_owned(),
-                    status: self.process.exit_status().map(|s| s.to_string()),
-                    stderr: self.process.stderr_tail_now(STDERR_TAIL_LINES),
-                }
-            }
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => ClientError::Exited {
+                server: self.server.clone(),
+                phase: method.to_owned(),
+                status: self
+                    .process
+                    .as_ref()
+                    .and_then(ServerProcess::exit_status)
+                    .map(|s| s.to_string()),
+                stderr: stderr_now(self.process.as_ref()),
+            },
             other => self.protocol_error(method, other.to_string()),
         }
     }
@@ -404,9 +410,9 @@ impl McpClient {
             error,
             ServiceError::TransportClosed | ServiceError::TransportSend(_)
         ) {
-            self.process
-                .exited_within(Duration::from_millis(100))
-                .await;
+            if let Some(process) = &self.process {
+                process.exited_within(Duration::from_millis(100)).await;
+            }
         }
         self.service_error(method, error)
     }
@@ -417,6 +423,59 @@ impl McpClient {
             method: method.to_owned(),
             message: message.into(),
         }
+    }
+}
+
+/// The handshake in progress, whatever the transport.
+type Handshake = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<
+                    RunningService<RoleClient, Handler>,
+                    rmcp::service::ClientInitializeError,
+                >,
+            > + Send,
+    >,
+>;
+
+fn stderr_now(process: Option<&ServerProcess>) -> Vec<String> {
+    process
+        .map(|p| p.stderr_tail_now(STDERR_TAIL_LINES))
+        .unwrap_or_default()
+}
+
+/// Kill whatever a failed connection left running.
+async fn stop(process: Option<ServerProcess>) {
+    if let Some(process) = process {
+        process.terminate(Duration::ZERO).await;
+    }
+}
+
+/// A failed handshake: if the process died, say how (exit status and stderr); otherwise report
+/// the protocol failure.
+async fn handshake_error(
+    server: &str,
+    message: &str,
+    process: Option<&ServerProcess>,
+) -> ClientError {
+    if let Some(process) = process {
+        // Let a dying process finish so the error can say how it ended.
+        if let Some(status) = process.exited_within(Duration::from_millis(250)).await {
+            return ClientError::Exited {
+                server: server.to_owned(),
+                phase: "initialize".into(),
+                status: Some(status.to_string()),
+                stderr: process.stderr_tail(STDERR_TAIL_LINES).await,
+            };
+        }
+    }
+    ClientError::Handshake {
+        server: server.to_owned(),
+        message: message.to_owned(),
+        stderr: match process {
+            Some(process) => process.stderr_tail(STDERR_TAIL_LINES).await,
+            None => Vec::new(),
+        },
     }
 }
 

@@ -233,7 +233,11 @@ fn live_member_in_group(pgid: libc::pid_t) -> bool {
         return true;
     };
     entries.filter_map(Result::ok).any(|entry| {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             return false;
         };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
@@ -297,7 +301,11 @@ impl StderrRing {
 
     fn tail(&self, n: usize) -> Vec<String> {
         let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        lines.iter().skip(lines.len().saturating_sub(n)).cloned().collect()
+        lines
+            .iter()
+            .skip(lines.len().saturating_sub(n))
+            .cloned()
+            .collect()
     }
 }
 

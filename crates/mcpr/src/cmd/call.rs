@@ -3,7 +3,9 @@
 use std::io::Read;
 use std::time::Duration;
 
-use mcp_runtime::client::{CallOptions, ClientError, ConnectOptions, Content, McpClient, ToolOutput};
+use mcp_runtime::client::{
+    CallOptions, ClientError, ConnectOptions, Content, McpClient, ToolOutput,
+};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -60,7 +62,12 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     let output = match result {
         Ok(Ok(output)) => output,
         Ok(Err(e)) => return Err(call_failure(e)),
-        Err(code) => return Err(Failure { code, message: "interrupted; call cancelled".into() }),
+        Err(code) => {
+            return Err(Failure {
+                code,
+                message: "interrupted; call cancelled".into(),
+            });
+        }
     };
 
     if args.json {
@@ -69,7 +76,11 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     } else {
         print_output(&output);
     }
-    Ok(if output.is_error { exit::TOOL_ERROR } else { exit::OK })
+    Ok(if output.is_error {
+        exit::TOOL_ERROR
+    } else {
+        exit::OK
+    })
 }
 
 /// A JSON-RPC error (unknown tool, bad arguments) is the caller's mistake; anything else means
@@ -117,8 +128,12 @@ fn print_output(output: &ToolOutput) {
     for block in &output.content {
         match block {
             Content::Text { text } => println!("{text}"),
-            Content::Image { data, mime_type } => println!("[image {mime_type}, {} bytes base64]", data.len()),
-            Content::Audio { data, mime_type } => println!("[audio {mime_type}, {} bytes base64]", data.len()),
+            Content::Image { data, mime_type } => {
+                println!("[image {mime_type}, {} bytes base64]", data.len())
+            }
+            Content::Audio { data, mime_type } => {
+                println!("[audio {mime_type}, {} bytes base64]", data.len())
+            }
             Content::Resource { resource } => {
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
                 match resource.get("text").and_then(Value::as_str) {
@@ -132,9 +147,15 @@ fn print_output(output: &ToolOutput) {
             }
         }
     }
-    let has_text = output.content.iter().any(|b| matches!(b, Content::Text { .. }));
+    let has_text = output
+        .content
+        .iter()
+        .any(|b| matches!(b, Content::Text { .. }));
     if let (Some(structured), false) = (&output.structured_content, has_text) {
-        println!("{}", serde_json::to_string_pretty(structured).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(structured).unwrap_or_default()
+        );
     }
 }
 
@@ -145,9 +166,20 @@ mod tests {
     #[test]
     fn arguments_must_be_a_json_object() {
         assert!(parse_arguments(None).unwrap().is_none());
-        assert_eq!(parse_arguments(Some(r#"{"a": 1}"#)).unwrap().unwrap()["a"], 1);
+        assert_eq!(
+            parse_arguments(Some(r#"{"a": 1}"#)).unwrap().unwrap()["a"],
+            1
+        );
         assert_eq!(parse_arguments(Some("[1]")).unwrap_err().code, exit::USAGE);
-        assert_eq!(parse_arguments(Some("{oops")).unwrap_err().code, exit::USAGE);
-        assert_eq!(parse_arguments(Some("@/definitely/missing")).unwrap_err().code, exit::USAGE);
+        assert_eq!(
+            parse_arguments(Some("{oops")).unwrap_err().code,
+            exit::USAGE
+        );
+        assert_eq!(
+            parse_arguments(Some("@/definitely/missing"))
+                .unwrap_err()
+                .code,
+            exit::USAGE
+        );
     }
 }

@@ -28,17 +28,26 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
     };
     let servers = vec![
         ("fast".to_owned(), mock(&["--name", "fast"])),
-        ("slow".to_owned(), mock(&["--name", "slow", "--init-delay", "400"])),
+        (
+            "slow".to_owned(),
+            mock(&["--name", "slow", "--init-delay", "400"]),
+        ),
         (
             "broken".to_owned(),
-            mock(&["--fail-init", "fatal: cannot open database ./demo.db: permission denied"]),
+            mock(&[
+                "--fail-init",
+                "fatal: cannot open database ./demo.db: permission denied",
+            ]),
         ),
     ];
 
     println!("mcpr demo: starting 3 MCP servers ({exe} mock) and connecting in parallel\n");
     let started = Instant::now();
     let connected = crate::shutdown::until_signal(connect_all(servers, Progress::Show)).await?;
-    println!("\nall servers settled in {} ms\n", started.elapsed().as_millis());
+    println!(
+        "\nall servers settled in {} ms\n",
+        started.elapsed().as_millis()
+    );
 
     for server in &connected {
         if let Ok((client, tools)) = &server.result {
@@ -50,7 +59,7 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
                 info.name,
                 info.version,
                 info.protocol_version,
-                client.pid(),
+                client.pid().unwrap_or_default(),
                 tools.len(),
                 names.join(", ")
             );
@@ -58,10 +67,17 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
     }
 
     let mut demo_ok = true;
-    if let Some((client, _)) = connected.iter().find(|c| c.name == "fast").and_then(|c| c.result.as_ref().ok()) {
+    if let Some((client, _)) = connected
+        .iter()
+        .find(|c| c.name == "fast")
+        .and_then(|c| c.result.as_ref().ok())
+    {
         let args = json!({"text": "hello from mcpr"});
         let started = Instant::now();
-        match client.call_tool("echo", args.as_object().cloned(), CallOptions::default()).await {
+        match client
+            .call_tool("echo", args.as_object().cloned(), CallOptions::default())
+            .await
+        {
             Ok(output) => println!(
                 "\ncall fast/echo {{\"text\": \"hello from mcpr\"}} -> {:?} in {} µs",
                 output.text(),
@@ -83,7 +99,7 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
     let pids: Vec<u32> = connected
         .iter()
         .filter_map(|c| c.result.as_ref().ok())
-        .map(|(client, _)| client.pid())
+        .filter_map(|(client, _)| client.pid())
         .collect();
     close_all(&connected).await;
     let leftover_groups = pids.iter().filter(|pid| group_alive(**pid)).count();
@@ -100,7 +116,11 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
             "LEFTOVER PROCESSES: {leftover_groups} live process groups, children {leftover_children:?}"
         );
     }
-    if demo_ok { Ok(exit::OK) } else { Err(Failure::internal("the demo did not go as expected")) }
+    if demo_ok {
+        Ok(exit::OK)
+    } else {
+        Err(Failure::internal("the demo did not go as expected"))
+    }
 }
 
 /// Pids of live (non-zombie) processes whose parent is this process, from `/proc` (Linux).

@@ -25,7 +25,11 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             return Err(Failure::usage(format!("no enabled server named `{only}`")));
         }
     }
-    let progress = if args.json { Progress::Quiet } else { Progress::Show };
+    let progress = if args.json {
+        Progress::Quiet
+    } else {
+        Progress::Show
+    };
     let connected = crate::shutdown::until_signal(connect_all(servers, progress)).await?;
     close_all(&connected).await;
 
@@ -49,7 +53,13 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
                 } else {
                     println!("{} ({} tools)", server.name, tools.len());
                     for tool in tools {
-                        let summary = tool.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+                        let summary = tool
+                            .description
+                            .as_deref()
+                            .unwrap_or("")
+                            .lines()
+                            .next()
+                            .unwrap_or("");
                         println!("  {:<28} {summary}", tool.name);
                     }
                 }
@@ -64,5 +74,9 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         let text = serde_json::to_string_pretty(&listing).map_err(Failure::internal)?;
         println!("{text}");
     }
-    Ok(if failed > 0 { exit::CONNECTION } else { exit::OK })
+    Ok(if failed > 0 {
+        exit::CONNECTION
+    } else {
+        exit::OK
+    })
 }

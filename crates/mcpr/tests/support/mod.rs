@@ -31,7 +31,9 @@ pub fn temp_dir() -> tempfile::TempDir {
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
             !matches!(state, Some("Z") | Some("X") | None)
         }
         Err(_) => false,
@@ -54,10 +56,11 @@ pub fn wait_dead(pid: u32, bound: Duration) -> bool {
 pub fn read_pid(path: &Path) -> u32 {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if let Ok(pid) = text.trim().parse() {
-                return pid;
-            }
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
         }
         assert!(Instant::now() < deadline, "no pid in {}", path.display());
         std::thread::sleep(Duration::from_millis(20));
@@ -93,16 +96,31 @@ fn npm_install_once(root: &Path, marker: &Path) {
     let lock = std::fs::File::create(&lock_path).expect("create lock file");
     // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
     let fd = std::os::fd::AsRawFd::as_raw_fd(&lock);
-    assert_eq!(unsafe { libc::flock(fd, libc::LOCK_EX) }, 0, "lock {}", lock_path.display());
+    assert_eq!(
+        unsafe { libc::flock(fd, libc::LOCK_EX) },
+        0,
+        "lock {}",
+        lock_path.display()
+    );
     if marker.exists() {
         return;
     }
     let status = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--prefix",
+        ])
         .arg(root)
         .args(NPM_PEERS)
         .status()
         .expect("run npm (Node.js and npm are needed for the interop tests)");
     assert!(status.success(), "npm install of {NPM_PEERS:?} failed");
-    assert!(marker.exists(), "{} missing after npm install", marker.display());
+    assert!(
+        marker.exists(),
+        "{} missing after npm install",
+        marker.display()
+    );
 }
