@@ -38,9 +38,53 @@ pub enum ConfigError {
         /// What is wrong with it.
         message: String,
     },
+    /// A file could not be written (mcpr's own config file, the trust store).
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A connect-time value (`!command`) was requested for a server that is not trusted.
+    #[error(
+        "server `{server}`: field `{field}`: not run because the server's project is not trusted (run `mcpr trust`)"
+    )]
+    Untrusted {
+        /// The server's name.
+        server: String,
+        /// The field holding the command.
+        field: String,
+    },
+    /// An edit of mcpr's own config files cannot be made as asked.
+    #[error("server `{server}`: {message}")]
+    Edit {
+        /// The server's name.
+        server: String,
+        /// Why, and what to do instead.
+        message: String,
+    },
+    /// Discovery as a whole failed (SPEC A2 "hard discovery failure").
+    #[error("{path}: discovery failed: {message}")]
+    Discovery {
+        /// Always [`HARD_FAILURE_PATH`](super::HARD_FAILURE_PATH) (`.mcp.json`).
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl ConfigError {
+    /// A per-server error naming the server and the field.
+    pub(crate) fn invalid(server: &str, field: &str, message: impl Into<String>) -> Self {
+        ConfigError::Invalid {
+            file: None,
+            server: server.to_owned(),
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+
     /// Attach the file an entry came from.
     pub(crate) fn in_file(self, path: &Path) -> Self {
         match self {

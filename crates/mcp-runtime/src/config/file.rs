@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{ServerConfig, server_from_json};
 use super::ConfigError;
+use super::{ServerConfig, server_from_json};
 
 /// A parsed config file: every server it names, valid or not, in file order.
 #[derive(Debug)]
@@ -98,7 +98,8 @@ mod tests {
 
     #[test]
     fn syntax_errors_carry_line_and_column() {
-        let err = parse_config_str(Path::new("/p/mcp.json"), "{\n  \"mcpServers\": {,}\n}").unwrap_err();
+        let err =
+            parse_config_str(Path::new("/p/mcp.json"), "{\n  \"mcpServers\": {,}\n}").unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("/p/mcp.json:2:"), "{text}");
     }
@@ -111,7 +112,16 @@ mod tests {
         )
         .unwrap();
         assert!(file.server("good").unwrap().config.is_ok());
-        let bad = file.server("bad").unwrap().config.as_ref().unwrap_err().to_string();
-        assert!(bad.contains("/p/mcp.json") && bad.contains("`bad`") && bad.contains("`command`"), "{bad}");
+        let bad = file
+            .server("bad")
+            .unwrap()
+            .config
+            .as_ref()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            bad.contains("/p/mcp.json") && bad.contains("`bad`") && bad.contains("`command`"),
+            "{bad}"
+        );
     }
 }

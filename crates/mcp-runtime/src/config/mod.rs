@@ -1,18 +1,42 @@
 //! Server configuration: what one MCP server is, and how it is read from a config file.
 //!
 //! This is the first step of the lifecycle (config → client → manager → tools → gateway):
-//! nothing here starts a process or opens a socket.
+//! nothing here opens a socket, and the only processes it may start are the `!command` values of
+//! trusted servers resolved at connect time ([`resolve_connect_values`]).
+//!
+//! - [`load_all_mcp_configs`] / [`discover_mcp_servers`]: read every AI tool's MCP config
+//!   (SPEC B1, `HOSTS.md`), with provenance ([`ServerSource`]), trust (SPEC B4) and warnings that
+//!   name file, line and column.
+//! - [`expand`]: `${VAR}` and each host's own value syntax (SPEC B2); [`RedactedServer`] shows a
+//!   server without its secrets.
+//! - [`trust`]: the per-project trust store; [`writer`]: mcpr's own config files.
 
+mod discover;
 mod error;
+pub mod expand;
 mod file;
+mod formats;
+mod providers;
+mod redact;
+mod resolve;
+pub mod trust;
 mod validate;
+pub mod writer;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use discover::{
+    CliFlags, DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource,
+    HARD_FAILURE_PATH, Level, ProjectTrust, ProjectTrustState, ProviderInfo, ServerSource,
+    ServerState, Warning, discover_mcp_servers, load_all_mcp_configs, provider_list,
+    revoke_project_trust, trust_project,
+};
 pub use error::ConfigError;
 pub use file::{ConfigFile, ServerEntry, load_config_file, parse_config_str};
+pub use redact::RedactedServer;
+pub use resolve::{COMMAND_TIMEOUT, resolve_connect_values, resolve_connect_values_with};
 pub use validate::server_from_json;
 
 /// Timeout used when a server's config sets none (SPEC A4: 30 s).
@@ -34,6 +58,19 @@ pub struct ServerConfig {
     pub tool_timeout_ms: Option<u64>,
     /// `enabled: false` servers are dropped before any connection attempt.
     pub enabled: bool,
+    /// Names of environment variables forwarded from the parent environment to a stdio server
+    /// (Codex `env_vars`, goose `env_keys`); filled in by [`resolve_connect_values`].
+    pub env_vars: Vec<String>,
+    /// An environment variable holding a bearer token, sent as `Authorization: Bearer <token>`
+    /// (Codex `bearer_token_env_var`); resolved by [`resolve_connect_values`].
+    pub bearer_token_env_var: Option<String>,
+    /// Headers whose value comes from an environment variable: header name → variable name
+    /// (Codex `env_http_headers`); resolved by [`resolve_connect_values`].
+    pub env_headers: BTreeMap<String, String>,
+    /// Only these tools are exposed, when set (Codex `enabled_tools`, Gemini `includeTools`).
+    pub enabled_tools: Option<Vec<String>>,
+    /// These tools are never exposed (Codex `disabled_tools`, Gemini `excludeTools`).
+    pub disabled_tools: Vec<String>,
 }
 
 /// The transport of a server and its fields.
@@ -118,12 +155,42 @@ impl ServerConfig {
             startup_timeout_ms: None,
             tool_timeout_ms: None,
             enabled: true,
+            env_vars: Vec::new(),
+            bearer_token_env_var: None,
+            env_headers: BTreeMap::new(),
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
         }
+    }
+
+    /// Whether the tool `name` may be exposed, after `enabled_tools` / `disabled_tools`.
+    ///
+    /// ```
+    /// use mcp_runtime::config::ServerConfig;
+    /// let mut cfg = ServerConfig::stdio("x", Vec::<String>::new());
+    /// cfg.disabled_tools = vec!["rm".into()];
+    /// assert!(cfg.allows_tool("ls") && !cfg.allows_tool("rm"));
+    /// ```
+    pub fn allows_tool(&self, name: &str) -> bool {
+        let included = self
+            .enabled_tools
+            .as_ref()
+            .is_none_or(|tools| tools.iter().any(|t| t == name));
+        included && !self.disabled_tools.iter().any(|t| t == name)
+    }
+
+    /// A display form with secrets replaced by `***` (SPEC B2). Call it on the unexpanded
+    /// config ([`DiscoveredServer::config`]) so that expanded values never appear.
+    pub fn redacted(&self) -> RedactedServer {
+        RedactedServer::new(self)
     }
 
     /// Bound on the handshake and first `tools/list` (SPEC B5); `None` means unbounded.
     pub fn startup_timeout(&self) -> Option<Duration> {
-        resolve_timeout(self.startup_timeout_ms.or(self.timeout_ms), env_timeout_ms())
+        resolve_timeout(
+            self.startup_timeout_ms.or(self.timeout_ms),
+            env_timeout_ms(),
+        )
     }
 
     /// Bound on one tool call (SPEC B5); `None` means unbounded.
@@ -156,8 +223,14 @@ mod tests {
     #[test]
     fn timeout_resolution_order() {
         assert_eq!(resolve_timeout(None, None), Some(Duration::from_secs(30)));
-        assert_eq!(resolve_timeout(Some(500), None), Some(Duration::from_millis(500)));
-        assert_eq!(resolve_timeout(Some(500), Some(7)), Some(Duration::from_millis(7)));
+        assert_eq!(
+            resolve_timeout(Some(500), None),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            resolve_timeout(Some(500), Some(7)),
+            Some(Duration::from_millis(7))
+        );
         assert_eq!(resolve_timeout(Some(0), None), None);
         assert_eq!(resolve_timeout(Some(500), Some(0)), None);
     }

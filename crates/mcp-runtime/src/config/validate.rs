@@ -6,13 +6,16 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::{HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport};
 use super::ConfigError;
+use super::{HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport};
 
 /// Validate one entry of an `mcpServers` map (the Claude / Cursor shape).
 ///
-/// Transport is inferred when `type` is absent: `command` means stdio, `url` means streamable
-/// HTTP; both at once is an error.
+/// Transport is inferred when `type` is absent: `command` means stdio, `url` (or Windsurf's
+/// `serverUrl`, Gemini's `httpUrl`) means streamable HTTP; both at once is an error. Besides the
+/// Claude fields (`type, command, args, env, cwd, url, headers, timeout, enabled`) it reads
+/// `disabled` (Cline, Kiro), `startup_timeout_ms`, `tool_timeout_ms`, `env_vars`,
+/// `bearer_token_env_var`, `env_http_headers`, `enabled_tools` and `disabled_tools`.
 ///
 /// ```
 /// use mcp_runtime::config::server_from_json;
@@ -31,11 +34,28 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
     let obj = entry
         .as_object()
         .ok_or_else(|| invalid("", format!("expected an object, found {}", kind_of(entry))))?;
-    let fields = Fields { obj, invalid: &invalid };
+    let fields = Fields {
+        obj,
+        invalid: &invalid,
+    };
 
     let command = fields.string("command")?;
-    let url = fields.string("url")?;
+    // Windsurf writes `serverUrl`, Gemini `httpUrl` (always streamable HTTP); at most one.
+    let mut url: Option<(&str, String)> = None;
+    for key in ["url", "serverUrl", "httpUrl"] {
+        if let Some(value) = fields.string(key)? {
+            if let Some((first, _)) = &url {
+                return Err(invalid(
+                    key,
+                    format!("both `{first}` and `{key}` are set; use one"),
+                ));
+            }
+            url = Some((key, value));
+        }
+    }
+    let url_field = url.as_ref().map_or("url", |(key, _)| *key);
     let kind = match fields.string("type")?.as_deref() {
+        None if url_field == "httpUrl" => Some(Some(HttpKind::StreamableHttp)),
         None => None,
         Some("stdio" | "local") => Some(None),
         Some("http" | "streamable-http" | "streamable_http" | "streamableHttp" | "remote") => {
@@ -49,12 +69,13 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
             ));
         }
     };
+    let url = url.map(|(_, value)| value);
 
     let transport = match (kind, command, url) {
         (_, Some(_), Some(_)) => {
             return Err(invalid(
                 "command",
-                "both `command` and `url` are set; a server has one transport".into(),
+                format!("both `command` and `{url_field}` are set; a server has one transport"),
             ));
         }
         (None | Some(None), Some(command), None) => {
@@ -73,7 +94,7 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
         }
         (None | Some(Some(_)), None, Some(url)) => {
             if url.trim().is_empty() {
-                return Err(invalid("url", "is empty".into()));
+                return Err(invalid(url_field, "is empty".into()));
             }
             Transport::Http(HttpConfig {
                 url,
@@ -82,19 +103,35 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
             })
         }
         (Some(Some(_)), _, None) => {
-            return Err(invalid("url", "is required for an http or sse server".into()));
+            return Err(invalid(
+                "url",
+                "is required for an http or sse server".into(),
+            ));
         }
         (None, None, None) => {
-            return Err(invalid("command", "a server needs `command` (stdio) or `url` (http)".into()));
+            return Err(invalid(
+                "command",
+                "a server needs `command` (stdio) or `url` (http)".into(),
+            ));
         }
     };
 
+    let enabled = fields.flag("enabled")?.unwrap_or(true);
+    let disabled = fields.flag("disabled")?.unwrap_or(false);
     Ok(ServerConfig {
         transport,
         timeout_ms: fields.millis("timeout")?,
         startup_timeout_ms: fields.millis("startup_timeout_ms")?,
         tool_timeout_ms: fields.millis("tool_timeout_ms")?,
-        enabled: fields.flag("enabled")?.unwrap_or(true),
+        enabled: enabled && !disabled,
+        env_vars: fields.string_list("env_vars")?,
+        bearer_token_env_var: fields.string("bearer_token_env_var")?,
+        env_headers: fields.string_map("env_http_headers")?,
+        enabled_tools: match fields.get("enabled_tools") {
+            None => None,
+            Some(_) => Some(fields.string_list("enabled_tools")?),
+        },
+        disabled_tools: fields.string_list("disabled_tools")?,
     })
 }
 
@@ -110,7 +147,10 @@ impl<F: Fn(&str, String) -> ConfigError> Fields<'_, F> {
     }
 
     fn wrong(&self, field: &str, expected: &str, found: &Value) -> ConfigError {
-        (self.invalid)(field, format!("expected {expected}, found {}", kind_of(found)))
+        (self.invalid)(
+            field,
+            format!("expected {expected}, found {}", kind_of(found)),
+        )
     }
 
     fn string(&self, field: &str) -> Result<Option<String>, ConfigError> {
@@ -160,12 +200,16 @@ impl<F: Fn(&str, String) -> ConfigError> Fields<'_, F> {
                 .as_u64()
                 .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
                 .map(Some)
-                .ok_or_else(|| self.wrong(field, "a non-negative number of milliseconds", &Value::Number(n.clone()))),
-            Some(Value::String(s)) => s
-                .trim()
-                .parse::<u64>()
-                .map(Some)
-                .map_err(|_| (self.invalid)(field, format!("expected milliseconds, found \"{s}\""))),
+                .ok_or_else(|| {
+                    self.wrong(
+                        field,
+                        "a non-negative number of milliseconds",
+                        &Value::Number(n.clone()),
+                    )
+                }),
+            Some(Value::String(s)) => s.trim().parse::<u64>().map(Some).map_err(|_| {
+                (self.invalid)(field, format!("expected milliseconds, found \"{s}\""))
+            }),
             Some(other) => Err(self.wrong(field, "a number of milliseconds", other)),
         }
     }
@@ -204,8 +248,11 @@ mod tests {
 
     #[test]
     fn infers_transport_from_fields() {
-        let stdio = server_from_json("a", &json!({"command": "x", "env": {"K": "v", "N": 1}})).unwrap();
-        let Transport::Stdio(s) = stdio.transport else { panic!("not stdio") };
+        let stdio =
+            server_from_json("a", &json!({"command": "x", "env": {"K": "v", "N": 1}})).unwrap();
+        let Transport::Stdio(s) = stdio.transport else {
+            panic!("not stdio")
+        };
         assert_eq!(s.env.get("N").map(String::as_str), Some("1"));
         let http = server_from_json("b", &json!({"url": "http://h/mcp"})).unwrap();
         assert_eq!(http.transport.kind_name(), "http");
@@ -225,8 +272,29 @@ mod tests {
     }
 
     #[test]
+    fn url_aliases_and_extras() {
+        let w = server_from_json("w", &json!({"serverUrl": "http://h/mcp"})).unwrap();
+        assert_eq!(w.transport.kind_name(), "http");
+        let g = server_from_json("g", &json!({"httpUrl": "http://h/mcp"})).unwrap();
+        assert_eq!(g.transport.kind_name(), "http");
+        assert!(err(json!({"url": "http://a", "serverUrl": "http://b"})).contains("`serverUrl`"));
+        let c = server_from_json(
+            "c",
+            &json!({"command": "x", "disabled": true, "env_vars": ["HOME"], "enabled_tools": ["a"]}),
+        )
+        .unwrap();
+        assert!(!c.enabled);
+        assert_eq!(c.env_vars, vec!["HOME".to_owned()]);
+        assert!(c.allows_tool("a") && !c.allows_tool("b"));
+    }
+
+    #[test]
     fn accepts_host_spellings_of_flags_and_numbers() {
-        let cfg = server_from_json("a", &json!({"command": "x", "enabled": "0", "timeout": "1500"})).unwrap();
+        let cfg = server_from_json(
+            "a",
+            &json!({"command": "x", "enabled": "0", "timeout": "1500"}),
+        )
+        .unwrap();
         assert!(!cfg.enabled);
         assert_eq!(cfg.timeout_ms, Some(1500));
     }

@@ -1,0 +1,1014 @@
+//! Discovery (SPEC A2, B1, B4): every AI tool's MCP config, merged by priority, with provenance,
+//! trust, enablement and warnings that name file, line and column.
+//!
+//! Order: `--config` files, then each provider of `HOSTS.md` by priority (project files before
+//! user files inside a provider; Claude Code: local, project, user). The first *trusted*
+//! definition of a name wins; later ones are kept as `shadowed by <provider>` for display. A
+//! definition that is pending approval does not claim its name, so a cloned repository can
+//! neither start a server nor hide the user's own server of the same name.
+//!
+//! Enablement of the winner: the mcpr user file's `disabledServers` beats its `enabledServers`,
+//! which beats the entry's own `enabled: false` (or a host's rejection such as Claude's
+//! `disabledMcpjsonServers`).
+//!
+//! ```
+//! use mcp_runtime::config::{DiscoveryOptions, EnvSource, load_all_mcp_configs};
+//! let home = tempfile::tempdir().unwrap();
+//! let project = tempfile::tempdir().unwrap();
+//! std::fs::write(home.path().join(".claude.json"),
+//!     r#"{"mcpServers": {"echo": {"command": "mcpr", "args": ["mock"]}}}"#).unwrap();
+//! let options = DiscoveryOptions {
+//!     home: Some(home.path().to_owned()),
+//!     env: EnvSource::map([("PATH", "/usr/bin")]),
+//!     trust_store: Some(home.path().join("trust.json")),
+//!     ..DiscoveryOptions::default()
+//! };
+//! let found = load_all_mcp_configs(project.path(), &options);
+//! assert_eq!(found.sources["echo"].provider_name, "Claude Code");
+//! assert!(found.configs.contains_key("echo"));
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+pub use super::expand::EnvSource;
+use super::expand::{self, Context};
+use super::formats::{self, Format};
+use super::providers::{
+    self, Approvals, Ctx, Doc, Lists, Note, Out, PROVIDERS, RawEntry, explicit,
+};
+use super::trust::{TrustStore, default_store_path, hash_files};
+use super::{ConfigError, RedactedServer, ServerConfig, Transport, server_from_json};
+
+/// The path of the synthetic error returned when discovery fails as a whole (SPEC A2/A10).
+pub const HARD_FAILURE_PATH: &str = ".mcp.json";
+
+/// Whether a definition comes from the user's own files or from the project directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// The user's home (and `--config` files).
+    User,
+    /// The project (including Claude Code's per-project entries in `~/.claude.json`).
+    Project,
+}
+
+impl Level {
+    /// `user` or `project`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::User => "user",
+            Level::Project => "project",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a server definition comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSource {
+    /// Stable provider id (`mcpr`, `claude`, `codex`, ..., `config` for `--config`).
+    pub provider_id: String,
+    /// Display name (`Claude Code`, `Codex`, ...).
+    pub provider_name: String,
+    /// The file.
+    pub path: PathBuf,
+    /// User or project level.
+    pub level: Level,
+}
+
+/// What became of one definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Will be started: it is in [`Discovery::configs`].
+    Enabled,
+    /// Turned off (`enabled: false`, `disabledServers`, a host's rejection).
+    Disabled,
+    /// From the project's files, which are not trusted yet (`mcpr trust`).
+    PendingApproval,
+    /// A higher-priority definition of the same name won.
+    Shadowed {
+        /// The provider name of the winner.
+        by: String,
+    },
+    /// The definition is invalid or cannot be expanded; the reason names the field.
+    Invalid(String),
+    /// Removed by a filter (Exa, handled natively).
+    Filtered(String),
+}
+
+impl fmt::Display for ServerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerState::Enabled => f.write_str("enabled"),
+            ServerState::Disabled => f.write_str("disabled"),
+            ServerState::PendingApproval => f.write_str("pending approval"),
+            ServerState::Shadowed { by } => write!(f, "shadowed by {by}"),
+            ServerState::Invalid(reason) => write!(f, "invalid: {reason}"),
+            ServerState::Filtered(reason) => write!(f, "filtered: {reason}"),
+        }
+    }
+}
+
+/// Every definition seen, for display (`mcpr servers --all`).
+#[derive(Debug, Clone)]
+pub struct DiscoveredServer {
+    /// The name exactly as written.
+    pub name: String,
+    /// Where it is defined.
+    pub source: ServerSource,
+    /// What became of it.
+    pub state: ServerState,
+    /// The validated but **unexpanded** config (`None` when invalid); show it through
+    /// [`DiscoveredServer::redacted`], never with `Debug`.
+    pub config: Option<ServerConfig>,
+    /// 1-based line of the definition, when known.
+    pub line: Option<usize>,
+    /// 1-based column of the definition, when known.
+    pub column: Option<usize>,
+    /// Whether its file is trusted (user level, `--config`, or an approved project).
+    pub trusted: bool,
+}
+
+impl DiscoveredServer {
+    /// The redacted display form, when the definition is valid.
+    pub fn redacted(&self) -> Option<RedactedServer> {
+        self.config.as_ref().map(RedactedServer::new)
+    }
+
+    /// `file:line:column` (or just the file).
+    pub fn location(&self) -> String {
+        location(Some(&self.source.path), self.line, self.column)
+    }
+}
+
+fn location(file: Option<&Path>, line: Option<usize>, column: Option<usize>) -> String {
+    let mut out = file.map(|f| f.display().to_string()).unwrap_or_default();
+    if let Some(line) = line {
+        out.push_str(&format!(":{line}"));
+        if let Some(column) = column {
+            out.push_str(&format!(":{column}"));
+        }
+    }
+    out
+}
+
+/// A problem met during discovery; the rest of discovery went on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The file concerned.
+    pub file: Option<PathBuf>,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+    /// The server concerned, if any.
+    pub server: Option<String>,
+    /// What is wrong (no secret values).
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = location(self.file.as_deref(), self.line, self.column);
+        if !at.is_empty() {
+            write!(f, "{at}: ")?;
+        }
+        if let Some(server) = &self.server {
+            write!(f, "server `{server}`: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Discovery failed as a whole (SPEC A2): no servers, one synthetic error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryFailure {
+    /// Always [`HARD_FAILURE_PATH`].
+    pub path: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// The trust situation of the project directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectTrustState {
+    /// The project has no config files of its own.
+    NoProjectConfig,
+    /// Trusted with exactly these files (`mcpr trust`).
+    Trusted,
+    /// Trusted for this run only (`--trust-project`).
+    TrustedForRun,
+    /// The project directory is the home directory: its files are the user's own.
+    Home,
+    /// Never trusted.
+    Untrusted,
+    /// Trusted once, but the files changed since.
+    Changed,
+    /// Project config is off (`enable_project_config = false`).
+    Disabled,
+}
+
+/// The project's config files and whether they are trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectTrust {
+    /// The project directory (symlinks resolved); the key of the trust store.
+    pub root: PathBuf,
+    /// Project-level config files found (the ones hashed).
+    pub files: Vec<PathBuf>,
+    /// [`hash_files`] of them, when there are any.
+    pub hash: Option<String>,
+    /// Trusted or not, and why.
+    pub state: ProjectTrustState,
+    /// The trust store used.
+    pub store: Option<PathBuf>,
+}
+
+impl ProjectTrust {
+    /// Whether project-level servers may start.
+    pub fn is_trusted(&self) -> bool {
+        matches!(
+            self.state,
+            ProjectTrustState::Trusted | ProjectTrustState::TrustedForRun | ProjectTrustState::Home
+        )
+    }
+}
+
+/// The result of discovery.
+#[derive(Debug)]
+pub struct Discovery {
+    /// The project directory discovery ran for (absolute).
+    pub cwd: PathBuf,
+    /// Enabled, trusted, valid servers with values expanded, in priority order.
+    pub configs: IndexMap<String, ServerConfig>,
+    /// Where each server of `configs` comes from.
+    pub sources: IndexMap<String, ServerSource>,
+    /// Every definition seen, in priority order, with its state.
+    pub servers: Vec<DiscoveredServer>,
+    /// Per-server errors of winning definitions (invalid, unset variable, needs input).
+    pub errors: IndexMap<String, ConfigError>,
+    /// Problems met (parse errors with file:line:column, invalid entries, notes).
+    pub warnings: Vec<Warning>,
+    /// Exa API keys extracted from filtered Exa servers, for a native Exa integration.
+    pub exa_api_keys: Vec<String>,
+    /// The project's config files and their trust.
+    pub project: ProjectTrust,
+    /// Set when discovery failed as a whole; everything else is then empty.
+    pub failure: Option<DiscoveryFailure>,
+}
+
+impl Discovery {
+    /// The definition that counts for `name`: the winner, else the first seen.
+    pub fn winner(&self, name: &str) -> Option<&DiscoveredServer> {
+        let mut all = self.servers.iter().filter(|s| s.name == name);
+        let first = all.clone().next();
+        all.find(|s| {
+            !matches!(
+                s.state,
+                ServerState::Shadowed { .. }
+                    | ServerState::PendingApproval
+                    | ServerState::Filtered(_)
+            )
+        })
+        .or(first)
+    }
+
+    /// The first extracted Exa API key.
+    pub fn exa_api_key(&self) -> Option<&str> {
+        self.exa_api_keys.first().map(String::as_str)
+    }
+
+    /// Servers waiting for `mcpr trust`.
+    pub fn pending(&self) -> impl Iterator<Item = &DiscoveredServer> {
+        self.servers
+            .iter()
+            .filter(|s| s.state == ServerState::PendingApproval)
+    }
+
+    fn failed(cwd: PathBuf, error: String) -> Self {
+        Discovery {
+            project: ProjectTrust {
+                root: cwd.clone(),
+                files: Vec::new(),
+                hash: None,
+                state: ProjectTrustState::NoProjectConfig,
+                store: None,
+            },
+            cwd,
+            configs: IndexMap::new(),
+            sources: IndexMap::new(),
+            servers: Vec::new(),
+            errors: IndexMap::new(),
+            warnings: Vec::new(),
+            exa_api_keys: Vec::new(),
+            failure: Some(DiscoveryFailure {
+                path: HARD_FAILURE_PATH.to_owned(),
+                error,
+            }),
+        }
+    }
+}
+
+/// How discovery runs. Tests set `home`, `env` and `trust_store` so that nothing of the real
+/// machine is read or written.
+#[derive(Debug, Clone)]
+pub struct DiscoveryOptions {
+    /// The home directory (default: `$HOME` from `env`, then the OS's idea of it).
+    pub home: Option<PathBuf>,
+    /// Variable lookup for paths (`XDG_CONFIG_HOME`, `CODEX_HOME`, ...) and `${VAR}` expansion.
+    pub env: EnvSource,
+    /// `--config` files, highest priority, trusted.
+    pub explicit_files: Vec<PathBuf>,
+    /// Read `explicit_files` only (`--strict-config`).
+    pub strict: bool,
+    /// `false` removes every project-level entry (`--no-project`).
+    pub enable_project_config: bool,
+    /// Trust the project for this run (`--trust-project`).
+    pub trust_project: bool,
+    /// The trust store file (default `$XDG_DATA_HOME/mcpr/trust.json`).
+    pub trust_store: Option<PathBuf>,
+    /// Filter Exa servers and extract their keys (SPEC A2; default on).
+    pub filter_exa: bool,
+}
+
+impl Default for DiscoveryOptions {
+    fn default() -> Self {
+        DiscoveryOptions {
+            home: None,
+            env: EnvSource::Process,
+            explicit_files: Vec::new(),
+            strict: false,
+            enable_project_config: true,
+            trust_project: false,
+            trust_store: None,
+            filter_exa: true,
+        }
+    }
+}
+
+impl DiscoveryOptions {
+    /// The home directory in effect.
+    pub fn home_dir(&self) -> Option<PathBuf> {
+        self.home
+            .clone()
+            .or_else(|| {
+                self.env
+                    .get("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(PathBuf::from)
+            })
+            .or_else(|| match self.env {
+                EnvSource::Process => std::env::home_dir(),
+                _ => None,
+            })
+    }
+
+    /// The trust store in effect.
+    pub fn trust_store_path(&self) -> Option<PathBuf> {
+        self.trust_store
+            .clone()
+            .or_else(|| default_store_path(&self.env, self.home_dir().as_deref()))
+    }
+}
+
+/// The global CLI flags that shape discovery, so every command builds its options the same way.
+#[derive(Debug, Clone, Default)]
+pub struct CliFlags {
+    /// `--cwd DIR`.
+    pub cwd: Option<PathBuf>,
+    /// `--config FILE` (repeatable).
+    pub config: Vec<PathBuf>,
+    /// `--strict-config`: `--config` files only.
+    pub strict_config: bool,
+    /// `--no-project`: ignore project-level config.
+    pub no_project: bool,
+    /// `--trust-project`: trust the project for this run.
+    pub trust_project: bool,
+}
+
+impl CliFlags {
+    /// The project directory: `--cwd` made absolute, else the process's.
+    pub fn cwd(&self) -> PathBuf {
+        let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        match &self.cwd {
+            Some(dir) => base.join(dir),
+            None => base,
+        }
+    }
+
+    /// Discovery options for these flags (process environment, default home and trust store).
+    pub fn options(&self) -> DiscoveryOptions {
+        let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        DiscoveryOptions {
+            explicit_files: self.config.iter().map(|f| base.join(f)).collect(),
+            strict: self.strict_config,
+            enable_project_config: !self.no_project,
+            trust_project: self.trust_project,
+            ..DiscoveryOptions::default()
+        }
+    }
+
+    /// Run discovery with these flags.
+    pub fn discover(&self) -> Discovery {
+        load_all_mcp_configs(&self.cwd(), &self.options())
+    }
+}
+
+/// A provider of `HOSTS.md`, for display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderInfo {
+    /// Stable id.
+    pub id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// Higher wins a name.
+    pub priority: u32,
+}
+
+/// Every provider, highest priority first.
+pub fn provider_list() -> Vec<ProviderInfo> {
+    PROVIDERS
+        .iter()
+        .map(|p| ProviderInfo {
+            id: p.id,
+            name: p.name,
+            priority: p.priority,
+        })
+        .collect()
+}
+
+/// Discovery for the process's current directory with default options.
+pub fn discover_mcp_servers() -> Discovery {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    load_all_mcp_configs(&cwd, &DiscoveryOptions::default())
+}
+
+/// Read every config source for the project `cwd` (SPEC A2). Never panics: a failure of
+/// discovery as a whole returns no servers and a [`DiscoveryFailure`] at [`HARD_FAILURE_PATH`].
+pub fn load_all_mcp_configs(cwd: &Path, options: &DiscoveryOptions) -> Discovery {
+    match catch_unwind(AssertUnwindSafe(|| run(cwd, options))) {
+        Ok(Ok(discovery)) => discovery,
+        Ok(Err(error)) => Discovery::failed(cwd.to_owned(), error),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "internal error".to_owned());
+            Discovery::failed(cwd.to_owned(), message)
+        }
+    }
+}
+
+/// Trust the project's config files as they are now (`mcpr trust`). Returns the new state;
+/// a project without config files is left alone (`NoProjectConfig`).
+pub fn trust_project(cwd: &Path, options: &DiscoveryOptions) -> Result<ProjectTrust, ConfigError> {
+    let options = DiscoveryOptions {
+        enable_project_config: true,
+        trust_project: false,
+        ..options.clone()
+    };
+    let found = load_all_mcp_configs(cwd, &options);
+    if let Some(failure) = found.failure {
+        return Err(ConfigError::Discovery {
+            path: failure.path,
+            message: failure.error,
+        });
+    }
+    let mut project = found.project;
+    let Some(hash) = project.hash.clone() else {
+        return Ok(project);
+    };
+    let store = project
+        .store
+        .clone()
+        .ok_or_else(|| ConfigError::Discovery {
+            path: HARD_FAILURE_PATH.into(),
+            message: "cannot locate the trust store: neither XDG_DATA_HOME nor HOME is set".into(),
+        })?;
+    let files: Vec<String> = project
+        .files
+        .iter()
+        .map(|f| {
+            f.strip_prefix(cwd)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    TrustStore::new(store).trust(&project.root, &hash, &files)?;
+    project.state = ProjectTrustState::Trusted;
+    Ok(project)
+}
+
+/// Forget the trust of the project; `false` when it was not trusted.
+pub fn revoke_project_trust(cwd: &Path, options: &DiscoveryOptions) -> Result<bool, ConfigError> {
+    let root = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
+    match options.trust_store_path() {
+        Some(store) => TrustStore::new(store).revoke(&root),
+        None => Ok(false),
+    }
+}
+
+// ---- the pipeline ---------------------------------------------------------------------------
+
+/// Which provider an entry came from.
+#[derive(Clone, Copy)]
+struct Origin {
+    id: &'static str,
+    name: &'static str,
+    /// Index into `PROVIDERS` (for approvals); `None` for `--config`.
+    provider: Option<usize>,
+}
+
+struct Scan<'a> {
+    cx: Ctx<'a>,
+    warnings: Vec<Warning>,
+    seen: HashSet<PathBuf>,
+    project_files: Vec<(PathBuf, Vec<u8>)>,
+    lists: Lists,
+}
+
+impl Scan<'_> {
+    fn warn(
+        &mut self,
+        file: &Path,
+        position: Option<(usize, usize)>,
+        server: Option<String>,
+        message: String,
+    ) {
+        self.warnings.push(Warning {
+            file: Some(file.to_owned()),
+            line: position.map(|p| p.0),
+            column: position.map(|p| p.1),
+            server,
+            message,
+        });
+    }
+
+    fn notes(&mut self, file: &Path, notes: Vec<Note>) {
+        for note in notes {
+            self.warn(file, note.position, note.server, note.message);
+        }
+    }
+
+    /// Read and parse one file; `None` when absent, already read, or broken (then warned).
+    fn read(
+        &mut self,
+        path: &Path,
+        format: Format,
+        level: Level,
+        parse: &dyn Fn(&Ctx<'_>, &Doc<'_>, &mut Out),
+    ) -> Option<Out> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) if path.is_dir() => {
+                let _ = e;
+                return None;
+            }
+            Err(e) => {
+                self.warn(path, None, None, format!("cannot read: {e}"));
+                return None;
+            }
+        };
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        if !self.seen.insert(canonical) {
+            return None;
+        }
+        if level == Level::Project {
+            self.project_files.push((path.to_owned(), bytes.clone()));
+        }
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let (line, column) = formats::line_col(
+                    &String::from_utf8_lossy(e.as_bytes()),
+                    e.utf8_error().valid_up_to(),
+                );
+                self.warn(path, Some((line, column)), None, "not valid UTF-8".into());
+                return None;
+            }
+        };
+        let value = match formats::parse(&text, format) {
+            Ok(value) => value,
+            Err(e) => {
+                self.warn(path, Some((e.line, e.column)), None, e.message);
+                return None;
+            }
+        };
+        let doc = Doc {
+            path,
+            text: &text,
+            value: &value,
+            level,
+        };
+        let mut out = Out::default();
+        parse(&self.cx, &doc, &mut out);
+        let notes = std::mem::take(&mut out.notes);
+        self.notes(path, notes);
+        Some(out)
+    }
+}
+
+fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
+    let cwd = if cwd.is_absolute() {
+        cwd.to_owned()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| {
+                format!(
+                    "cannot resolve the project directory {}: {e}",
+                    cwd.display()
+                )
+            })?
+            .join(cwd)
+    };
+    let cwd_real = std::fs::canonicalize(&cwd).unwrap_or_else(|_| cwd.clone());
+    let home = options.home_dir();
+    let home_real = home
+        .as_ref()
+        .map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.clone()));
+    let mut scan = Scan {
+        cx: Ctx {
+            cwd: &cwd,
+            cwd_real: &cwd_real,
+            home: home.as_deref(),
+            env: &options.env,
+        },
+        warnings: Vec::new(),
+        seen: HashSet::new(),
+        project_files: Vec::new(),
+        lists: Lists::default(),
+    };
+    let mut entries: Vec<(Origin, RawEntry)> = Vec::new();
+    let mut approvals: Vec<Approvals> = vec![Approvals::default(); PROVIDERS.len()];
+
+    for path in &options.explicit_files {
+        let origin = Origin {
+            id: explicit::ID,
+            name: explicit::NAME,
+            provider: None,
+        };
+        if !path.exists() {
+            scan.warn(
+                path,
+                None,
+                None,
+                "no such file (named with --config)".into(),
+            );
+            continue;
+        }
+        if let Some(out) = scan.read(path, Format::for_path(path), Level::User, &explicit::parse) {
+            entries.extend(out.entries.into_iter().map(|e| (origin, e)));
+        }
+    }
+
+    if !options.strict {
+        // A project file that is also some provider's user file (the project is the home
+        // directory) is read once, as the user's.
+        let user_paths: HashSet<PathBuf> = PROVIDERS
+            .iter()
+            .flat_map(|p| (p.files)(&scan.cx))
+            .filter(|spec| spec.level == Level::User)
+            .map(|spec| std::fs::canonicalize(&spec.path).unwrap_or(spec.path))
+            .collect();
+        for (index, provider) in PROVIDERS.iter().enumerate() {
+            let origin = Origin {
+                id: provider.id,
+                name: provider.name,
+                provider: Some(index),
+            };
+            if options.enable_project_config {
+                let mut notes = Vec::new();
+                approvals[index] = (provider.approvals)(&scan.cx, &mut notes);
+                for (file, note) in notes {
+                    scan.notes(&file, vec![note]);
+                }
+            }
+            let mut found: Vec<RawEntry> = Vec::new();
+            for spec in (provider.files)(&scan.cx) {
+                if spec.level == Level::Project {
+                    if !options.enable_project_config {
+                        continue;
+                    }
+                    let canonical =
+                        std::fs::canonicalize(&spec.path).unwrap_or_else(|_| spec.path.clone());
+                    if user_paths.contains(&canonical) {
+                        continue;
+                    }
+                }
+                if let Some(out) = scan.read(&spec.path, spec.format, spec.level, &provider.parse) {
+                    if let Some(lists) = out.lists
+                        && provider.id == providers::mcpr::PROVIDER.id
+                    {
+                        scan.lists = lists;
+                    }
+                    found.extend(out.entries);
+                }
+            }
+            found.sort_by_key(|e| e.rank);
+            entries.extend(found.into_iter().map(|e| (origin, e)));
+        }
+    }
+
+    let project = project_trust(&mut scan, options, &cwd_real, home_real.as_deref());
+    let Scan {
+        cx,
+        mut warnings,
+        lists,
+        ..
+    } = scan;
+    let mut result = Discovery {
+        cwd: cwd.clone(),
+        configs: IndexMap::new(),
+        sources: IndexMap::new(),
+        servers: Vec::new(),
+        errors: IndexMap::new(),
+        warnings: Vec::new(),
+        exa_api_keys: Vec::new(),
+        project,
+        failure: None,
+    };
+    let mut claimed: HashMap<String, usize> = HashMap::new();
+
+    for (origin, entry) in entries {
+        if entry.level == Level::Project && !options.enable_project_config {
+            continue;
+        }
+        let source = ServerSource {
+            provider_id: origin.id.to_owned(),
+            provider_name: origin.name.to_owned(),
+            path: entry.path.clone(),
+            level: entry.level,
+        };
+        let structural =
+            server_from_json(&entry.name, &entry.value).map_err(|e| e.in_file(&entry.path));
+        if let Err(err) = &structural {
+            warnings.push(Warning {
+                file: Some(entry.path.clone()),
+                line: entry.position.map(|p| p.0),
+                column: entry.position.map(|p| p.1),
+                server: Some(entry.name.clone()),
+                message: short_reason(err),
+            });
+        }
+        let host = origin.provider.map(|i| &approvals[i]);
+        let in_project = entry.level == Level::Project && !entry.trusted_location;
+        let host_denied = in_project && host.is_some_and(|a| a.disabled.contains(&entry.name));
+        let trusted = !in_project
+            || result.project.is_trusted()
+            || host.is_some_and(|a| a.approves(&entry.name));
+        let mut shown = DiscoveredServer {
+            name: entry.name.clone(),
+            source: source.clone(),
+            state: ServerState::Enabled,
+            config: structural.as_ref().ok().cloned(),
+            line: entry.position.map(|p| p.0),
+            column: entry.position.map(|p| p.1),
+            trusted,
+        };
+        let expand_cx = Context {
+            env: cx.env,
+            home: cx.home,
+            workspace: Some(cx.cwd),
+            config_dir: entry.path.parent(),
+            inputs: entry.inputs.as_deref(),
+        };
+        let expand = |cfg: &ServerConfig| {
+            expand::expand_server(
+                &entry.name,
+                cfg,
+                entry.syntax,
+                entry.env_file.as_deref(),
+                &expand_cx,
+            )
+            .map_err(|e| e.in_file(&entry.path))
+        };
+
+        if options.filter_exa
+            && let Ok(cfg) = &structural
+            && is_exa(&entry.name, cfg)
+        {
+            shown.state =
+                ServerState::Filtered("Exa is handled by the native Exa integration".into());
+            if trusted
+                && let Ok(expanded) = expand(cfg)
+                && let Some(key) = exa_key(&expanded)
+                && !result.exa_api_keys.contains(&key)
+            {
+                result.exa_api_keys.push(key);
+            }
+            result.servers.push(shown);
+            continue;
+        }
+        if !trusted {
+            shown.state = if host_denied && !lists.enabled.contains(&entry.name) {
+                ServerState::Disabled
+            } else {
+                ServerState::PendingApproval
+            };
+            result.servers.push(shown);
+            continue;
+        }
+        if let Some(&winner) = claimed.get(&entry.name) {
+            shown.state = ServerState::Shadowed {
+                by: result.servers[winner].source.provider_name.clone(),
+            };
+            result.servers.push(shown);
+            continue;
+        }
+        claimed.insert(entry.name.clone(), result.servers.len());
+        match structural {
+            Err(err) => {
+                shown.state = ServerState::Invalid(short_reason(&err));
+                result.errors.insert(entry.name.clone(), err);
+            }
+            Ok(cfg) => {
+                let enabled = if lists.disabled.contains(&entry.name) {
+                    false
+                } else if lists.enabled.contains(&entry.name) {
+                    true
+                } else {
+                    cfg.enabled && !host_denied
+                };
+                if !enabled {
+                    shown.state = ServerState::Disabled;
+                } else {
+                    match expand(&cfg) {
+                        Ok(mut expanded) => {
+                            expanded.enabled = true;
+                            result.configs.insert(entry.name.clone(), expanded);
+                            result.sources.insert(entry.name.clone(), source);
+                        }
+                        Err(err) => {
+                            warnings.push(Warning {
+                                file: Some(entry.path.clone()),
+                                line: shown.line,
+                                column: shown.column,
+                                server: Some(entry.name.clone()),
+                                message: short_reason(&err),
+                            });
+                            shown.state = ServerState::Invalid(short_reason(&err));
+                            result.errors.insert(entry.name.clone(), err);
+                        }
+                    }
+                }
+            }
+        }
+        result.servers.push(shown);
+    }
+    result.warnings = warnings;
+    Ok(result)
+}
+
+fn project_trust(
+    scan: &mut Scan<'_>,
+    options: &DiscoveryOptions,
+    root: &Path,
+    home: Option<&Path>,
+) -> ProjectTrust {
+    let files: Vec<PathBuf> = scan.project_files.iter().map(|(p, _)| p.clone()).collect();
+    let hash = (!files.is_empty()).then(|| hash_files(scan.cx.cwd, &scan.project_files));
+    let store = options.trust_store_path();
+    let state = if !options.enable_project_config {
+        ProjectTrustState::Disabled
+    } else if files.is_empty() {
+        ProjectTrustState::NoProjectConfig
+    } else if home == Some(root) {
+        ProjectTrustState::Home
+    } else {
+        let recorded = match &store {
+            Some(path) => match TrustStore::new(path).get(root) {
+                Ok(record) => record,
+                Err(e) => {
+                    scan.warnings.push(Warning {
+                        file: Some(path.clone()),
+                        line: None,
+                        column: None,
+                        server: None,
+                        message: format!(
+                            "trust store unreadable, treating the project as untrusted: {e}"
+                        ),
+                    });
+                    None
+                }
+            },
+            None => None,
+        };
+        match recorded {
+            Some(record) if Some(&record.hash) == hash.as_ref() => ProjectTrustState::Trusted,
+            _ if options.trust_project => ProjectTrustState::TrustedForRun,
+            Some(_) => ProjectTrustState::Changed,
+            None => ProjectTrustState::Untrusted,
+        }
+    };
+    ProjectTrust {
+        root: root.to_owned(),
+        files,
+        hash,
+        state,
+        store,
+    }
+}
+
+/// The reason of a per-server error without the file (shown next to the file anyway).
+fn short_reason(err: &ConfigError) -> String {
+    match err {
+        ConfigError::Invalid { field, message, .. } if field.is_empty() => message.clone(),
+        ConfigError::Invalid { field, message, .. } => format!("field `{field}`: {message}"),
+        other => other.to_string(),
+    }
+}
+
+/// SPEC A2: named `exa` (any case), or a URL / stdio argument pointing at `mcp.exa.ai`.
+fn is_exa(name: &str, config: &ServerConfig) -> bool {
+    name.eq_ignore_ascii_case("exa")
+        || match &config.transport {
+            Transport::Http(http) => http.url.contains("mcp.exa.ai"),
+            Transport::Stdio(stdio) => stdio.args.iter().any(|a| a.contains("mcp.exa.ai")),
+        }
+}
+
+/// `exaApiKey=` in the URL or an argument, else `env.EXA_API_KEY`.
+fn exa_key(config: &ServerConfig) -> Option<String> {
+    fn from_query(text: &str) -> Option<String> {
+        let lower = text.to_ascii_lowercase();
+        let idx = lower.find("exaapikey=")? + "exaapikey=".len();
+        let value: String = text[idx..]
+            .chars()
+            .take_while(|c| !matches!(c, '&' | '#' | ' ' | '"' | '\''))
+            .collect();
+        (!value.is_empty()).then_some(value)
+    }
+    match &config.transport {
+        Transport::Http(http) => from_query(&http.url),
+        Transport::Stdio(stdio) => stdio.args.iter().find_map(|a| from_query(a)).or_else(|| {
+            stdio
+                .env
+                .get("EXA_API_KEY")
+                .filter(|k| !k.is_empty())
+                .cloned()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::HttpConfig;
+
+    #[test]
+    fn exa_detection_and_keys() {
+        let http = |url: &str| ServerConfig {
+            transport: Transport::Http(HttpConfig {
+                url: url.into(),
+                headers: Default::default(),
+                kind: crate::config::HttpKind::StreamableHttp,
+            }),
+            ..ServerConfig::stdio("x", Vec::<String>::new())
+        };
+        let by_url = http("https://mcp.exa.ai/mcp?exaApiKey=k1&x=1");
+        assert!(is_exa("search", &by_url));
+        assert_eq!(exa_key(&by_url).as_deref(), Some("k1"));
+        let stdio = ServerConfig::stdio(
+            "npx",
+            ["-y", "mcp-remote", "https://mcp.exa.ai/mcp?exaApiKey=k2"],
+        );
+        assert!(is_exa("web", &stdio));
+        assert_eq!(exa_key(&stdio).as_deref(), Some("k2"));
+        let mut named = ServerConfig::stdio("npx", ["exa-mcp-server"]);
+        if let Transport::Stdio(s) = &mut named.transport {
+            s.env.insert("EXA_API_KEY".into(), "k3".into());
+        }
+        assert!(is_exa("EXA", &named) && !is_exa("other", &named));
+        assert_eq!(exa_key(&named).as_deref(), Some("k3"));
+    }
+
+    #[test]
+    fn warnings_display_positions() {
+        let w = Warning {
+            file: Some("/p/.mcp.json".into()),
+            line: Some(3),
+            column: Some(5),
+            server: Some("x".into()),
+            message: "bad".into(),
+        };
+        assert_eq!(w.to_string(), "/p/.mcp.json:3:5: server `x`: bad");
+    }
+
+    #[test]
+    fn a_panicking_discovery_becomes_the_synthetic_error() {
+        let failed = Discovery::failed(PathBuf::from("/p"), "boom".into());
+        assert_eq!(failed.failure.unwrap().path, HARD_FAILURE_PATH);
+        assert!(failed.configs.is_empty());
+    }
+}

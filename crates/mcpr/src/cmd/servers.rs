@@ -1,0 +1,183 @@
+//! `mcpr servers [--all] [--json]`: every MCP server of every AI tool, one line each — name,
+//! transport, command or URL (secrets redacted), provider and file, level, state. Problems met
+//! while reading configs go to stderr with file:line:column.
+
+use std::path::Path;
+
+use mcp_runtime::config::{DiscoveredServer, Discovery, ProjectTrustState, ServerState};
+use serde_json::{Value, json};
+
+use crate::cli::GlobalArgs;
+use crate::discovery::display_path;
+use crate::exit::{self, Failure, Outcome};
+
+/// Arguments of `mcpr servers`.
+#[derive(Debug, clap::Args)]
+pub struct ServersArgs {
+    /// Also show definitions that are shadowed by a higher-priority one, or filtered.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON (for scripts).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn visible(server: &DiscoveredServer, all: bool) -> bool {
+    all || !matches!(
+        server.state,
+        ServerState::Shadowed { .. } | ServerState::Filtered(_)
+    )
+}
+
+/// `mcpr servers`.
+pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
+    let found = global.discovery_flags().discover();
+    if let Some(failure) = &found.failure {
+        return Err(Failure::usage(format!(
+            "{}: {}",
+            failure.path, failure.error
+        )));
+    }
+    crate::discovery::print_warnings(&found);
+    let servers: Vec<&DiscoveredServer> = found
+        .servers
+        .iter()
+        .filter(|s| visible(s, args.all))
+        .collect();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&found, &servers)).unwrap_or_default()
+        );
+        return Ok(exit::OK);
+    }
+    if servers.is_empty() {
+        println!(
+            "No MCP servers configured (looked in every known AI tool's config; see `mcpr add`)."
+        );
+        return Ok(exit::OK);
+    }
+    let rows: Vec<[String; 6]> = servers
+        .iter()
+        .map(|s| {
+            let (transport, target) = match s.redacted() {
+                Some(r) => (r.transport.to_owned(), r.target()),
+                None => ("?".to_owned(), String::new()),
+            };
+            let source = format!(
+                "{} {}",
+                s.source.provider_name,
+                shorten_location(s, &found.cwd)
+            );
+            [
+                s.name.clone(),
+                transport,
+                target,
+                source,
+                s.source.level.to_string(),
+                s.state.to_string(),
+            ]
+        })
+        .collect();
+    let header = [
+        "NAME",
+        "TRANSPORT",
+        "COMMAND / URL",
+        "SOURCE",
+        "LEVEL",
+        "STATE",
+    ]
+    .map(String::from);
+    let mut widths = [0usize; 6];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    widths[2] = widths[2].min(70);
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i == row.len() - 1 {
+                line.push_str(cell);
+            } else {
+                let cell = truncate(cell, widths[i]);
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        println!("{}", line.trim_end());
+    }
+    let pending = found.pending().count();
+    if pending > 0 {
+        let why = match found.project.state {
+            ProjectTrustState::Changed => "the project's MCP config changed since you trusted it",
+            _ => "the project's MCP config is not trusted yet",
+        };
+        eprintln!("{pending} server(s) pending approval: {why}; review them and run `mcpr trust`");
+    }
+    Ok(exit::OK)
+}
+
+fn shorten_location(server: &DiscoveredServer, cwd: &Path) -> String {
+    let mut out = display_path(&server.source.path, cwd);
+    if let Some(line) = server.line {
+        out.push_str(&format!(":{line}"));
+    }
+    out
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
+    let servers: Vec<Value> = servers
+        .iter()
+        .map(|s| {
+            let shown = s.redacted();
+            json!({
+                "name": s.name,
+                "transport": shown.as_ref().map(|r| r.transport),
+                "target": shown.as_ref().map(|r| r.target()),
+                "command": shown.as_ref().and_then(|r| r.command.clone()),
+                "args": shown.as_ref().map(|r| r.args.clone()),
+                "url": shown.as_ref().and_then(|r| r.url.clone()),
+                "env": shown.as_ref().map(|r| r.env.clone()),
+                "headers": shown.as_ref().map(|r| r.headers.clone()),
+                "provider": s.source.provider_id,
+                "provider_name": s.source.provider_name,
+                "file": s.source.path,
+                "line": s.line,
+                "column": s.column,
+                "level": s.source.level.as_str(),
+                "state": s.state.to_string(),
+                "enabled": s.state == ServerState::Enabled,
+                "trusted": s.trusted,
+            })
+        })
+        .collect();
+    let warnings: Vec<Value> = found
+        .warnings
+        .iter()
+        .map(|w| json!({"file": w.file, "line": w.line, "column": w.column, "server": w.server, "message": w.message}))
+        .collect();
+    json!({
+        "cwd": found.cwd,
+        "servers": servers,
+        "warnings": warnings,
+        "project": {
+            "root": found.project.root,
+            "files": found.project.files,
+            "hash": found.project.hash,
+            "trusted": found.project.is_trusted(),
+            "state": format!("{:?}", found.project.state),
+        },
+        "exa_api_key_found": !found.exa_api_keys.is_empty(),
+    })
+}

@@ -1,0 +1,101 @@
+//! `mcpr trust [--revoke]`: trust the project's MCP config files as they are now (SPEC B4), so
+//! the servers they define may start; a later change to any of them asks again.
+
+use mcp_runtime::config::{
+    DiscoveryOptions, ProjectTrustState, load_all_mcp_configs, revoke_project_trust, trust_project,
+};
+
+use crate::cli::GlobalArgs;
+use crate::discovery::{display_path, print_warnings, tilde};
+use crate::exit::{self, Failure, Outcome};
+
+/// Arguments of `mcpr trust`.
+#[derive(Debug, clap::Args)]
+pub struct TrustArgs {
+    /// Forget the trust of this project instead.
+    #[arg(long)]
+    pub revoke: bool,
+}
+
+/// `mcpr trust`.
+pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
+    let flags = global.discovery_flags();
+    let cwd = flags.cwd();
+    let options = flags.options();
+    if args.revoke {
+        return match revoke_project_trust(&cwd, &options) {
+            Ok(true) => {
+                println!(
+                    "{} is no longer trusted; its project servers will wait for approval",
+                    tilde(&cwd)
+                );
+                Ok(exit::OK)
+            }
+            Ok(false) => {
+                println!("{} was not trusted", tilde(&cwd));
+                Ok(exit::OK)
+            }
+            Err(e) => Err(Failure::internal(e)),
+        };
+    }
+    // What the project would start, as things stand (project config on, not yet trusted).
+    let before = load_all_mcp_configs(
+        &cwd,
+        &DiscoveryOptions {
+            enable_project_config: true,
+            trust_project: false,
+            ..options.clone()
+        },
+    );
+    if let Some(failure) = &before.failure {
+        return Err(Failure::usage(format!(
+            "{}: {}",
+            failure.path, failure.error
+        )));
+    }
+    print_warnings(&before);
+    match before.project.state {
+        _ if before.project.files.is_empty() => {
+            println!(
+                "Nothing to trust: {} has no MCP config files of its own.",
+                tilde(&cwd)
+            );
+            return Ok(exit::OK);
+        }
+        ProjectTrustState::Home => {
+            println!(
+                "{} is your home directory: its config files are already trusted.",
+                tilde(&cwd)
+            );
+            return Ok(exit::OK);
+        }
+        ProjectTrustState::Trusted => {
+            println!(
+                "{} is already trusted with its current config files.",
+                tilde(&cwd)
+            );
+            return Ok(exit::OK);
+        }
+        _ => {}
+    }
+    let pending: Vec<_> = before.pending().collect();
+    let project = trust_project(&cwd, &options).map_err(Failure::internal)?;
+    println!("Trusted {} with these config files:", tilde(&project.root));
+    for file in &project.files {
+        println!("  {}", display_path(file, &cwd));
+    }
+    if !pending.is_empty() {
+        println!("Servers from the project that may now start:");
+        for server in pending {
+            let target = server.redacted().map(|r| r.target()).unwrap_or_default();
+            println!(
+                "  {}  {}  ({})",
+                server.name, target, server.source.provider_name
+            );
+        }
+    }
+    println!(
+        "A change to any of these files asks for approval again (`mcpr trust --revoke` to undo)."
+    );
+    Ok(exit::OK)
+}

@@ -1,0 +1,76 @@
+//! Which servers a command works on: every AI tool's config (plus `--config` files), as
+//! discovered by mcp-runtime. Problems are printed once, with file, line and column.
+
+use std::path::Path;
+
+use mcp_runtime::config::{Discovery, Warning};
+
+use crate::cli::GlobalArgs;
+use crate::exit::Failure;
+
+/// Discover the configured servers, printing warnings and per-server errors on stderr. A
+/// failure of discovery as a whole is a config error.
+pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
+    let discovery = global.discovery_flags().discover();
+    if let Some(failure) = &discovery.failure {
+        return Err(Failure::usage(format!(
+            "{}: {}",
+            failure.path, failure.error
+        )));
+    }
+    print_warnings(&discovery);
+    for error in discovery.errors.values() {
+        eprintln!("warning: {error}");
+    }
+    let pending: Vec<&str> = discovery.pending().map(|s| s.name.as_str()).collect();
+    if !pending.is_empty() {
+        eprintln!(
+            "note: project servers pending approval (run `mcpr trust` or pass --trust-project): {}",
+            pending.join(", ")
+        );
+    }
+    Ok(discovery)
+}
+
+/// Like [`discover`], but having no server to work on is a usage error.
+pub fn discover_some(global: &GlobalArgs) -> Result<Discovery, Failure> {
+    let discovery = discover(global)?;
+    if discovery.configs.is_empty() {
+        return Err(Failure::usage(
+            "no MCP servers configured (see `mcpr servers --all`, or pass --config FILE)",
+        ));
+    }
+    Ok(discovery)
+}
+
+/// Print discovery warnings on stderr.
+pub fn print_warnings(found: &Discovery) {
+    for warning in &found.warnings {
+        eprintln!("warning: {}", shorten_warning(warning, &found.cwd));
+    }
+}
+
+fn shorten_warning(warning: &Warning, cwd: &Path) -> String {
+    let mut shown = warning.clone();
+    shown.file = shown.file.map(|f| display_path(&f, cwd).into());
+    shown.to_string()
+}
+
+/// A path as the user would type it: relative inside the project, `~/...` inside the home.
+pub fn display_path(path: &Path, cwd: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => tilde(path),
+    }
+}
+
+/// `~/...` for paths in the home directory.
+pub fn tilde(path: &Path) -> String {
+    if let Some(home) = std::env::home_dir()
+        && !home.as_os_str().is_empty()
+        && let Ok(rest) = path.strip_prefix(&home)
+    {
+        return format!("~/{}", rest.display());
+    }
+    path.display().to_string()
+}
