@@ -1,10 +1,36 @@
 //! # mcp-runtime
 //!
-//! The part of an AI agent that talks to MCP servers: it reads their configuration, connects to
-//! them, lists and calls their tools, and shuts them down without leaving a process behind.
+//! The part of an AI agent that talks to MCP servers: it finds their configuration, connects to
+//! them all at once, turns their tools into agent tools, keeps them fresh, and shuts them down
+//! without leaving a process behind.
 //!
 //! The modules follow the lifecycle of a server, and data flows one way through them:
-//! [`config`] (what servers exist) → [`client`] (one live connection).
+//! [`config`] (which servers exist) → [`client`] (one live connection) → [`manager`] (all of
+//! them: start-up gate, cache, health, shutdown) → [`tools`] (names and calls for the model) →
+//! [`session`] (a host's tool registry). [`loader`] strings them together for a host.
+//!
+//! ```no_run
+//! # async fn host() {
+//! use mcp_runtime::loader::{LoadOptions, discover_and_load_mcp_tools};
+//!
+//! let loaded = discover_and_load_mcp_tools(std::path::Path::new("."), LoadOptions::default()).await;
+//! for tool in &loaded.tools {
+//!     println!("{} ({})", tool.name, tool.label);
+//! }
+//! loaded.manager.disconnect_all().await;
+//! # }
+//! ```
 
+pub mod cache;
 pub mod client;
 pub mod config;
+pub mod loader;
+pub mod manager;
+pub mod session;
+pub mod tools;
+
+pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};
+pub use loader::{LoadOptions, LoadedTools, discover_and_load_mcp_tools};
+pub use manager::{ManagerEvent, ManagerOptions, McpManager};
+pub use session::Session;
+pub use tools::McpTool;

@@ -24,6 +24,28 @@ pub struct GlobalArgs {
     /// Read MCP servers from this file (`{"mcpServers": {...}}`); repeatable, highest priority.
     #[arg(long = "config", global = true, value_name = "FILE")]
     pub config: Vec<PathBuf>,
+    /// Use only the `--config` files, not the configs of installed AI tools.
+    #[arg(long, global = true)]
+    pub strict_config: bool,
+    /// Ignore project-level configs (files in the project directory).
+    #[arg(long, global = true)]
+    pub no_project: bool,
+    /// Trust the project's own configs for this run (see `mcpr trust`).
+    #[arg(long, global = true)]
+    pub trust_project: bool,
+}
+
+impl GlobalArgs {
+    /// The discovery flags of these arguments.
+    pub fn discovery_flags(&self) -> mcp_runtime::config::CliFlags {
+        mcp_runtime::config::CliFlags {
+            cwd: self.cwd.clone(),
+            config: self.config.clone(),
+            strict_config: self.strict_config,
+            no_project: self.no_project,
+            trust_project: self.trust_project,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -34,6 +56,23 @@ pub enum Command {
     Tools(crate::cmd::tools::ToolsArgs),
     /// Call one tool and print its result.
     Call(crate::cmd::call::CallArgs),
+    /// List every MCP server of every AI tool, with its source and state.
+    Servers(crate::cmd::servers::ServersArgs),
+    /// Trust the project's MCP config files so that their servers may start.
+    Trust(crate::cmd::trust::TrustArgs),
+    /// Add a server to mcpr's own config.
+    Add(crate::cmd::edit::AddArgs),
+    /// Remove a server from mcpr's own config.
+    Remove(crate::cmd::edit::RemoveArgs),
+    /// Turn a server on (any tool's; recorded in mcpr's user config).
+    Enable(crate::cmd::edit::ToggleArgs),
+    /// Turn a server off (any tool's; recorded in mcpr's user config).
+    Disable(crate::cmd::edit::ToggleArgs),
+    /// Show the state of every configured server: connection, tools, protocol, errors.
+    Status(crate::cmd::status::StatusArgs),
     /// Run a mock MCP server (for tests, benchmarks and trying out agents).
     Mock(crate::mock::MockArgs),
+    /// Play a client scenario of the MCP conformance suite against URL (used by the suite).
+    #[command(hide = true)]
+    Conformance(crate::cmd::conformance::ConformanceArgs),
 }

@@ -1,122 +1,204 @@
-//! Connecting the servers a command needs, all at once, with one live line per server on a
-//! terminal (connecting… / connected in N ms with T tools / failed: reason) so start-up never
-//! looks frozen. Off a terminal, one plain line per server is printed as it finishes.
+//! Starting the servers a command needs through one manager, with one live line per server on
+//! a terminal (connecting… / connected in N ms with T tools / failed: reason) so start-up never
+//! looks frozen. Off a terminal, one plain line per server is printed as it settles.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
+use indexmap::IndexMap;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use mcp_runtime::client::{ClientError, ConnectOptions, McpClient, ToolDefinition};
-use mcp_runtime::config::ServerConfig;
-
-/// The outcome for one server.
-pub struct Connected {
-    pub name: String,
-    pub result: Result<(Arc<McpClient>, Vec<ToolDefinition>), ClientError>,
-}
+use mcp_runtime::ManagerEvent;
+use mcp_runtime::config::{ServerConfig, ServerSource};
+use mcp_runtime::manager::{ManagerOptions, McpManager, StartupReport};
+use tokio::sync::broadcast;
 
 /// How much to say while connecting.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
-    /// Live lines on a terminal, plain lines otherwise.
+    /// Live lines on a terminal, plain lines otherwise (on stderr).
     Show,
-    /// Nothing (for `--json` and single-server commands).
+    /// Nothing (for `--json` and one-shot calls).
     Quiet,
 }
 
-/// Connect every server concurrently and list its tools. Results come back in input order.
-pub async fn connect_all(
-    servers: Vec<(String, ServerConfig)>,
-    progress: Progress,
-) -> Vec<Connected> {
-    let live = progress == Progress::Show && std::io::stderr().is_terminal();
-    let bars = MultiProgress::new();
-    let style = ProgressStyle::with_template("{spinner:.cyan} {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_spinner());
-    let width = servers
-        .iter()
-        .map(|(name, _)| name.len())
-        .max()
-        .unwrap_or(0);
+/// A started set of servers.
+pub struct Started {
+    pub manager: McpManager,
+    pub report: StartupReport,
+}
 
-    let tasks = servers.into_iter().map(|(name, config)| {
-        let bar = live.then(|| {
-            let bar = bars.add(ProgressBar::new_spinner());
-            bar.set_style(style.clone());
-            bar.set_message(format!("{name:width$}  connecting…"));
-            bar.enable_steady_tick(Duration::from_millis(80));
-            bar
-        });
-        async move {
-            let started = Instant::now();
-            let result = connect_one(&name, &config).await;
-            let elapsed = started.elapsed();
-            let line = status_line(&name, width, &result, elapsed);
-            match bar {
-                Some(bar) => bar.finish_with_message(line),
-                None if progress == Progress::Show => eprintln!("  {line}"),
-                None => {}
-            }
-            Connected { name, result }
-        }
+/// Connect `configs` behind the fast-start gate. With `wait`, also wait for servers still
+/// connecting after the gate (bounded by their own timeouts).
+pub async fn start(
+    project: PathBuf,
+    configs: IndexMap<String, ServerConfig>,
+    sources: IndexMap<String, ServerSource>,
+    options: StartOptions,
+) -> Started {
+    let manager = McpManager::new(ManagerOptions {
+        project,
+        reconnect: options.reconnect,
+        ..ManagerOptions::default()
     });
-    futures::future::join_all(tasks).await
+    let names: Vec<String> = configs.keys().cloned().collect();
+    let view = LiveView::new(&names, options.progress);
+    let events = manager.subscribe();
+    let render = tokio::spawn(view.run(events));
+
+    let mut report = manager.connect_servers(configs, sources).await;
+    if options.wait && !report.pending.is_empty() {
+        let waits = report
+            .pending
+            .iter()
+            .map(|name| manager.wait_for_connection(name));
+        let _ = futures::future::join_all(waits).await;
+        report = settled_report(&manager, &names);
+    }
+    // Let the view draw the last events, then mark servers still connecting.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    render.abort();
+    let _ = render.await;
+    if options.progress == Progress::Show {
+        for server in &report.servers {
+            if server.deferred {
+                eprintln!(
+                    "  {}  still connecting; {} cached tools offered meanwhile",
+                    server.server,
+                    server.tools.len()
+                );
+            }
+        }
+    }
+    Started { manager, report }
 }
 
-async fn connect_one(
-    name: &str,
-    config: &ServerConfig,
-) -> Result<(Arc<McpClient>, Vec<ToolDefinition>), ClientError> {
-    let client = McpClient::connect(name, config, &ConnectOptions::default()).await?;
-    // The first list belongs to start-up, so it shares the startup bound with the handshake.
-    let listing = match config.startup_timeout() {
-        Some(bound) => tokio::time::timeout(bound, client.list_tools())
-            .await
-            .unwrap_or_else(|_| {
-                Err(ClientError::Timeout {
-                    server: name.to_owned(),
-                    phase: "tools/list".into(),
-                    after: bound,
-                    stderr: client.stderr_tail(20),
-                })
-            }),
-        None => client.list_tools().await,
+/// Settings of [`start`].
+#[derive(Clone, Copy)]
+pub struct StartOptions {
+    pub progress: Progress,
+    /// Wait for every server, not just until the gate.
+    pub wait: bool,
+    /// Reconnect after crashes (long-running commands).
+    pub reconnect: bool,
+}
+
+/// The report after waiting: current tools and the errors of servers that failed.
+fn settled_report(manager: &McpManager, names: &[String]) -> StartupReport {
+    let mut report = StartupReport {
+        servers: manager.server_tools(),
+        ..StartupReport::default()
     };
-    match listing {
-        Ok(tools) => Ok((Arc::new(client), tools)),
-        Err(e) => {
-            client.close().await;
-            Err(e)
+    for name in names {
+        match manager.last_error(name) {
+            Some(error) if manager.client(name).is_none() => {
+                report.errors.insert(name.clone(), error);
+            }
+            _ => {}
         }
     }
+    report
 }
 
-fn status_line(
-    name: &str,
+/// The live per-server lines.
+struct LiveView {
+    bars: Option<(MultiProgress, HashMap<String, ProgressBar>)>,
     width: usize,
-    result: &Result<(Arc<McpClient>, Vec<ToolDefinition>), ClientError>,
-    elapsed: Duration,
-) -> String {
-    match result {
-        Ok((_, tools)) => format!(
-            "{name:width$}  connected in {} ms with {} tool{}",
-            elapsed.as_millis(),
-            tools.len(),
-            if tools.len() == 1 { "" } else { "s" }
-        ),
-        Err(e) => {
-            let first_line = e.to_string().lines().next().unwrap_or_default().to_owned();
-            format!("{name:width$}  failed: {first_line}")
+    progress: Progress,
+}
+
+impl LiveView {
+    fn new(names: &[String], progress: Progress) -> Self {
+        let width = names.iter().map(String::len).max().unwrap_or(0);
+        let live = progress == Progress::Show && std::io::stderr().is_terminal();
+        let bars = live.then(|| {
+            let multi = MultiProgress::new();
+            let style = ProgressStyle::with_template("{spinner:.cyan} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let bars = names
+                .iter()
+                .map(|name| {
+                    let bar = multi.add(ProgressBar::new_spinner());
+                    bar.set_style(style.clone());
+                    bar.set_message(format!("{name:width$}  connecting…"));
+                    bar.enable_steady_tick(Duration::from_millis(80));
+                    (name.clone(), bar)
+                })
+                .collect();
+            (multi, bars)
+        });
+        LiveView {
+            bars,
+            width,
+            progress,
+        }
+    }
+
+    async fn run(self, mut events: broadcast::Receiver<ManagerEvent>) {
+        let _guard = FinishOnDrop(&self);
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
+            };
+            let width = self.width;
+            let (line, done) = match &event {
+                ManagerEvent::Connected {
+                    server,
+                    tools,
+                    elapsed,
+                } => (
+                    format!(
+                        "{server:width$}  connected in {} ms with {tools} tool{}",
+                        elapsed.as_millis(),
+                        if *tools == 1 { "" } else { "s" }
+                    ),
+                    true,
+                ),
+                ManagerEvent::Failed { server, error, .. } => {
+                    let first = error.lines().next().unwrap_or_default();
+                    (format!("{server:width$}  failed: {first}"), true)
+                }
+                ManagerEvent::Reconnecting {
+                    server, attempt, ..
+                } => (
+                    format!("{server:width$}  reconnecting (attempt {attempt})…"),
+                    false,
+                ),
+                _ => continue,
+            };
+            self.show(event.server(), line, done);
+        }
+    }
+
+    fn show(&self, server: &str, line: String, done: bool) {
+        match &self.bars {
+            Some((_, bars)) => {
+                if let Some(bar) = bars.get(server) {
+                    if done {
+                        bar.finish_with_message(line);
+                    } else {
+                        bar.set_message(line);
+                    }
+                }
+            }
+            None if self.progress == Progress::Show && done => eprintln!("  {line}"),
+            None => {}
         }
     }
 }
 
-/// Close every connected client concurrently.
-pub async fn close_all(connected: &[Connected]) {
-    let closing = connected
-        .iter()
-        .filter_map(|c| c.result.as_ref().ok())
-        .map(|(client, _)| client.close());
-    futures::future::join_all(closing).await;
+/// Stop the spinners of servers that did not settle, leaving their last line on screen.
+struct FinishOnDrop<'a>(&'a LiveView);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some((_, bars)) = &self.0.bars {
+            for bar in bars.values().filter(|bar| !bar.is_finished()) {
+                bar.abandon();
+            }
+        }
+    }
 }

@@ -3,10 +3,10 @@
 mod cli;
 mod cmd;
 mod connect;
+mod discovery;
 mod exit;
 mod mock;
 mod shutdown;
-mod sources;
 
 use clap::Parser;
 
@@ -31,6 +31,14 @@ fn main() -> std::process::ExitCode {
             Command::Demo(args) => cmd::demo::run(&cli.global, args).await,
             Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
+            Command::Status(args) => cmd::status::run(&cli.global, args).await,
+            Command::Servers(args) => cmd::servers::run(&cli.global, args).await,
+            Command::Trust(args) => cmd::trust::run(&cli.global, args).await,
+            Command::Add(args) => cmd::edit::add(&cli.global, args).await,
+            Command::Remove(args) => cmd::edit::remove(&cli.global, args).await,
+            Command::Enable(args) => cmd::edit::enable(&cli.global, args).await,
+            Command::Disable(args) => cmd::edit::disable(&cli.global, args).await,
+            Command::Conformance(args) => cmd::conformance::run(args).await,
             Command::Mock(args) => mock::run(args)
                 .await
                 .map(|()| exit::OK)
@@ -49,12 +57,13 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Logs go to stderr, filtered by `RUST_LOG` (default: warnings). The mock server logs nothing
-/// by default so that tests see only what they ask for.
+/// by default so that tests see only what they ask for. rmcp's own logs are off by default:
+/// its failures reach the user as our errors, which say the same without the URL's query.
 fn init_logging(command: &Command) {
     let default = if matches!(command, Command::Mock(_)) {
         "off"
     } else {
-        "warn"
+        "warn,rmcp=off"
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));

@@ -10,9 +10,17 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::{MCPR, read_pid, temp_dir, wait_dead};
 
+/// `mcpr` in an empty home and project, so the configs of this machine's AI tools stay out.
+fn mcpr_command(args: &[&str]) -> Command {
+    let home = support::isolated_home();
+    let mut command = Command::new(MCPR);
+    command.args(args).current_dir(home.join("project"));
+    support::isolate_env(&mut command, &home);
+    command
+}
+
 fn mcpr(args: &[&str]) -> Output {
-    Command::new(MCPR)
-        .args(args)
+    mcpr_command(args)
         .stdin(Stdio::null())
         .output()
         .expect("run mcpr")
@@ -82,7 +90,7 @@ fn tools_lists_every_server_as_text_and_json() {
     assert!(
         tools
             .iter()
-            .any(|t| t["server"] == "beta" && t["name"] == "echo")
+            .any(|t| t["server"] == "beta" && t["tool"] == "echo" && t["name"] == "mcp_beta_echo")
     );
     assert!(tools.iter().all(|t| t["inputSchema"].is_object()));
 }
@@ -163,8 +171,7 @@ fn call_reads_arguments_from_a_file_and_from_stdin() {
     ]);
     assert_eq!(text(&out.stdout).trim(), "from a file");
 
-    let mut child = Command::new(MCPR)
-        .args(["call", "--config", config, "m", "echo", "-"])
+    let mut child = mcpr_command(&["call", "--config", config, "m", "echo", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -185,7 +192,7 @@ fn a_malformed_config_names_file_line_and_column() {
     let path = dir.path().join("broken.json");
     std::fs::write(
         &path,
-        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n",
+        "{\n  \"mcpServers\": {\n    \"a\" {\"command\": \"x\"}\n  }\n}\n",
     )
     .unwrap();
     let out = mcpr(&["tools", "--config", path.to_str().unwrap()]);
@@ -231,16 +238,15 @@ fn sigterm_during_a_call_cancels_it_and_leaves_no_process() {
         grandchild_file.to_str().unwrap(),
     ];
     let config = config_file(dir.path(), &[("m", &flags)]);
-    let mut child = Command::new(MCPR)
-        .args([
-            "call",
-            "--config",
-            config.to_str().unwrap(),
-            "m",
-            "sleep",
-            r#"{"ms": 60000}"#,
-        ])
-        .stdout(Stdio::null())
+    let mut child = mcpr_command(&[
+        "call",
+        "--config",
+        config.to_str().unwrap(),
+        "m",
+        "sleep",
+        r#"{"ms": 60000}"#,
+    ])
+    .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -269,4 +275,70 @@ fn sigterm_during_a_call_cancels_it_and_leaves_no_process() {
     );
     let recorded = std::fs::read_to_string(&record).unwrap();
     assert!(recorded.contains("notifications/cancelled"), "{recorded}");
+}
+
+#[test]
+fn call_accepts_the_exposed_tool_name() {
+    let dir = temp_dir();
+    let config = config_file(dir.path(), &[("my.server", &[]), ("other", &[])]);
+    let out = mcpr(&[
+        "call",
+        "--config",
+        config.to_str().unwrap(),
+        "mcp_my_server_echo",
+        r#"{"text": "by name"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "by name");
+
+    let out = mcpr(&["call", "--config", config.to_str().unwrap(), "mcp_nope_echo"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no tool named `mcp_nope_echo`"));
+}
+
+#[test]
+fn status_reports_each_server_with_errors_and_stderr() {
+    let dir = temp_dir();
+    let config = config_file(
+        dir.path(),
+        &[("up", &[]), ("down", &["--fail-init", "missing API key"])],
+    );
+    let out = mcpr(&["status", "--config", config.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(3), "a failed server → 3");
+    let reports: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let up = reports.iter().find(|r| r["name"] == "up").unwrap();
+    assert_eq!(up["status"], "connected");
+    assert_eq!(up["protocol_version"], "2025-11-25");
+    assert!(up["tools"].as_u64().unwrap() >= 10);
+    assert!(up["handshake_ms"].is_u64());
+    let down = reports.iter().find(|r| r["name"] == "down").unwrap();
+    assert_eq!(down["status"], "disconnected");
+    assert!(down["stderr_tail"].to_string().contains("missing API key"), "{down}");
+
+    let out = mcpr(&["status", "--config", config.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("SERVER") && stdout.contains("connected"), "{stdout}");
+    assert!(stdout.contains("| missing API key"), "{stdout}");
+}
+
+#[test]
+fn sigterm_during_start_up_leaves_no_process() {
+    let dir = temp_dir();
+    let pid_a = dir.path().join("a.pid");
+    let pid_b = dir.path().join("b.pid");
+    let flags_a = ["--pid-file", pid_a.to_str().unwrap(), "--hang-init"];
+    let flags_b = ["--pid-file", pid_b.to_str().unwrap(), "--init-delay", "60000"];
+    let config = config_file(dir.path(), &[("a", &flags_a), ("b", &flags_b)]);
+    let mut child = mcpr_command(&["tools", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (a, b) = (read_pid(&pid_a), read_pid(&pid_b));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    assert!(wait_dead(a, Duration::from_secs(5)), "server a survived");
+    assert!(wait_dead(b, Duration::from_secs(5)), "server b survived");
 }

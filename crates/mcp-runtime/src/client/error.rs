@@ -61,6 +61,16 @@ pub enum ClientError {
         /// The version the server picked.
         version: String,
     },
+    /// The request was never written to the server: the connection was already gone. Unlike
+    /// [`ClientError::Exited`] during a request, this proves the server did not act on it, so
+    /// it is safe to send again on a new connection.
+    #[error("server `{server}`: {method} not sent: the connection is closed")]
+    NotSent {
+        /// Server name.
+        server: String,
+        /// The request method.
+        method: String,
+    },
     /// The server answered a request with a JSON-RPC error.
     #[error("server `{server}`: {method} failed: {message}")]
     Rpc {
@@ -89,6 +99,14 @@ pub enum ClientError {
         /// The request method.
         method: String,
     },
+    /// A connect-time value could not be resolved (`!command`, an unset variable).
+    #[error("{message}")]
+    Config {
+        /// Server name.
+        server: String,
+        /// The config error, naming the server and field.
+        message: String,
+    },
     /// The configured transport is not available in this build.
     #[error("server `{server}`: {transport} servers are not supported yet")]
     UnsupportedTransport {
@@ -96,6 +114,70 @@ pub enum ClientError {
         server: String,
         /// The transport's name.
         transport: &'static str,
+    },
+    /// A remote server could not be reached: DNS failure, connection refused or reset.
+    #[error("server `{server}`: cannot reach {url}: {reason}")]
+    Unreachable {
+        /// Server name.
+        server: String,
+        /// The URL without its query (which may hold credentials).
+        url: String,
+        /// The underlying cause, e.g. `Connection refused (os error 111)`.
+        reason: String,
+    },
+    /// The TLS handshake with a remote server failed (certificate, protocol).
+    #[error("server `{server}`: TLS failure with {url}: {reason}")]
+    Tls {
+        /// Server name.
+        server: String,
+        /// The URL without its query.
+        url: String,
+        /// What rustls reported, e.g. `invalid peer certificate: UnknownIssuer`.
+        reason: String,
+    },
+    /// A remote server answered with an HTTP error status.
+    #[error(
+        "server `{server}`: {phase}: HTTP {} from {url}{}",
+        status_text(*status),
+        BodyExcerpt(body)
+    )]
+    HttpStatus {
+        /// Server name.
+        server: String,
+        /// What was in progress (`initialize`, `tools/call `echo``, ...).
+        phase: String,
+        /// The URL without its query.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// The start of the response body (at most 2 KiB).
+        body: String,
+    },
+    /// A remote server wants credentials (HTTP 401 or 403).
+    #[error(
+        "server `{server}`: {url} requires authorization (HTTP {status}{}); configure an \
+         `Authorization` header for it (OAuth sign-in is not supported yet)",
+        www_authenticate.as_deref().map(|c| format!(", WWW-Authenticate: {c}")).unwrap_or_default()
+    )]
+    AuthRequired {
+        /// Server name.
+        server: String,
+        /// The URL without its query.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+        /// The server's `WWW-Authenticate` challenge, if it sent one.
+        www_authenticate: Option<String>,
+    },
+    /// An HTTP exchange failed after the connection was made (reset, truncated response).
+    #[error("server `{server}`: {phase}: HTTP connection failed: {reason}")]
+    Transport {
+        /// Server name.
+        server: String,
+        /// What was in progress.
+        phase: String,
+        /// The underlying cause.
+        reason: String,
     },
 }
 
@@ -113,7 +195,22 @@ impl ClientError {
     /// `true` when the connection is gone and the request cannot succeed on it (as opposed to
     /// a slow or failing request on a live connection).
     pub fn is_connection_lost(&self) -> bool {
-        matches!(self, ClientError::Exited { .. })
+        matches!(
+            self,
+            ClientError::Exited { .. }
+                | ClientError::NotSent { .. }
+                | ClientError::Unreachable { .. }
+                | ClientError::Tls { .. }
+        )
+    }
+
+    /// `true` when the request provably never reached the server (safe to retry elsewhere):
+    /// it was not sent, or no connection to a remote server could be made.
+    pub fn never_reached_server(&self) -> bool {
+        matches!(
+            self,
+            ClientError::NotSent { .. } | ClientError::Unreachable { .. } | ClientError::Tls { .. }
+        )
     }
 }
 
@@ -132,6 +229,67 @@ fn format_duration(d: Duration) -> String {
     }
 }
 
+/// `404 Not Found`: the code and, when it has one, its reason phrase.
+fn status_text(status: u16) -> String {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason());
+    match reason {
+        Some(reason) => format!("{status} {reason}"),
+        None => status.to_string(),
+    }
+}
+
+/// Renders the start of an HTTP error body after a message: `: <first 300 characters>`, on
+/// one line, or nothing for an empty body. The tags of an HTML error page are dropped, leaving
+/// its text (`Cannot POST /mcp`).
+struct BodyExcerpt<'a>(&'a str);
+
+impl std::fmt::Display for BodyExcerpt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 300;
+        let lower = self.0.trim_start().to_ascii_lowercase();
+        let text = if lower.starts_with("<!doctype") || lower.starts_with("<html") {
+            strip_tags(self.0)
+        } else {
+            self.0.to_owned()
+        };
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if flat.is_empty() {
+            return Ok(());
+        }
+        let shown: String = flat.chars().take(SHOWN).collect();
+        let more = if flat.chars().count() > SHOWN {
+            "…"
+        } else {
+            ""
+        };
+        write!(f, ": {shown}{more}")
+    }
+}
+
+/// The text of an HTML page, without its tags and its `<head>` (title, styles).
+fn strip_tags(html: &str) -> String {
+    let body = match html.to_ascii_lowercase().find("</head>") {
+        Some(end) => &html[end + "</head>".len()..],
+        None => html,
+    };
+    let mut text = String::with_capacity(body.len());
+    let mut in_tag = false;
+    for c in body.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                text.push(' ');
+            }
+            _ if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text
+}
+
 /// Renders the stderr tail after a message: `; stderr: ...` on following indented lines.
 struct StderrTail<'a>(&'a [String]);
 
@@ -145,5 +303,25 @@ impl std::fmt::Display for StderrTail<'_> {
             write!(f, "\n  | {line}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_errors_show_the_status_and_the_text_of_an_html_body() {
+        let error = ClientError::HttpStatus {
+            server: "s".into(),
+            phase: "initialize".into(),
+            url: "http://127.0.0.1:1/mcp".into(),
+            status: 404,
+            body: "<!DOCTYPE html>\n<html><head><title>Error</title></head>\n<body><pre>Cannot POST /mcp</pre></body></html>".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "server `s`: initialize: HTTP 404 Not Found from http://127.0.0.1:1/mcp: Cannot POST /mcp"
+        );
     }
 }

@@ -1,27 +1,30 @@
-//! `mcpr call`: connect to one server, call one tool, print the result.
+//! `mcpr call`: call one tool, by server and tool name or by its `mcp_<server>_<tool>` name,
+//! and print the result.
 
 use std::io::Read;
 use std::time::Duration;
 
-use mcp_runtime::client::{
-    CallOptions, ClientError, ConnectOptions, Content, McpClient, ToolOutput,
-};
+use indexmap::IndexMap;
+use mcp_runtime::client::{CallOptions, ClientError, Content, ToolOutput};
+use mcp_runtime::manager::ManagerError;
+use mcp_runtime::tools::{NamingStyle, mcp_tools};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::GlobalArgs;
+use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
-use crate::sources::configured_server;
 
 /// Arguments of `mcpr call`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mcpr call everything echo '{\"message\": \"hi\"}'\n  mcpr call mcp_everything_echo @args.json\n  echo '{}' | mcpr call everything get-tiny-image -"
+)]
 pub struct CallArgs {
-    /// The server, as named in the config.
-    pub server: String,
-    /// The tool, as the server names it.
-    pub tool: String,
-    /// Arguments: a JSON object, `@FILE` to read it from a file, or `-` for stdin.
-    pub args: Option<String>,
+    /// `SERVER TOOL [ARGS]`, or `NAME [ARGS]` with the tool's `mcp_<server>_<tool>` name. ARGS is
+    /// a JSON object, `@FILE` to read it from a file, or `-` for stdin.
+    #[arg(required = true, num_args = 1..=3, value_name = "SERVER TOOL [ARGS]")]
+    pub target: Vec<String>,
     /// Time limit for the call in milliseconds (default: the server's tool timeout).
     #[arg(long, value_name = "MS")]
     pub timeout: Option<u64>,
@@ -31,22 +34,75 @@ pub struct CallArgs {
 }
 
 pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
-    let arguments = parse_arguments(args.args.as_deref())?;
-    let config = configured_server(global, &args.server)?;
-    let client = crate::shutdown::until_signal(McpClient::connect(
-        &args.server,
-        &config,
-        &ConnectOptions::default(),
+    let mut discovery = crate::discovery::discover_some(global)?;
+    // `mcp_<server>_<tool>` names always start with `mcp_`; anything else names a server.
+    let first = &args.target[0];
+    let by_name = !discovery.configs.contains_key(first) && first.starts_with("mcp_");
+    let (server, tool, raw_args) = if by_name {
+        if args.target.len() > 2 {
+            return Err(Failure::usage("too many arguments: NAME [ARGS]"));
+        }
+        (None, first.clone(), args.target.get(1))
+    } else if !discovery.configs.contains_key(first) {
+        let names: Vec<&str> = discovery.configs.keys().map(String::as_str).collect();
+        return Err(Failure::usage(format!(
+            "no enabled server named `{first}` (configured: {})",
+            names.join(", ")
+        )));
+    } else if let Some(tool) = args.target.get(1) {
+        (Some(first.clone()), tool.clone(), args.target.get(2))
+    } else {
+        return Err(Failure::usage(format!(
+            "which tool of `{first}`? (see `mcpr tools {first}`)"
+        )));
+    };
+    let arguments = parse_arguments(raw_args.map(String::as_str))?;
+
+    // One server named: start only that one (a fast one-shot). A tool name: start all, since
+    // names are assigned over the whole set.
+    if let Some(server) = &server {
+        discovery.configs.retain(|name, _| name == server);
+    }
+    let options = StartOptions {
+        progress: Progress::Quiet,
+        wait: server.is_some(),
+        reconnect: false,
+    };
+    let started = crate::shutdown::until_signal(start(
+        discovery.cwd.clone(),
+        discovery.configs,
+        discovery.sources,
+        options,
     ))
-    .await?
-    .map_err(Failure::connection)?;
+    .await?;
+    let manager = started.manager;
+    let target = match &server {
+        Some(server) => match started.report.errors.get(server) {
+            Some(error) => {
+                manager.disconnect_all().await;
+                return Err(Failure::connection(error));
+            }
+            None => (server.clone(), tool),
+        },
+        None => {
+            let tools = mcp_tools(&started.report.servers, NamingStyle::Mcpr);
+            match tools.iter().find(|t| t.name == tool) {
+                Some(found) => (found.server.clone(), found.tool.clone()),
+                None => {
+                    manager.disconnect_all().await;
+                    return Err(unknown_tool(&tool, &started.report.errors));
+                }
+            }
+        }
+    };
 
     let cancel = CancellationToken::new();
     let options = CallOptions {
         timeout: args.timeout.map(Duration::from_millis),
         cancel: Some(cancel.clone()),
+        ..CallOptions::default()
     };
-    let call = client.call_tool(&args.tool, arguments, options);
+    let call = manager.call_tool(&target.0, &target.1, arguments, options);
     tokio::pin!(call);
     // On Ctrl-C or SIGTERM, cancel the call and let it finish telling the server
     // (`notifications/cancelled`) before shutting down.
@@ -58,7 +114,7 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
             Err(code)
         }
     };
-    client.close().await;
+    manager.disconnect_all().await;
     let output = match result {
         Ok(Ok(output)) => output,
         Ok(Err(e)) => return Err(call_failure(e)),
@@ -83,11 +139,23 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     })
 }
 
+/// A tool name nobody offers: say so, and mention servers that failed (it may be theirs).
+fn unknown_tool(tool: &str, errors: &IndexMap<String, String>) -> Failure {
+    if errors.is_empty() {
+        return Failure::usage(format!("no tool named `{tool}` (see `mcpr tools`)"));
+    }
+    let failed: Vec<&str> = errors.keys().map(String::as_str).collect();
+    Failure::connection(format!(
+        "no tool named `{tool}`; these servers failed to start: {}",
+        failed.join(", ")
+    ))
+}
+
 /// A JSON-RPC error (unknown tool, bad arguments) is the caller's mistake; anything else means
 /// the connection failed.
-fn call_failure(error: ClientError) -> Failure {
+fn call_failure(error: ManagerError) -> Failure {
     match error {
-        ClientError::Rpc { .. } => Failure::usage(error),
+        ManagerError::Client(ClientError::Rpc { .. }) => Failure::usage(error),
         other => Failure::connection(other),
     }
 }

@@ -5,12 +5,13 @@
 
 use std::time::Instant;
 
+use indexmap::IndexMap;
 use mcp_runtime::client::{CallOptions, group_alive};
 use mcp_runtime::config::ServerConfig;
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
-use crate::connect::{Progress, close_all, connect_all};
+use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
 
 /// Arguments of `mcpr demo` (none).
@@ -26,7 +27,7 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
         all.extend_from_slice(args);
         ServerConfig::stdio(exe.clone(), all)
     };
-    let servers = vec![
+    let servers: IndexMap<String, ServerConfig> = [
         ("fast".to_owned(), mock(&["--name", "fast"])),
         (
             "slow".to_owned(),
@@ -39,69 +40,77 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
                 "fatal: cannot open database ./demo.db: permission denied",
             ]),
         ),
-    ];
+    ]
+    .into_iter()
+    .collect();
 
     println!("mcpr demo: starting 3 MCP servers ({exe} mock) and connecting in parallel\n");
     let started = Instant::now();
-    let connected = crate::shutdown::until_signal(connect_all(servers, Progress::Show)).await?;
+    let project = std::env::current_dir().unwrap_or_default();
+    let options = StartOptions {
+        progress: Progress::Show,
+        wait: true,
+        reconnect: false,
+    };
+    let started_servers =
+        crate::shutdown::until_signal(start(project, servers, IndexMap::new(), options)).await?;
+    let manager = started_servers.manager;
     println!(
         "\nall servers settled in {} ms\n",
         started.elapsed().as_millis()
     );
 
-    for server in &connected {
-        if let Ok((client, tools)) = &server.result {
-            let info = client.info();
-            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-            println!(
-                "{} ({} {}, protocol {}, pid {}): {} tools\n  {}",
-                server.name,
-                info.name,
-                info.version,
-                info.protocol_version,
-                client.pid().unwrap_or_default(),
-                tools.len(),
-                names.join(", ")
-            );
-        }
+    for server in &started_servers.report.servers {
+        let Some(client) = manager.client(&server.server) else {
+            continue;
+        };
+        let info = client.info();
+        let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
+        println!(
+            "{} ({} {}, protocol {}, pid {}): {} tools\n  {}",
+            server.server,
+            info.name,
+            info.version,
+            info.protocol_version,
+            client.pid().unwrap_or_default(),
+            server.tools.len(),
+            names.join(", ")
+        );
     }
 
     let mut demo_ok = true;
-    if let Some((client, _)) = connected
-        .iter()
-        .find(|c| c.name == "fast")
-        .and_then(|c| c.result.as_ref().ok())
+    let args = json!({"text": "hello from mcpr"});
+    let call_started = Instant::now();
+    match manager
+        .call_tool(
+            "fast",
+            "echo",
+            args.as_object().cloned(),
+            CallOptions::default(),
+        )
+        .await
     {
-        let args = json!({"text": "hello from mcpr"});
-        let started = Instant::now();
-        match client
-            .call_tool("echo", args.as_object().cloned(), CallOptions::default())
-            .await
-        {
-            Ok(output) => println!(
-                "\ncall fast/echo {{\"text\": \"hello from mcpr\"}} -> {:?} in {} µs",
-                output.text(),
-                started.elapsed().as_micros()
-            ),
-            Err(e) => {
-                demo_ok = false;
-                println!("\ncall fast/echo failed: {e}");
-            }
+        Ok(output) => println!(
+            "\ncall fast/echo {{\"text\": \"hello from mcpr\"}} -> {:?} in {} µs",
+            output.text(),
+            call_started.elapsed().as_micros()
+        ),
+        Err(e) => {
+            demo_ok = false;
+            println!("\ncall fast/echo failed: {e}");
         }
     }
 
-    for server in &connected {
-        if let Err(e) = &server.result {
-            println!("\n{} failed to start, as intended:\n  {e}", server.name);
-        }
+    for (name, error) in &started_servers.report.errors {
+        println!("\n{name} failed to start, as intended:\n  {error}");
     }
 
-    let pids: Vec<u32> = connected
+    let pids: Vec<u32> = manager
+        .server_names()
         .iter()
-        .filter_map(|c| c.result.as_ref().ok())
-        .filter_map(|(client, _)| client.pid())
+        .filter_map(|name| manager.client(name)?.pid())
         .collect();
-    close_all(&connected).await;
+    manager.disconnect_all().await;
     let leftover_groups = pids.iter().filter(|pid| group_alive(**pid)).count();
     let leftover_children = children_of_this_process();
     println!("\nshut down {} servers", pids.len());

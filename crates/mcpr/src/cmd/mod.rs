@@ -1,5 +1,10 @@
 //! One file per subcommand. Anything a host agent would also need belongs in `mcp-runtime`.
 
 pub mod call;
+pub mod conformance;
 pub mod demo;
+pub mod edit;
+pub mod servers;
+pub mod status;
 pub mod tools;
+pub mod trust;

@@ -1,82 +1,114 @@
-//! `mcpr tools`: connect to the configured servers and list their tools.
+//! `mcpr tools`: start every configured server and list the tools an agent would get.
 
+use mcp_runtime::tools::{NamingStyle, mcp_tools};
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
-use crate::connect::{Progress, close_all, connect_all};
+use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
-use crate::sources::configured_servers;
 
 /// Arguments of `mcpr tools`.
 #[derive(Debug, clap::Args)]
 pub struct ToolsArgs {
     /// Only this server (default: every configured server).
     pub server: Option<String>,
-    /// Print JSON (one object per tool, with its server and full schema) instead of text.
+    /// Wait for every server instead of offering cached tools for slow ones.
+    #[arg(long)]
+    pub wait: bool,
+    /// Name tools as Claude Code does (`mcp__server__tool`).
+    #[arg(long)]
+    pub claude_names: bool,
+    /// Print JSON (one object per tool, with its server, raw name and full schema).
     #[arg(long)]
     pub json: bool,
 }
 
 pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
-    let mut servers = configured_servers(global)?;
+    let mut discovery = crate::discovery::discover_some(global)?;
     if let Some(only) = &args.server {
-        servers.retain(|(name, _)| name == only);
-        if servers.is_empty() {
+        discovery.configs.retain(|name, _| name == only);
+        if discovery.configs.is_empty() {
             return Err(Failure::usage(format!("no enabled server named `{only}`")));
         }
     }
-    let progress = if args.json {
-        Progress::Quiet
-    } else {
-        Progress::Show
+    let options = StartOptions {
+        progress: if args.json {
+            Progress::Quiet
+        } else {
+            Progress::Show
+        },
+        wait: args.wait,
+        reconnect: false,
     };
-    let connected = crate::shutdown::until_signal(connect_all(servers, progress)).await?;
-    close_all(&connected).await;
+    let started = crate::shutdown::until_signal(start(
+        discovery.cwd.clone(),
+        discovery.configs,
+        discovery.sources,
+        options,
+    ))
+    .await?;
+    let naming = if args.claude_names {
+        NamingStyle::Claude
+    } else {
+        NamingStyle::Mcpr
+    };
+    let tools = mcp_tools(&started.report.servers, naming);
+    started.manager.disconnect_all().await;
 
-    let mut failed = 0;
-    let mut listing = Vec::new();
-    for server in &connected {
-        match &server.result {
-            Ok((_, tools)) => {
-                if args.json {
-                    listing.extend(tools.iter().map(|tool| {
-                        json!({
-                            "server": server.name,
-                            "name": tool.name,
-                            "title": tool.title,
-                            "description": tool.description,
-                            "inputSchema": tool.input_schema,
-                            "outputSchema": tool.output_schema,
-                            "annotations": tool.annotations,
-                        })
-                    }));
-                } else {
-                    println!("{} ({} tools)", server.name, tools.len());
-                    for tool in tools {
-                        let summary = tool
-                            .description
-                            .as_deref()
-                            .unwrap_or("")
-                            .lines()
-                            .next()
-                            .unwrap_or("");
-                        println!("  {:<28} {summary}", tool.name);
-                    }
-                }
-            }
-            Err(e) => {
-                failed += 1;
-                eprintln!("error: {e}");
+    if args.json {
+        let listing: Vec<_> = tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "server": tool.server,
+                    "tool": tool.tool,
+                    "label": tool.label,
+                    "deferred": tool.deferred,
+                    "title": tool.definition.title,
+                    "description": tool.definition.description,
+                    "inputSchema": tool.definition.input_schema,
+                    "outputSchema": tool.definition.output_schema,
+                    "annotations": tool.definition.annotations,
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&listing).map_err(Failure::internal)?;
+        println!("{text}");
+    } else {
+        for server in &started.report.servers {
+            let cached = if server.deferred {
+                ", cached: still connecting"
+            } else {
+                ""
+            };
+            println!("{} ({} tools{cached})", server.server, server.tools.len());
+            for tool in tools.iter().filter(|t| t.server == server.server) {
+                let summary = tool
+                    .definition
+                    .description
+                    .as_deref()
+                    .and_then(|d| d.lines().next())
+                    .unwrap_or("");
+                println!("  {:<32} {summary}", tool.name);
             }
         }
     }
-    if args.json {
-        let text = serde_json::to_string_pretty(&listing).map_err(Failure::internal)?;
-        println!("{text}");
+    for (name, error) in &started.report.errors {
+        eprintln!("error: {}", with_name(name, error));
     }
-    Ok(if failed > 0 {
-        exit::CONNECTION
-    } else {
+    Ok(if started.report.errors.is_empty() {
         exit::OK
+    } else {
+        exit::CONNECTION
     })
+}
+
+/// Errors from the runtime already name their server; make sure the few that do not still do.
+pub fn with_name(server: &str, error: &str) -> String {
+    if error.contains(&format!("`{server}`")) {
+        error.to_owned()
+    } else {
+        format!("server `{server}`: {error}")
+    }
 }

@@ -27,6 +27,31 @@ pub fn temp_dir() -> tempfile::TempDir {
         .expect("create temp dir")
 }
 
+/// An empty directory used as `$HOME` (and project) for CLI runs, created once per test
+/// process, so the configs and caches of this machine's AI tools stay out of the tests.
+pub fn isolated_home() -> PathBuf {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let dir = temp_dir().keep();
+        std::fs::create_dir_all(dir.join("project")).expect("create project dir");
+        dir
+    })
+    .clone()
+}
+
+/// Point every config, cache and data location of `command` into `home`.
+pub fn isolate_env(command: &mut Command, home: &Path) {
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("MCPR_TIMEOUT_MS");
+}
+
 /// Whether `pid` is a live process (zombies count as dead: they only wait to be reaped).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -86,22 +111,13 @@ pub const NPM_PEERS: &[&str] = &[
 pub fn server_everything() -> PathBuf {
     let root = peers_dir().join("npm");
     let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    npm_install_once(&root, &entry);
+    npm_install_once(&root, &entry, NPM_PEERS);
     entry
 }
 
-fn npm_install_once(root: &Path, marker: &Path) {
-    std::fs::create_dir_all(root).expect("create peers dir");
-    let lock_path = root.join(".install.lock");
-    let lock = std::fs::File::create(&lock_path).expect("create lock file");
-    // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&lock);
-    assert_eq!(
-        unsafe { libc::flock(fd, libc::LOCK_EX) },
-        0,
-        "lock {}",
-        lock_path.display()
-    );
+/// Install `packages` into `root` with npm unless `marker` exists already.
+fn npm_install_once(root: &Path, marker: &Path, packages: &[&str]) {
+    let _lock = install_lock(root);
     if marker.exists() {
         return;
     }
@@ -114,13 +130,179 @@ fn npm_install_once(root: &Path, marker: &Path) {
             "--prefix",
         ])
         .arg(root)
-        .args(NPM_PEERS)
+        .args(packages)
         .status()
         .expect("run npm (Node.js and npm are needed for the interop tests)");
-    assert!(status.success(), "npm install of {NPM_PEERS:?} failed");
+    assert!(status.success(), "npm install of {packages:?} failed");
     assert!(
         marker.exists(),
         "{} missing after npm install",
         marker.display()
     );
+}
+
+/// An exclusive lock on `root/.install.lock`, so that concurrent test processes install a
+/// peer once; released when dropped.
+fn install_lock(root: &Path) -> std::fs::File {
+    std::fs::create_dir_all(root).expect("create peers dir");
+    let lock_path = root.join(".install.lock");
+    let lock = std::fs::File::create(&lock_path).expect("create lock file");
+    // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&lock);
+    assert_eq!(
+        unsafe { libc::flock(fd, libc::LOCK_EX) },
+        0,
+        "lock {}",
+        lock_path.display()
+    );
+    lock
+}
+
+/// The MCP conformance suite (pinned; see shared/PEERS.md).
+pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance@0.1.16";
+
+/// Install the conformance suite once (into `target/peers/npm`) and return its entry point.
+pub fn conformance_suite() -> PathBuf {
+    let root = peers_dir().join("npm");
+    let entry = root.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    npm_install_once(&root, &entry, &[CONFORMANCE]);
+    entry
+}
+
+/// Node.js 22 from the npm registry's `node` package (the conformance suite needs Node 22 or
+/// later), installed once into `target/peers/node22`. Returns the `bin` directory to put first
+/// on `PATH`.
+pub fn node22_bin() -> PathBuf {
+    let root = peers_dir().join("node22");
+    let bin = root.join("node_modules/node/bin");
+    npm_install_once(&root, &bin.join("node"), &["node@22.23.3"]);
+    bin
+}
+
+/// A Python virtualenv with the MCP Python SDK 1.30.0 (classic FastMCP servers), created once
+/// in `target/peers/py1`. Returns its `python`.
+pub fn python_mcp() -> PathBuf {
+    let root = peers_dir().join("py1");
+    let python = root.join("bin/python");
+    let marker = root.join(".installed-mcp-1.30.0");
+    let _lock = install_lock(&root);
+    if marker.exists() {
+        return python;
+    }
+    let status = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&root)
+        .status()
+        .expect("run python3 (Python 3.10+ is needed for the Python interop tests)");
+    assert!(status.success(), "python3 -m venv failed");
+    let status = Command::new(root.join("bin/pip"))
+        .args(["install", "-q", "mcp==1.30.0"])
+        .status()
+        .expect("run pip");
+    assert!(status.success(), "pip install mcp==1.30.0 failed");
+    std::fs::write(&marker, "").expect("write install marker");
+    python
+}
+
+/// A child process (and its process group) killed when dropped, so a failing test leaves no
+/// server behind.
+pub struct ChildGuard(pub std::process::Child);
+
+impl ChildGuard {
+    /// Spawn `command` in a new process group.
+    pub fn spawn(command: &mut Command) -> ChildGuard {
+        use std::os::unix::process::CommandExt;
+        let child = command
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {command:?}: {e}"));
+        ChildGuard(child)
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        // SAFETY: signalling the process group we created; it may be gone already.
+        unsafe { libc::killpg(self.0.id() as i32, libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+/// A free loopback port (there is a small window before the peer binds it).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a free port")
+        .port()
+}
+
+/// Wait until something accepts connections on `127.0.0.1:port`.
+pub fn wait_for_port(port: u16, bound: Duration) {
+    let deadline = Instant::now() + bound;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `mcpr mock --http 127.0.0.1:0` (or `--sse`) with `flags`, running until dropped.
+pub struct HttpMock {
+    _child: ChildGuard,
+    /// The endpoint the mock printed (`http://127.0.0.1:PORT/mcp` or `.../sse`).
+    pub url: String,
+}
+
+impl HttpMock {
+    /// Streamable HTTP.
+    pub fn http(flags: &[&str]) -> HttpMock {
+        HttpMock::start("--http", flags)
+    }
+
+    /// Legacy HTTP+SSE.
+    pub fn sse(flags: &[&str]) -> HttpMock {
+        HttpMock::start("--sse", flags)
+    }
+
+    fn start(mode: &str, flags: &[&str]) -> HttpMock {
+        use std::io::BufRead;
+        let mut command = Command::new(MCPR);
+        command
+            .args(["mock", mode, "127.0.0.1:0"])
+            .args(flags)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut child = ChildGuard::spawn(&mut command);
+        let stderr = child.0.stderr.take().expect("mock stderr");
+        // Read the `listening on URL` line, then keep draining stderr so the mock never
+        // blocks on a full pipe.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the mock printed no `listening on` line");
+        HttpMock { _child: child, url }
+    }
+
+    /// A config for this mock: `kind` is the config's `type` (`None`: absent).
+    pub fn config(&self, kind: Option<&str>) -> ServerConfig {
+        remote(&self.url, kind)
+    }
+}
+
+/// A remote server config for `url`, with `type` = `kind` when given.
+pub fn remote(url: &str, kind: Option<&str>) -> ServerConfig {
+    let mut entry = serde_json::json!({ "url": url });
+    if let Some(kind) = kind {
+        entry["type"] = kind.into();
+    }
+    mcp_runtime::config::server_from_json("remote", &entry).expect("valid remote config")
 }

@@ -1,0 +1,287 @@
+//! The on-disk tool cache (SPEC B10): the last tool list of every server, so start-up can offer
+//! a slow server's tools before it answers (deferred tools).
+//!
+//! One SQLite file per user (WAL mode: safe for several agents at once). The key is the server
+//! name, the project directory and a SHA-256 of the server's config, so a changed config never
+//! serves stale tools. Entries expire after 30 days and are rewritten on every successful list.
+//! The cache is best effort: a corrupt, locked or unreadable file is a miss, never a failure.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use crate::client::ToolDefinition;
+use crate::config::ServerConfig;
+
+/// How long an entry stays valid.
+pub const CACHE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// File name inside the cache directory.
+const FILE_NAME: &str = "tools.sqlite";
+
+/// Identifies one cache entry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    /// Server name as configured.
+    pub server: String,
+    /// Project directory the server was configured for.
+    pub project: String,
+    /// SHA-256 (hex) of the server's config.
+    pub config_hash: String,
+}
+
+impl CacheKey {
+    /// The key of `server` with `config` in `project`.
+    pub fn new(server: &str, project: &Path, config: &ServerConfig) -> Self {
+        CacheKey {
+            server: server.to_owned(),
+            project: project.to_string_lossy().into_owned(),
+            config_hash: config_hash(config),
+        }
+    }
+}
+
+/// SHA-256 of the parts of a config that decide which tools a server offers (transport, command,
+/// arguments, URL, environment and header *names*). Values of `env` and headers are left out:
+/// they hold secrets, and rotating a token does not change a server's tools.
+pub fn config_hash(config: &ServerConfig) -> String {
+    use crate::config::Transport;
+    let mut hasher = Sha256::new();
+    let mut feed = |part: &str| {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    };
+    match &config.transport {
+        Transport::Stdio(stdio) => {
+            feed("stdio");
+            feed(&stdio.command);
+            stdio.args.iter().for_each(|a| feed(a));
+            stdio.env.keys().for_each(|k| feed(k));
+            feed(&stdio.cwd.as_deref().unwrap_or(Path::new("")).to_string_lossy());
+        }
+        Transport::Http(http) => {
+            feed(config.transport.kind_name());
+            feed(&http.url);
+            http.headers.keys().for_each(|k| feed(k));
+        }
+    }
+    let digest = hasher.finalize();
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The tool cache. Cheap to share; every operation is short and synchronous.
+pub struct ToolCache {
+    path: PathBuf,
+    /// Opened lazily on first use, so a host that never needs the cache never touches disk.
+    connection: Mutex<Option<Connection>>,
+}
+
+impl std::fmt::Debug for ToolCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCache").field("path", &self.path).finish()
+    }
+}
+
+impl ToolCache {
+    /// A cache stored in `dir` (created on first write).
+    pub fn in_dir(dir: &Path) -> Self {
+        ToolCache {
+            path: dir.join(FILE_NAME),
+            connection: Mutex::new(None),
+        }
+    }
+
+    /// The per-user cache: `$XDG_CACHE_HOME/mcpr`, else `~/.cache/mcpr`.
+    pub fn user_default() -> Option<Self> {
+        let dir = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+        Some(Self::in_dir(&dir.join("mcpr")))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The cached tools of `key`, if present and younger than [`CACHE_TTL`].
+    pub fn get(&self, key: &CacheKey) -> Option<Vec<ToolDefinition>> {
+        let result = self.with_connection(|db| {
+            let row: Option<(String, i64)> = db
+                .query_row(
+                    "SELECT tools, updated_at FROM tools
+                     WHERE server = ?1 AND project = ?2 AND config_hash = ?3",
+                    params![key.server, key.project, key.config_hash],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()?;
+            Ok(row)
+        });
+        let (json, updated_at) = match result {
+            Ok(Some(row)) => row,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(cache = %self.path.display(), "tool cache unreadable, ignoring it: {e}");
+                return None;
+            }
+        };
+        if now_secs().saturating_sub(updated_at) > CACHE_TTL.as_secs() as i64 {
+            return None;
+        }
+        match serde_json::from_str(&json) {
+            Ok(tools) => Some(tools),
+            Err(e) => {
+                tracing::warn!(server = %key.server, "cached tools are corrupt, ignoring them: {e}");
+                None
+            }
+        }
+    }
+
+    /// Store the tools of `key` (best effort: failures are logged, never returned).
+    pub fn put(&self, key: &CacheKey, tools: &[ToolDefinition]) {
+        let json = match serde_json::to_string(tools) {
+            Ok(json) => json,
+            Err(e) => {
+                tracing::warn!(server = %key.server, "cannot serialise tools for the cache: {e}");
+                return;
+            }
+        };
+        let result = self.with_connection(|db| {
+            db.execute(
+                "INSERT INTO tools (server, project, config_hash, tools, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (server, project, config_hash)
+                 DO UPDATE SET tools = excluded.tools, updated_at = excluded.updated_at",
+                params![key.server, key.project, key.config_hash, json, now_secs()],
+            )?;
+            Ok(())
+        });
+        if let Err(e) = result {
+            tracing::warn!(cache = %self.path.display(), "cannot write the tool cache: {e}");
+        }
+    }
+
+    /// Run `work` on the open database, opening (and if needed creating) it first. A database
+    /// that cannot be opened is reported and retried next time.
+    fn with_connection<T>(
+        &self,
+        work: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, CacheError> {
+        let mut slot = self.connection.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(open(&self.path)?);
+        }
+        let db = slot.as_ref().ok_or(CacheError::Closed)?;
+        let result = work(db).map_err(CacheError::Sqlite);
+        if result.is_err() {
+            // A corrupt file stays corrupt; reopen next time in case it was replaced.
+            *slot = None;
+        }
+        result
+    }
+}
+
+/// Why the cache could not be used (only ever logged).
+#[derive(Debug, thiserror::Error)]
+enum CacheError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("not open")]
+    Closed,
+}
+
+fn open(path: &Path) -> Result<Connection, CacheError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let db = Connection::open(path)?;
+    // Another agent may be writing: wait a little instead of failing at once.
+    db.busy_timeout(Duration::from_millis(500))?;
+    db.pragma_update(None, "journal_mode", "WAL")?;
+    db.execute_batch(
+        "CREATE TABLE IF NOT EXISTS tools (
+            server TEXT NOT NULL,
+            project TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            tools TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (server, project, config_hash)
+        )",
+    )?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Tool descriptions can reveal what a user works on: keep the file private.
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    }
+    Ok(db)
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> ToolDefinition {
+        serde_json::from_value(serde_json::json!({"name": name, "inputSchema": {"type": "object"}}))
+            .unwrap()
+    }
+
+    fn key(server: &str) -> CacheKey {
+        CacheKey::new(server, Path::new("/project"), &ServerConfig::stdio("srv", ["--x"]))
+    }
+
+    #[test]
+    fn round_trip_and_key_isolation() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ToolCache::in_dir(dir.path());
+        assert!(cache.get(&key("a")).is_none());
+        cache.put(&key("a"), &[tool("one"), tool("two")]);
+        let got = cache.get(&key("a")).unwrap();
+        assert_eq!(got.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["one", "two"]);
+        assert!(cache.get(&key("b")).is_none());
+
+        // A different config is a different entry.
+        let other = CacheKey::new("a", Path::new("/project"), &ServerConfig::stdio("srv", ["--y"]));
+        assert!(cache.get(&other).is_none());
+
+        // A second handle (another process) sees the same data.
+        let again = ToolCache::in_dir(dir.path());
+        assert_eq!(again.get(&key("a")).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn secret_values_do_not_change_the_key() {
+        let mut a = ServerConfig::stdio("srv", Vec::<String>::new());
+        let mut b = a.clone();
+        if let (crate::config::Transport::Stdio(x), crate::config::Transport::Stdio(y)) =
+            (&mut a.transport, &mut b.transport)
+        {
+            x.env.insert("TOKEN".into(), "secret-1".into());
+            y.env.insert("TOKEN".into(), "secret-2".into());
+        }
+        assert_eq!(config_hash(&a), config_hash(&b));
+    }
+
+    #[test]
+    fn a_corrupt_file_is_a_miss_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE_NAME), b"this is not a database, just garbage bytes")
+            .unwrap();
+        let cache = ToolCache::in_dir(dir.path());
+        assert!(cache.get(&key("a")).is_none());
+        cache.put(&key("a"), &[tool("one")]); // must not panic
+    }
+}

@@ -1,0 +1,73 @@
+//! What the manager tells hosts as servers come and go (SPEC B11).
+
+use std::time::Duration;
+
+/// A change in one server's life. Subscribe with [`McpManager::subscribe`](super::McpManager::subscribe).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ManagerEvent {
+    /// A connection attempt started.
+    Connecting {
+        /// Server name.
+        server: String,
+    },
+    /// Connected and tools listed.
+    Connected {
+        /// Server name.
+        server: String,
+        /// Number of tools listed.
+        tools: usize,
+        /// From the start of the attempt to the tool list.
+        elapsed: Duration,
+    },
+    /// The attempt (or a late background load) failed.
+    Failed {
+        /// Server name.
+        server: String,
+        /// The error, naming the server.
+        error: String,
+        /// The server's last stderr lines.
+        stderr: Vec<String>,
+    },
+    /// The server's tools changed (first list, `list_changed`, reconnect, disconnect).
+    ToolsChanged {
+        /// Server name.
+        server: String,
+    },
+    /// The connection dropped unexpectedly; another attempt follows after `delay`.
+    Reconnecting {
+        /// Server name.
+        server: String,
+        /// 1-based attempt number.
+        attempt: u32,
+        /// Back-off before the attempt.
+        delay: Duration,
+    },
+    /// Automatic reconnects stopped (too many crashes, or attempts exhausted); a manual
+    /// reconnect starts again.
+    Suspended {
+        /// Server name.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server was disconnected on request.
+    Disconnected {
+        /// Server name.
+        server: String,
+    },
+}
+
+impl ManagerEvent {
+    /// The server the event is about.
+    pub fn server(&self) -> &str {
+        match self {
+            ManagerEvent::Connecting { server }
+            | ManagerEvent::Connected { server, .. }
+            | ManagerEvent::Failed { server, .. }
+            | ManagerEvent::ToolsChanged { server }
+            | ManagerEvent::Reconnecting { server, .. }
+            | ManagerEvent::Suspended { server, .. }
+            | ManagerEvent::Disconnected { server } => server,
+        }
+    }
+}

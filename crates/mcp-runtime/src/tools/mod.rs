@@ -1,0 +1,8 @@
+//! MCP tools as a host registers them: named for the model (SPEC B3), labelled with their
+//! origin, and callable through the manager with errors turned into tool results (SPEC A6).
+
+mod bridge;
+mod naming;
+
+pub use bridge::{Aborted, McpTool, OutputCap, ToolCallOptions, mcp_tools};
+pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};

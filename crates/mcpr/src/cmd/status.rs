@@ -1,0 +1,107 @@
+//! `mcpr status`: start every configured server and report how each one is doing.
+
+use mcp_runtime::manager::ServerReport;
+
+use crate::cli::GlobalArgs;
+use crate::connect::{Progress, StartOptions, start};
+use crate::exit::{self, Failure, Outcome};
+
+/// Arguments of `mcpr status`.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Report at the start-up gate instead of waiting for every server to settle.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
+    let discovery = crate::discovery::discover_some(global)?;
+    let options = StartOptions {
+        progress: if args.json {
+            Progress::Quiet
+        } else {
+            Progress::Show
+        },
+        wait: !args.no_wait,
+        reconnect: false,
+    };
+    let started = crate::shutdown::until_signal(start(
+        discovery.cwd.clone(),
+        discovery.configs,
+        discovery.sources,
+        options,
+    ))
+    .await?;
+    let reports = started.manager.reports();
+    started.manager.disconnect_all().await;
+
+    if args.json {
+        let text = serde_json::to_string_pretty(&reports).map_err(Failure::internal)?;
+        println!("{text}");
+    } else {
+        print_table(&reports);
+    }
+    let failed = reports
+        .iter()
+        .any(|r| r.error.is_some() && r.status != mcp_runtime::manager::ServerStatus::Connected);
+    Ok(if failed { exit::CONNECTION } else { exit::OK })
+}
+
+fn print_table(reports: &[ServerReport]) {
+    let width = reports
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(6);
+    println!(
+        "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  SOURCE",
+        "SERVER", "STATE", "TYPE", "HANDSHAKE", "TOOLS", "PROTOCOL"
+    );
+    for report in reports {
+        let handshake = report
+            .handshake_ms
+            .map(|ms| format!("{ms} ms"))
+            .unwrap_or_else(|| "-".into());
+        let tools = if report.deferred {
+            format!("{}*", report.tools)
+        } else {
+            report.tools.to_string()
+        };
+        let source = match (&report.provider, &report.path) {
+            (Some(provider), Some(path)) => format!("{provider} ({})", path.display()),
+            _ => "-".into(),
+        };
+        println!(
+            "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  {source}",
+            report.name,
+            report.state,
+            report.transport,
+            handshake,
+            tools,
+            report.protocol_version.as_deref().unwrap_or("-"),
+        );
+    }
+    if reports.iter().any(|r| r.deferred) {
+        println!("(* cached tools: the server was still connecting)");
+    }
+    for report in reports.iter().filter(|r| r.error.is_some()) {
+        if let Some(error) = &report.error {
+            println!(
+                "\n{}: {}",
+                report.name,
+                error.lines().next().unwrap_or_default()
+            );
+            let tail: Vec<&String> = report.stderr_tail.iter().rev().take(10).collect();
+            if !tail.is_empty() {
+                println!("  stderr:");
+                for line in tail.into_iter().rev() {
+                    println!("  | {line}");
+                }
+            }
+        }
+    }
+}
