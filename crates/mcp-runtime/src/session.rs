@@ -25,8 +25,8 @@ pub struct HostTool {
 pub enum RegisteredTool {
     /// One of the host's own.
     Host(HostTool),
-    /// An MCP server's.
-    Mcp(McpTool),
+    /// An MCP server's (boxed: it carries schemas and is much larger than a host tool).
+    Mcp(Box<McpTool>),
 }
 
 impl RegisteredTool {
@@ -100,7 +100,8 @@ impl Session {
         for tool in tools {
             // A host tool keeps its name: the host's own tools win a clash.
             if !self.tools.contains_key(&tool.name) {
-                self.tools.insert(tool.name.clone(), RegisteredTool::Mcp(tool));
+                self.tools
+                    .insert(tool.name.clone(), RegisteredTool::Mcp(Box::new(tool)));
             }
         }
     }

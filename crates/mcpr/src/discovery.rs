@@ -18,6 +18,7 @@ pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
             failure.path, failure.error
         )));
     }
+    crate::logging::add_secrets(discovery.configs.values().flat_map(|c| c.secret_values()));
     print_warnings(&discovery);
     for error in discovery.errors.values() {
         eprintln!("warning: {error}");

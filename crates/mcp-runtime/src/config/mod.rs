@@ -185,6 +185,40 @@ impl ServerConfig {
         RedactedServer::new(self)
     }
 
+    /// Values of this (expanded) config that may be secrets: environment and header values and
+    /// URL query values, at least 6 characters long. Hosts feed them to their log scrubbing,
+    /// since third-party crates may log a URL or a value at debug level.
+    ///
+    /// ```
+    /// use mcp_runtime::config::server_from_json;
+    /// let cfg = server_from_json("s", &serde_json::json!({"url": "https://h/mcp?key=abcdef123"})).unwrap();
+    /// assert_eq!(cfg.secret_values(), ["abcdef123"]);
+    /// ```
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut values: Vec<String> = match &self.transport {
+            Transport::Stdio(stdio) => stdio.env.values().cloned().collect(),
+            Transport::Http(http) => {
+                let query = http.url.split_once('?').map_or("", |(_, q)| q);
+                let query = query.split('#').next().unwrap_or("");
+                http.headers
+                    .values()
+                    .cloned()
+                    .chain(query.split('&').filter_map(|pair| pair.split_once('=')).map(|(_, v)| v.to_owned()))
+                    .collect()
+            }
+        };
+        // Header values like `Bearer <token>`: the token alone is the secret.
+        let tokens: Vec<String> = values
+            .iter()
+            .filter_map(|v| v.split_once(' ').map(|(_, rest)| rest.trim().to_owned()))
+            .collect();
+        values.extend(tokens);
+        values.retain(|v| v.len() >= 6);
+        values.sort();
+        values.dedup();
+        values
+    }
+
     /// Bound on the handshake and first `tools/list` (SPEC B5); `None` means unbounded.
     pub fn startup_timeout(&self) -> Option<Duration> {
         resolve_timeout(

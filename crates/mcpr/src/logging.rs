@@ -1,0 +1,84 @@
+//! Logs on stderr, filtered by `RUST_LOG`, with known secret values scrubbed: third-party crates
+//! may print a URL or a header at debug level, and secrets must never reach the terminal.
+
+use std::io::Write;
+use std::sync::RwLock;
+
+use tracing_subscriber::fmt::MakeWriter;
+
+/// Values to replace with `***` in every log line.
+static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Scrub these values from logs from now on.
+pub fn add_secrets(values: impl IntoIterator<Item = String>) {
+    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    secrets.extend(values);
+    // Longest first, so a secret containing another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+}
+
+/// Install the subscriber with `default` as the filter when `RUST_LOG` is unset.
+pub fn init(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(ScrubbedStderr)
+        .with_target(false)
+        .init();
+}
+
+/// Makes one [`LineWriter`] per log event.
+struct ScrubbedStderr;
+
+impl<'a> MakeWriter<'a> for ScrubbedStderr {
+    type Writer = LineWriter;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        LineWriter(Vec::with_capacity(256))
+    }
+}
+
+/// Collects one event, scrubs it, and writes it to stderr when dropped.
+struct LineWriter(Vec<u8>);
+
+impl Write for LineWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LineWriter {
+    fn drop(&mut self) {
+        let line = scrub(&String::from_utf8_lossy(&self.0));
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+}
+
+fn scrub(line: &str) -> String {
+    let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
+    let mut line = line.to_owned();
+    for secret in secrets.iter() {
+        if line.contains(secret.as_str()) {
+            line = line.replace(secret.as_str(), "***");
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registered_secrets_are_scrubbed() {
+        add_secrets(["tok-123456".to_owned(), "tok-123456-longer".to_owned()]);
+        assert_eq!(scrub("url?key=tok-123456-longer&x=tok-123456"), "url?key=***&x=***");
+    }
+}
