@@ -1,5 +1,6 @@
 //! Our side of the conversation: what we tell a server about ourselves, and how we answer its
-//! requests (`ping`, `roots/list`) and notifications (logging, progress, list changes).
+//! requests (`ping`, `roots/list`, `elicitation/create`) and notifications (logging, progress,
+//! list changes).
 
 // rmcp marks roots and logging deprecated because protocol 2026-07-28 drops them; we speak
 // 2025-11-25 and older, where both are current.
@@ -9,13 +10,16 @@ use std::path::PathBuf;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, Root,
-    RootsCapabilities,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, Root, RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleClient};
 use tokio::sync::mpsc;
+
+use super::elicitation::{ElicitationAction, ElicitationHandler, ElicitationRequest};
+use super::progress::{ProgressRouter, ProgressUpdate, token_key};
 
 /// Something a server told us outside a request/response pair.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,11 +48,17 @@ pub enum ClientEvent {
     },
 }
 
-/// The rmcp client handler of one connection.
+/// The rmcp client handler of one connection. Cloned when a remote server is tried over a
+/// second transport.
+#[derive(Clone)]
 pub(crate) struct Handler {
     pub server: String,
     pub roots: Vec<PathBuf>,
     pub events: Option<mpsc::UnboundedSender<ClientEvent>>,
+    /// The host's elicitation callback; the capability is declared only when set.
+    pub elicitation: Option<ElicitationHandler>,
+    /// Progress of calls whose caller asked for it (`CallOptions::progress`).
+    pub progress: std::sync::Arc<ProgressRouter>,
 }
 
 impl Handler {
@@ -64,6 +74,12 @@ impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
+        if self.elicitation.is_some() {
+            // Form mode only: URL mode needs a browser, which a host may not have.
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(FormElicitationCapability::new());
+            capabilities.elicitation = Some(elicitation);
+        }
         ClientConfig::new(
             capabilities,
             Implementation::new("mcpr", env!("CARGO_PKG_VERSION")),
@@ -85,6 +101,46 @@ impl ClientHandler for Handler {
             })
             .collect();
         Ok(ListRootsResult::new(roots))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (
+            Some(handler),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicitation, request)
+        else {
+            // Not declared (no callback) or URL mode, which we do not declare either.
+            return Ok(ElicitResult::new(rmcp::model::ElicitationAction::Decline));
+        };
+        let requested_schema = serde_json::to_value(&requested_schema)
+            .map_err(|e| ErrorData::internal_error(format!("elicitation schema: {e}"), None))?;
+        let response = handler(ElicitationRequest {
+            server: self.server.clone(),
+            message,
+            requested_schema,
+        })
+        .await;
+        let action = match response.action {
+            ElicitationAction::Accept => rmcp::model::ElicitationAction::Accept,
+            ElicitationAction::Decline => rmcp::model::ElicitationAction::Decline,
+            ElicitationAction::Cancel => rmcp::model::ElicitationAction::Cancel,
+        };
+        let accepted = action == rmcp::model::ElicitationAction::Accept;
+        let mut result = ElicitResult::new(action);
+        if accepted {
+            result = result.with_content(serde_json::Value::Object(
+                response.content.unwrap_or_default(),
+            ));
+        }
+        Ok(result)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -114,6 +170,14 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        self.progress.deliver(
+            token_key(&params.progress_token),
+            ProgressUpdate {
+                progress: params.progress,
+                total: params.total,
+                message: params.message.clone(),
+            },
+        );
         self.emit(ClientEvent::Progress {
             token: serde_json::to_value(&params.progress_token).unwrap_or_default(),
             progress: params.progress,

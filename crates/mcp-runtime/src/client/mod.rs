@@ -1,10 +1,18 @@
 //! One live connection to one MCP server.
 //!
-//! [`McpClient::connect`] starts the server (stdio: a child process in its own process group),
-//! performs the `initialize` handshake with protocol 2025-11-25 within the server's startup
-//! timeout, and checks the version the server picked. The client then lists tools (following
-//! `nextCursor`), calls them with a per-call timeout and cancellation (both of which send
-//! `notifications/cancelled`), and closes on our own deadline so nothing outlives it.
+//! [`McpClient::connect`] starts the server (stdio: a child process in its own process group)
+//! or reaches it (a `url`: streamable HTTP, or the legacy HTTP+SSE transport, with a fallback
+//! from the first to the second), performs the `initialize` handshake with protocol 2025-11-25
+//! within the server's startup timeout, and checks the version the server picked. The client
+//! then lists tools (following `nextCursor`), calls them with a per-call timeout and
+//! cancellation (both of which send `notifications/cancelled`), answers the server's requests
+//! (`roots/list`, `ping`, and `elicitation/create` through the host's callback), and closes on
+//! our own deadline so nothing outlives it.
+//!
+//! Modules: `stdio` (the child process), `remote` (choosing an HTTP transport), `http` (the
+//! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
+//! transports and their event streams), `handler` (our side of the protocol), `elicitation`
+//! (the host callback's types), `types` (what calls return), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -21,9 +29,16 @@
 //! # let _ = tools; Ok(()) }
 //! ```
 
+mod elicitation;
 mod error;
 mod handler;
+mod http;
+mod legacy_sse;
+mod progress;
+mod remote;
+mod sse;
 mod stdio;
+mod streamable_http;
 mod types;
 
 use std::collections::HashSet;
@@ -32,8 +47,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
+    ListPromptsRequest, ListResourcesRequest, ListToolsRequest, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient, ServiceExt};
@@ -41,12 +57,19 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ServerConfig, Transport};
+use crate::config::{ServerConfig, StdioConfig, Transport};
 
+pub use elicitation::{
+    ElicitationAction, ElicitationHandler, ElicitationRequest, ElicitationResponse,
+};
 pub use error::ClientError;
 pub use handler::ClientEvent;
+pub use progress::ProgressUpdate;
 pub use stdio::group_alive;
-pub use types::{Content, ServerInfo, ToolDefinition, ToolOutput};
+pub use types::{
+    Content, PromptArgument, PromptDefinition, ResourceDefinition, ServerInfo, ToolDefinition,
+    ToolOutput,
+};
 
 use handler::Handler;
 use stdio::{EXIT_GRACE, ServerProcess};
@@ -62,12 +85,25 @@ const STDERR_TAIL_LINES: usize = 20;
 const MAX_LIST_PAGES: usize = 10_000;
 
 /// Settings of a connection that do not come from the server's config.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConnectOptions {
     /// Directories offered to the server in `roots/list` (default: the current directory).
     pub roots: Vec<PathBuf>,
     /// Where to send server notifications (tool list changes, logs, progress).
     pub events: Option<mpsc::UnboundedSender<ClientEvent>>,
+    /// Answers the server's `elicitation/create` requests. Servers are told the client
+    /// supports elicitation only when this is set.
+    pub elicitation: Option<ElicitationHandler>,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("roots", &self.roots)
+            .field("events", &self.events.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .finish()
+    }
 }
 
 impl Default for ConnectOptions {
@@ -75,6 +111,7 @@ impl Default for ConnectOptions {
         ConnectOptions {
             roots: std::env::current_dir().into_iter().collect(),
             events: None,
+            elicitation: None,
         }
     }
 }
@@ -86,6 +123,9 @@ pub struct CallOptions {
     pub timeout: Option<Duration>,
     /// Cancels the call; the server is sent `notifications/cancelled`.
     pub cancel: Option<CancellationToken>,
+    /// Receives the `notifications/progress` the server sends about this call, in the order
+    /// they are handled (a gateway forwards them to its own client).
+    pub progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
 }
 
 /// A connected MCP server.
@@ -99,15 +139,22 @@ pub struct McpClient {
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     /// The child process of a stdio server; `None` for remote servers.
     process: Option<ServerProcess>,
+    /// The URL of a remote server, for its error messages; `None` for stdio.
+    url: Option<reqwest::Url>,
+    /// `stdio`, `http` (streamable HTTP) or `sse` (legacy HTTP+SSE).
+    transport: &'static str,
     info: ServerInfo,
     handshake: Duration,
     config: ServerConfig,
+    /// Shared with the handler, which feeds it the server's progress notifications.
+    progress: std::sync::Arc<progress::ProgressRouter>,
 }
 
 impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpClient")
             .field("server", &self.server)
+            .field("transport", &self.transport)
             .field("pid", &self.pid())
             .field("info", &self.info)
             .finish_non_exhaustive()
@@ -123,48 +170,37 @@ impl McpClient {
         config: &ServerConfig,
         options: &ConnectOptions,
     ) -> Result<McpClient, ClientError> {
+        let progress = std::sync::Arc::new(progress::ProgressRouter::default());
         let handler = Handler {
             server: server.to_owned(),
             roots: options.roots.clone(),
             events: options.events.clone(),
+            elicitation: options.elicitation.clone(),
+            progress: progress.clone(),
         };
         let started = Instant::now();
-        let (process, handshake): (Option<ServerProcess>, Handshake) = match &config.transport {
+        let bound = config.startup_timeout();
+        let (service, process, url, transport) = match &config.transport {
             Transport::Stdio(stdio) => {
-                let (process, pipes) = ServerProcess::spawn(server, stdio)?;
-                let handshake = Box::pin(handler.serve((pipes.stdout, pipes.stdin)));
-                (Some(process), handshake)
+                let (service, process) = connect_stdio(server, stdio, handler, bound).await?;
+                (service, Some(process), None, "stdio")
             }
-            Transport::Http(_) => {
-                return Err(ClientError::UnsupportedTransport {
-                    server: server.to_owned(),
-                    transport: config.transport.kind_name(),
-                });
-            }
-        };
-
-        let outcome = match config.startup_timeout() {
-            Some(bound) => tokio::time::timeout(bound, handshake)
-                .await
-                .map_err(|_| bound),
-            None => Ok(handshake.await),
-        };
-        let service = match outcome {
-            Ok(Ok(service)) => service,
-            Err(bound) => {
-                let error = ClientError::Timeout {
-                    server: server.to_owned(),
-                    phase: "initialize".into(),
-                    after: bound,
-                    stderr: stderr_now(process.as_ref()),
+            Transport::Http(http) => {
+                let connecting = remote::connect(server, http, handler);
+                let remote = match bound {
+                    Some(bound) => {
+                        tokio::time::timeout(bound, connecting)
+                            .await
+                            .map_err(|_| ClientError::Timeout {
+                                server: server.to_owned(),
+                                phase: "initialize".into(),
+                                after: bound,
+                                stderr: Vec::new(),
+                            })??
+                    }
+                    None => connecting.await?,
                 };
-                stop(process).await;
-                return Err(error);
-            }
-            Ok(Err(e)) => {
-                let error = handshake_error(server, &e.to_string(), process.as_ref()).await;
-                stop(process).await;
-                return Err(error);
+                (remote.service, None, Some(remote.url), remote.transport)
             }
         };
         let peer = service.peer().clone();
@@ -179,9 +215,12 @@ impl McpClient {
             peer,
             service: Mutex::new(Some(service)),
             process,
+            url,
+            transport,
             info,
             handshake: started.elapsed(),
             config: config.clone(),
+            progress,
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -202,6 +241,12 @@ impl McpClient {
     /// What the server reported in `initialize`.
     pub fn info(&self) -> &ServerInfo {
         &self.info
+    }
+
+    /// The transport in use: `stdio`, `http` (streamable HTTP) or `sse` (legacy HTTP+SSE,
+    /// also when a URL without a type fell back to it).
+    pub fn transport(&self) -> &'static str {
+        self.transport
     }
 
     /// Time from spawn to a completed handshake.
@@ -280,6 +325,138 @@ impl McpClient {
         Err(self.protocol_error("tools/list", format!("more than {MAX_LIST_PAGES} pages")))
     }
 
+    /// List every resource (`resources/list`, following `nextCursor`). A server that does not
+    /// offer resources has none: it is not asked, and "method not found" is an empty list.
+    pub async fn list_resources(&self) -> Result<Vec<ResourceDefinition>, ClientError> {
+        if !self.offers(|c| c.resources.is_some()) {
+            return Ok(Vec::new());
+        }
+        let listing = self
+            .list_all(
+                "resources/list",
+                |params| {
+                    ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
+                },
+                |result| match result {
+                    ServerResult::ListResourcesResult(page) => {
+                        Some((page.resources, page.next_cursor))
+                    }
+                    _ => None,
+                },
+            )
+            .await;
+        empty_if_method_not_found(listing)
+    }
+
+    /// List every prompt (`prompts/list`, following `nextCursor`). A server that does not
+    /// offer prompts has none: it is not asked, and "method not found" is an empty list.
+    pub async fn list_prompts(&self) -> Result<Vec<PromptDefinition>, ClientError> {
+        if !self.offers(|c| c.prompts.is_some()) {
+            return Ok(Vec::new());
+        }
+        let listing = self
+            .list_all(
+                "prompts/list",
+                |params| ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
+                |result| match result {
+                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
+                    _ => None,
+                },
+            )
+            .await;
+        empty_if_method_not_found(listing)
+    }
+
+    /// Read one resource (`resources/read`). The result comes back as the server sent it, in
+    /// the wire format (`{"contents": [{"uri", "mimeType"?, "text" | "blob"}, ...]}`).
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let request =
+            ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(params));
+        let method = "resources/read";
+        match self
+            .request(request, method, self.config.request_timeout(), None)
+            .await?
+        {
+            ServerResult::ReadResourceResult(result) => serde_json::to_value(&result)
+                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
+            _ => Err(self.protocol_error(method, "unexpected response type")),
+        }
+    }
+
+    /// Get one prompt (`prompts/get`) filled with `arguments`. The result comes back as the
+    /// server sent it, in the wire format (`{"description"?, "messages": [...]}`).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value, ClientError> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params));
+        let method = "prompts/get";
+        match self
+            .request(request, method, self.config.request_timeout(), None)
+            .await?
+        {
+            ServerResult::GetPromptResult(result) => serde_json::to_value(&result)
+                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
+            _ => Err(self.protocol_error(method, "unexpected response type")),
+        }
+    }
+
+    /// Whether the capabilities the server declared in `initialize` pass `test`.
+    fn offers(&self, test: impl Fn(&ServerCapabilities) -> bool) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| test(&info.capabilities))
+    }
+
+    /// Page through a paginated list request: `request` builds one page's request, `page`
+    /// takes the items and next cursor out of its result. Each page is bounded by the request
+    /// timeout, and a repeated cursor is a protocol error rather than an endless loop.
+    async fn list_all<Raw, Item>(
+        &self,
+        method: &str,
+        request: impl Fn(PaginatedRequestParams) -> ClientRequest,
+        page: impl Fn(ServerResult) -> Option<(Vec<Raw>, Option<String>)>,
+    ) -> Result<Vec<Item>, ClientError>
+    where
+        Raw: serde::Serialize,
+        Item: serde::de::DeserializeOwned,
+    {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let result = self
+                .request(request(params), method, self.config.request_timeout(), None)
+                .await?;
+            let Some((raw, next)) = page(result) else {
+                return Err(self.protocol_error(method, "unexpected response type"));
+            };
+            for item in &raw {
+                items.push(convert(item).map_err(|e| {
+                    self.protocol_error(method, format!("invalid list entry: {e}"))
+                })?);
+            }
+            match next {
+                None => return Ok(items),
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(self.protocol_error(
+                        method,
+                        format!("server repeated the cursor `{next}`; stopping"),
+                    ));
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(self.protocol_error(method, format!("more than {MAX_LIST_PAGES} pages")))
+    }
+
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
     /// on its own terms returns `Ok` with `is_error: true`.
@@ -297,7 +474,13 @@ impl McpClient {
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
         let method = format!("tools/call `{tool}`");
         match self
-            .request(request, &method, timeout, options.cancel.as_ref())
+            .request_with_progress(
+                request,
+                &method,
+                timeout,
+                options.cancel.as_ref(),
+                options.progress.as_ref(),
+            )
             .await?
         {
             ServerResult::CallToolResult(result) => convert(&result)
@@ -344,15 +527,46 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
+        self.request_with_progress(request, method, timeout, cancel, None)
+            .await
+    }
+
+    /// [`request`](Self::request), sending the server's progress notifications about it to
+    /// `progress`.
+    async fn request_with_progress(
+        &self,
+        request: ClientRequest,
+        method: &str,
+        timeout: Option<Duration>,
+        cancel: Option<&CancellationToken>,
+        progress: Option<&mpsc::UnboundedSender<ProgressUpdate>>,
+    ) -> Result<ServerResult, ClientError> {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
+        // Failing to hand the request to rmcp's writer means it was never sent.
+        let not_sent = || ClientError::NotSent {
+            server: self.server.clone(),
+            method: method.to_owned(),
+        };
+        if self.is_closed() {
+            return Err(not_sent());
+        }
         let handle = self
             .peer
             .send_request_with_option(request, options)
             .await
-            .map_err(|e| self.service_error(method, e))?;
+            .map_err(|e| match e {
+                ServiceError::TransportClosed | ServiceError::TransportSend(_) => not_sent(),
+                other => self.service_error(method, other),
+            })?;
         let id = handle.id.clone();
+        // Registered for as long as this function runs; notifications that beat the
+        // registration are handed over by the router.
+        let _progress_route = progress.map(|sender| {
+            self.progress
+                .register(progress::token_key(&handle.progress_token), sender.clone())
+        });
         let response = match cancel {
             None => handle.await_response().await,
             Some(cancel) => tokio::select! {
@@ -370,6 +584,12 @@ impl McpClient {
                 }
             },
         };
+        if response.is_ok() && _progress_route.as_ref().is_some_and(|r| r.seen_any()) {
+            // rmcp hands each notification to a task of its own but the response straight to
+            // us, so a progress notification sent just before the result may still be on its
+            // way to the router: give those tasks a moment before the route goes.
+            tokio::time::sleep(progress::LATE_GRACE).await;
+        }
         match response {
             Ok(result) => Ok(result),
             Err(e) => Err(self.service_error_after_send(method, e).await),
@@ -377,7 +597,33 @@ impl McpClient {
     }
 
     fn service_error(&self, method: &str, error: ServiceError) -> ClientError {
+        // A remote server's HTTP failure says more than "connection closed".
+        if let (Some(url), ServiceError::TransportSend(send)) = (&self.url, &error)
+            && let Some(classified) = http::classify(&self.server, method, url, send)
+        {
+            return classified;
+        }
         match error {
+            // rmcp answers a request itself when the stream carrying its response was lost
+            // and could not be resumed; that is not the server's answer.
+            ServiceError::McpError(e) if self.url.is_some() && is_transport_closed(&e) => {
+                ClientError::Transport {
+                    server: self.server.clone(),
+                    phase: method.to_owned(),
+                    reason: e.message.to_string(),
+                }
+            }
+            // Over HTTP, rmcp also drops a request whose response stream was lost while the
+            // connection as a whole goes on.
+            ServiceError::TransportClosed
+                if self.url.is_some() && !self.peer.is_transport_closed() =>
+            {
+                ClientError::Transport {
+                    server: self.server.clone(),
+                    phase: method.to_owned(),
+                    reason: "the response stream was lost and could not be resumed".into(),
+                }
+            }
             ServiceError::McpError(e) => ClientError::Rpc {
                 server: self.server.clone(),
                 method: method.to_owned(),
@@ -409,10 +655,9 @@ impl McpClient {
         if matches!(
             error,
             ServiceError::TransportClosed | ServiceError::TransportSend(_)
-        ) {
-            if let Some(process) = &self.process {
-                process.exited_within(Duration::from_millis(100)).await;
-            }
+        ) && let Some(process) = &self.process
+        {
+            process.exited_within(Duration::from_millis(100)).await;
         }
         self.service_error(method, error)
     }
@@ -426,17 +671,35 @@ impl McpClient {
     }
 }
 
-/// The handshake in progress, whatever the transport.
-type Handshake = std::pin::Pin<
-    Box<
-        dyn std::future::Future<
-                Output = Result<
-                    RunningService<RoleClient, Handler>,
-                    rmcp::service::ClientInitializeError,
-                >,
-            > + Send,
-    >,
->;
+/// Spawn a stdio server and complete the handshake within `bound`; on failure the process
+/// (group) is killed and the error carries its stderr tail.
+async fn connect_stdio(
+    server: &str,
+    config: &StdioConfig,
+    handler: Handler,
+    bound: Option<Duration>,
+) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), ClientError> {
+    let (process, pipes) = ServerProcess::spawn(server, config)?;
+    let handshake = handler.serve((pipes.stdout, pipes.stdin));
+    let outcome = match bound {
+        Some(bound) => tokio::time::timeout(bound, handshake)
+            .await
+            .map_err(|_| bound),
+        None => Ok(handshake.await),
+    };
+    let error = match outcome {
+        Ok(Ok(service)) => return Ok((service, process)),
+        Err(bound) => ClientError::Timeout {
+            server: server.to_owned(),
+            phase: "initialize".into(),
+            after: bound,
+            stderr: stderr_now(Some(&process)),
+        },
+        Ok(Err(e)) => handshake_error(server, &e.to_string(), Some(&process)).await,
+    };
+    stop(Some(process)).await;
+    Err(error)
+}
 
 fn stderr_now(process: Option<&ServerProcess>) -> Vec<String> {
     process
@@ -486,6 +749,19 @@ fn convert<From: serde::Serialize, To: serde::de::DeserializeOwned>(
     serde_json::from_value(serde_json::to_value(value)?)
 }
 
+/// A server that declares a capability but answers "method not found" for its list has
+/// nothing to list. The code is matched in the message because [`ClientError::Rpc`] carries it
+/// there (see `service_error`).
+fn empty_if_method_not_found<T>(
+    listing: Result<Vec<T>, ClientError>,
+) -> Result<Vec<T>, ClientError> {
+    let not_found = format!("(code {})", ErrorCode::METHOD_NOT_FOUND.0);
+    match listing {
+        Err(ClientError::Rpc { message, .. }) if message.ends_with(&not_found) => Ok(Vec::new()),
+        other => other,
+    }
+}
+
 fn server_info(peer: &Peer<RoleClient>) -> Option<ServerInfo> {
     let info = peer.peer_info()?;
     let implementation = info.server_info.clone().unwrap_or_default();
@@ -494,6 +770,15 @@ fn server_info(peer: &Peer<RoleClient>) -> Option<ServerInfo> {
         version: implementation.version,
         protocol_version: protocol_string(&info.protocol_version),
         instructions: info.instructions.clone(),
+    })
+}
+
+/// Whether rmcp's streamable HTTP transport made up this error because a response stream was
+/// lost (it marks them in `data`; the marker check itself is private to rmcp).
+fn is_transport_closed(error: &rmcp::ErrorData) -> bool {
+    error.data.as_ref().is_some_and(|data| {
+        data.get("io.modelcontextprotocol/transportClosed")
+            .is_some()
     })
 }
 

@@ -118,3 +118,47 @@ pub struct ServerInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
 }
+
+/// A resource as a server lists it in `resources/list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceDefinition {
+    /// Where the resource lives (`file:///...`, `https://...`, a custom scheme).
+    pub uri: String,
+    /// Short name.
+    pub name: String,
+    /// What it contains, for humans and models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// e.g. `text/plain`, when the server knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// A prompt template as a server lists it in `prompts/list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptDefinition {
+    /// The name used to get the prompt.
+    pub name: String,
+    /// What the prompt is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The arguments it takes, in order.
+    #[serde(default)]
+    pub arguments: Vec<PromptArgument>,
+}
+
+/// One argument of a [`PromptDefinition`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptArgument {
+    /// Argument name.
+    pub name: String,
+    /// What to pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether the prompt needs it.
+    #[serde(default)]
+    pub required: bool,
+}

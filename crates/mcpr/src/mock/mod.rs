@@ -1,21 +1,29 @@
-//! `mcpr mock`: a real MCP server over stdio with scriptable tools and fault knobs.
+//! `mcpr mock`: a real MCP server over stdio, streamable HTTP or legacy HTTP+SSE, with
+//! scriptable tools and fault knobs.
 //!
 //! It is what our own tests, benchmarks and `mcpr demo` connect to, and what users point their
 //! agents at to see how they cope with slow, broken or hostile servers. The module is split by
-//! job so that another transport (streamable HTTP) can later serve the same [`server::MockServer`]:
+//! job, and every transport serves the same [`server::MockServer`]:
 //! - `mod.rs`: the command line and the stdio wiring;
+//! - [`http`]: the HTTP modes (`--http`, `--sse`); [`legacy`]: the legacy SSE endpoint;
+//!   [`faults`]: the HTTP-level fault knobs; [`events`]: the event store behind resumption;
 //! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
 //! - [`tools`]: the tool catalogue and what each tool does;
 //! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
 //! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
 //! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals).
 
+mod events;
+mod faults;
+mod http;
 mod io;
+mod legacy;
 mod process;
 mod server;
 mod tools;
 mod transport;
 
+use std::net::SocketAddr;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,7 +52,8 @@ const FLUSH_GRACE: Duration = Duration::from_millis(25);
         file. Fault knobs make it slow, broken or hostile, so you can test how an MCP client or \
         agent copes. All flags are optional and can be combined.\n\n\
         The server exits with status 0 shortly after stdin is closed (calls still running are \
-        dropped).\n\n\
+        dropped). With --http or --sse it serves HTTP instead, prints `listening on URL` on \
+        stderr (port 0 picks a free port) and runs until SIGINT or SIGTERM.\n\n\
         Built-in tools:\n  \
         echo {text}             returns `text` (alias: `message`)\n  \
         add {a, b}              returns the sum as text and as structuredContent {\"sum\": ...}\n  \
@@ -57,11 +66,14 @@ const FLUSH_GRACE: Duration = Duration::from_millis(25);
         sends notifications/progress (if the call has a progressToken), then \"done\"\n  \
         huge {bytes}            returns one text block of exactly `bytes` bytes (at most 512 MiB)\n  \
         roots                   asks the client for roots/list and returns the root URIs\n\n\
-        Exit status: 0 on stdin EOF, 1 for --fail-init and --exit-after-init, 101 for --crash-after.\n\n\
+        Exit status: 0 on stdin EOF (over HTTP: on SIGINT or SIGTERM), 1 for --fail-init and \
+        --exit-after-init, 101 for --crash-after.\n\n\
         Examples:\n  \
         mcpr mock --tools 500 --page-size 100\n  \
         mcpr mock --call-delay 2000 --stderr-flood\n  \
-        mcpr mock --garbage 3 --crash-after 5"
+        mcpr mock --garbage 3 --crash-after 5\n  \
+        mcpr mock --http 127.0.0.1:0 --drop-stream 1 --expire-session-after 10\n  \
+        mcpr mock --sse 127.0.0.1:3001 --require-token secret"
 )]
 pub struct MockArgs {
     /// Server name reported in `serverInfo`.
@@ -167,9 +179,65 @@ pub struct MockArgs {
     pub ignore_sigterm: bool,
 
     /// Append every raw line received on stdin to FILE, flushed as it arrives (to assert what a
-    /// client sent, e.g. `notifications/cancelled`).
+    /// client sent, e.g. `notifications/cancelled`). Over HTTP: one JSON line per request,
+    /// `{"http": METHOD, "session", "lastEventId", "body"}`.
     #[arg(long, value_name = "FILE", help_heading = "Process")]
     pub record: Option<PathBuf>,
+
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:0).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        conflicts_with = "sse",
+        help_heading = "HTTP"
+    )]
+    pub http: Option<SocketAddr>,
+
+    /// Serve the legacy HTTP+SSE transport (2024-11-05) at http://ADDR/sse instead of stdio.
+    #[arg(long, value_name = "ADDR", help_heading = "HTTP")]
+    pub sse: Option<SocketAddr>,
+
+    /// Streamable HTTP without sessions, answering with plain JSON instead of event streams.
+    #[arg(long, requires = "http", help_heading = "HTTP")]
+    pub json_response: bool,
+
+    /// Answer 401 with a `WWW-Authenticate` challenge unless the request carries
+    /// `Authorization: Bearer TOKEN`.
+    #[arg(long, value_name = "TOKEN", help_heading = "HTTP")]
+    pub require_token: Option<String>,
+
+    /// Answer the first N `tools/call` POSTs with HTTP 500 and a text body.
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "HTTP")]
+    pub http_500: usize,
+
+    /// Expire each session after N JSON-RPC requests: request N+1 and everything after it on
+    /// that session get 404, so the client must initialize a new one.
+    #[arg(long, value_name = "N", requires = "http", help_heading = "HTTP")]
+    pub expire_session_after: Option<usize>,
+
+    /// End the event streams of the first N `tools/call` responses right after their first
+    /// (priming) event, before the result, so the client must resume with `Last-Event-ID`.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        requires = "http",
+        help_heading = "HTTP"
+    )]
+    pub drop_stream: usize,
+
+    /// Answer every resumption (GET with `Last-Event-ID`) with HTTP 500.
+    #[arg(long, requires = "http", help_heading = "HTTP")]
+    pub fail_resume: bool,
+
+    /// Slow SSE: hold back every chunk of every event stream for MS milliseconds.
+    #[arg(long, value_name = "MS", help_heading = "HTTP")]
+    pub sse_delay: Option<u64>,
+
+    /// The `retry:` interval (ms) announced on streamable HTTP event streams: how long a
+    /// client waits before resuming a dropped stream.
+    #[arg(long, value_name = "MS", default_value_t = 3000, help_heading = "HTTP")]
+    pub sse_retry: u64,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -195,6 +263,9 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         .transpose()
         .context("invalid --protocol-version")?;
     let server = MockServer::new(args.name.clone(), catalog, knobs(&args));
+    if let Some(options) = http_options(&args, forced_version.clone())? {
+        return http::serve(server, options).await;
+    }
 
     // Init knobs stop rmcp from reading stdin until `initialize` is answered; a pump keeps
     // reading so that EOF is still noticed and the server exits promptly.
@@ -206,6 +277,52 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     })
     .await?;
     serve_stdio(server, stdio, forced_version).await
+}
+
+/// The HTTP settings, when `--http` or `--sse` is given.
+fn http_options(
+    args: &MockArgs,
+    forced_version: Option<ProtocolVersion>,
+) -> anyhow::Result<Option<http::HttpOptions>> {
+    let (flavour, addr) = match (args.http, args.sse) {
+        (Some(addr), _) => (http::Flavour::Streamable, addr),
+        (None, Some(addr)) => (http::Flavour::LegacySse, addr),
+        (None, None) => {
+            if args.require_token.is_some() || args.http_500 > 0 || args.sse_delay.is_some() {
+                anyhow::bail!("--require-token, --http-500 and --sse-delay need --http or --sse");
+            }
+            return Ok(None);
+        }
+    };
+    if args.garbage > 0 {
+        anyhow::bail!("--garbage applies to stdio only");
+    }
+    Ok(Some(http::HttpOptions {
+        flavour,
+        addr,
+        sse_retry: Duration::from_millis(args.sse_retry),
+        json_response: args.json_response,
+        knobs: faults::HttpKnobs {
+            require_token: args.require_token.clone(),
+            expire_session_after: args.expire_session_after,
+            http_500: args.http_500,
+            drop_stream: args.drop_stream,
+            fail_resume: args.fail_resume,
+            sse_delay: args.sse_delay.map(Duration::from_millis),
+            // rmcp's streamable service negotiates by itself; the answer is rewritten on its
+            // way out. The legacy endpoint uses the stdio wrapper (`forced_version` below).
+            forced_version: match flavour {
+                http::Flavour::Streamable => args.protocol_version.clone(),
+                http::Flavour::LegacySse => None,
+            },
+        },
+        record: args.record.clone(),
+        ignore_sigterm: args.ignore_sigterm,
+        forced_version: match flavour {
+            http::Flavour::Streamable => None,
+            http::Flavour::LegacySse => forced_version,
+        },
+    }))
 }
 
 /// The handler knobs, from the flags.

@@ -1,0 +1,168 @@
+//! Per-call progress: `notifications/progress` from a server, routed to the caller of the
+//! request it belongs to.
+//!
+//! rmcp gives every request a progress token of its own, but only tells us which one once the
+//! request is already on its way, and it handles each notification on a task of its own. A
+//! fast server can therefore report progress before the caller has registered for the token.
+//! The router keeps such early notifications (a few, briefly) and hands them over when the
+//! caller registers, so none is lost and no lock is held while sending.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::mpsc;
+
+/// Early notifications kept for tokens nobody has registered yet. Servers may report progress
+/// for requests nobody watches (e.g. `tools/list`), so this is bounded: the oldest go first.
+const EARLY_LIMIT: usize = 64;
+
+/// How long a call waits after its result for progress notifications that rmcp is still
+/// handing over (it does so on tasks of their own, which may run after the result arrives).
+/// Only calls that asked for progress and already received some wait: those servers typically
+/// report the last step just before the result.
+pub(crate) const LATE_GRACE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// One `notifications/progress` of a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    /// Progress so far (increases with every notification).
+    pub progress: f64,
+    /// Total, when the server knows it.
+    pub total: Option<f64>,
+    /// Human-readable status, if any.
+    pub message: Option<String>,
+}
+
+/// Routes progress notifications of one connection to the callers that asked for them.
+#[derive(Debug, Default)]
+pub(crate) struct ProgressRouter {
+    state: Mutex<RouterState>,
+}
+
+#[derive(Debug, Default)]
+struct RouterState {
+    /// The receiver of each token, and whether it got anything yet.
+    routes: HashMap<String, (mpsc::UnboundedSender<ProgressUpdate>, bool)>,
+    early: VecDeque<(String, ProgressUpdate)>,
+}
+
+impl ProgressRouter {
+    fn lock(&self) -> MutexGuard<'_, RouterState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A notification arrived for `token` (the token's JSON text, so `1` and `"1"` differ).
+    pub(crate) fn deliver(&self, token: String, update: ProgressUpdate) {
+        let mut state = self.lock();
+        match state.routes.get_mut(&token) {
+            // Unbounded: sending never waits, so the lock is never held across a wait.
+            Some((sender, seen)) => {
+                *seen = true;
+                let _ = sender.send(update);
+            }
+            None => {
+                if state.early.len() >= EARLY_LIMIT {
+                    state.early.pop_front();
+                }
+                state.early.push_back((token, update));
+            }
+        }
+    }
+
+    /// Send progress for `token` to `sender` until the returned route is dropped, starting
+    /// with what already arrived.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        token: String,
+        sender: mpsc::UnboundedSender<ProgressUpdate>,
+    ) -> ProgressRoute {
+        let mut state = self.lock();
+        let mut kept = VecDeque::with_capacity(state.early.len());
+        let mut seen = false;
+        for (early_token, update) in state.early.drain(..) {
+            if early_token == token {
+                seen = true;
+                let _ = sender.send(update);
+            } else {
+                kept.push_back((early_token, update));
+            }
+        }
+        state.early = kept;
+        state.routes.insert(token.clone(), (sender, seen));
+        ProgressRoute {
+            router: self.clone(),
+            token,
+        }
+    }
+}
+
+/// A registration with the router; dropping it stops the routing.
+pub(crate) struct ProgressRoute {
+    router: Arc<ProgressRouter>,
+    token: String,
+}
+
+impl ProgressRoute {
+    /// Whether any progress arrived for this route.
+    pub(crate) fn seen_any(&self) -> bool {
+        self.router
+            .lock()
+            .routes
+            .get(&self.token)
+            .is_some_and(|(_, seen)| *seen)
+    }
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        let removed = self.router.lock().routes.remove(&self.token);
+        // Dropped after the lock is released: a receiver's task may wake up on it.
+        drop(removed);
+    }
+}
+
+/// The routing key of an rmcp progress token: its JSON text.
+pub(crate) fn token_key(token: &rmcp::model::ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(progress: f64) -> ProgressUpdate {
+        ProgressUpdate {
+            progress,
+            total: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn early_notifications_are_delivered_on_registration() {
+        let router = Arc::new(ProgressRouter::default());
+        router.deliver("1".into(), update(1.0));
+        router.deliver("2".into(), update(5.0));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let route = router.register("1".into(), tx);
+        router.deliver("1".into(), update(2.0));
+        assert_eq!(rx.try_recv().map(|u| u.progress), Ok(1.0));
+        assert_eq!(rx.try_recv().map(|u| u.progress), Ok(2.0));
+        assert!(rx.try_recv().is_err());
+        drop(route);
+        // After the route is gone, notifications for the token are kept as early ones again,
+        // and the other token's early notification is still there.
+        router.deliver("1".into(), update(3.0));
+        assert!(rx.try_recv().is_err());
+        assert_eq!(router.lock().early.len(), 2);
+    }
+
+    #[test]
+    fn early_notifications_are_bounded() {
+        let router = ProgressRouter::default();
+        for i in 0..(EARLY_LIMIT * 2) {
+            router.deliver(i.to_string(), update(i as f64));
+        }
+        assert_eq!(router.lock().early.len(), EARLY_LIMIT);
+    }
+}

@@ -1,0 +1,181 @@
+//! Reaching a remote server: choose the transport, complete the handshake over it, and say
+//! clearly why it failed.
+//!
+//! A `sse` server gets the legacy HTTP+SSE transport. Any other URL is tried with streamable
+//! HTTP first; if the server answers that first `initialize` POST with a 4xx other than
+//! 401/403, it is taken for a 2024-11-05 server and the legacy transport is tried on the same
+//! URL, as the MCP specification's backwards-compatibility section describes. (A config cannot
+//! yet tell "type: http" from an absent type, so an explicit `http` falls back too; it costs
+//! one extra request on a URL that is failing anyway.)
+
+use std::error::Error as StdError;
+
+use reqwest::Url;
+use reqwest::header::HeaderMap;
+use rmcp::ServiceExt;
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+
+use super::ClientError;
+use super::handler::Handler;
+use super::http::{self, HttpError};
+use super::legacy_sse::LegacySse;
+use super::streamable_http;
+use crate::config::{HttpConfig, HttpKind};
+
+/// Name of the streamable HTTP transport, as [`super::McpClient::transport`] reports it.
+pub(crate) const STREAMABLE_HTTP: &str = "http";
+/// Name of the legacy HTTP+SSE transport.
+pub(crate) const LEGACY_SSE: &str = "sse";
+
+/// A connected remote server.
+pub(crate) struct Remote {
+    pub service: RunningService<RoleClient, Handler>,
+    /// The configured URL (errors show it without its query).
+    pub url: Url,
+    /// [`STREAMABLE_HTTP`] or [`LEGACY_SSE`].
+    pub transport: &'static str,
+}
+
+/// Connect to the server at `config.url` and complete the handshake. Not bounded here: the
+/// caller applies the startup timeout to the whole attempt, fallback included.
+pub(crate) async fn connect(
+    server: &str,
+    config: &HttpConfig,
+    handler: Handler,
+) -> Result<Remote, ClientError> {
+    let url = http::parse_url(server, &config.url)?;
+    let headers = http::header_map(server, &config.headers)?;
+    let client = http::shared_client().map_err(|reason| ClientError::Tls {
+        server: server.to_owned(),
+        url: http::display_url(&url),
+        reason,
+    })?;
+    let (service, transport) = match config.kind {
+        HttpKind::Sse => {
+            let service = legacy(server, client, &url, headers, handler)
+                .await
+                .map_err(|failure| failure.error)?;
+            (service, LEGACY_SSE)
+        }
+        HttpKind::StreamableHttp => {
+            match streamable(
+                server,
+                client.clone(),
+                &url,
+                headers.clone(),
+                handler.clone(),
+            )
+            .await
+            {
+                Ok(service) => (service, STREAMABLE_HTTP),
+                Err(failure) if failure.legacy_hint => {
+                    tracing::info!(
+                        server,
+                        "streamable HTTP refused ({}); trying the legacy HTTP+SSE transport",
+                        failure.error
+                    );
+                    match legacy(server, client, &url, headers, handler).await {
+                        Ok(service) => (service, LEGACY_SSE),
+                        // The URL did not serve an event stream either: the first answer says
+                        // more about what is wrong.
+                        Err(fallback) if !fallback.reached_stream => {
+                            tracing::debug!(
+                                server,
+                                "legacy SSE fallback failed: {}",
+                                fallback.error
+                            );
+                            return Err(failure.error);
+                        }
+                        Err(fallback) => return Err(fallback.error),
+                    }
+                }
+                Err(failure) => return Err(failure.error),
+            }
+        }
+    };
+    Ok(Remote {
+        service,
+        url,
+        transport,
+    })
+}
+
+/// Why one transport could not connect.
+struct Failure {
+    error: ClientError,
+    /// Streamable HTTP: the server refused the POST in a way that suggests a legacy server.
+    legacy_hint: bool,
+    /// Legacy SSE: the GET returned an event stream (so this is an SSE server, and its error
+    /// is the one to report).
+    reached_stream: bool,
+}
+
+async fn streamable(
+    server: &str,
+    client: reqwest::Client,
+    url: &Url,
+    headers: HeaderMap,
+    handler: Handler,
+) -> Result<RunningService<RoleClient, Handler>, Failure> {
+    let transport = streamable_http::transport(client, url, headers);
+    handler.serve(transport).await.map_err(|e| {
+        let legacy_hint = match &e {
+            ClientInitializeError::TransportError { error, .. } => http::is_legacy_hint(error),
+            _ => false,
+        };
+        Failure {
+            error: handshake_error(server, url, &e),
+            legacy_hint,
+            reached_stream: false,
+        }
+    })
+}
+
+async fn legacy(
+    server: &str,
+    client: reqwest::Client,
+    url: &Url,
+    headers: HeaderMap,
+    handler: Handler,
+) -> Result<RunningService<RoleClient, Handler>, Failure> {
+    let transport = LegacySse::connect(client, url, headers)
+        .await
+        .map_err(|e| Failure {
+            reached_stream: !matches!(
+                e,
+                HttpError::Status { .. } | HttpError::ContentType(_) | HttpError::Request(_)
+            ),
+            error: http::classify(server, "initialize", url, &e).unwrap_or_else(|| {
+                ClientError::Handshake {
+                    server: server.to_owned(),
+                    message: e.to_string(),
+                    stderr: Vec::new(),
+                }
+            }),
+            legacy_hint: false,
+        })?;
+    handler.serve(transport).await.map_err(|e| Failure {
+        error: handshake_error(server, url, &e),
+        legacy_hint: false,
+        reached_stream: true,
+    })
+}
+
+/// A failed handshake: an HTTP failure in its own words, anything else as a handshake error.
+fn handshake_error(server: &str, url: &Url, error: &ClientInitializeError) -> ClientError {
+    if let ClientInitializeError::TransportError { error, .. } = error
+        && let Some(classified) = http::classify(
+            server,
+            "initialize",
+            url,
+            error as &(dyn StdError + 'static),
+        )
+    {
+        return classified;
+    }
+    ClientError::Handshake {
+        server: server.to_owned(),
+        message: error.to_string(),
+        stderr: Vec::new(),
+    }
+}

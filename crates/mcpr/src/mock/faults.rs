@@ -1,0 +1,375 @@
+//! HTTP-level fault knobs of the mock's HTTP modes, as one axum middleware in front of the MCP
+//! endpoint. The MCP server behind it (rmcp's, or the legacy SSE endpoint) is unaware of them.
+//!
+//! - `--require-token`: 401 with a `WWW-Authenticate` challenge without the right bearer token;
+//! - `--expire-session-after N`: a session's request N+1 (and everything after) gets 404;
+//! - `--http-500 N`: the first N `tools/call` POSTs get 500 with a text body;
+//! - `--drop-stream N`: the SSE responses of the first N `tools/call` POSTs end right after
+//!   their first (priming) event, so the client must resume with `Last-Event-ID`;
+//! - `--fail-resume`: such resumptions (GET with `Last-Event-ID`) get 500;
+//! - `--sse-delay MS`: every chunk of an event stream is held back MS milliseconds;
+//! - `--protocol-version`: the `initialize` answer is rewritten to carry that version;
+//! - `--record FILE`: one JSON line per HTTP request (method, session, `Last-Event-ID`, body).
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+/// Largest request body the middleware reads (rmcp's own limit is larger than any test needs).
+const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// How long the `initialize` answer may take to arrive whole when its version is rewritten.
+const REWRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The knobs, from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct HttpKnobs {
+    pub require_token: Option<String>,
+    pub expire_session_after: Option<usize>,
+    pub http_500: usize,
+    pub drop_stream: usize,
+    pub fail_resume: bool,
+    pub sse_delay: Option<Duration>,
+    pub forced_version: Option<String>,
+}
+
+/// Called with a session id when `--expire-session-after` expires it, so the server can end
+/// the session too.
+pub type OnExpire = Arc<dyn Fn(String) + Send + Sync>;
+
+/// The middleware's state: the knobs and what they have used up so far.
+pub struct Faults {
+    knobs: HttpKnobs,
+    http_500_left: AtomicUsize,
+    drops_left: AtomicUsize,
+    /// JSON-RPC requests seen per session.
+    requests: Mutex<HashMap<String, usize>>,
+    expired: Mutex<HashSet<String>>,
+    recorder: Option<Mutex<std::fs::File>>,
+    on_expire: Option<OnExpire>,
+}
+
+impl Faults {
+    /// Opens the `--record` file (appending) if one is given.
+    pub fn new(
+        knobs: HttpKnobs,
+        record: Option<&Path>,
+        on_expire: Option<OnExpire>,
+    ) -> anyhow::Result<Faults> {
+        let recorder = match record {
+            Some(path) => Some(Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("cannot open --record file {}", path.display()))?,
+            )),
+            None => None,
+        };
+        Ok(Faults {
+            http_500_left: AtomicUsize::new(knobs.http_500),
+            drops_left: AtomicUsize::new(knobs.drop_stream),
+            knobs,
+            requests: Mutex::new(HashMap::new()),
+            expired: Mutex::new(HashSet::new()),
+            recorder,
+            on_expire,
+        })
+    }
+
+    /// Appends one line describing the request; flushed at once so tests can read it.
+    fn record(&self, method: &Method, headers: &HeaderMap, body: &Bytes, message: Option<&Value>) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let body = match message {
+            Some(message) => message.clone(),
+            None if body.is_empty() => Value::Null,
+            None => Value::String(String::from_utf8_lossy(body).into_owned()),
+        };
+        let line = json!({
+            "http": method.as_str(),
+            "session": header_str(headers, "mcp-session-id"),
+            "lastEventId": header_str(headers, "last-event-id"),
+            "body": body,
+        });
+        let mut file = recorder.lock().unwrap_or_else(PoisonError::into_inner);
+        // A failed write only loses a test record; the server goes on.
+        let _ = writeln!(file, "{line}").and_then(|()| file.flush());
+    }
+
+    /// Whether `session` is (or now becomes) expired. Only JSON-RPC requests count.
+    fn expired(&self, session: &str, is_request: bool) -> bool {
+        let Some(limit) = self.knobs.expire_session_after else {
+            return false;
+        };
+        let mut expired = self.expired.lock().unwrap_or_else(PoisonError::into_inner);
+        if expired.contains(session) {
+            return true;
+        }
+        if !is_request {
+            return false;
+        }
+        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = requests.entry(session.to_owned()).or_default();
+        *count += 1;
+        if *count <= limit {
+            return false;
+        }
+        requests.remove(session);
+        expired.insert(session.to_owned());
+        if let Some(on_expire) = &self.on_expire {
+            on_expire(session.to_owned());
+        }
+        true
+    }
+}
+
+/// Takes one from `counter` if it is not zero yet.
+fn take(counter: &AtomicUsize) -> bool {
+    counter
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+            left.checked_sub(1)
+        })
+        .is_ok()
+}
+
+/// The middleware (`axum::middleware::from_fn_with_state`).
+pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
+        return text(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
+    };
+    let message: Option<Value> = if parts.method == Method::POST {
+        serde_json::from_slice(&body).ok()
+    } else {
+        None
+    };
+    faults.record(&parts.method, &parts.headers, &body, message.as_ref());
+    let knobs = &faults.knobs;
+
+    if let Some(token) = &knobs.require_token {
+        let expected = format!("Bearer {token}");
+        if header_str(&parts.headers, "authorization").as_deref() != Some(expected.as_str()) {
+            let mut response = text(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static(
+                    r#"Bearer realm="mcpr-mock", error="invalid_token""#,
+                ),
+            );
+            return response;
+        }
+    }
+    let method = message
+        .as_ref()
+        .and_then(|m| m.get("method"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let is_request = message.as_ref().is_some_and(|m| m.get("id").is_some()) && !method.is_empty();
+    if let Some(session) = header_str(&parts.headers, "mcp-session-id")
+        && faults.expired(&session, is_request)
+    {
+        return text(
+            StatusCode::NOT_FOUND,
+            "session expired (mcpr mock --expire-session-after)",
+        );
+    }
+    if knobs.fail_resume
+        && parts.method == Method::GET
+        && parts.headers.contains_key("last-event-id")
+    {
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "resumption refused (mcpr mock --fail-resume)",
+        );
+    }
+    let is_call = method == "tools/call";
+    if is_call && take(&faults.http_500_left) {
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "injected failure (mcpr mock --http-500)",
+        );
+    }
+    let drop_stream = is_call && take(&faults.drops_left);
+    let rewrite_version = (method == "initialize")
+        .then(|| knobs.forced_version.clone())
+        .flatten();
+
+    // A client that accepted the forced version names it in every request; rmcp's server
+    // would reject a version it does not know, so the header is dropped (the server then
+    // assumes its default), keeping the server's own session on a version it supports.
+    if let Some(forced) = &knobs.forced_version
+        && header_str(&parts.headers, "mcp-protocol-version").as_deref() == Some(forced)
+    {
+        parts.headers.remove("mcp-protocol-version");
+    }
+    let response = next.run(Request::from_parts(parts, Body::from(body))).await;
+
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("text/event-stream"));
+    let (parts, mut body) = response.into_parts();
+    if let Some(version) = rewrite_version {
+        body = rewrite_protocol_version(body, &version).await;
+    }
+    if drop_stream && is_sse {
+        body = cut_after_first_event(body);
+    }
+    if let (Some(delay), true) = (knobs.sse_delay, is_sse) {
+        body = Body::from_stream(body.into_data_stream().then(move |chunk| async move {
+            tokio::time::sleep(delay).await;
+            chunk
+        }));
+    }
+    Response::from_parts(parts, body)
+}
+
+/// The body ends right after the first complete SSE event (`\n\n`); the connection is closed
+/// as a dropped stream would be.
+fn cut_after_first_event(body: Body) -> Body {
+    struct Cut {
+        inner: axum::body::BodyDataStream,
+        last: u8,
+        done: bool,
+    }
+    let state = Cut {
+        inner: body.into_data_stream(),
+        last: 0,
+        done: false,
+    };
+    let stream = futures::stream::unfold(state, |mut state| async move {
+        if state.done {
+            return None;
+        }
+        let chunk = match state.inner.next().await? {
+            Ok(chunk) => chunk,
+            Err(e) => return Some((Err(e), state)),
+        };
+        let mut previous = state.last;
+        for (i, &byte) in chunk.iter().enumerate() {
+            if byte == b'\n' && previous == b'\n' {
+                state.done = true;
+                return Some((Ok(chunk.slice(..=i)), state));
+            }
+            previous = byte;
+        }
+        state.last = previous;
+        Some((Ok(chunk), state))
+    });
+    Body::from_stream(stream)
+}
+
+/// Sets `result.protocolVersion` in an `initialize` answer, JSON or SSE-framed.
+async fn rewrite_protocol_version(body: Body, version: &str) -> Body {
+    let collected = tokio::time::timeout(
+        REWRITE_TIMEOUT,
+        axum::body::to_bytes(body, MAX_REQUEST_BYTES),
+    )
+    .await;
+    let Ok(Ok(bytes)) = collected else {
+        return Body::empty();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let rewrite = |json: &str| -> Option<String> {
+        let mut message: Value = serde_json::from_str(json).ok()?;
+        let result = message.get_mut("result")?.as_object_mut()?;
+        result.insert("protocolVersion".into(), Value::String(version.to_owned()));
+        Some(message.to_string())
+    };
+    if let Some(rewritten) = rewrite(text.trim()) {
+        return Body::from(rewritten);
+    }
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|line| match line.strip_prefix("data:") {
+            Some(data) => match rewrite(data.trim()) {
+                Some(rewritten) => format!("data: {rewritten}"),
+                None => line.to_owned(),
+            },
+            None => line.to_owned(),
+        })
+        .collect();
+    Body::from(lines.join("\n"))
+}
+
+fn header_str(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn text(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("mcpr mock: {message}\n"),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_cut_stream_keeps_exactly_the_first_event() {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+            Ok(Bytes::from_static(b"id: 0\ndata:\n")),
+            Ok(Bytes::from_static(b"\ndata: {\"result\":1}\n\n")),
+        ];
+        let body = cut_after_first_event(Body::from_stream(futures::stream::iter(chunks)));
+        let bytes = axum::body::to_bytes(body, 1024).await.unwrap();
+        assert_eq!(&bytes[..], b"id: 0\ndata:\n\n");
+    }
+
+    #[tokio::test]
+    async fn the_initialize_version_is_rewritten_in_sse_and_json() {
+        let sse = Body::from(
+            "data:\n\ndata: {\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\"}}\n\n",
+        );
+        let out = rewrite_protocol_version(sse, "1999-01-01").await;
+        let out = axum::body::to_bytes(out, 1024).await.unwrap();
+        assert!(String::from_utf8_lossy(&out).contains("\"protocolVersion\":\"1999-01-01\""));
+        let json = Body::from("{\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\"}}");
+        let out = rewrite_protocol_version(json, "2024-11-05").await;
+        let out = axum::body::to_bytes(out, 1024).await.unwrap();
+        assert!(String::from_utf8_lossy(&out).contains("2024-11-05"));
+    }
+
+    #[test]
+    fn sessions_expire_after_n_requests_and_stay_expired() {
+        let faults = Faults::new(
+            HttpKnobs {
+                expire_session_after: Some(2),
+                ..HttpKnobs::default()
+            },
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(!faults.expired("a", true));
+        assert!(!faults.expired("a", false));
+        assert!(!faults.expired("a", true));
+        assert!(faults.expired("a", true));
+        assert!(faults.expired("a", false));
+        assert!(!faults.expired("b", true));
+    }
+}
