@@ -42,6 +42,19 @@ pub async fn start(
         reconnect: options.reconnect,
         ..ManagerOptions::default()
     });
+    let report = connect(&manager, configs, sources, options).await;
+    Started { manager, report }
+}
+
+/// Connect `configs` on an existing `manager` (servers it already runs are left alone), with
+/// the same live lines and gate as [`start`]: for a shell that reloads or enables servers
+/// without replacing its manager. `options.reconnect` is the manager's, so it is ignored here.
+pub async fn connect(
+    manager: &McpManager,
+    configs: IndexMap<String, ServerConfig>,
+    sources: IndexMap<String, ServerSource>,
+    options: StartOptions,
+) -> StartupReport {
     let names: Vec<String> = configs.keys().cloned().collect();
     let view = LiveView::new(&names, options.progress);
     let events = manager.subscribe();
@@ -54,7 +67,7 @@ pub async fn start(
             .iter()
             .map(|name| manager.wait_for_connection(name));
         let _ = futures::future::join_all(waits).await;
-        report = settled_report(&manager, &names);
+        report = settled_report(manager, &names);
     }
     // Let the view draw the last events, then mark servers still connecting.
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -71,7 +84,7 @@ pub async fn start(
             }
         }
     }
-    Started { manager, report }
+    report
 }
 
 /// Settings of [`start`].

@@ -69,3 +69,39 @@ async fn server_everything_lists_calls_and_gets_its_roots_answered() {
     client.close().await;
     assert!(support::wait_dead(pid, std::time::Duration::from_secs(5)));
 }
+
+#[tokio::test]
+async fn server_everything_lists_its_resources_and_prompts() {
+    let entry = support::server_everything();
+    let config = ServerConfig::stdio(
+        "node",
+        [entry.to_string_lossy().into_owned(), "stdio".into()],
+    );
+    let client = McpClient::connect("everything", &config, &ConnectOptions::default())
+        .await
+        .unwrap();
+
+    let resources = client.list_resources().await.unwrap();
+    assert!(!resources.is_empty(), "no resources");
+    assert!(
+        resources
+            .iter()
+            .all(|r| !r.uri.is_empty() && !r.name.is_empty()),
+        "{resources:?}"
+    );
+
+    let prompts = client.list_prompts().await.unwrap();
+    let with_args = prompts
+        .iter()
+        .find(|p| p.name == "args-prompt")
+        .unwrap_or_else(|| panic!("args-prompt missing: {prompts:?}"));
+    assert!(
+        with_args
+            .arguments
+            .iter()
+            .any(|a| a.name == "city" && a.required),
+        "{with_args:?}"
+    );
+
+    client.close().await;
+}

@@ -176,20 +176,25 @@ fn parse_arguments(raw: Option<&str>) -> Result<Option<Map<String, Value>>, Fail
     } else {
         (raw.to_owned(), "the command line".to_owned())
     };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => Ok(Some(map)),
-        Ok(other) => Err(Failure::usage(format!(
+    json_object(&text, &origin)
+        .map(Some)
+        .map_err(Failure::usage)
+}
+
+/// Parse tool arguments read from `origin` (named in the error): they must be a JSON object.
+pub fn json_object(text: &str, origin: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
             "arguments from {origin} must be a JSON object, not {other}"
-        ))),
-        Err(e) => Err(Failure::usage(format!(
-            "arguments from {origin} are not valid JSON: {e}"
-        ))),
+        )),
+        Err(e) => Err(format!("arguments from {origin} are not valid JSON: {e}")),
     }
 }
 
 /// Human-readable rendering: text as is, other blocks as one-line summaries, then structured
-/// content when there is no text saying the same.
-fn print_output(output: &ToolOutput) {
+/// content when there is no text saying the same. Shared with the shell.
+pub fn print_output(output: &ToolOutput) {
     if output.is_error {
         eprintln!("tool reported an error:");
     }

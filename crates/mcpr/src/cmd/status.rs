@@ -50,7 +50,9 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     Ok(if failed { exit::CONNECTION } else { exit::OK })
 }
 
-fn print_table(reports: &[ServerReport]) {
+/// Print the status table of `reports` (shared by `mcpr status` and the shell's
+/// `/mcp status`): one row per server, then the first line of each error with its stderr tail.
+pub fn print_table(reports: &[ServerReport]) {
     let width = reports
         .iter()
         .map(|r| r.name.len())
