@@ -60,7 +60,13 @@ pub fn config_hash(config: &ServerConfig) -> String {
             feed(&stdio.command);
             stdio.args.iter().for_each(|a| feed(a));
             stdio.env.keys().for_each(|k| feed(k));
-            feed(&stdio.cwd.as_deref().unwrap_or(Path::new("")).to_string_lossy());
+            feed(
+                &stdio
+                    .cwd
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .to_string_lossy(),
+            );
         }
         Transport::Http(http) => {
             feed(config.transport.kind_name());
@@ -81,7 +87,9 @@ pub struct ToolCache {
 
 impl std::fmt::Debug for ToolCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCache").field("path", &self.path).finish()
+        f.debug_struct("ToolCache")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -240,7 +248,11 @@ mod tests {
     }
 
     fn key(server: &str) -> CacheKey {
-        CacheKey::new(server, Path::new("/project"), &ServerConfig::stdio("srv", ["--x"]))
+        CacheKey::new(
+            server,
+            Path::new("/project"),
+            &ServerConfig::stdio("srv", ["--x"]),
+        )
     }
 
     #[test]
@@ -250,11 +262,18 @@ mod tests {
         assert!(cache.get(&key("a")).is_none());
         cache.put(&key("a"), &[tool("one"), tool("two")]);
         let got = cache.get(&key("a")).unwrap();
-        assert_eq!(got.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["one", "two"]);
+        assert_eq!(
+            got.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            ["one", "two"]
+        );
         assert!(cache.get(&key("b")).is_none());
 
         // A different config is a different entry.
-        let other = CacheKey::new("a", Path::new("/project"), &ServerConfig::stdio("srv", ["--y"]));
+        let other = CacheKey::new(
+            "a",
+            Path::new("/project"),
+            &ServerConfig::stdio("srv", ["--y"]),
+        );
         assert!(cache.get(&other).is_none());
 
         // A second handle (another process) sees the same data.
@@ -278,8 +297,11 @@ mod tests {
     #[test]
     fn a_corrupt_file_is_a_miss_not_a_failure() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(FILE_NAME), b"this is not a database, just garbage bytes")
-            .unwrap();
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            b"this is not a database, just garbage bytes",
+        )
+        .unwrap();
         let cache = ToolCache::in_dir(dir.path());
         assert!(cache.get(&key("a")).is_none());
         cache.put(&key("a"), &[tool("one")]); // must not panic

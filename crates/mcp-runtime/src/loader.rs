@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{DiscoveryOptions, HARD_FAILURE_PATH, load_all_mcp_configs, Discovery};
+use crate::config::{Discovery, DiscoveryOptions, HARD_FAILURE_PATH, load_all_mcp_configs};
 use crate::manager::{ManagerOptions, McpManager};
 use crate::tools::{McpTool, NamingStyle, mcp_tools};
 
@@ -80,14 +80,16 @@ pub async fn discover_and_load_mcp_tools(cwd: &Path, options: LoadOptions) -> Lo
     let report = manager
         .connect_servers(discovery.configs.clone(), discovery.sources.clone())
         .await;
-    errors.extend(report.errors.iter().map(|(name, error)| LoadError {
-        path: discovery
-            .sources
-            .get(name)
-            .map(|s| s.path.clone())
-            .unwrap_or_else(|| PathBuf::from(HARD_FAILURE_PATH)),
-        server: Some(name.clone()),
-        error: error.clone(),
+    errors.extend(report.errors.iter().map(|(name, error)| {
+        LoadError {
+            path: discovery
+                .sources
+                .get(name)
+                .map(|s| s.path.clone())
+                .unwrap_or_else(|| PathBuf::from(HARD_FAILURE_PATH)),
+            server: Some(name.clone()),
+            error: error.clone(),
+        }
     }));
     LoadedTools {
         tools: mcp_tools(&report.servers, options.naming),

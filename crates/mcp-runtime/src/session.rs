@@ -89,7 +89,8 @@ impl Session {
 
     /// Register (or replace) one of the host's own tools.
     pub fn register_host_tool(&mut self, tool: HostTool) {
-        self.tools.insert(tool.name.clone(), RegisteredTool::Host(tool));
+        self.tools
+            .insert(tool.name.clone(), RegisteredTool::Host(tool));
     }
 
     /// Replace every MCP tool with `tools` (host tools stay), so a reload or a late server
@@ -138,7 +139,9 @@ impl Session {
         options: ToolCallOptions,
     ) -> Result<ToolOutput, SessionError> {
         match self.tools.get(name) {
-            Some(RegisteredTool::Mcp(tool)) => Ok(tool.call(&self.manager, arguments, options).await?),
+            Some(RegisteredTool::Mcp(tool)) => {
+                Ok(tool.call(&self.manager, arguments, options).await?)
+            }
             Some(RegisteredTool::Host(_)) => Err(SessionError::HostTool(name.to_owned())),
             None => Err(SessionError::UnknownTool(name.to_owned())),
         }

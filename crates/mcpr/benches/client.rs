@@ -94,7 +94,10 @@ fn raw_pipe_calls_per_sec(calls: usize) -> f64 {
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
-    let mut request = |stdin: &mut std::process::ChildStdin, id: usize, method: &str, params: serde_json::Value| {
+    let mut request = |stdin: &mut std::process::ChildStdin,
+                       id: usize,
+                       method: &str,
+                       params: serde_json::Value| {
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         writeln!(stdin, "{message}").expect("write");
         stdin.flush().expect("flush");
@@ -112,7 +115,12 @@ fn raw_pipe_calls_per_sec(calls: usize) -> f64 {
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}),
     );
-    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).expect("write");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .expect("write");
     let params = json!({"name": "echo", "arguments": {"text": "hello"}});
     for id in 1..=200 {
         request(&mut stdin, id, "tools/call", params.clone());

@@ -58,8 +58,14 @@ fn main() {
         println!("| RSS per idle connection ({idle} connections) | {:.1} KiB |", per_connection);
     });
     let (naming, registry) = naming_and_registry(10_000);
-    println!("| naming 10,000 tools | {:.2} ms |", naming.as_secs_f64() * 1000.0);
-    println!("| session refresh with 10,000 tools | {:.2} ms |", registry.as_secs_f64() * 1000.0);
+    println!(
+        "| naming 10,000 tools | {:.2} ms |",
+        naming.as_secs_f64() * 1000.0
+    );
+    println!(
+        "| session refresh with 10,000 tools | {:.2} ms |",
+        registry.as_secs_f64() * 1000.0
+    );
 }
 
 /// Connect `n` servers; with `hang`, the last one gets that fault and a warm cache entry.
@@ -90,7 +96,11 @@ async fn listed_tools(dir: &Path) -> Vec<ToolDefinition> {
     let mut configs = IndexMap::new();
     configs.insert("probe".to_owned(), mock(&[]));
     let report = manager.connect_servers(configs, IndexMap::new()).await;
-    let tools = report.servers.first().map(|s| s.tools.to_vec()).unwrap_or_default();
+    let tools = report
+        .servers
+        .first()
+        .map(|s| s.tools.to_vec())
+        .unwrap_or_default();
     manager.disconnect_all().await;
     tools
 }
@@ -145,7 +155,10 @@ fn naming_and_registry(count: usize) -> (Duration, Duration) {
     let tools = mcp_tools(&servers, NamingStyle::Mcpr);
     let naming = started.elapsed();
     let mut session = Session::new(
-        McpManager::new(ManagerOptions { cache: None, ..ManagerOptions::default() }),
+        McpManager::new(ManagerOptions {
+            cache: None,
+            ..ManagerOptions::default()
+        }),
         NamingStyle::Mcpr,
     );
     let started = Instant::now();

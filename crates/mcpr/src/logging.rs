@@ -79,6 +79,9 @@ mod tests {
     #[test]
     fn registered_secrets_are_scrubbed() {
         add_secrets(["tok-123456".to_owned(), "tok-123456-longer".to_owned()]);
-        assert_eq!(scrub("url?key=tok-123456-longer&x=tok-123456"), "url?key=***&x=***");
+        assert_eq!(
+            scrub("url?key=tok-123456-longer&x=tok-123456"),
+            "url?key=***&x=***"
+        );
     }
 }

@@ -247,9 +247,9 @@ fn sigterm_during_a_call_cancels_it_and_leaves_no_process() {
         r#"{"ms": 60000}"#,
     ])
     .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let server = read_pid(&pid_file);
     let grandchild = read_pid(&grandchild_file);
     // Wait until the call has reached the server before interrupting.
@@ -291,7 +291,12 @@ fn call_accepts_the_exposed_tool_name() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "by name");
 
-    let out = mcpr(&["call", "--config", config.to_str().unwrap(), "mcp_nope_echo"]);
+    let out = mcpr(&[
+        "call",
+        "--config",
+        config.to_str().unwrap(),
+        "mcp_nope_echo",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no tool named `mcp_nope_echo`"));
 }
@@ -313,11 +318,17 @@ fn status_reports_each_server_with_errors_and_stderr() {
     assert!(up["handshake_ms"].is_u64());
     let down = reports.iter().find(|r| r["name"] == "down").unwrap();
     assert_eq!(down["status"], "disconnected");
-    assert!(down["stderr_tail"].to_string().contains("missing API key"), "{down}");
+    assert!(
+        down["stderr_tail"].to_string().contains("missing API key"),
+        "{down}"
+    );
 
     let out = mcpr(&["status", "--config", config.to_str().unwrap()]);
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("SERVER") && stdout.contains("connected"), "{stdout}");
+    assert!(
+        stdout.contains("SERVER") && stdout.contains("connected"),
+        "{stdout}"
+    );
     assert!(stdout.contains("| missing API key"), "{stdout}");
 }
 
@@ -327,7 +338,12 @@ fn sigterm_during_start_up_leaves_no_process() {
     let pid_a = dir.path().join("a.pid");
     let pid_b = dir.path().join("b.pid");
     let flags_a = ["--pid-file", pid_a.to_str().unwrap(), "--hang-init"];
-    let flags_b = ["--pid-file", pid_b.to_str().unwrap(), "--init-delay", "60000"];
+    let flags_b = [
+        "--pid-file",
+        pid_b.to_str().unwrap(),
+        "--init-delay",
+        "60000",
+    ];
     let config = config_file(dir.path(), &[("a", &flags_a), ("b", &flags_b)]);
     let mut child = mcpr_command(&["tools", "--config", config.to_str().unwrap()])
         .stdout(Stdio::null())

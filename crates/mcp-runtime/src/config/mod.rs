@@ -203,7 +203,12 @@ impl ServerConfig {
                 http.headers
                     .values()
                     .cloned()
-                    .chain(query.split('&').filter_map(|pair| pair.split_once('=')).map(|(_, v)| v.to_owned()))
+                    .chain(
+                        query
+                            .split('&')
+                            .filter_map(|pair| pair.split_once('='))
+                            .map(|(_, v)| v.to_owned()),
+                    )
                     .collect()
             }
         };

@@ -93,7 +93,10 @@ mod tests {
             })
             .collect();
         assert_eq!(delays, BACKOFF);
-        assert!(matches!(budget.next(6, start + STORM_WINDOW * 7), Decision::Suspend(_)));
+        assert!(matches!(
+            budget.next(6, start + STORM_WINDOW * 7),
+            Decision::Suspend(_)
+        ));
     }
 
     #[test]
@@ -104,7 +107,9 @@ mod tests {
         for _ in 0..STORM_LIMIT {
             assert!(matches!(budget.next(1, now), Decision::Retry { .. }));
         }
-        assert!(matches!(budget.next(1, now), Decision::Suspend(reason) if reason.contains("storm")));
+        assert!(
+            matches!(budget.next(1, now), Decision::Suspend(reason) if reason.contains("storm"))
+        );
         budget.reset();
         assert!(matches!(budget.next(1, now), Decision::Retry { .. }));
     }

@@ -37,7 +37,9 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::cache::{CacheKey, ToolCache};
-use crate::client::{CallOptions, ClientError, ClientEvent, ConnectOptions, McpClient, ToolDefinition, ToolOutput};
+use crate::client::{
+    CallOptions, ClientError, ClientEvent, ConnectOptions, McpClient, ToolDefinition, ToolOutput,
+};
 use crate::config::{ServerConfig, ServerSource, resolve_connect_values_with};
 
 pub use events::ManagerEvent;
@@ -125,7 +127,7 @@ pub struct ServerReport {
     pub provider: Option<String>,
     /// Config file.
     pub path: Option<PathBuf>,
-    /// `stdio`, `http` or `sse`.
+    /// `stdio`, `http` or `sse` (as detected, once connected).
     pub transport: &'static str,
     /// Process id of a stdio server.
     pub pid: Option<u32>,
@@ -188,7 +190,9 @@ pub struct McpManager {
 impl std::fmt::Debug for McpManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<String> = self.lock().servers.keys().cloned().collect();
-        f.debug_struct("McpManager").field("servers", &names).finish()
+        f.debug_struct("McpManager")
+            .field("servers", &names)
+            .finish()
     }
 }
 
@@ -230,7 +234,9 @@ enum Phase {
     Loading(Arc<McpClient>),
     Connected(Arc<McpClient>),
     /// The connection dropped; the next attempt starts after a back-off.
-    Reconnecting { attempt: u32 },
+    Reconnecting {
+        attempt: u32,
+    },
     Failed,
     /// Automatic reconnects stopped.
     Suspended,
@@ -356,7 +362,10 @@ impl McpManager {
             let cached = match &self.inner.options.cache {
                 Some(cache) => {
                     let cache = cache.clone();
-                    tokio::task::spawn_blocking(move || cache.get(&key)).await.ok().flatten()
+                    tokio::task::spawn_blocking(move || cache.get(&key))
+                        .await
+                        .ok()
+                        .flatten()
                 }
                 None => None,
             };
@@ -379,7 +388,9 @@ impl McpManager {
         let state = self.lock();
         let mut report = StartupReport::default();
         for name in &started {
-            let Some(entry) = state.servers.get(name) else { continue };
+            let Some(entry) = state.servers.get(name) else {
+                continue;
+            };
             match &entry.phase {
                 Phase::Failed | Phase::Suspended => {
                     let error = entry.last_error.clone().unwrap_or_else(|| "failed".into());
@@ -446,13 +457,16 @@ impl McpManager {
                         Phase::Connecting => "connecting".into(),
                         Phase::Loading(_) => "loading tools".into(),
                         Phase::Connected(_) => "connected".into(),
-                        Phase::Reconnecting { attempt } => format!("reconnecting (attempt {attempt})"),
+                        Phase::Reconnecting { attempt } => {
+                            format!("reconnecting (attempt {attempt})")
+                        }
                         Phase::Failed => "failed".into(),
                         Phase::Suspended => "suspended".into(),
                     },
                     provider: entry.source.as_ref().map(|s| s.provider_name.clone()),
                     path: entry.source.as_ref().map(|s| s.path.clone()),
-                    transport: entry.config.transport.kind_name(),
+                    // The detected transport (an HTTP server may have fallen back to SSE).
+                    transport: client.map_or(entry.config.transport.kind_name(), |c| c.transport()),
                     pid: client.and_then(|c| c.pid()),
                     handshake_ms: client.map(|c| c.handshake_time().as_millis() as u64),
                     protocol_version: client.map(|c| c.info().protocol_version.clone()),
@@ -522,12 +536,18 @@ impl McpManager {
                 cancel: options.cancel.clone(),
                 progress: options.progress.clone(),
             };
-            match client.call_tool(tool, arguments.clone(), call_options).await {
+            match client
+                .call_tool(tool, arguments.clone(), call_options)
+                .await
+            {
                 Err(error) if error.never_reached_server() => {
                     // The connection died before the request left; the supervisor is already
                     // reconnecting (or will mark the server failed), so wait and send it again.
                     tracing::debug!(server, tool, "connection lost before sending; retrying");
-                    self.wait_for_new_connection(server, &client, remaining).await?;
+                    self.wait_for_client(server, remaining, |c| {
+                        !Arc::ptr_eq(c, &client) && !c.is_closed()
+                    })
+                    .await?;
                 }
                 result => return result.map_err(ManagerError::from),
             }
@@ -572,7 +592,9 @@ impl McpManager {
             ServerStatus::Connected => Ok(()),
             _ => Err(ManagerError::Unavailable {
                 server: name.to_owned(),
-                reason: self.last_error(name).unwrap_or_else(|| "reconnect failed".into()),
+                reason: self
+                    .last_error(name)
+                    .unwrap_or_else(|| "reconnect failed".into()),
             }),
         }
     }
@@ -584,8 +606,12 @@ impl McpManager {
         let Some(entry) = removed else { return };
         self.inner.notify();
         entry.shutdown().await;
-        self.inner.emit(ManagerEvent::Disconnected { server: name.to_owned() });
-        self.inner.emit(ManagerEvent::ToolsChanged { server: name.to_owned() });
+        self.inner.emit(ManagerEvent::Disconnected {
+            server: name.to_owned(),
+        });
+        self.inner.emit(ManagerEvent::ToolsChanged {
+            server: name.to_owned(),
+        });
     }
 
     /// Disconnect every server concurrently and clear all state. When it returns, no server
@@ -598,7 +624,9 @@ impl McpManager {
             name
         });
         for name in futures::future::join_all(closing).await {
-            self.inner.emit(ManagerEvent::Disconnected { server: name.clone() });
+            self.inner.emit(ManagerEvent::Disconnected {
+                server: name.clone(),
+            });
             self.inner.emit(ManagerEvent::ToolsChanged { server: name });
         }
     }
@@ -641,50 +669,20 @@ impl McpManager {
         name: &str,
         bound: Option<Duration>,
     ) -> Result<Arc<McpClient>, ManagerError> {
-        let wait = async {
-            let mut changed = self.inner.changed.subscribe();
-            loop {
-                {
-                    let state = self.lock();
-                    let entry = state
-                        .servers
-                        .get(name)
-                        .ok_or_else(|| ManagerError::UnknownServer(name.to_owned()))?;
-                    match &entry.phase {
-                        Phase::Connected(client) if !client.is_closed() => return Ok(client.clone()),
-                        Phase::Failed | Phase::Suspended => {
-                            return Err(ManagerError::Unavailable {
-                                server: name.to_owned(),
-                                reason: entry.last_error.clone().unwrap_or_else(|| "failed".into()),
-                            });
-                        }
-                        _ => {}
-                    }
-                }
-                if changed.changed().await.is_err() {
-                    return Err(ManagerError::UnknownServer(name.to_owned()));
-                }
-            }
-        };
-        match bound {
-            Some(bound) => tokio::time::timeout(bound, wait).await.unwrap_or_else(|_| {
-                Err(ManagerError::ConnectTimeout {
-                    server: name.to_owned(),
-                    after: bound,
-                })
-            }),
-            None => wait.await,
-        }
+        self.wait_for_client(name, bound, |client| !client.is_closed())
+            .await
     }
 
-    /// Wait until `name` has a connection other than `old` (or fails).
-    async fn wait_for_new_connection(
+    /// Wait until `name` is connected through a client that `accept` takes, at most `bound`.
+    /// Fails at once when the server failed, was suspended or is gone.
+    async fn wait_for_client(
         &self,
         name: &str,
-        old: &Arc<McpClient>,
         bound: Option<Duration>,
-    ) -> Result<(), ManagerError> {
+        accept: impl Fn(&Arc<McpClient>) -> bool,
+    ) -> Result<Arc<McpClient>, ManagerError> {
         let wait = async {
+            // Subscribe before looking, so a change between the look and the wait is not lost.
             let mut changed = self.inner.changed.subscribe();
             loop {
                 {
@@ -694,7 +692,7 @@ impl McpManager {
                         .get(name)
                         .ok_or_else(|| ManagerError::UnknownServer(name.to_owned()))?;
                     match &entry.phase {
-                        Phase::Connected(client) if !Arc::ptr_eq(client, old) => return Ok(()),
+                        Phase::Connected(client) if accept(client) => return Ok(client.clone()),
                         Phase::Failed | Phase::Suspended => {
                             return Err(ManagerError::Unavailable {
                                 server: name.to_owned(),
@@ -738,17 +736,16 @@ impl Entry {
             }
             _ => return None,
         };
-        let tools: Arc<[ToolDefinition]> = if self.config.enabled_tools.is_some()
-            || !self.config.disabled_tools.is_empty()
-        {
-            tools
-                .iter()
-                .filter(|t| self.config.allows_tool(&t.name))
-                .cloned()
-                .collect()
-        } else {
-            tools
-        };
+        let tools: Arc<[ToolDefinition]> =
+            if self.config.enabled_tools.is_some() || !self.config.disabled_tools.is_empty() {
+                tools
+                    .iter()
+                    .filter(|t| self.config.allows_tool(&t.name))
+                    .cloned()
+                    .collect()
+            } else {
+                tools
+            };
         Some(ServerTools {
             server: name.to_owned(),
             source: self.source.clone(),
@@ -820,17 +817,26 @@ enum Ended {
 
 /// The life of one server for one generation: connect, supervise, reconnect on unexpected
 /// close with back-off, until it fails for good, is suspended, or is disconnected.
-async fn run_server(inner: Arc<Inner>, name: String, generation: u64, gate_passed: Arc<AtomicBool>) {
+async fn run_server(
+    inner: Arc<Inner>,
+    name: String,
+    generation: u64,
+    gate_passed: Arc<AtomicBool>,
+) {
     // 0 = the first connection; >0 = the reconnect attempt of the current outage.
     let mut attempt: u32 = 0;
     loop {
-        let Some(config) = inner.config_of(&name, generation) else { return };
+        let Some(config) = inner.config_of(&name, generation) else {
+            return;
+        };
         inner.update(&name, generation, |e| {
             if !matches!(e.phase, Phase::Reconnecting { .. }) {
                 e.phase = Phase::Connecting;
             }
         });
-        inner.emit(ManagerEvent::Connecting { server: name.clone() });
+        inner.emit(ManagerEvent::Connecting {
+            server: name.clone(),
+        });
         let started = Instant::now();
         let lost = match establish(&inner, &name, generation, &config).await {
             Ok((client, mut notices)) => {
@@ -845,7 +851,9 @@ async fn run_server(inner: Arc<Inner>, name: String, generation: u64, gate_passe
                     tools,
                     elapsed: started.elapsed(),
                 });
-                inner.emit(ManagerEvent::ToolsChanged { server: name.clone() });
+                inner.emit(ManagerEvent::ToolsChanged {
+                    server: name.clone(),
+                });
                 match supervise(&inner, &name, generation, &client, &mut notices).await {
                     Ended::OnRequest => return,
                     Ended::Unexpectedly => client,
@@ -1005,7 +1013,9 @@ async fn establish(
             .await
             .map_err(Establish::Failed)?,
     );
-    if !inner.update(name, generation, |e| e.phase = Phase::Loading(client.clone())) {
+    if !inner.update(name, generation, |e| {
+        e.phase = Phase::Loading(client.clone())
+    }) {
         client.close().await;
         return Err(Establish::Failed(superseded(name)));
     }
@@ -1085,17 +1095,25 @@ async fn supervise(
         .servers
         .get(name)
         .is_some_and(|e| e.generation == generation);
-    if current { Ended::Unexpectedly } else { Ended::OnRequest }
+    if current {
+        Ended::Unexpectedly
+    } else {
+        Ended::OnRequest
+    }
 }
 
 /// `tools/list_changed`: list again, replace this server's tools, rewrite the cache.
 async fn relist(inner: &Arc<Inner>, name: &str, generation: u64, client: &Arc<McpClient>) {
     match client.list_tools().await {
         Ok(tools) => {
-            let Some(config) = inner.config_of(name, generation) else { return };
+            let Some(config) = inner.config_of(name, generation) else {
+                return;
+            };
             store_tools(inner, name, &config, &tools);
             if inner.update(name, generation, |e| e.live_tools = Some(tools.into())) {
-                inner.emit(ManagerEvent::ToolsChanged { server: name.to_owned() });
+                inner.emit(ManagerEvent::ToolsChanged {
+                    server: name.to_owned(),
+                });
             }
         }
         Err(e) => tracing::warn!("re-listing tools after list_changed failed: {e}"),
@@ -1104,7 +1122,9 @@ async fn relist(inner: &Arc<Inner>, name: &str, generation: u64, client: &Arc<Mc
 
 /// Write a server's tools to the cache in the background (best effort).
 fn store_tools(inner: &Arc<Inner>, name: &str, config: &ServerConfig, tools: &[ToolDefinition]) {
-    let Some(cache) = inner.options.cache.clone() else { return };
+    let Some(cache) = inner.options.cache.clone() else {
+        return;
+    };
     let key = CacheKey::new(name, &inner.options.project, config);
     let tools = tools.to_vec();
     tokio::task::spawn_blocking(move || cache.put(&key, &tools));

@@ -47,7 +47,11 @@ pub struct McpTool {
 pub fn mcp_tools(servers: &[ServerTools], style: NamingStyle) -> Vec<McpTool> {
     let pairs: Vec<(&str, &str)> = servers
         .iter()
-        .flat_map(|s| s.tools.iter().map(move |t| (s.server.as_str(), t.name.as_str())))
+        .flat_map(|s| {
+            s.tools
+                .iter()
+                .map(move |t| (s.server.as_str(), t.name.as_str()))
+        })
         .collect();
     let names = assign_names(style, pairs.iter().copied());
     let mut names = names.into_iter();
@@ -155,7 +159,9 @@ impl OutputCap {
                 kept.push(block);
             } else if let Content::Text { text } = block {
                 let cut = floor_char_boundary(&text, budget);
-                kept.push(Content::Text { text: text[..cut].to_owned() });
+                kept.push(Content::Text {
+                    text: text[..cut].to_owned(),
+                });
                 budget = 0;
             } else {
                 budget = 0;
@@ -170,7 +176,9 @@ impl OutputCap {
                 "\n[output truncated: {shown} of {total} bytes shown; full output in {}]",
                 path.display()
             ),
-            Err(e) => format!("\n[output truncated: {shown} of {total} bytes shown; could not save the rest: {e}]"),
+            Err(e) => format!(
+                "\n[output truncated: {shown} of {total} bytes shown; could not save the rest: {e}]"
+            ),
         };
         kept.push(Content::Text { text: marker });
         output.content = kept;
@@ -215,20 +223,32 @@ mod tests {
     #[test]
     fn large_outputs_are_cut_and_spilled() {
         let dir = tempfile::tempdir().unwrap();
-        let cap = OutputCap { max_bytes: 10, spill_dir: dir.path().to_owned() };
+        let cap = OutputCap {
+            max_bytes: 10,
+            spill_dir: dir.path().to_owned(),
+        };
         let output = ToolOutput {
-            content: vec![Content::Text { text: "é".repeat(20) }],
+            content: vec![Content::Text {
+                text: "é".repeat(20),
+            }],
             ..ToolOutput::default()
         };
         let cut = cap.apply("mcp_x_big", output.clone());
         let text = cut.text();
         assert!(text.starts_with(&"é".repeat(5)), "{text}");
         assert!(text.contains("10 of 40 bytes shown"), "{text}");
-        let path = text.rsplit("full output in ").next().unwrap().trim_end_matches(']');
+        let path = text
+            .rsplit("full output in ")
+            .next()
+            .unwrap()
+            .trim_end_matches(']');
         let saved: ToolOutput = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         assert_eq!(saved, output);
 
-        let small = ToolOutput { content: vec![Content::Text { text: "ok".into() }], ..Default::default() };
+        let small = ToolOutput {
+            content: vec![Content::Text { text: "ok".into() }],
+            ..Default::default()
+        };
         assert_eq!(cap.apply("t", small.clone()), small);
     }
 }

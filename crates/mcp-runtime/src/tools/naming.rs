@@ -74,7 +74,11 @@ fn base_name(style: NamingStyle, server: &str, tool: &str) -> String {
     if tool_part.is_empty() {
         tool_part.push('_');
     }
-    format!("{}{server_part}{}{tool_part}", style.prefix(), style.separator())
+    format!(
+        "{}{server_part}{}{tool_part}",
+        style.prefix(),
+        style.separator()
+    )
 }
 
 /// `base` cut to leave room for `_<hash>`, where the hash is of the raw pair.
@@ -184,7 +188,12 @@ mod tests {
 
     #[test]
     fn collisions_get_distinct_hashed_names() {
-        let pairs = [("a", "b_c"), ("a_b", "c"), ("my.server", "x"), ("my_server", "x")];
+        let pairs = [
+            ("a", "b_c"),
+            ("a_b", "c"),
+            ("my.server", "x"),
+            ("my_server", "x"),
+        ];
         let got = names(&pairs);
         let unique: HashSet<&String> = got.iter().collect();
         assert_eq!(unique.len(), pairs.len(), "{got:?}");
@@ -201,7 +210,10 @@ mod tests {
     fn long_names_are_cut_with_a_hash() {
         let long_tool = "t".repeat(100);
         let got = names(&[("server", &long_tool), ("server", &format!("{long_tool}2"))]);
-        assert!(got.iter().all(|n| n.len() <= MAX_TOOL_NAME && is_valid_tool_name(n)));
+        assert!(
+            got.iter()
+                .all(|n| n.len() <= MAX_TOOL_NAME && is_valid_tool_name(n))
+        );
         assert_ne!(got[0], got[1]);
     }
 
