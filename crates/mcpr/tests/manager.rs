@@ -711,3 +711,16 @@ async fn session_refresh_replaces_mcp_tools_and_binds_late_servers() {
     assert!(session.get("mcp_fast_echo").is_none());
     assert_eq!(session.tools().count(), 1);
 }
+
+#[tokio::test]
+async fn disconnect_all_right_after_start_up_still_leaves_the_tools_in_the_cache() {
+    let dir = temp_dir();
+    let config = mock(&[]);
+    let manager = manager(dir.path());
+    manager
+        .connect_servers(servers(&[("quick", config.clone())]), IndexMap::new())
+        .await;
+    manager.disconnect_all().await;
+    let cached = ToolCache::in_dir(dir.path()).get(&CacheKey::new("quick", dir.path(), &config));
+    assert!(cached.is_some_and(|tools| tools.iter().any(|t| t.name == "echo")));
+}

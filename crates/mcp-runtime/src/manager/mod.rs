@@ -202,7 +202,13 @@ struct Inner {
     /// Bumped on every state change; waiters watch it.
     changed: watch::Sender<u64>,
     events: broadcast::Sender<ManagerEvent>,
+    /// Cache writes still running; `disconnect_all` lets them finish so a short-lived host
+    /// (a one-shot CLI command) still leaves its tools in the cache.
+    cache_writes: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
+
+/// How long shutdown waits for pending cache writes.
+const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
 
 #[derive(Default)]
 struct State {
@@ -272,6 +278,7 @@ impl McpManager {
                 state: Mutex::new(State::default()),
                 changed,
                 events,
+                cache_writes: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -628,6 +635,20 @@ impl McpManager {
                 server: name.clone(),
             });
             self.inner.emit(ManagerEvent::ToolsChanged { server: name });
+        }
+        let writes: Vec<_> = std::mem::take(
+            &mut *self
+                .inner
+                .cache_writes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        let flush = futures::future::join_all(writes);
+        if tokio::time::timeout(CACHE_FLUSH_BOUND, flush)
+            .await
+            .is_err()
+        {
+            tracing::warn!("tool cache writes still pending at shutdown; some may be lost");
         }
     }
 
@@ -1127,7 +1148,10 @@ fn store_tools(inner: &Arc<Inner>, name: &str, config: &ServerConfig, tools: &[T
     };
     let key = CacheKey::new(name, &inner.options.project, config);
     let tools = tools.to_vec();
-    tokio::task::spawn_blocking(move || cache.put(&key, &tools));
+    let write = tokio::task::spawn_blocking(move || cache.put(&key, &tools));
+    let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
+    writes.retain(|w| !w.is_finished());
+    writes.push(write);
 }
 
 fn config_error(name: &str, message: String) -> ClientError {
