@@ -7,7 +7,8 @@
 //! The modules follow the lifecycle of a server, and data flows one way through them:
 //! [`config`] (which servers exist) → [`client`] (one live connection) → [`manager`] (all of
 //! them: start-up gate, cache, health, shutdown) → [`tools`] (names and calls for the model) →
-//! [`session`] (a host's tool registry). [`loader`] strings them together for a host.
+//! [`session`] (a host's tool registry). [`loader`] strings them together for a host, and
+//! [`gateway`] serves all the tools again as one MCP server (or hands them to a sub-agent).
 //!
 //! ```no_run
 //! # async fn host() {
@@ -24,12 +25,14 @@
 pub mod cache;
 pub mod client;
 pub mod config;
+pub mod gateway;
 pub mod loader;
 pub mod manager;
 pub mod session;
 pub mod tools;
 
 pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};
+pub use gateway::{Gateway, GatewayOptions, SubAgentHandle};
 pub use loader::{LoadOptions, LoadedTools, discover_and_load_mcp_tools};
 pub use manager::{ManagerEvent, ManagerOptions, McpManager};
 pub use session::Session;

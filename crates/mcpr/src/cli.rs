@@ -48,6 +48,8 @@ impl GlobalArgs {
     }
 }
 
+// Parsed once per run: the size of the largest variant (the mock's many knobs) does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start three demo servers, connect, list and call tools, and shut everything down.
@@ -70,6 +72,10 @@ pub enum Command {
     Disable(crate::cmd::edit::ToggleArgs),
     /// Show the state of every configured server: connection, tools, protocol, errors.
     Status(crate::cmd::status::StatusArgs),
+    /// An interactive session: call tools by name, manage servers with /mcp commands.
+    Shell(crate::cmd::shell::ShellArgs),
+    /// Serve every configured server's tools as one MCP server (stdio or streamable HTTP).
+    Serve(crate::cmd::serve::ServeArgs),
     /// Run a mock MCP server (for tests, benchmarks and trying out agents).
     Mock(crate::mock::MockArgs),
     /// Play a client scenario of the MCP conformance suite against URL (used by the suite).

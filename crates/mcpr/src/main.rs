@@ -5,6 +5,7 @@ mod cmd;
 mod connect;
 mod discovery;
 mod exit;
+mod logging;
 mod mock;
 mod shutdown;
 
@@ -32,12 +33,14 @@ fn main() -> std::process::ExitCode {
             Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
             Command::Call(args) => cmd::call::run(&cli.global, args).await,
             Command::Status(args) => cmd::status::run(&cli.global, args).await,
+            Command::Shell(args) => cmd::shell::run(&cli.global, args).await,
             Command::Servers(args) => cmd::servers::run(&cli.global, args).await,
             Command::Trust(args) => cmd::trust::run(&cli.global, args).await,
             Command::Add(args) => cmd::edit::add(&cli.global, args).await,
             Command::Remove(args) => cmd::edit::remove(&cli.global, args).await,
             Command::Enable(args) => cmd::edit::enable(&cli.global, args).await,
             Command::Disable(args) => cmd::edit::disable(&cli.global, args).await,
+            Command::Serve(args) => cmd::serve::run(&cli.global, args).await,
             Command::Conformance(args) => cmd::conformance::run(args).await,
             Command::Mock(args) => mock::run(args)
                 .await
@@ -59,17 +62,13 @@ fn main() -> std::process::ExitCode {
 /// Logs go to stderr, filtered by `RUST_LOG` (default: warnings). The mock server logs nothing
 /// by default so that tests see only what they ask for. rmcp's own logs are off by default:
 /// its failures reach the user as our errors, which say the same without the URL's query.
+/// The shell reports server failures and reconnects itself, above its prompt; a log line
+/// written straight to the terminal would break the line being edited.
 fn init_logging(command: &Command) {
-    let default = if matches!(command, Command::Mock(_)) {
-        "off"
-    } else {
-        "warn,rmcp=off"
+    let default = match command {
+        Command::Mock(_) => "off",
+        Command::Shell(_) => "error,rmcp=off",
+        _ => "warn,rmcp=off",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
+    logging::init(default);
 }

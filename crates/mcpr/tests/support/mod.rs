@@ -104,6 +104,7 @@ pub fn peers_dir() -> PathBuf {
 pub const NPM_PEERS: &[&str] = &[
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/sdk@1.32.2",
 ];
 
 /// Install the pinned npm peers once (into `target/peers/npm`) and return the entry point of
@@ -113,6 +114,15 @@ pub fn server_everything() -> PathBuf {
     let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     npm_install_once(&root, &entry, NPM_PEERS);
     entry
+}
+
+/// Install the pinned npm peers once and return the directory of the TypeScript MCP SDK
+/// (`@modelcontextprotocol/sdk`), whose `dist/esm/...` modules client scripts import.
+pub fn typescript_sdk() -> PathBuf {
+    let root = peers_dir().join("npm");
+    let sdk = root.join("node_modules/@modelcontextprotocol/sdk");
+    npm_install_once(&root, &sdk.join("dist/esm/client/index.js"), NPM_PEERS);
+    sdk
 }
 
 /// Install `packages` into `root` with npm unless `marker` exists already.
@@ -247,7 +257,7 @@ pub fn wait_for_port(port: u16, bound: Duration) {
 
 /// `mcpr mock --http 127.0.0.1:0` (or `--sse`) with `flags`, running until dropped.
 pub struct HttpMock {
-    _child: ChildGuard,
+    child: ChildGuard,
     /// The endpoint the mock printed (`http://127.0.0.1:PORT/mcp` or `.../sse`).
     pub url: String,
 }
@@ -289,7 +299,24 @@ impl HttpMock {
         let url = rx
             .recv_timeout(Duration::from_secs(20))
             .expect("the mock printed no `listening on` line");
-        HttpMock { _child: child, url }
+        HttpMock { child, url }
+    }
+
+    /// Send SIGTERM and wait up to `bound` for the mock to exit; its exit status, or `None`
+    /// if it is still running.
+    pub fn terminate(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.child.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + bound;
+        loop {
+            if let Ok(Some(status)) = self.child.0.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// A config for this mock: `kind` is the config's `type` (`None`: absent).

@@ -1,0 +1,321 @@
+//! The gateway as an rmcp `ServerHandler`: the handshake, `tools/list` from the live view,
+//! `tools/call` routed to the right server with the client's cancellation and progress token,
+//! and the servers' resources and prompts (see `catalog`).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig as InitializeInfo, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::Gateway;
+use super::catalog::CatalogError;
+use super::view::{CallSettings, View, error_output};
+use crate::client::{ProgressUpdate, ToolOutput};
+use crate::tools::McpTool;
+
+/// The newest protocol we serve: the last one with the `initialize` handshake, which is what
+/// every client we know speaks, and what keeps one session per client.
+const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> InitializeInfo {
+        InitializeInfo::new(
+            ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_resources()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            self.inner.options.name.clone(),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_protocol_version(NEWEST)
+        .with_instructions(
+            "Tools of several MCP servers behind one gateway. Each tool is named \
+             mcp_<server>_<tool>; its description starts with the server it comes from.",
+        )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.inner.clients.add(context.peer);
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.wait_started().await;
+        let listed = self.inner.catalog.resources(&self.inner.scope).await;
+        Ok(ListResourcesResult::with_all_items(from_wire_list(listed)))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.wait_started().await;
+        let contents = self
+            .inner
+            .catalog
+            .read(&self.inner.scope, &request.uri)
+            .await
+            .map_err(|e| match e {
+                CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
+                CatalogError::Failed(message) => McpError::internal_error(message, None),
+            })?;
+        let result: ReadResourceResult = serde_json::from_value(contents).map_err(|e| {
+            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        })?;
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.wait_started().await;
+        let naming = self.inner.options.naming;
+        let listed = self.inner.catalog.prompts(&self.inner.scope, naming).await;
+        Ok(ListPromptsResult::with_all_items(from_wire_list(listed)))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.wait_started().await;
+        let naming = self.inner.options.naming;
+        let prompt = self
+            .inner
+            .catalog
+            .get_prompt(&self.inner.scope, naming, &request.name, request.arguments)
+            .await
+            .map_err(|e| match e {
+                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+                CatalogError::Failed(message) => McpError::internal_error(message, None),
+            })?;
+        let result: GetPromptResult = serde_json::from_value(prompt).map_err(|e| {
+            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        })?;
+        Ok(result.into())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.wait_started().await;
+        let view = self.inner.scope.view();
+        Ok(ListToolsResult::with_all_items(listed(&view).to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let scope = &self.inner.scope;
+        let tool = match scope.route(&name) {
+            Some(tool) => tool,
+            None => {
+                // A client that connected during start-up may already know the name.
+                self.wait_started().await;
+                scope.route(&name).ok_or_else(|| {
+                    McpError::invalid_params(format!("unknown tool: {name}"), None)
+                })?
+            }
+        };
+        let token = context.meta.get_progress_token();
+        let (progress, mut updates) = match token {
+            Some(_) => {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                (Some(sender), Some(receiver))
+            }
+            None => (None, None),
+        };
+        let settings = CallSettings {
+            timeout: self.inner.options.call_timeout,
+            cap: None,
+            // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
+            // disconnects: either way the backend is told to stop.
+            cancel: context.ct.clone(),
+            progress,
+        };
+        let call = scope.call_tool(&tool, request.arguments, settings);
+        tokio::pin!(call);
+        let mut forwarder = token.map(|token| Forwarder::new(token, &context));
+        let result = loop {
+            tokio::select! {
+                result = &mut call => break result,
+                Some(update) = next_update(&mut updates) => {
+                    if let Some(forwarder) = &mut forwarder {
+                        forwarder.send(update).await;
+                    }
+                }
+            }
+        };
+        // Progress handled before the result still belongs before it.
+        if let (Some(forwarder), Some(updates)) = (&mut forwarder, &mut updates) {
+            while let Ok(update) = updates.try_recv() {
+                forwarder.send(update).await;
+            }
+        }
+        match result {
+            Ok(output) => Ok(call_result(output).into()),
+            // The client cancelled (or left): rmcp drops the answer; say so anyway.
+            Err(_aborted) => Err(McpError::new(
+                ErrorCode::INTERNAL_ERROR,
+                "request cancelled",
+                None,
+            )),
+        }
+    }
+}
+
+/// Entries in the wire format as rmcp values; an entry rmcp rejects is left out with a warning.
+fn from_wire_list<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T> {
+    entries
+        .into_iter()
+        .filter_map(|entry| match serde_json::from_value(entry) {
+            Ok(item) => Some(item),
+            Err(e) => {
+                tracing::warn!("gateway: an entry was left out: {e}");
+                None
+            }
+        })
+        .collect()
+}
+
+/// The next progress update, or never when the call has no progress token.
+async fn next_update(
+    updates: &mut Option<mpsc::UnboundedReceiver<ProgressUpdate>>,
+) -> Option<ProgressUpdate> {
+    match updates {
+        Some(updates) => updates.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sends a backend's progress to the client under the client's own token.
+struct Forwarder {
+    token: ProgressToken,
+    peer: rmcp::Peer<RoleServer>,
+    last: Option<f64>,
+}
+
+impl Forwarder {
+    fn new(token: ProgressToken, context: &RequestContext<RoleServer>) -> Self {
+        Forwarder {
+            token,
+            peer: context.peer.clone(),
+            last: None,
+        }
+    }
+
+    async fn send(&mut self, update: ProgressUpdate) {
+        // rmcp handles each notification on a task of its own, so they may arrive out of
+        // order; progress must increase, so a stale one is dropped rather than sent.
+        if self.last.is_some_and(|last| update.progress <= last) {
+            return;
+        }
+        self.last = Some(update.progress);
+        let mut param = ProgressNotificationParam::new(self.token.clone(), update.progress);
+        if let Some(total) = update.total {
+            param = param.with_total(total);
+        }
+        if let Some(message) = update.message {
+            param = param.with_message(message);
+        }
+        if let Err(e) = self.peer.notify_progress(param).await {
+            tracing::debug!("gateway: progress not delivered: {e}");
+        }
+    }
+}
+
+/// The view's tools as the client sees them, converted once per view.
+fn listed(view: &View) -> Arc<[Tool]> {
+    let listed = view.listed.get_or_init(|| {
+        view.tools
+            .iter()
+            .filter_map(|tool| match listed_tool(tool) {
+                Ok(listed) => Some(listed),
+                Err(e) => {
+                    tracing::warn!(
+                        "gateway: tool `{}` of server `{}` left out: invalid definition: {e}",
+                        tool.tool,
+                        tool.server
+                    );
+                    None
+                }
+            })
+            .collect::<Arc<[Tool]>>()
+    });
+    listed.clone()
+}
+
+/// One tool as the client sees it: the exposed name, and a description that says where it
+/// comes from.
+fn listed_tool(tool: &McpTool) -> Result<Tool, serde_json::Error> {
+    let definition = &tool.definition;
+    let origin = format!("[{}]", tool.label);
+    let description = match definition.description.as_deref().map(str::trim) {
+        Some(text) if !text.is_empty() => format!("{origin} {text}"),
+        _ => origin,
+    };
+    let mut wire = json!({
+        "name": tool.name,
+        "description": description,
+        "inputSchema": definition.input_schema,
+    });
+    if let Value::Object(fields) = &mut wire {
+        if let Some(title) = &definition.title {
+            fields.insert("title".into(), Value::String(title.clone()));
+        }
+        if let Some(schema) = &definition.output_schema {
+            fields.insert("outputSchema".into(), schema.clone());
+        }
+        if let Some(annotations) = &definition.annotations {
+            fields.insert("annotations".into(), annotations.clone());
+        }
+    }
+    serde_json::from_value(wire)
+}
+
+/// Our tool output as an rmcp result, through the wire format both follow.
+fn call_result(output: ToolOutput) -> CallToolResult {
+    let converted = serde_json::to_value(&output).and_then(serde_json::from_value);
+    match converted {
+        Ok(result) => result,
+        Err(e) => {
+            let fallback = error_output(format!(
+                "MCP error: the server's result cannot be relayed: {e}"
+            ));
+            match serde_json::to_value(&fallback).and_then(serde_json::from_value) {
+                Ok(result) => result,
+                Err(_) => CallToolResult::error(Vec::new()),
+            }
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The gateway over streamable HTTP (`POST`/`GET`/`DELETE` at `/mcp`), one MCP session per
+//! client, every session served by clones of one [`Gateway`] — so every client shares one
+//! connection per backend server.
+//!
+//! It binds loopback addresses freely. Any other address requires a bearer token: each request
+//! must carry `Authorization: Bearer <token>` (compared in constant time) or gets a bare `401`
+//! before reaching the MCP layer. A token given for a loopback address is enforced too.
+//!
+//! ```no_run
+//! # async fn demo(gateway: mcp_runtime::gateway::Gateway) -> Result<(), mcp_runtime::gateway::GatewayError> {
+//! use mcp_runtime::gateway::http::{HttpOptions, bind};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let server = bind(gateway, HttpOptions::new("127.0.0.1:0".parse().unwrap())).await?;
+//! println!("serving on {}", server.url());
+//! let stop = CancellationToken::new();
+//! server.serve(stop).await
+//! # }
+//! ```
+
+use std::future::IntoFuture;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use super::{Gateway, GatewayError};
+
+/// Where the MCP endpoint lives.
+pub const PATH: &str = "/mcp";
+
+/// How long open streams may take to close after shutdown is asked for.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Settings of the HTTP endpoint.
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// Address to listen on (port 0 picks a free port).
+    pub addr: SocketAddr,
+    /// Bearer token every request must carry; required unless `addr` is a loopback address.
+    pub token: Option<String>,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("addr", &self.addr)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+impl HttpOptions {
+    /// Listen on `addr` without a token (loopback addresses only).
+    pub fn new(addr: SocketAddr) -> Self {
+        HttpOptions { addr, token: None }
+    }
+
+    /// Require `token` on every request.
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+}
+
+/// A bound, not yet serving, endpoint.
+pub struct HttpServer {
+    listener: tokio::net::TcpListener,
+    local: SocketAddr,
+    gateway: Gateway,
+    token: Option<Arc<Token>>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("local", &self.local)
+            .field("token", &self.token.is_some())
+            .finish()
+    }
+}
+
+/// Bind the endpoint, refusing a non-loopback address without a token.
+pub async fn bind(gateway: Gateway, options: HttpOptions) -> Result<HttpServer, GatewayError> {
+    let token = options
+        .token
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| Arc::new(Token::new(t.trim())));
+    if token.is_none() && !options.addr.ip().is_loopback() {
+        return Err(GatewayError::TokenRequired { addr: options.addr });
+    }
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|source| GatewayError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| GatewayError::Bind {
+        addr: options.addr,
+        source,
+    })?;
+    Ok(HttpServer {
+        listener,
+        local,
+        gateway,
+        token,
+    })
+}
+
+impl HttpServer {
+    /// The address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The endpoint's URL, e.g. `http://127.0.0.1:8931/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{PATH}", self.local)
+    }
+
+    /// Serve until `stop` is cancelled; then close every session (their open streams too)
+    /// and return within a short grace.
+    pub async fn serve(self, stop: CancellationToken) -> Result<(), GatewayError> {
+        let mut config =
+            StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+        if !self.local.ip().is_loopback() {
+            // Host checks stop DNS rebinding against unauthenticated local servers; here every
+            // request needs the token, and clients reach us under names we cannot know.
+            config = config.disable_allowed_hosts();
+        }
+        let gateway = self.gateway;
+        let service = StreamableHttpService::new(
+            move || Ok(gateway.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let mut router = axum::Router::new()
+            .nest_service(PATH, service)
+            .layer(axum::middleware::from_fn(session_ended));
+        if let Some(token) = self.token {
+            router = router.layer(axum::middleware::from_fn_with_state(token, authorize));
+        }
+        let graceful = stop.clone();
+        // Small JSON-RPC messages on streams: without TCP_NODELAY, Nagle's algorithm and
+        // delayed ACKs add tens of milliseconds to every call.
+        let listener = self.listener.tap_io(|stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!("gateway: cannot set TCP_NODELAY: {e}");
+            }
+        });
+        let serving = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { graceful.cancelled().await })
+            .into_future();
+        tokio::pin!(serving);
+        tokio::select! {
+            result = &mut serving => return result.map_err(GatewayError::Http),
+            () = stop.cancelled() => {}
+        }
+        // Streams still open after the grace are cut: shutdown must not hang on a client.
+        match tokio::time::timeout(SHUTDOWN_GRACE, serving).await {
+            Ok(result) => result.map_err(GatewayError::Http),
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+/// The expected token, kept as a digest so that comparing takes the same time whatever the
+/// length or content of what a client sends.
+struct Token {
+    digest: [u8; 32],
+}
+
+impl Token {
+    fn new(token: &str) -> Self {
+        Token {
+            digest: Sha256::digest(token.as_bytes()).into(),
+        }
+    }
+
+    fn matches(&self, presented: &[u8]) -> bool {
+        let presented: [u8; 32] = Sha256::digest(presented).into();
+        // Constant time: look at every byte, whatever the first difference.
+        let difference = self
+            .digest
+            .iter()
+            .zip(presented.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        std::hint::black_box(difference) == 0
+    }
+}
+
+/// Let a request through only with the right bearer token; otherwise a bare `401`.
+async fn authorize(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes)
+        .and_then(|value| {
+            let scheme = value.get(..7)?;
+            scheme
+                .eq_ignore_ascii_case(b"bearer ")
+                .then(|| value[7..].trim_ascii())
+        });
+    match presented {
+        Some(presented) if token.matches(presented) => next.run(request).await,
+        _ => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, r#"Bearer realm="mcpr-gateway""#)],
+        )
+            .into_response(),
+    }
+}
+
+/// rmcp answers a session's `DELETE` with `202 Accepted`; clients expect the session to be
+/// gone, and the Python SDK warns on anything but 200 or 204. It is gone: say `204`.
+async fn session_ended(request: Request, next: Next) -> Response {
+    let deleting = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_by_content() {
+        let token = Token::new("secret");
+        assert!(token.matches(b"secret"));
+        assert!(!token.matches(b"secret2"));
+        assert!(!token.matches(b""));
+    }
+}

@@ -1,0 +1,276 @@
+//! The gateway (SPEC A11, B8): every server of one [`McpManager`] served again as one MCP
+//! server, so that sub-agents and other clients share one set of connections — one process per
+//! backend server, however many clients.
+//!
+//! - [`Gateway`] is an rmcp server handler over the manager's *live* tool view (not a
+//!   snapshot): tools are named `mcp_<server>_<tool>` (SPEC B3), their descriptions say which
+//!   server they come from, and every tools-changed event of the manager becomes one coalesced
+//!   `notifications/tools/list_changed` to each connected client. Serve it over stdio
+//!   ([`Gateway::serve_stdio`]), any byte stream ([`Gateway::serve_io`]) or streamable HTTP
+//!   ([`http::bind`]). Resources and prompts of the servers are served too, namespaced by
+//!   server.
+//! - [`SubAgentHandle`] gives a sub-agent running in the same process the same view and calls,
+//!   with a per-call time cap and an abort that reaches the server, without a protocol hop.
+//! - [`ToolFilter`] scopes either of them to some servers and tools.
+//!
+//! Calls behave as the host's own (SPEC A6): a tool whose server is still connecting waits for
+//! it (bounded by the call's timeout); a failed server's tool returns an error result
+//! `MCP error: ...`; the client's cancellation reaches the server as `notifications/cancelled`;
+//! the server's progress notifications reach the client under the client's progress token.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
+//! use indexmap::IndexMap;
+//! use mcp_runtime::config::ServerConfig;
+//! use mcp_runtime::gateway::{Gateway, GatewayOptions};
+//! use mcp_runtime::manager::{ManagerOptions, McpManager};
+//!
+//! let manager = McpManager::new(ManagerOptions::default());
+//! let gateway = Gateway::new(manager.clone(), GatewayOptions::default());
+//! // `tools/list` waits (bounded) for the start-up gate; `initialize` is answered at once.
+//! let starting = gateway.starting();
+//! let mut configs = IndexMap::new();
+//! configs.insert("mock".to_owned(), ServerConfig::stdio("mcpr", ["mock"]));
+//! let connecting = manager.clone();
+//! tokio::spawn(async move {
+//!     connecting.connect_servers(configs, IndexMap::new()).await;
+//!     drop(starting);
+//! });
+//! let served = gateway.serve_stdio().await;
+//! manager.disconnect_all().await;
+//! served
+//! # }
+//! ```
+
+mod catalog;
+mod filter;
+mod handler;
+pub mod http;
+mod notify;
+mod subagent;
+mod view;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::service::ServerInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::manager::McpManager;
+use crate::tools::{McpTool, NamingStyle};
+
+pub use filter::ToolFilter;
+pub use subagent::{DEFAULT_CALL_CAP, SubAgentCall, SubAgentHandle, SubAgentOptions};
+
+use notify::Clients;
+use view::ScopedTools;
+
+/// How long tool changes are collected before clients are told (one notification per burst).
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// How long `tools/list` waits for start-up at most (see [`Gateway::starting`]).
+pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(30);
+
+/// Settings of a [`Gateway`].
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    /// Which servers and tools are served (default: all).
+    pub filter: ToolFilter,
+    /// How tools are named (default `mcp_<server>_<tool>`).
+    pub naming: NamingStyle,
+    /// Coalescing window of `notifications/tools/list_changed`.
+    pub debounce: Duration,
+    /// Overrides every server's tool timeout for calls through the gateway.
+    pub call_timeout: Option<Duration>,
+    /// Upper bound on how long `tools/list` waits for [`Gateway::starting`] to be released.
+    pub startup_wait: Duration,
+    /// `serverInfo.name` told to clients.
+    pub name: String,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        GatewayOptions {
+            filter: ToolFilter::default(),
+            naming: NamingStyle::Mcpr,
+            debounce: DEFAULT_DEBOUNCE,
+            call_timeout: None,
+            startup_wait: DEFAULT_STARTUP_WAIT,
+            name: "mcpr-gateway".to_owned(),
+        }
+    }
+}
+
+/// Failures of serving.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// The client's `initialize` failed.
+    #[error("gateway: MCP handshake with the client failed: {0}")]
+    Handshake(String),
+    /// The MCP service stopped with an error.
+    #[error("gateway: the MCP service failed: {0}")]
+    Service(String),
+    /// The HTTP address cannot be bound.
+    #[error("gateway: cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A non-loopback address without a bearer token.
+    #[error(
+        "gateway: {addr} is not a loopback address; serving on it requires a bearer token \
+         (--token-file FILE or MCPR_GATEWAY_TOKEN)"
+    )]
+    TokenRequired {
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// The HTTP server failed.
+    #[error("gateway: the HTTP server failed: {0}")]
+    Http(std::io::Error),
+}
+
+/// One MCP server in front of all the manager's servers. Cheap to clone: clones share the view,
+/// the clients and the manager, so every client of every transport shares one connection per
+/// backend server.
+///
+/// Creating one starts a background task (it needs a Tokio runtime) that forwards tool changes
+/// to the clients; it stops when the last clone is dropped.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("manager", &self.inner.scope.manager)
+            .field("filter", &self.inner.scope.filter)
+            .field("clients", &self.inner.clients.count())
+            .finish()
+    }
+}
+
+struct Inner {
+    scope: ScopedTools,
+    catalog: catalog::Catalog,
+    options: GatewayOptions,
+    clients: Arc<Clients>,
+    /// `false` while a [`Starting`] guard is alive.
+    started: watch::Sender<bool>,
+    /// Stops the change forwarder with the last clone.
+    _forwarder: DropGuard,
+}
+
+impl Gateway {
+    /// A gateway over `manager`'s servers. Must be called inside a Tokio runtime.
+    pub fn new(manager: McpManager, options: GatewayOptions) -> Self {
+        let clients = Arc::new(Clients::default());
+        let stop = CancellationToken::new();
+        let notified = clients.clone();
+        tokio::spawn(notify::forward_changes(
+            manager.subscribe(),
+            options.filter.clone(),
+            options.debounce,
+            stop.clone(),
+            move || {
+                let clients = notified.clone();
+                async move { clients.notify_all().await }
+            },
+        ));
+        let (started, _) = watch::channel(true);
+        Gateway {
+            inner: Arc::new(Inner {
+                scope: ScopedTools::new(manager, options.filter.clone(), options.naming),
+                catalog: catalog::Catalog::default(),
+                options,
+                clients,
+                started,
+                _forwarder: stop.drop_guard(),
+            }),
+        }
+    }
+
+    /// The manager behind the gateway.
+    pub fn manager(&self) -> &McpManager {
+        &self.inner.scope.manager
+    }
+
+    /// The tools served right now (live and cached ones, filtered, sorted by name).
+    pub fn tools(&self) -> Vec<McpTool> {
+        self.inner.scope.view().to_vec()
+    }
+
+    /// Clients connected right now (over every transport).
+    pub fn clients(&self) -> usize {
+        self.inner.clients.count()
+    }
+
+    /// Mark start-up as in progress until the returned guard is dropped: meanwhile `tools/list`
+    /// (and a call to a name not known yet) waits, at most [`GatewayOptions::startup_wait`],
+    /// so that a client connecting early gets the tools of the start-up gate rather than an
+    /// empty list. `initialize` is answered at once regardless.
+    pub fn starting(&self) -> Starting {
+        self.inner.started.send_replace(false);
+        Starting {
+            started: self.inner.started.clone(),
+        }
+    }
+
+    /// A handle for a sub-agent in this process, sharing the gateway's manager.
+    pub fn sub_agent(&self, options: SubAgentOptions) -> SubAgentHandle {
+        SubAgentHandle::new(self.manager().clone(), options)
+    }
+
+    /// Serve one client over the process's stdin and stdout until the client closes stdin.
+    /// Nothing else may write to stdout meanwhile.
+    pub async fn serve_stdio(self) -> Result<(), GatewayError> {
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serve one client over a byte stream (newline-delimited JSON-RPC) until it closes.
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), GatewayError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let transport = AsyncRwTransport::new_server(reader, writer);
+        match rmcp::serve_server(self, transport).await {
+            Ok(running) => running
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(|e| GatewayError::Service(e.to_string())),
+            // The client went away before the handshake ended: a normal way to stop.
+            Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
+                Ok(())
+            }
+            Err(e) => Err(GatewayError::Handshake(e.to_string())),
+        }
+    }
+
+    /// Wait until start-up is over (or the bound passes).
+    async fn wait_started(&self) {
+        let mut started = self.inner.started.subscribe();
+        let bound = self.inner.options.startup_wait;
+        let _ = tokio::time::timeout(bound, started.wait_for(|s| *s)).await;
+    }
+}
+
+/// Start-up in progress (see [`Gateway::starting`]); dropping it ends start-up.
+#[derive(Debug)]
+pub struct Starting {
+    started: watch::Sender<bool>,
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        self.started.send_replace(true);
+    }
+}

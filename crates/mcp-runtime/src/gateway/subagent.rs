@@ -1,0 +1,162 @@
+//! The in-process face of the gateway: what a host hands to a sub-agent it runs itself. The
+//! sub-agent sees the parent's live tools (optionally scoped) and calls them over the parent's
+//! connections — no second process per server, no protocol hop — with a time cap per call and
+//! an abort that reaches the servers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::filter::ToolFilter;
+use super::view::{CallSettings, ScopedTools, error_output};
+use crate::client::{ProgressUpdate, ToolOutput};
+use crate::manager::{ManagerEvent, McpManager};
+use crate::tools::{Aborted, McpTool, NamingStyle};
+
+/// The default cap on one sub-agent tool call, waiting for a connecting server included.
+pub const DEFAULT_CALL_CAP: Duration = Duration::from_secs(60);
+
+/// Settings of a [`SubAgentHandle`].
+#[derive(Debug, Clone)]
+pub struct SubAgentOptions {
+    /// Which of the parent's servers and tools the sub-agent gets (default: all).
+    pub filter: ToolFilter,
+    /// How tools are named (default `mcp_<server>_<tool>`, as the parent names them).
+    pub naming: NamingStyle,
+    /// Cap on each call (default [`DEFAULT_CALL_CAP`]); `None` leaves only the servers' own
+    /// tool timeouts.
+    pub call_cap: Option<Duration>,
+}
+
+impl Default for SubAgentOptions {
+    fn default() -> Self {
+        SubAgentOptions {
+            filter: ToolFilter::default(),
+            naming: NamingStyle::Mcpr,
+            call_cap: Some(DEFAULT_CALL_CAP),
+        }
+    }
+}
+
+/// Per-call settings of [`SubAgentHandle::call`].
+#[derive(Debug, Clone, Default)]
+pub struct SubAgentCall {
+    /// Aborts this call (the server is sent `notifications/cancelled`).
+    pub cancel: Option<CancellationToken>,
+    /// Receives the server's progress notifications about this call.
+    pub progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
+    /// Overrides the handle's cap for this call.
+    pub cap: Option<Duration>,
+}
+
+/// A sub-agent's view of its parent's MCP tools. Cheap to clone; clones share the abort.
+///
+/// ```no_run
+/// # async fn demo(manager: mcp_runtime::McpManager) {
+/// use std::time::Duration;
+/// use mcp_runtime::gateway::{SubAgentCall, SubAgentHandle, SubAgentOptions, ToolFilter};
+///
+/// let handle = SubAgentHandle::new(manager, SubAgentOptions {
+///     filter: ToolFilter::default().with_servers(["github"]),
+///     call_cap: Some(Duration::from_secs(20)),
+///     ..SubAgentOptions::default()
+/// });
+/// for tool in handle.tools() {
+///     println!("{}: {}", tool.name, tool.definition.description.as_deref().unwrap_or(""));
+/// }
+/// let args = serde_json::json!({"query": "mcp"}).as_object().cloned();
+/// match handle.call("mcp_github_search", args, SubAgentCall::default()).await {
+///     Ok(output) => println!("{}", output.text()),
+///     Err(_aborted) => println!("the parent stopped the sub-agent"),
+/// }
+/// // When the sub-agent is stopped: every call still running is cancelled on its server.
+/// handle.abort();
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct SubAgentHandle {
+    scope: Arc<ScopedTools>,
+    cap: Option<Duration>,
+    abort: CancellationToken,
+}
+
+impl std::fmt::Debug for SubAgentHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubAgentHandle")
+            .field("filter", &self.scope.filter)
+            .field("cap", &self.cap)
+            .field("aborted", &self.abort.is_cancelled())
+            .finish()
+    }
+}
+
+impl SubAgentHandle {
+    /// A handle over `manager`'s servers (the parent's manager: its connections are shared).
+    pub fn new(manager: McpManager, options: SubAgentOptions) -> Self {
+        SubAgentHandle {
+            scope: Arc::new(ScopedTools::new(manager, options.filter, options.naming)),
+            cap: options.call_cap,
+            abort: CancellationToken::new(),
+        }
+    }
+
+    /// The tools the sub-agent may call, right now (live and cached, filtered, sorted by name).
+    pub fn tools(&self) -> Vec<McpTool> {
+        self.scope.view().to_vec()
+    }
+
+    /// The parent's server events; a [`ManagerEvent::ToolsChanged`] means [`tools`](Self::tools)
+    /// may have changed.
+    pub fn changes(&self) -> broadcast::Receiver<ManagerEvent> {
+        self.scope.manager.subscribe()
+    }
+
+    /// Call the tool named `name` (as in [`tools`](Self::tools)). Failures — an unknown tool, a
+    /// server that is down, a timeout, the cap — are error results (`MCP error: ...`); only an
+    /// abort (the call's token, or [`abort`](Self::abort)) is an `Err`.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        call: SubAgentCall,
+    ) -> Result<ToolOutput, Aborted> {
+        if self.abort.is_cancelled() {
+            return Err(Aborted);
+        }
+        let token = self.abort.child_token();
+        let settings = CallSettings {
+            timeout: None,
+            cap: call.cap.or(self.cap),
+            cancel: token.clone(),
+            progress: call.progress,
+        };
+        let running = self.scope.call(name, arguments, settings);
+        tokio::pin!(running);
+        let output = match &call.cancel {
+            Some(cancel) => tokio::select! {
+                output = &mut running => output,
+                () = cancel.cancelled() => {
+                    // Let the call tell its server before it returns.
+                    token.cancel();
+                    (&mut running).await
+                }
+            },
+            None => running.await,
+        }?;
+        Ok(output.unwrap_or_else(|| error_output(format!("MCP error: unknown tool `{name}`"))))
+    }
+
+    /// Stop the sub-agent: cancel every call of this handle still running (their servers are
+    /// sent `notifications/cancelled`) and refuse new ones.
+    pub fn abort(&self) {
+        self.abort.cancel();
+    }
+
+    /// Whether [`abort`](Self::abort) was called.
+    pub fn is_aborted(&self) -> bool {
+        self.abort.is_cancelled()
+    }
+}

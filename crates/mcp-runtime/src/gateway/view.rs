@@ -1,0 +1,222 @@
+//! The live, scoped tool view shared by the gateway and sub-agent handles: the manager's
+//! current tools, named, filtered, and routed back to their server on a call.
+//!
+//! The view is rebuilt only when the manager's tool lists change. Each server's list is an
+//! `Arc` that the manager replaces on every change, so comparing those pointers tells whether
+//! a cached view is still current, without events and without a race against them. The cache
+//! keeps those `Arc`s alive, so an address cannot be reused by a newer list meanwhile.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::filter::ToolFilter;
+use crate::client::{Content, ProgressUpdate, ToolDefinition, ToolOutput};
+use crate::manager::{McpManager, ServerTools};
+use crate::tools::{Aborted, McpTool, NamingStyle, ToolCallOptions, mcp_tools};
+
+/// One state of the manager's tool lists: per server, its name, list and whether it is cached.
+struct Fingerprint(Vec<(String, Arc<[ToolDefinition]>, bool)>);
+
+impl Fingerprint {
+    fn of(servers: &[ServerTools]) -> Self {
+        Fingerprint(
+            servers
+                .iter()
+                .map(|s| (s.server.clone(), s.tools.clone(), s.deferred))
+                .collect(),
+        )
+    }
+
+    /// Whether `servers` is the state this fingerprint was taken of.
+    fn matches(&self, servers: &[ServerTools]) -> bool {
+        self.0.len() == servers.len()
+            && self
+                .0
+                .iter()
+                .zip(servers)
+                .all(|((name, tools, deferred), s)| {
+                    *name == s.server && Arc::ptr_eq(tools, &s.tools) && *deferred == s.deferred
+                })
+    }
+}
+
+/// One built view.
+pub(crate) struct View {
+    /// The tools offered, sorted by name.
+    pub tools: Vec<Arc<McpTool>>,
+    by_name: HashMap<String, usize>,
+    /// The tools in the protocol's shape, converted once per view by the gateway.
+    pub listed: OnceLock<Arc<[rmcp::model::Tool]>>,
+}
+
+impl View {
+    fn build(servers: &[ServerTools], filter: &ToolFilter, naming: NamingStyle) -> View {
+        let tools: Vec<Arc<McpTool>> = mcp_tools(servers, naming)
+            .into_iter()
+            .filter(|tool| filter.allows_tool(tool))
+            .map(Arc::new)
+            .collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| (tool.name.clone(), i))
+            .collect();
+        View {
+            tools,
+            by_name,
+            listed: OnceLock::new(),
+        }
+    }
+
+    /// The tool exposed as `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<McpTool>> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Owned copies of the tools, for callers outside the gateway.
+    pub fn to_vec(&self) -> Vec<McpTool> {
+        self.tools.iter().map(|t| McpTool::clone(t)).collect()
+    }
+}
+
+/// The manager's tools as one scope sees them.
+pub(crate) struct ScopedTools {
+    pub manager: McpManager,
+    pub filter: ToolFilter,
+    naming: NamingStyle,
+    state: Mutex<CacheState>,
+}
+
+#[derive(Default)]
+struct CacheState {
+    current: Option<(Fingerprint, Arc<View>)>,
+    /// Every tool this scope has offered, by exposed name. A client may call a tool it listed
+    /// before its server failed or left; routing the call to the manager anyway gives the
+    /// client a clear error ("server `x` is not connected: ...") instead of "unknown tool".
+    offered_before: HashMap<String, Arc<McpTool>>,
+}
+
+impl ScopedTools {
+    pub fn new(manager: McpManager, filter: ToolFilter, naming: NamingStyle) -> Self {
+        ScopedTools {
+            manager,
+            filter,
+            naming,
+            state: Mutex::new(CacheState::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, CacheState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current view (rebuilt only if the manager's tools changed).
+    pub fn view(&self) -> Arc<View> {
+        let mut servers = self.manager.server_tools();
+        servers.retain(|s| self.filter.allows_server(&s.server));
+        if let Some((fingerprint, view)) = &self.lock().current
+            && fingerprint.matches(&servers)
+        {
+            return view.clone();
+        }
+        // Built outside the lock: naming hashes and clones every definition.
+        let view = Arc::new(View::build(&servers, &self.filter, self.naming));
+        let mut state = self.lock();
+        for tool in &view.tools {
+            if !state.offered_before.contains_key(&tool.name) {
+                state.offered_before.insert(tool.name.clone(), tool.clone());
+            }
+        }
+        state.current = Some((Fingerprint::of(&servers), view.clone()));
+        view
+    }
+
+    /// The tool to call for `name`: in the current view, or offered earlier.
+    pub fn route(&self, name: &str) -> Option<Arc<McpTool>> {
+        if let Some(tool) = self.view().get(name) {
+            return Some(tool.clone());
+        }
+        self.lock().offered_before.get(name).cloned()
+    }
+
+    /// Call the tool exposed as `name`. `Ok(None)` when no such tool was ever offered.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        options: CallSettings,
+    ) -> Result<Option<ToolOutput>, Aborted> {
+        match self.route(name) {
+            Some(tool) => self.call_tool(&tool, arguments, options).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Call `tool` (from [`route`](Self::route)).
+    pub async fn call_tool(
+        &self,
+        tool: &McpTool,
+        arguments: Option<Map<String, Value>>,
+        options: CallSettings,
+    ) -> Result<ToolOutput, Aborted> {
+        let CallSettings {
+            timeout,
+            cap,
+            cancel,
+            progress,
+        } = options;
+        // A child: the cap cancels this call only, never the caller's token.
+        let cancel = cancel.child_token();
+        let call_options = ToolCallOptions {
+            timeout,
+            cancel: Some(cancel.clone()),
+            output_cap: None,
+            progress,
+        };
+        let call = tool.call(&self.manager, arguments, call_options);
+        let Some(cap) = cap else {
+            return call.await;
+        };
+        tokio::pin!(call);
+        tokio::select! {
+            output = &mut call => output,
+            () = tokio::time::sleep(cap) => {
+                // Cancel rather than drop the call, so the server hears about it
+                // (`notifications/cancelled`) and stops working.
+                cancel.cancel();
+                let _ = tokio::time::timeout(Duration::from_secs(1), &mut call).await;
+                Ok(error_output(format!(
+                    "MCP error: tool call `{}` exceeded the time cap of {} ms and was cancelled",
+                    tool.name,
+                    cap.as_millis()
+                )))
+            }
+        }
+    }
+}
+
+/// How one call through a scope runs.
+pub(crate) struct CallSettings {
+    /// Overrides the server's tool timeout.
+    pub timeout: Option<Duration>,
+    /// A cap on the whole call (waiting for the server included); the call is cancelled when
+    /// it is reached and the caller gets an error result.
+    pub cap: Option<Duration>,
+    /// Aborts the call; the server is sent `notifications/cancelled`.
+    pub cancel: CancellationToken,
+    /// Receives the server's progress notifications.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<ProgressUpdate>>,
+}
+
+/// An error result with one text block.
+pub(crate) fn error_output(text: String) -> ToolOutput {
+    ToolOutput {
+        content: vec![Content::Text { text }],
+        structured_content: None,
+        is_error: true,
+    }
+}

@@ -1,0 +1,200 @@
+//! `mcpr serve`: every configured server behind one MCP server (the gateway), over stdio or
+//! streamable HTTP, so that sub-agents and other clients share one process per server.
+//!
+//! The servers connect in the background while the gateway already answers `initialize`;
+//! `tools/list` waits for the start-up gate (cached tools of slow servers are offered at once).
+//! However it stops — the client closes stdin, SIGINT, SIGTERM — every server is disconnected
+//! before exiting, so no server process outlives the gateway.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mcp_runtime::gateway::http::{self, HttpOptions};
+use mcp_runtime::gateway::{Gateway, GatewayError, GatewayOptions, ToolFilter};
+use mcp_runtime::manager::{ManagerOptions, McpManager};
+use mcp_runtime::tools::NamingStyle;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::GlobalArgs;
+use crate::exit::{self, Failure, Outcome};
+
+/// The environment variable holding the HTTP bearer token (when no --token-file is given).
+const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
+
+/// Arguments of `mcpr serve`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Tools are served as mcp_<server>_<tool>. Glob patterns (`*`, `?`) match \
+        that name or `<server>/<tool>`.\n\n\
+        Examples:\n  \
+        mcpr serve                                   # stdio, every configured server\n  \
+        mcpr serve --servers github,files --tools 'files/read*' --deny-tools '*delete*'\n  \
+        mcpr serve --http 127.0.0.1:8931             # http://127.0.0.1:8931/mcp\n  \
+        MCPR_GATEWAY_TOKEN=... mcpr serve --http 0.0.0.0:8931"
+)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. Loopback addresses only,
+    /// unless a bearer token is set (--token-file or MCPR_GATEWAY_TOKEN).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// Require `Authorization: Bearer <token>` on every HTTP request, the token being the
+    /// content of FILE (default: $MCPR_GATEWAY_TOKEN, if set).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Only these servers (comma-separated; repeatable).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub servers: Vec<String>,
+    /// Only tools matching GLOB; `!GLOB` hides instead (repeatable).
+    #[arg(long = "tools", value_name = "GLOB")]
+    pub tools: Vec<String>,
+    /// Hide tools matching GLOB (repeatable; wins over --tools).
+    #[arg(long, value_name = "GLOB")]
+    pub deny_tools: Vec<String>,
+    /// Name tools as Claude Code does (`mcp__server__tool`).
+    #[arg(long)]
+    pub claude_names: bool,
+    /// Time limit of each tool call in ms (default: each server's own tool timeout).
+    #[arg(long, value_name = "MS")]
+    pub timeout: Option<u64>,
+}
+
+pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
+    let mut discovery = crate::discovery::discover_some(global)?;
+    if !args.servers.is_empty() {
+        let unknown: Vec<&str> = args
+            .servers
+            .iter()
+            .filter(|name| !discovery.configs.contains_key(*name))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Failure::usage(format!(
+                "no enabled server named {}",
+                unknown.join(", ")
+            )));
+        }
+        discovery
+            .configs
+            .retain(|name, _| args.servers.contains(name));
+    }
+    let token = token(&args)?;
+    if let Some(addr) = args.http
+        && token.is_none()
+        && !addr.ip().is_loopback()
+    {
+        // Refused before any server starts.
+        return Err(Failure::usage(GatewayError::TokenRequired { addr }));
+    }
+    let filter = filter(&args);
+
+    let manager = McpManager::new(ManagerOptions {
+        project: discovery.cwd.clone(),
+        reconnect: true,
+        ..ManagerOptions::default()
+    });
+    let gateway = Gateway::new(
+        manager.clone(),
+        GatewayOptions {
+            filter,
+            naming: if args.claude_names {
+                NamingStyle::Claude
+            } else {
+                NamingStyle::Mcpr
+            },
+            call_timeout: args.timeout.map(Duration::from_millis),
+            ..GatewayOptions::default()
+        },
+    );
+
+    // Connect in the background: a client's `initialize` is answered at once, its
+    // `tools/list` waits for the gate (see `Gateway::starting`).
+    let starting = gateway.starting();
+    let connecting = {
+        let manager = manager.clone();
+        let (configs, sources) = (discovery.configs, discovery.sources);
+        tokio::spawn(async move {
+            let report = manager.connect_servers(configs, sources).await;
+            drop(starting);
+            for (name, error) in &report.errors {
+                eprintln!("mcpr serve: {}", crate::cmd::tools::with_name(name, error));
+            }
+        })
+    };
+
+    let served = match args.http {
+        None => serve_stdio(gateway).await,
+        Some(addr) => serve_http(gateway, addr, token).await,
+    };
+    // Whatever ended serving, no server process may outlive us.
+    connecting.abort();
+    manager.disconnect_all().await;
+    served
+}
+
+/// Serve one client on stdin/stdout until it closes stdin or a signal arrives.
+async fn serve_stdio(gateway: Gateway) -> Outcome {
+    tokio::select! {
+        served = gateway.serve_stdio() => served.map(|()| exit::OK).map_err(Failure::internal),
+        _ = crate::shutdown::interrupted() => Ok(exit::OK),
+    }
+}
+
+/// Serve streamable HTTP until SIGINT or SIGTERM.
+async fn serve_http(gateway: Gateway, addr: SocketAddr, token: Option<String>) -> Outcome {
+    let options = HttpOptions { addr, token };
+    let server = http::bind(gateway, options).await.map_err(|e| match e {
+        GatewayError::TokenRequired { .. } => Failure::usage(e),
+        other => Failure::connection(other),
+    })?;
+    // Scripts and tests read this line to find the port.
+    eprintln!("listening on {}", server.url());
+    let stop = CancellationToken::new();
+    let signal = stop.clone();
+    let watcher = tokio::spawn(async move {
+        crate::shutdown::interrupted().await;
+        signal.cancel();
+    });
+    let served = server.serve(stop).await;
+    watcher.abort();
+    served.map(|()| exit::OK).map_err(Failure::internal)
+}
+
+/// The bearer token: --token-file, else $MCPR_GATEWAY_TOKEN.
+fn token(args: &ServeArgs) -> Result<Option<String>, Failure> {
+    let token = match &args.token_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Failure::usage(format!("cannot read --token-file {}: {e}", path.display()))
+            })?;
+            let token = text.trim().to_owned();
+            if token.is_empty() {
+                return Err(Failure::usage(format!(
+                    "--token-file {} is empty",
+                    path.display()
+                )));
+            }
+            Some(token)
+        }
+        None => std::env::var(TOKEN_ENV)
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty()),
+    };
+    Ok(token)
+}
+
+/// The scoped view of the flags.
+fn filter(args: &ServeArgs) -> ToolFilter {
+    let mut filter = ToolFilter::default();
+    if !args.servers.is_empty() {
+        filter = filter.with_servers(args.servers.iter().cloned());
+    }
+    for glob in &args.tools {
+        filter = filter.with_pattern(glob.clone());
+    }
+    for glob in &args.deny_tools {
+        filter = filter.deny(glob.clone());
+    }
+    filter
+}

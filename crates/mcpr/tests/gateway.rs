@@ -1,0 +1,1072 @@
+//! `mcpr serve` (SPEC B8) driven by MCP clients written by others: the TypeScript SDK
+//! (`@modelcontextprotocol/sdk@1.32.2`) and the Python SDK (`mcp==1.30.0`), over stdio and
+//! streamable HTTP, in front of two real backends (`mcpr mock` and server-everything).
+//!
+//! Each client runs a small driver script (written into a temp dir at test time) that connects,
+//! then executes one JSON step per stdin line (`list`, `call`, `cancel`, `wait_list_changed`,
+//! `resources`, `read`, `prompts`, `get_prompt`, `close`) and answers with one JSON line. The backends are started through `sh` wrappers that
+//! append their pid to a file, which counts spawns and finds the processes to check or kill.
+//! Every wait is bounded; every address is loopback.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{ChildGuard, MCPR, alive, isolate_env, temp_dir, wait_dead};
+
+/// Bound on one driver step (a call that hangs fails the test instead of hanging it).
+const STEP_BOUND: Duration = Duration::from_secs(60);
+
+/// The TypeScript SDK client driver.
+const TS_DRIVER: &str = r#"
+const cfg = JSON.parse(process.argv[2]);
+const sdk = (path) => import(cfg.sdk + "/dist/esm/" + path);
+const { Client } = await sdk("client/index.js");
+const { StdioClientTransport } = await sdk("client/stdio.js");
+const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
+const { ToolListChangedNotificationSchema } = await sdk("types.js");
+const readline = await import("node:readline");
+
+const out = (value) => process.stdout.write(JSON.stringify(value) + "\n");
+let listChanged = 0;
+const client = new Client({ name: "gateway-test-ts", version: "1.0.0" });
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged += 1; });
+const transport = cfg.transport === "stdio"
+  ? new StdioClientTransport({ command: cfg.command, args: cfg.args, env: process.env, stderr: "inherit" })
+  : new StreamableHTTPClientTransport(new URL(cfg.url),
+      cfg.token ? { requestInit: { headers: { Authorization: `Bearer ${cfg.token}` } } } : undefined);
+await client.connect(transport);
+out({ ok: true, connected: true, pid: transport.pid ?? null });
+
+async function run(step) {
+  switch (step.op) {
+    case "list":
+      return { ok: true, tools: (await client.listTools()).tools };
+    case "call": {
+      const progress = [];
+      const options = { timeout: 60000 };
+      if (step.progress) options.onprogress = (p) => progress.push(p);
+      const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, options);
+      return { ok: true, result, progress };
+    }
+    case "cancel": {
+      const abort = new AbortController();
+      setTimeout(() => abort.abort("cancelled by the test"), step.after_ms);
+      const started = Date.now();
+      try {
+        const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, { signal: abort.signal });
+        return { ok: true, cancelled: false, result };
+      } catch (e) {
+        return { ok: true, cancelled: true, elapsed_ms: Date.now() - started, error: String(e?.message ?? e) };
+      }
+    }
+    case "resources":
+      return { ok: true, resources: (await client.listResources()).resources };
+    case "read":
+      return { ok: true, result: await client.readResource({ uri: step.uri }) };
+    case "prompts":
+      return { ok: true, prompts: (await client.listPrompts()).prompts };
+    case "get_prompt":
+      return { ok: true, result: await client.getPrompt({ name: step.name, arguments: step.args ?? {} }) };
+    case "wait_list_changed": {
+      const deadline = Date.now() + step.timeout_ms;
+      while (listChanged === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const count = listChanged;
+      listChanged = 0;
+      return { ok: true, count };
+    }
+    case "close":
+      await client.close();
+      return { ok: true };
+    default:
+      throw new Error(`unknown step ${step.op}`);
+  }
+}
+
+for await (const line of readline.createInterface({ input: process.stdin })) {
+  const step = JSON.parse(line);
+  try { out(await run(step)); } catch (e) { out({ ok: false, error: String(e?.message ?? e) }); }
+  if (step.op === "close") break;
+}
+process.exit(0);
+"#;
+
+/// The Python SDK client driver.
+const PY_DRIVER: &str = r#"
+import asyncio, json, os, sys, time
+import mcp.types as types
+from pydantic import AnyUrl
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+cfg = json.loads(sys.argv[1])
+list_changed = 0
+
+def out(value):
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+async def on_message(message):
+    global list_changed
+    if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
+        list_changed += 1
+
+def dump(model):
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+async def run(session, step):
+    global list_changed
+    op = step["op"]
+    if op == "list":
+        return {"ok": True, "tools": [dump(t) for t in (await session.list_tools()).tools]}
+    if op == "call":
+        progress = []
+        async def on_progress(value, total, message):
+            progress.append({"progress": value, "total": total, "message": message})
+        result = await session.call_tool(step["name"], step.get("args", {}),
+                                         progress_callback=on_progress if step.get("progress") else None)
+        return {"ok": True, "result": dump(result), "progress": progress}
+    if op == "cancel":
+        # The SDK does not send notifications/cancelled by itself: send it for the request id
+        # the call is about to get, as its own cancel() does for requests it receives.
+        request_id = session._request_id
+        started = time.monotonic()
+        call = asyncio.create_task(session.call_tool(step["name"], step.get("args", {})))
+        await asyncio.sleep(step["after_ms"] / 1000)
+        await session.send_notification(types.ClientNotification(types.CancelledNotification(
+            params=types.CancelledNotificationParams(requestId=request_id, reason="cancelled by the test"))))
+        try:
+            await asyncio.wait_for(call, 2)
+            return {"ok": True, "cancelled": False}
+        except Exception as e:
+            return {"ok": True, "cancelled": True, "elapsed_ms": int((time.monotonic() - started) * 1000), "error": str(e)}
+    if op == "resources":
+        return {"ok": True, "resources": [dump(r) for r in (await session.list_resources()).resources]}
+    if op == "read":
+        return {"ok": True, "result": dump(await session.read_resource(AnyUrl(step["uri"])))}
+    if op == "prompts":
+        return {"ok": True, "prompts": [dump(p) for p in (await session.list_prompts()).prompts]}
+    if op == "get_prompt":
+        return {"ok": True, "result": dump(await session.get_prompt(step["name"], step.get("args")))}
+    if op == "wait_list_changed":
+        deadline = time.monotonic() + step["timeout_ms"] / 1000
+        while list_changed == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        count, list_changed = list_changed, 0
+        return {"ok": True, "count": count}
+    if op == "close":
+        return {"ok": True}
+    raise ValueError(f"unknown step {op}")
+
+async def drive(read, write):
+    async with ClientSession(read, write, message_handler=on_message) as session:
+        await session.initialize()
+        out({"ok": True, "connected": True, "pid": None})
+        loop = asyncio.get_running_loop()
+        while True:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line:
+                break
+            step = json.loads(line)
+            try:
+                out(await run(session, step))
+            except Exception as e:
+                out({"ok": False, "error": str(e)})
+            if step["op"] == "close":
+                break
+
+async def main():
+    if cfg["transport"] == "stdio":
+        params = StdioServerParameters(command=cfg["command"], args=cfg["args"], env=dict(os.environ))
+        async with stdio_client(params, errlog=sys.stderr) as (read, write):
+            await drive(read, write)
+    else:
+        headers = {"Authorization": f"Bearer {cfg['token']}"} if cfg.get("token") else None
+        async with streamablehttp_client(cfg["url"], headers=headers) as (read, write, _):
+            await drive(read, write)
+
+asyncio.run(main())
+os._exit(0)
+"#;
+
+/// Which SDK drives the gateway.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Sdk {
+    TypeScript,
+    Python,
+}
+
+/// One test's world: a temp dir with the backends' config, spawn logs and records, and an
+/// isolated home for every process.
+struct World {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+/// A backend of the test config.
+enum Backend<'a> {
+    /// `mcpr mock` with extra flags (`--record` is always added).
+    Mock(&'a str, &'a [&'a str]),
+    /// server-everything over stdio.
+    Everything(&'a str),
+    /// A mock that hangs in `initialize` once the file `<name>.hang` exists (before, it also
+    /// offers a generated tool `tool_0`).
+    HangsWhenFlagged(&'a str, u64),
+}
+
+impl World {
+    fn new(backends: &[Backend<'_>]) -> World {
+        let dir = temp_dir();
+        let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+        let mut servers = serde_json::Map::new();
+        for backend in backends {
+            let (name, script, extra) = match backend {
+                Backend::Mock(name, flags) => (
+                    *name,
+                    format!(
+                        "exec '{MCPR}' mock --record '{}' {}",
+                        path(&format!("{name}.record")),
+                        // `{dir}` in a flag stands for this world's directory.
+                        flags.join(" ").replace("{dir}", &path(""))
+                    ),
+                    json!({}),
+                ),
+                Backend::Everything(name) => (
+                    *name,
+                    format!(
+                        "exec node '{}' stdio",
+                        support::server_everything().display()
+                    ),
+                    json!({}),
+                ),
+                Backend::HangsWhenFlagged(name, startup_ms) => (
+                    *name,
+                    format!(
+                        // `--tools 1` adds `tool_0`, which only this server has.
+                        "if [ -e '{flag}' ]; then exec '{MCPR}' mock --hang-init; else exec '{MCPR}' mock --tools 1; fi",
+                        flag = path(&format!("{name}.hang"))
+                    ),
+                    json!({ "startup_timeout_ms": startup_ms }),
+                ),
+            };
+            // `$$` is the pid of the shell, which `exec` turns into the server.
+            let wrapper = format!("echo $$ >> '{}'; {script}", path(&format!("{name}.spawns")));
+            let mut entry = json!({ "command": "sh", "args": ["-c", wrapper] });
+            if let (Value::Object(entry), Value::Object(extra)) = (&mut entry, extra) {
+                entry.extend(extra);
+            }
+            servers.insert(name.to_owned(), entry);
+        }
+        let config = dir.path().join("mcp.json");
+        let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
+        std::fs::write(&config, text).unwrap();
+        std::fs::create_dir_all(dir.path().join("home/project")).unwrap();
+        World { dir, config }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Isolate `command`'s environment (home, configs and tool cache of this test only).
+    fn isolate(&self, command: &mut Command) {
+        let home = self.path("home");
+        isolate_env(command, &home);
+        command.current_dir(home.join("project"));
+    }
+
+    /// `mcpr` arguments that serve exactly this world's config.
+    fn serve_args(&self, extra: &[&str]) -> Vec<String> {
+        let mut args = vec![
+            "--strict-config".to_owned(),
+            "--config".to_owned(),
+            self.config.to_string_lossy().into_owned(),
+            "serve".to_owned(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    }
+
+    /// Pids the backend `name` was started with, oldest first.
+    fn spawns(&self, name: &str) -> Vec<u32> {
+        std::fs::read_to_string(self.path(&format!("{name}.spawns")))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .collect()
+    }
+
+    /// Wait (bounded) until backend `name` has been spawned `count` times; returns the pids.
+    fn wait_spawns(&self, name: &str, count: usize) -> Vec<u32> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let pids = self.spawns(name);
+            if pids.len() >= count {
+                return pids;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name} spawned {} times, expected {count}",
+                pids.len()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Wait (bounded) until the tool cache of this world's home holds `text` (the cache is
+    /// SQLite, which stores text as is, in its main file or its write-ahead log).
+    fn wait_cached(&self, text: &str) {
+        let dir = self.path("home/.cache/mcpr");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let found = ["tools.sqlite", "tools.sqlite-wal"].iter().any(|file| {
+                std::fs::read(dir.join(file))
+                    .is_ok_and(|bytes| bytes.windows(text.len()).any(|w| w == text.as_bytes()))
+            });
+            if found {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{text}` never reached the tool cache"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// What the mock `name` received, one JSON value per line.
+    fn record(&self, name: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path(&format!("{name}.record")))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// Start `mcpr serve --http 127.0.0.1:0` with `extra` flags; returns it and its URL.
+    fn http_gateway(&self, extra: &[&str], env: &[(&str, &str)]) -> (ChildGuard, String) {
+        let mut args = vec!["--http", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        let mut command = Command::new(MCPR);
+        command
+            .args(self.serve_args(&args))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        self.isolate(&mut command);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = ChildGuard::spawn(&mut command);
+        let stderr = child.0.stderr.take().expect("gateway stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_owned());
+                } else {
+                    eprintln!("[gateway] {line}");
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the gateway printed no `listening on` line");
+        (child, url)
+    }
+}
+
+/// Where a driver connects.
+enum Target<'a> {
+    /// Start `mcpr serve` over stdio with these arguments.
+    Stdio(&'a World, &'a [&'a str]),
+    /// A running HTTP gateway.
+    Http(&'a World, &'a str, Option<&'a str>),
+}
+
+/// One SDK client, driven step by step.
+struct Client {
+    child: ChildGuard,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    sdk: Sdk,
+    /// The gateway's pid when the client started it (TypeScript over stdio).
+    gateway_pid: Option<u32>,
+}
+
+impl Client {
+    fn start(sdk: Sdk, target: Target<'_>) -> Client {
+        let (world, config) = match &target {
+            Target::Stdio(world, extra) => (
+                *world,
+                json!({ "transport": "stdio", "command": MCPR, "args": world.serve_args(extra) }),
+            ),
+            Target::Http(world, url, token) => (
+                *world,
+                json!({ "transport": "http", "url": url, "token": token }),
+            ),
+        };
+        let mut command = match sdk {
+            Sdk::TypeScript => {
+                let script = world.path("driver.mjs");
+                std::fs::write(&script, TS_DRIVER).unwrap();
+                let mut config = config;
+                config["sdk"] = json!(support::typescript_sdk());
+                let mut command = Command::new("node");
+                command.arg(script).arg(config.to_string());
+                command
+            }
+            Sdk::Python => {
+                let script = world.path("driver.py");
+                std::fs::write(&script, PY_DRIVER).unwrap();
+                let mut command = Command::new(support::python_mcp());
+                command.arg(script).arg(config.to_string());
+                command
+            }
+        };
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        world.isolate(&mut command);
+        let mut child = ChildGuard::spawn(&mut command);
+        let stdin = child.0.stdin.take();
+        let stdout = child.0.stdout.take().expect("driver stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = Client {
+            child,
+            stdin,
+            lines,
+            sdk,
+            gateway_pid: None,
+        };
+        let hello = client.read();
+        assert_eq!(hello["connected"], true, "{sdk:?} did not connect: {hello}");
+        client.gateway_pid = hello["pid"].as_u64().map(|pid| pid as u32);
+        client
+    }
+
+    fn read(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(STEP_BOUND)
+            .unwrap_or_else(|e| panic!("{:?} driver gave no answer: {e}", self.sdk));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad driver line {line}: {e}"))
+    }
+
+    /// Run one step; panics if the driver reports a failure.
+    fn step(&mut self, step: Value) -> Value {
+        let answer = self.try_step(step.clone());
+        assert_eq!(
+            answer["ok"], true,
+            "{:?} step {step} failed: {answer}",
+            self.sdk
+        );
+        answer
+    }
+
+    fn try_step(&mut self, step: Value) -> Value {
+        let stdin = self.stdin.as_mut().expect("driver stdin open");
+        writeln!(stdin, "{step}").expect("write to driver");
+        stdin.flush().expect("flush driver stdin");
+        self.read()
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        self.step(json!({"op": "list"}))["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    fn call(&mut self, name: &str, args: Value) -> Value {
+        self.step(json!({"op": "call", "name": name, "args": args}))["result"].clone()
+    }
+
+    /// Close the session and wait for the driver to exit.
+    fn close(mut self) {
+        self.step(json!({"op": "close"}));
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.child.0.try_wait().ok().flatten().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "{:?} driver did not exit",
+                self.sdk
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The text blocks of a tool result, joined.
+fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn send_signal(pid: u32, signal: i32) {
+    // SAFETY: signalling a process this test started (through its client).
+    assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0, "kill {pid}");
+}
+
+/// The parent of `pid`, from /proc.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Wait (bounded) for a child process to exit; returns its exit code.
+fn wait_exit(child: &mut ChildGuard, bound: Duration) -> Option<i32> {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.0.try_wait().expect("wait") {
+            return status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "process {} did not exit",
+            child.0.id()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn assert_all_dead(pids: &[u32]) {
+    for &pid in pids {
+        assert!(
+            wait_dead(pid, Duration::from_secs(10)),
+            "backend {pid} outlived the gateway"
+        );
+    }
+}
+
+/// List from two backends, call through both, receive progress, cancel: the same scenario for
+/// every SDK and transport.
+fn two_backends_scenario(sdk: Sdk, http: bool) {
+    let world = World::new(&[
+        Backend::Mock("mock", &[]),
+        Backend::Everything("everything"),
+    ]);
+    let gateway = http.then(|| world.http_gateway(&[], &[]));
+    let mut client = match &gateway {
+        Some((_, url)) => Client::start(sdk, Target::Http(&world, url, None)),
+        None => Client::start(sdk, Target::Stdio(&world, &[])),
+    };
+
+    let listed = client.step(json!({"op": "list"}));
+    let tools = listed["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    for expected in [
+        "mcp_mock_echo",
+        "mcp_mock_progress",
+        "mcp_everything_echo",
+        "mcp_everything_get-sum",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "tools are sorted by name");
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "mcp_everything_echo")
+        .unwrap();
+    let description = echo["description"].as_str().unwrap_or_default();
+    assert!(description.starts_with("[mcp:everything"), "{description}");
+
+    assert_eq!(
+        text(&client.call("mcp_mock_echo", json!({"text": "hi"}))),
+        "hi"
+    );
+    assert_eq!(
+        text(&client.call("mcp_everything_echo", json!({"message": "yo"}))),
+        "Echo: yo"
+    );
+    let sum = client.call("mcp_mock_add", json!({"a": 2, "b": 3}));
+    assert_eq!(sum["structuredContent"]["sum"], 5, "{sum}");
+    let failed = client.call("mcp_mock_fail", json!({}));
+    assert_eq!(failed["isError"], true, "{failed}");
+
+    // Progress reaches the client under its own token.
+    let answer = client.step(json!({
+        "op": "call", "name": "mcp_mock_progress", "args": {"steps": 3, "interval_ms": 30}, "progress": true
+    }));
+    assert_eq!(text(&answer["result"]), "done");
+    let progress: Vec<f64> = answer["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["progress"].as_f64())
+        .collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0], "{answer}");
+    assert_eq!(answer["progress"][2]["total"], 3.0);
+
+    // Cancelling reaches the backend as notifications/cancelled, and the gateway goes on.
+    let cancelled = client.step(json!({
+        "op": "cancel", "name": "mcp_mock_sleep", "args": {"ms": 20000}, "after_ms": 300
+    }));
+    assert_eq!(cancelled["cancelled"], true, "{cancelled}");
+    assert!(
+        cancelled["elapsed_ms"].as_u64().unwrap() < 5000,
+        "{cancelled}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !world
+        .record("mock")
+        .iter()
+        .any(|m| m["method"] == "notifications/cancelled")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the backend never heard of the cancellation"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        text(&client.call("mcp_mock_echo", json!({"text": "still here"}))),
+        "still here"
+    );
+
+    // Resources and prompts, namespaced by server.
+    let resources = client.step(json!({"op": "resources"}));
+    let resource = resources["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "everything/architecture.md")
+        .unwrap_or_else(|| panic!("no everything/architecture.md in {resources}"))
+        .clone();
+    let read = client.step(json!({"op": "read", "uri": resource["uri"]}));
+    let contents = read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(contents.contains("Architecture"), "{read}");
+    let prompts = client.step(json!({"op": "prompts"}));
+    let names: Vec<&str> = prompts["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(names.contains(&"mcp_everything_args-prompt"), "{prompts}");
+    let prompt = client.step(json!({
+        "op": "get_prompt", "name": "mcp_everything_args-prompt", "args": {"city": "Paris"}
+    }));
+    let message = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("Paris"), "{prompt}");
+
+    let backends = [world.spawns("mock"), world.spawns("everything")].concat();
+    assert_eq!(backends.len(), 2, "one process per backend: {backends:?}");
+    client.close();
+    match gateway {
+        // Over stdio the client closing stdin ends the gateway and its backends.
+        None => assert_all_dead(&backends),
+        Some((mut gateway, _)) => {
+            assert!(
+                backends.iter().all(|&pid| alive(pid)),
+                "backends stay for other clients"
+            );
+            send_signal(gateway.0.id(), libc::SIGTERM);
+            assert_eq!(wait_exit(&mut gateway, Duration::from_secs(15)), Some(0));
+            assert_all_dead(&backends);
+        }
+    }
+}
+
+#[test]
+fn typescript_client_over_stdio_lists_calls_gets_progress_and_cancels() {
+    two_backends_scenario(Sdk::TypeScript, false);
+}
+
+#[test]
+fn python_client_over_stdio_lists_calls_gets_progress_and_cancels() {
+    two_backends_scenario(Sdk::Python, false);
+}
+
+#[test]
+fn typescript_client_over_http_lists_calls_gets_progress_and_cancels() {
+    two_backends_scenario(Sdk::TypeScript, true);
+}
+
+#[test]
+fn python_client_over_http_lists_calls_gets_progress_and_cancels() {
+    two_backends_scenario(Sdk::Python, true);
+}
+
+#[test]
+fn five_concurrent_http_clients_share_one_process_per_backend() {
+    let world = World::new(&[
+        Backend::Mock("mock", &[]),
+        Backend::Everything("everything"),
+    ]);
+    let (mut gateway, url) = world.http_gateway(&[], &[]);
+    let sdks = [
+        Sdk::TypeScript,
+        Sdk::Python,
+        Sdk::TypeScript,
+        Sdk::Python,
+        Sdk::TypeScript,
+    ];
+    // Connect all five at once, each from its own thread, and keep them all connected.
+    let clients: Vec<Client> = std::thread::scope(|scope| {
+        let starting: Vec<_> = sdks
+            .iter()
+            .map(|&sdk| {
+                let (world, url) = (&world, url.as_str());
+                scope.spawn(move || {
+                    let mut client = Client::start(sdk, Target::Http(world, url, None));
+                    let names = client.tool_names();
+                    assert!(names.contains(&"mcp_mock_echo".to_owned()), "{names:?}");
+                    assert!(
+                        names.contains(&"mcp_everything_echo".to_owned()),
+                        "{names:?}"
+                    );
+                    let echoed = client.call("mcp_everything_echo", json!({"message": "x"}));
+                    assert_eq!(text(&echoed), "Echo: x");
+                    client
+                })
+            })
+            .collect();
+        starting
+            .into_iter()
+            .map(|t| t.join().expect("client thread"))
+            .collect()
+    });
+    for (i, mut client) in clients.into_iter().enumerate() {
+        let said = format!("client {i}");
+        assert_eq!(
+            text(&client.call("mcp_mock_echo", json!({"text": said}))),
+            said
+        );
+        client.close();
+    }
+    assert_eq!(world.spawns("mock").len(), 1, "mock spawned once");
+    assert_eq!(
+        world.spawns("everything").len(),
+        1,
+        "server-everything spawned once"
+    );
+
+    let backends = [world.spawns("mock"), world.spawns("everything")].concat();
+    send_signal(gateway.0.id(), libc::SIGTERM);
+    assert_eq!(wait_exit(&mut gateway, Duration::from_secs(15)), Some(0));
+    assert_all_dead(&backends);
+}
+
+#[test]
+fn killed_backend_is_reconnected_and_clients_get_one_list_changed() {
+    let world = World::new(&[Backend::Mock("mock", &[])]);
+    let (mut gateway, url) = world.http_gateway(&[], &[]);
+    let mut clients = [
+        Client::start(Sdk::TypeScript, Target::Http(&world, &url, None)),
+        Client::start(Sdk::Python, Target::Http(&world, &url, None)),
+    ];
+    for client in &mut clients {
+        assert!(client.tool_names().contains(&"mcp_mock_echo".to_owned()));
+        // Forget whatever start-up announced.
+        client.step(json!({"op": "wait_list_changed", "timeout_ms": 200}));
+    }
+    let first = world.wait_spawns("mock", 1)[0];
+    send_signal(first, libc::SIGKILL);
+    let pids = world.wait_spawns("mock", 2);
+    assert_eq!(pids.len(), 2);
+
+    for client in &mut clients {
+        let changed = client.step(json!({"op": "wait_list_changed", "timeout_ms": 15000}));
+        assert!(
+            changed["count"].as_u64() >= Some(1),
+            "{:?}: {changed}",
+            client.sdk
+        );
+        // One reconnect, one notification.
+        let more = client.step(json!({"op": "wait_list_changed", "timeout_ms": 300}));
+        assert_eq!(
+            changed["count"].as_u64().unwrap() + more["count"].as_u64().unwrap(),
+            1
+        );
+        assert_eq!(
+            text(&client.call("mcp_mock_echo", json!({"text": "back"}))),
+            "back"
+        );
+    }
+    for client in clients {
+        client.close();
+    }
+    send_signal(gateway.0.id(), libc::SIGTERM);
+    assert_eq!(wait_exit(&mut gateway, Duration::from_secs(15)), Some(0));
+    assert_all_dead(&pids);
+}
+
+#[test]
+fn backend_hanging_at_startup_does_not_delay_its_cached_tools() {
+    let world = World::new(&[
+        Backend::Mock("fast", &[]),
+        Backend::HangsWhenFlagged("slow", 4000),
+    ]);
+    // A first run fills the tool cache (written in the background: wait for it).
+    let mut client = Client::start(Sdk::Python, Target::Stdio(&world, &[]));
+    assert!(client.tool_names().contains(&"mcp_slow_tool_0".to_owned()));
+    world.wait_cached("tool_0");
+    client.close();
+
+    // Now `slow` hangs in `initialize`: its cached tools are listed at once all the same.
+    std::fs::write(world.path("slow.hang"), "").unwrap();
+    let mut client = Client::start(Sdk::TypeScript, Target::Stdio(&world, &[]));
+    let started = Instant::now();
+    let names = client.tool_names();
+    let listed_in = started.elapsed();
+    assert!(names.contains(&"mcp_slow_tool_0".to_owned()), "{names:?}");
+    assert!(names.contains(&"mcp_fast_echo".to_owned()), "{names:?}");
+    assert!(
+        listed_in < Duration::from_secs(3),
+        "tools/list took {listed_in:?}"
+    );
+    assert_eq!(
+        text(&client.call("mcp_fast_echo", json!({"text": "quick"}))),
+        "quick"
+    );
+
+    // Calling the hanging server's tool waits for it, then fails clearly (its start-up
+    // timeout is 4 s), without hanging the client.
+    let started = Instant::now();
+    let result = client.call("mcp_slow_echo", json!({"text": "late"}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(&result).starts_with("MCP error:"), "{result}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let backends = [world.spawns("fast"), world.spawns("slow")].concat();
+    client.close();
+    assert_all_dead(&backends);
+}
+
+/// Send one raw HTTP request to the gateway; returns the status code and the body.
+fn raw_post(url: &str, authorization: Option<&str>) -> (u16, String) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}
+    })
+    .to_string();
+    let mut request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(value) = authorization {
+        request.push_str(&format!("Authorization: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = Vec::new();
+    // The SSE answer of an accepted initialize stays open: read what comes within the bound.
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => {
+                response.extend_from_slice(&buffer[..n]);
+                if String::from_utf8_lossy(&response).contains("\"result\"") {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn http_requests_without_the_right_token_are_refused() {
+    let world = World::new(&[Backend::Mock("mock", &[])]);
+    let token_file = world.path("token");
+    std::fs::write(&token_file, "s3cret-token\n").unwrap();
+    let token_arg = token_file.to_string_lossy().into_owned();
+    let (mut gateway, url) = world.http_gateway(&["--token-file", &token_arg], &[]);
+
+    for authorization in [
+        None,
+        Some("Bearer wrong"),
+        Some("Bearer s3cret-token-and-more"),
+        Some("Basic s3cret-token"),
+    ] {
+        let (status, body) = raw_post(&url, authorization);
+        assert_eq!(status, 401, "{authorization:?}");
+        assert!(body.trim().is_empty(), "{authorization:?}: {body:?}");
+    }
+    let (status, body) = raw_post(&url, Some("Bearer s3cret-token"));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("mcpr-gateway"), "{body}");
+
+    for sdk in [Sdk::TypeScript, Sdk::Python] {
+        let mut client = Client::start(sdk, Target::Http(&world, &url, Some("s3cret-token")));
+        assert!(client.tool_names().contains(&"mcp_mock_echo".to_owned()));
+        client.close();
+    }
+    send_signal(gateway.0.id(), libc::SIGTERM);
+    assert_eq!(wait_exit(&mut gateway, Duration::from_secs(15)), Some(0));
+
+    // The token may also come from the environment.
+    let (mut gateway, url) = world.http_gateway(&[], &[("MCPR_GATEWAY_TOKEN", "from-env")]);
+    assert_eq!(raw_post(&url, None).0, 401);
+    assert_eq!(raw_post(&url, Some("Bearer from-env")).0, 200);
+    send_signal(gateway.0.id(), libc::SIGINT);
+    assert_eq!(wait_exit(&mut gateway, Duration::from_secs(15)), Some(0));
+}
+
+#[test]
+fn non_loopback_address_without_token_is_refused_before_binding() {
+    let world = World::new(&[Backend::Mock("mock", &[])]);
+    let mut command = Command::new(MCPR);
+    command
+        .args(world.serve_args(&["--http", "0.0.0.0:0"]))
+        .stdin(Stdio::null());
+    world.isolate(&mut command);
+    command.env_remove("MCPR_GATEWAY_TOKEN");
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("requires a bearer token"), "{stderr}");
+    // Refused before any backend started.
+    assert!(world.spawns("mock").is_empty());
+}
+
+/// The gateway of a stdio client: the parent of its first backend.
+fn gateway_of(world: &World, backend: &str) -> u32 {
+    let pid = world.wait_spawns(backend, 1)[0];
+    parent_of(pid).expect("backend's parent")
+}
+
+#[test]
+fn no_backend_outlives_the_gateway_on_sigterm_sigint_or_client_exit() {
+    for (sdk, signal) in [
+        (Sdk::TypeScript, Some(libc::SIGTERM)),
+        (Sdk::Python, Some(libc::SIGINT)),
+        (Sdk::Python, None),
+    ] {
+        // The mock also leaves a grandchild in its process group, which must die too.
+        let world = World::new(&[
+            Backend::Mock("mock", &["--grandchild", "'{dir}/grandchild.pid'"]),
+            Backend::Everything("everything"),
+        ]);
+        let grandchild = world.path("grandchild.pid");
+        let mut client = Client::start(sdk, Target::Stdio(&world, &[]));
+        assert!(
+            client
+                .tool_names()
+                .contains(&"mcp_everything_echo".to_owned())
+        );
+        let gateway = gateway_of(&world, "mock");
+        if let Some(pid) = client.gateway_pid {
+            assert_eq!(pid, gateway);
+        }
+        let mut processes = [world.spawns("mock"), world.spawns("everything")].concat();
+        processes.push(support::read_pid(&grandchild));
+        match signal {
+            Some(signal) => {
+                send_signal(gateway, signal);
+                assert!(
+                    wait_dead(gateway, Duration::from_secs(15)),
+                    "gateway survived {signal}"
+                );
+            }
+            None => client.close_input(),
+        }
+        assert_all_dead(&processes);
+        assert!(
+            wait_dead(gateway, Duration::from_secs(15)),
+            "gateway survived its client"
+        );
+        drop(client);
+    }
+}
+
+impl Client {
+    /// End the session from the client side by exiting the driver (which closes the gateway's
+    /// stdin), without a protocol goodbye.
+    fn close_input(&mut self) {
+        drop(self.stdin.take());
+        wait_exit(&mut self.child, Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn scoped_view_flags_filter_servers_and_tools() {
+    let world = World::new(&[Backend::Mock("a", &[]), Backend::Mock("b", &[])]);
+    let flags = [
+        "--servers",
+        "a",
+        "--tools",
+        "mcp_a_*",
+        "--tools",
+        "!a/fail",
+        "--deny-tools",
+        "*sleep*",
+    ];
+    let mut client = Client::start(Sdk::Python, Target::Stdio(&world, &flags));
+    let names = client.tool_names();
+    assert!(names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("mcp_a_")), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("sleep") || n.contains("fail")),
+        "{names:?}"
+    );
+    // Hidden tools cannot be called either, and servers out of scope are not even started.
+    let hidden = client.try_step(json!({"op": "call", "name": "mcp_a_sleep", "args": {"ms": 1}}));
+    assert_eq!(hidden["ok"], false, "{hidden}");
+    assert!(world.spawns("b").is_empty());
+    assert_eq!(
+        text(&client.call("mcp_a_echo", json!({"text": "in scope"}))),
+        "in scope"
+    );
+    let backends = world.spawns("a");
+    client.close();
+    assert_all_dead(&backends);
+}
