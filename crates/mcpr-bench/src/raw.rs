@@ -1,0 +1,209 @@
+//! The physical limit: a minimal hand-written JSON-RPC-over-pipes client. It writes request
+//! lines and counts response lines, with no framework, no typed messages and no timers. It
+//! answers the few server requests a server may send (`ping`, `roots/list`) so that it also
+//! works against server-everything.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::client::{Rates, cpu_time};
+use crate::proc::{self, Watchdog};
+
+const HANDSHAKE_BOUND: Duration = Duration::from_secs(30);
+
+/// A running server with the raw client's two pipes.
+pub struct RawClient {
+    group: proc::Group,
+    stdin: Option<BufWriter<ChildStdin>>,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+    next_id: u64,
+}
+
+/// The `tools/call` request of `echo {message}` with `id`.
+fn echo_request(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello"}}}}}}"#
+    )
+}
+
+impl RawClient {
+    /// Spawn `command args` and complete the handshake.
+    pub fn connect(command: &str, args: &[String]) -> Result<RawClient, String> {
+        let mut group = proc::spawn(
+            Command::new(command)
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        )
+        .map_err(|e| format!("spawn {command}: {e}"))?;
+        let stdin = group.child().stdin.take().expect("stdin");
+        let stdout = group.child().stdout.take().expect("stdout");
+        // The handshake blocks on the server: bound it.
+        let watchdog = Watchdog::new(group.pgid(), HANDSHAKE_BOUND);
+        let mut client = RawClient {
+            group,
+            stdin: Some(BufWriter::new(stdin)),
+            stdout: BufReader::new(stdout),
+            line: String::new(),
+            next_id: 1,
+        };
+        let handshake = client.handshake();
+        if watchdog.disarm() {
+            return Err(format!(
+                "no initialize answer within {} s",
+                HANDSHAKE_BOUND.as_secs()
+            ));
+        }
+        handshake.map(|()| client)
+    }
+
+    fn handshake(&mut self) -> Result<(), String> {
+        self.send(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        )?;
+        self.flush()?;
+        self.next_response()?;
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+        self.flush()
+    }
+
+    pub fn pgid(&self) -> i32 {
+        self.group.pgid()
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), String> {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| stdin.write_all(b"\n"))
+            .map_err(|e| format!("write to server: {e}"))
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        stdin.flush().map_err(|e| format!("write to server: {e}"))
+    }
+
+    /// Read lines until a response arrives (answering server requests on the way); the
+    /// response line is left in `self.line`.
+    fn next_response(&mut self) -> Result<(), String> {
+        loop {
+            self.line.clear();
+            let n = self
+                .stdout
+                .read_line(&mut self.line)
+                .map_err(|e| format!("read from server: {e}"))?;
+            if n == 0 {
+                return Err("the server closed its stdout".into());
+            }
+            if !self.line.starts_with('{') {
+                continue;
+            }
+            if !self.line.contains("\"method\"") {
+                return Ok(());
+            }
+            // A notification or a request from the server: answer requests.
+            let message: serde_json::Value = match serde_json::from_str(&self.line) {
+                Ok(message) => message,
+                Err(_) => continue,
+            };
+            if let Some(id) = message.get("id") {
+                let answer = match message["method"].as_str() {
+                    Some("roots/list") => {
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})
+                    }
+                    Some("ping") => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                    _ => {
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}})
+                    }
+                };
+                self.send(&answer.to_string())?;
+                self.flush()?;
+            }
+        }
+    }
+
+    /// One call, checking that the answer is an echo (used for the warm-up).
+    pub fn checked_call(&mut self) -> Result<(), String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&echo_request(id))?;
+        self.flush()?;
+        self.next_response()?;
+        if self.line.contains("\"error\"") || !self.line.contains("hello") {
+            return Err(format!(
+                "unexpected echo answer: {}",
+                proc::clip(&self.line, 200)
+            ));
+        }
+        Ok(())
+    }
+
+    /// `calls` echo calls with at most `window` in flight; returns the elapsed time.
+    pub fn calls(&mut self, calls: usize, window: usize) -> Result<Duration, String> {
+        let started = Instant::now();
+        let mut sent = 0;
+        let mut received = 0;
+        while sent < calls.min(window) {
+            self.send(&echo_request(self.next_id))?;
+            self.next_id += 1;
+            sent += 1;
+        }
+        self.flush()?;
+        while received < calls {
+            self.next_response()?;
+            received += 1;
+            if sent < calls {
+                self.send(&echo_request(self.next_id))?;
+                self.next_id += 1;
+                sent += 1;
+                self.flush()?;
+            }
+        }
+        Ok(started.elapsed())
+    }
+
+    /// Close stdin and wait for the server to exit (bounded).
+    pub fn close(mut self, bound: Duration) {
+        drop(self.stdin.take());
+        let watchdog = Watchdog::new(self.group.pgid(), bound);
+        let _ = self.group.wait();
+        watchdog.disarm();
+    }
+}
+
+/// Sequential and `in_flight` echo calls/s of the raw client against `command args`, with the
+/// CPU time this process spent per call.
+pub fn rates(
+    command: &str,
+    args: &[String],
+    calls: usize,
+    warmup: usize,
+    in_flight: usize,
+    bound: Duration,
+) -> Result<Rates, String> {
+    let mut client = RawClient::connect(command, args)?;
+    // Every read below blocks on the server; the watchdog kills it if the bound passes, which
+    // turns the blocked read into an error.
+    let watchdog = Watchdog::new(client.pgid(), bound);
+    let result = (|| {
+        for _ in 0..warmup {
+            client.checked_call()?;
+        }
+        let cpu = cpu_time();
+        let sequential = client.calls(calls, 1)?;
+        let cpu_seq = cpu_time() - cpu;
+        let cpu = cpu_time();
+        let parallel = client.calls(calls, in_flight)?;
+        let cpu_par = cpu_time() - cpu;
+        Ok(Rates::new(calls, sequential, parallel, cpu_seq, cpu_par))
+    })();
+    if watchdog.disarm() {
+        return Err(format!("no result within {} s", bound.as_secs()));
+    }
+    client.close(Duration::from_secs(5));
+    result
+}

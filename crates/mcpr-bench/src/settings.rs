@@ -1,0 +1,194 @@
+//! Counts and bounds, each configurable by an environment variable.
+
+use std::time::Duration;
+
+/// One knob: its variable, default and meaning (printed by `--help`).
+pub const KNOBS: &[(&str, &str, &str)] = &[
+    (
+        "BENCH_CALLS",
+        "5000",
+        "echo calls per client and mode (section 1)",
+    ),
+    ("BENCH_WARMUP", "200", "warm-up calls before timing"),
+    (
+        "BENCH_IN_FLIGHT",
+        "64",
+        "concurrent calls in the in-flight mode",
+    ),
+    (
+        "BENCH_ROUNDS",
+        "2",
+        "interleaved rounds of section 1; the best round counts",
+    ),
+    (
+        "BENCH_STARTUP",
+        "1,10,50",
+        "server counts for start-up (section 2)",
+    ),
+    (
+        "BENCH_STARTUP_RUNS",
+        "3",
+        "runs per start-up figure (median)",
+    ),
+    (
+        "BENCH_ONESHOT_RUNS",
+        "10",
+        "runs per one-shot CLI figure (median)",
+    ),
+    (
+        "BENCH_GATEWAY_CALLS",
+        "2000",
+        "sequential calls, direct and through `mcpr serve`",
+    ),
+    ("BENCH_IDLE", "200", "idle connections for the RSS figure"),
+    (
+        "BENCH_CALLGRIND_CALLS",
+        "1000",
+        "calls counted under callgrind",
+    ),
+    (
+        "BENCH_HANG_BOUND_MS",
+        "5000",
+        "how long the TS SDK may wait for a hanging server",
+    ),
+    ("BENCH_TIMEOUT_S", "180", "bound of every measurement step"),
+    (
+        "BENCH_INSTALL_TIMEOUT_S",
+        "900",
+        "bound of each peer install (npm, pip)",
+    ),
+    (
+        "BENCH_BUILD_TIMEOUT_S",
+        "1800",
+        "bound of `cargo build --release -p mcpr`",
+    ),
+    (
+        "BENCH_ONLY",
+        "all",
+        "sections to run: client,startup,oneshot,gateway,memory,callgrind",
+    ),
+    (
+        "MCPR_BIN",
+        "",
+        "use this mcpr binary instead of building target/release/mcpr",
+    ),
+    (
+        "BENCH_PEERS_DIR",
+        "<target>/peers",
+        "where peers are installed",
+    ),
+];
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub calls: usize,
+    pub warmup: usize,
+    pub in_flight: usize,
+    pub rounds: usize,
+    pub startup_counts: Vec<usize>,
+    pub startup_runs: usize,
+    pub oneshot_runs: usize,
+    pub gateway_calls: usize,
+    pub idle: usize,
+    pub callgrind_calls: usize,
+    pub hang_bound: Duration,
+    pub step: Duration,
+    pub install: Duration,
+    pub build: Duration,
+    only: Option<Vec<String>>,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn number(name: &str, default: usize) -> usize {
+    match var(name) {
+        None => default,
+        Some(value) => value.trim().parse().unwrap_or_else(|_| {
+            eprintln!("warning: {name}={value} is not a number; using {default}");
+            default
+        }),
+    }
+}
+
+/// A comma-separated list of positive numbers.
+pub fn parse_counts(text: &str) -> Vec<usize> {
+    text.split(',')
+        .filter_map(|part| part.trim().parse().ok())
+        .filter(|n| *n > 0)
+        .collect()
+}
+
+impl Settings {
+    pub fn from_env() -> Settings {
+        let startup_counts = var("BENCH_STARTUP")
+            .map(|v| parse_counts(&v))
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| vec![1, 10, 50]);
+        Settings {
+            calls: number("BENCH_CALLS", 5000).max(1),
+            warmup: number("BENCH_WARMUP", 200).max(1),
+            in_flight: number("BENCH_IN_FLIGHT", 64).max(1),
+            rounds: number("BENCH_ROUNDS", 2).max(1),
+            startup_counts,
+            startup_runs: number("BENCH_STARTUP_RUNS", 3).max(1),
+            oneshot_runs: number("BENCH_ONESHOT_RUNS", 10).max(1),
+            gateway_calls: number("BENCH_GATEWAY_CALLS", 2000).max(1),
+            idle: number("BENCH_IDLE", 200).max(1),
+            callgrind_calls: number("BENCH_CALLGRIND_CALLS", 1000).max(1),
+            hang_bound: Duration::from_millis(number("BENCH_HANG_BOUND_MS", 5000) as u64),
+            step: Duration::from_secs(number("BENCH_TIMEOUT_S", 180).max(1) as u64),
+            install: Duration::from_secs(number("BENCH_INSTALL_TIMEOUT_S", 900).max(1) as u64),
+            build: Duration::from_secs(number("BENCH_BUILD_TIMEOUT_S", 1800).max(1) as u64),
+            only: var("BENCH_ONLY")
+                .filter(|v| v.trim() != "all")
+                .map(|v| v.split(',').map(|s| s.trim().to_lowercase()).collect()),
+        }
+    }
+
+    /// Whether section `name` is selected by `BENCH_ONLY`.
+    pub fn runs(&self, name: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|o| o == name))
+    }
+
+    /// Whether every section runs.
+    pub fn all_sections(&self) -> bool {
+        self.only.is_none()
+    }
+
+    /// The counts as printed in the report.
+    pub fn summary(&self) -> String {
+        format!(
+            "BENCH_CALLS={} BENCH_WARMUP={} BENCH_IN_FLIGHT={} BENCH_ROUNDS={} BENCH_STARTUP={} \
+             BENCH_STARTUP_RUNS={} BENCH_ONESHOT_RUNS={} BENCH_GATEWAY_CALLS={} BENCH_IDLE={} \
+             BENCH_CALLGRIND_CALLS={}",
+            self.calls,
+            self.warmup,
+            self.in_flight,
+            self.rounds,
+            self.startup_counts
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            self.startup_runs,
+            self.oneshot_runs,
+            self.gateway_calls,
+            self.idle,
+            self.callgrind_calls
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_skip_garbage_and_zero() {
+        assert_eq!(parse_counts("1, 10,x,0,50"), vec![1, 10, 50]);
+    }
+}
