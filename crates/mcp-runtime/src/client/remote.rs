@@ -117,8 +117,9 @@ async fn streamable(
     headers: HeaderMap,
     handler: Handler,
 ) -> Result<RunningService<RoleClient, Handler>, Failure> {
-    let transport = streamable_http::transport(client, url, headers);
-    handler.serve(transport).await.map_err(|e| {
+    let listener = streamable_http::Listener::new();
+    let transport = streamable_http::transport(client, url, headers, listener.clone());
+    let service = handler.serve(transport).await.map_err(|e| {
         let legacy_hint = match &e {
             ClientInitializeError::TransportError { error, .. } => http::is_legacy_hint(error),
             _ => false,
@@ -128,8 +129,13 @@ async fn streamable(
             legacy_hint,
             reached_stream: false,
         }
-    })
+    })?;
+    listener.wait_settled(LISTENER_BOUND).await;
+    Ok(service)
 }
+
+/// How long a new connection waits for its standalone GET stream to be answered.
+const LISTENER_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 
 async fn legacy(
     server: &str,

@@ -52,6 +52,7 @@ pub(crate) fn transport(
     client: reqwest::Client,
     url: &reqwest::Url,
     headers: HeaderMap,
+    listener: Listener,
 ) -> Transport {
     let custom_headers: HashMap<HeaderName, HeaderValue> = headers
         .iter()
@@ -72,8 +73,48 @@ pub(crate) fn transport(
     let client = HttpClient {
         inner: client,
         overflowed: Arc::default(),
+        listener,
     };
     Transport::with_client(client, config)
+}
+
+/// Tracks the standalone GET stream (server-to-client messages), which rmcp opens in the
+/// background once a session exists. The connection waits for that GET to be answered before
+/// it is handed out, so the listener is in place before the first request: notifications sent
+/// right after connecting are not missed, and a later GET is always a resumption.
+#[derive(Clone)]
+pub(crate) struct Listener {
+    /// The server gave a session id, so rmcp will open the GET stream.
+    session: Arc<AtomicBool>,
+    /// Becomes `true` once the first standalone GET got its answer (or failed).
+    settled: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Listener {
+    pub(crate) fn new() -> Self {
+        Listener {
+            session: Arc::default(),
+            settled: Arc::new(tokio::sync::watch::channel(false).0),
+        }
+    }
+
+    /// Wait (at most `bound`) for the standalone GET to be answered, if one is coming.
+    pub(crate) async fn wait_settled(&self, bound: std::time::Duration) {
+        if !self.session.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut settled = self.settled.subscribe();
+        let _ = tokio::time::timeout(bound, settled.wait_for(|done| *done)).await;
+    }
+}
+
+/// Marks the listener settled when the GET that owns it returns, whatever the outcome.
+struct SettleOnDrop(Listener);
+
+impl Drop for SettleOnDrop {
+    fn drop(&mut self) {
+        self.0.settled.send_replace(true);
+    }
 }
 
 /// rmcp's HTTP backend over our shared `reqwest` client.
@@ -84,6 +125,8 @@ pub(crate) struct HttpClient {
     /// dropped stream and resumes it, which would fetch the same event again and again; the
     /// next resumption is refused instead, which ends the stream and fails its request.
     overflowed: Arc<AtomicBool>,
+    /// The standalone GET stream's progress.
+    listener: Listener,
 }
 
 type Result<T> = std::result::Result<T, StreamableHttpError<HttpError>>;
@@ -152,6 +195,9 @@ impl HttpClient {
             .get(SESSION_ID)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        if new_session.is_some() {
+            self.listener.session.store(true, Ordering::SeqCst);
+        }
         let content_type = content_type(response.headers());
         // Notifications and responses expect no answer; some servers still send 200 with a
         // body (or an empty one), which is fine.
@@ -206,6 +252,10 @@ impl HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_event_bytes: usize,
     ) -> Result<BoxStream<'static, std::result::Result<Sse, SseError>>> {
+        // A GET without Last-Event-ID is the standalone listener (not a resumption).
+        let _settle = last_event_id
+            .is_none()
+            .then(|| SettleOnDrop(self.listener.clone()));
         if last_event_id.is_some() && self.overflowed.swap(false, Ordering::SeqCst) {
             // "No SSE here" is the one answer that makes rmcp stop resuming.
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
