@@ -323,6 +323,24 @@ pub(crate) fn standard(doc: &Doc<'_>, out: &mut Out, syntax: Syntax) {
     }
 }
 
+/// Like [`standard`], with Windsurf's and Kiro's `disabledTools` list.
+pub(crate) fn standard_with_disabled_tools(doc: &Doc<'_>, out: &mut Out, syntax: Syntax) {
+    for (name, entry) in servers_at(doc, "mcpServers", out) {
+        let mut value = entry.clone();
+        if let Some(obj) = value.as_object_mut() {
+            rename(obj, "disabledTools", "disabled_tools");
+        }
+        out.push(doc, Some("mcpServers"), name, value, syntax);
+    }
+}
+
+/// One JSON file in the project and one in the home, project first (the usual layout).
+pub(crate) fn json_project_and_home(cx: &Ctx<'_>, project: &str, home: &str) -> Vec<FileSpec> {
+    let mut files = vec![FileSpec::project(cx.project(project), Format::Json)];
+    files.extend(cx.home(home).map(|p| FileSpec::user(p, Format::Json)));
+    files
+}
+
 /// Like [`standard`], but also reading Cursor/VS Code `envFile`.
 pub(crate) fn standard_with_env_file(doc: &Doc<'_>, out: &mut Out, key: &str, syntax: Syntax) {
     for (name, entry) in servers_at(doc, key, out) {
