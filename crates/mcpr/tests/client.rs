@@ -10,16 +10,12 @@ use mcp_runtime::client::{
     CallOptions, ClientError, ConnectOptions, Content, McpClient, group_alive,
 };
 use mcp_runtime::config::ServerConfig;
-use serde_json::{Map, Value, json};
-use support::{alive, mock, read_pid, temp_dir, wait_dead};
+use serde_json::{Value, json};
+use support::{alive, args, mock, read_pid, temp_dir, wait_dead};
 use tokio_util::sync::CancellationToken;
 
 async fn connect(config: &ServerConfig) -> Result<McpClient, ClientError> {
     McpClient::connect("mock", config, &ConnectOptions::default()).await
-}
-
-fn args(value: Value) -> Option<Map<String, Value>> {
-    value.as_object().cloned()
 }
 
 /// Lines of a `--record` file that mention `needle`.

@@ -14,8 +14,8 @@ use mcp_runtime::cache::ToolCache;
 use mcp_runtime::config::ServerConfig;
 use mcp_runtime::gateway::{SubAgentCall, SubAgentHandle, SubAgentOptions, ToolFilter};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
-use serde_json::{Value, json};
-use support::{mock, temp_dir};
+use serde_json::json;
+use support::{args, mock, temp_dir};
 use tokio_util::sync::CancellationToken;
 
 fn manager(dir: &Path) -> McpManager {
@@ -32,10 +32,6 @@ async fn connect(manager: &McpManager, servers: &[(&str, ServerConfig)]) {
         .map(|(n, c)| (n.to_string(), c.clone()))
         .collect();
     manager.connect_servers(configs, IndexMap::new()).await;
-}
-
-fn args(value: Value) -> Option<serde_json::Map<String, Value>> {
-    value.as_object().cloned()
 }
 
 fn names(handle: &SubAgentHandle) -> Vec<String> {

@@ -13,8 +13,8 @@ use mcp_runtime::client::{
     CallOptions, ClientError, ClientEvent, ConnectOptions, ElicitationResponse, McpClient,
 };
 use mcp_runtime::config::ServerConfig;
-use serde_json::{Map, Value, json};
-use support::{ChildGuard, HttpMock, remote, temp_dir};
+use serde_json::{Value, json};
+use support::{ChildGuard, HttpMock, args, remote, temp_dir};
 
 /// Upper bound of any one test.
 const TEST_BOUND: Duration = Duration::from_secs(90);
@@ -27,10 +27,6 @@ async fn bounded<F: Future>(test: F) -> F::Output {
 
 async fn connect(config: &ServerConfig) -> Result<McpClient, ClientError> {
     McpClient::connect("remote", config, &ConnectOptions::default()).await
-}
-
-fn args(value: Value) -> Option<Map<String, Value>> {
-    value.as_object().cloned()
 }
 
 /// The JSON lines of a `--record` file.

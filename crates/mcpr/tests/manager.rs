@@ -18,8 +18,8 @@ use mcp_runtime::manager::{
 };
 use mcp_runtime::session::{HostTool, RegisteredTool, Session};
 use mcp_runtime::tools::{NamingStyle, ToolCallOptions, mcp_tools};
-use serde_json::{Value, json};
-use support::{mock, read_pid, temp_dir, wait_dead};
+use serde_json::json;
+use support::{args, mock, read_pid, temp_dir, wait_dead};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -41,10 +41,6 @@ fn servers(list: &[(&str, ServerConfig)]) -> IndexMap<String, ServerConfig> {
 fn with_startup_timeout(mut config: ServerConfig, ms: u64) -> ServerConfig {
     config.startup_timeout_ms = Some(ms);
     config
-}
-
-fn args(value: Value) -> Option<serde_json::Map<String, Value>> {
-    value.as_object().cloned()
 }
 
 fn tool_names(report: &StartupReport, server: &str) -> Vec<String> {

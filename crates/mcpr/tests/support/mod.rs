@@ -12,6 +12,11 @@ use mcp_runtime::config::ServerConfig;
 /// The `mcpr` binary under test.
 pub const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
 
+/// Tool-call arguments from a JSON object literal.
+pub fn args(value: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
+    value.as_object().cloned()
+}
+
 /// A stdio config that runs `mcpr mock` with the given flags.
 pub fn mock(flags: &[&str]) -> ServerConfig {
     let mut args = vec!["mock".to_owned()];
