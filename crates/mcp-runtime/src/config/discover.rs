@@ -973,6 +973,7 @@ mod tests {
                 url: url.into(),
                 headers: Default::default(),
                 kind: crate::config::HttpKind::StreamableHttp,
+                oauth: None,
             }),
             ..ServerConfig::stdio("x", Vec::<String>::new())
         };

@@ -437,6 +437,16 @@ pub(crate) fn expand_server(
         Transport::Http(http) => {
             http.url = one("url", &http.url)?;
             http.headers = map("headers", &http.headers, false)?;
+            if let Some(oauth) = &mut http.oauth {
+                let optional = |field: &str, value: &Option<String>| {
+                    value.as_deref().map(|v| one(field, v)).transpose()
+                };
+                oauth.client_id = optional("oauth.clientId", &oauth.client_id)?;
+                oauth.client_secret = optional("oauth.clientSecret", &oauth.client_secret)?;
+                if let Some(super::PrivateKey::Pem(pem)) = &oauth.private_key {
+                    oauth.private_key = Some(super::PrivateKey::Pem(one("oauth.privateKey", pem)?));
+                }
+            }
         }
     }
     Ok(out)

@@ -104,6 +104,78 @@ pub struct HttpConfig {
     pub headers: BTreeMap<String, String>,
     /// Which HTTP flavour of MCP the server speaks.
     pub kind: HttpKind,
+    /// OAuth settings (`oauth`, or an `auth` block of `type: oauth`). `None` still allows
+    /// OAuth: a server that answers 401 is discovered and registered with the defaults.
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// How mcpr authorizes itself to an OAuth-protected server (MCP authorization, 2025-11-25).
+///
+/// Claude Code's `oauth` block (`clientId`, `clientSecret`, `callbackPort`, `scopes`,
+/// `authServerMetadataUrl`) plus `clientMetadataUrl` (a client ID metadata document),
+/// `grantType` (`authorization_code` or `client_credentials`) and, for `private_key_jwt`,
+/// `privateKeyFile` / `privateKey` with `signingAlgorithm`.
+///
+/// ```
+/// use mcp_runtime::config::{OAuthGrant, Transport, server_from_json};
+/// let cfg = server_from_json("svc", &serde_json::json!({
+///     "url": "https://svc.example/mcp",
+///     "oauth": {"clientId": "ci", "clientSecret": "s3cret-value", "grantType": "client_credentials"}
+/// })).unwrap();
+/// let Transport::Http(http) = &cfg.transport else { unreachable!() };
+/// assert_eq!(http.oauth.as_ref().unwrap().grant, OAuthGrant::ClientCredentials);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OAuthConfig {
+    /// A pre-registered client; without one the client registers itself (RFC 7591) or uses
+    /// [`OAuthConfig::client_metadata_url`].
+    pub client_id: Option<String>,
+    /// The pre-registered client's secret (a secret: never shown).
+    pub client_secret: Option<String>,
+    /// Fixed port of the loopback redirect `http://127.0.0.1:PORT/callback`; an ephemeral
+    /// port when absent.
+    pub callback_port: Option<u16>,
+    /// Scopes to ask for; when empty they come from the server's challenge or metadata.
+    pub scopes: Vec<String>,
+    /// Where the authorization server's metadata is, when the server does not say.
+    pub auth_server_metadata_url: Option<String>,
+    /// An HTTPS URL that is this client's ID (a client ID metadata document, SEP-991), used
+    /// when the authorization server supports it.
+    pub client_metadata_url: Option<String>,
+    /// Which grant obtains tokens.
+    pub grant: OAuthGrant,
+    /// PEM private key for `private_key_jwt` client authentication (a secret).
+    pub private_key: Option<PrivateKey>,
+    /// JWS algorithm of the `private_key_jwt` assertion (`ES256` when absent).
+    pub signing_algorithm: Option<String>,
+}
+
+/// OAuth grants mcpr can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OAuthGrant {
+    /// A person logs in once in a browser (`mcpr login`); refreshed from then on.
+    #[default]
+    AuthorizationCode,
+    /// Machine to machine: the client's own credentials, no person involved.
+    ClientCredentials,
+}
+
+/// Where a `private_key_jwt` key comes from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum PrivateKey {
+    /// A PEM file, read when the key is needed.
+    File(PathBuf),
+    /// The PEM text itself (usually from `${VAR}`).
+    Pem(String),
+}
+
+impl std::fmt::Debug for PrivateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrivateKey::File(path) => f.debug_tuple("File").field(path).finish(),
+            PrivateKey::Pem(_) => f.write_str("Pem(***)"),
+        }
+    }
 }
 
 /// HTTP flavours of MCP.
@@ -212,6 +284,15 @@ impl ServerConfig {
                     .collect()
             }
         };
+        if let Transport::Http(HttpConfig {
+            oauth: Some(oauth), ..
+        }) = &self.transport
+        {
+            values.extend(oauth.client_secret.clone());
+            if let Some(PrivateKey::Pem(pem)) = &oauth.private_key {
+                values.push(pem.clone());
+            }
+        }
         // Header values like `Bearer <token>`: the token alone is the secret.
         let tokens: Vec<String> = values
             .iter()

@@ -437,6 +437,7 @@ mod tests {
                 url: "https://h/mcp?token=t0ken".into(),
                 headers: BTreeMap::new(),
                 kind: HttpKind::Sse,
+                oauth: None,
             }),
             ..ServerConfig::stdio("x", Vec::<String>::new())
         };

@@ -257,6 +257,7 @@ mod tests {
                 url: "https://h/mcp".into(),
                 headers: Default::default(),
                 kind: crate::config::HttpKind::StreamableHttp,
+                oauth: None,
             }),
             ..ServerConfig::stdio("x", Vec::<String>::new())
         };

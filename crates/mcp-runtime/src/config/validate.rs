@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::ConfigError;
-use super::{HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport};
+use super::{
+    HttpConfig, HttpKind, OAuthConfig, OAuthGrant, PrivateKey, ServerConfig, StdioConfig, Transport,
+};
 
 /// Validate one entry of an `mcpServers` map (the Claude / Cursor shape).
 ///
@@ -82,6 +84,12 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
             if command.trim().is_empty() {
                 return Err(invalid("command", "is empty".into()));
             }
+            if oauth_from_json(obj, &invalid)?.is_some() {
+                return Err(invalid(
+                    "oauth",
+                    "applies to http and sse servers only; this one is stdio".into(),
+                ));
+            }
             Transport::Stdio(StdioConfig {
                 command,
                 args: fields.string_list("args")?,
@@ -100,6 +108,7 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
                 url,
                 headers: fields.string_map("headers")?,
                 kind: kind.flatten().unwrap_or(HttpKind::StreamableHttp),
+                oauth: oauth_from_json(obj, &invalid)?,
             })
         }
         (Some(Some(_)), _, None) => {
@@ -133,6 +142,110 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
         },
         disabled_tools: fields.string_list("disabled_tools")?,
     })
+}
+
+/// The `oauth` block (Claude Code), or an `auth` block with `type: oauth` (the seed's shape,
+/// same keys). `auth: {type: none}` or no block at all gives `None`.
+fn oauth_from_json<F: Fn(&str, String) -> ConfigError>(
+    entry: &Map<String, Value>,
+    invalid: &F,
+) -> Result<Option<OAuthConfig>, ConfigError> {
+    let (key, block) = match (entry.get("oauth"), entry.get("auth")) {
+        (Some(Value::Null) | None, Some(Value::Null) | None) => return Ok(None),
+        (Some(_), Some(auth)) if !auth.is_null() => {
+            return Err(invalid(
+                "auth",
+                "both `oauth` and `auth` are set; use one".into(),
+            ));
+        }
+        (Some(oauth), _) if !oauth.is_null() => ("oauth", oauth),
+        (_, Some(auth)) => ("auth", auth),
+        _ => return Ok(None),
+    };
+    let Some(obj) = block.as_object() else {
+        return Err(invalid(
+            key,
+            format!("expected an object, found {}", kind_of(block)),
+        ));
+    };
+    // Errors name the nested field: `oauth.clientId`.
+    let nested = |field: &str, message: String| invalid(&format!("{key}.{field}"), message);
+    let fields = Fields {
+        obj,
+        invalid: &nested,
+    };
+    if key == "auth" {
+        match fields.string("type")?.as_deref() {
+            Some("oauth" | "oauth2") => {}
+            Some("none") => return Ok(None),
+            Some(other) => {
+                return Err(nested(
+                    "type",
+                    format!("unknown auth type `{other}` (expected oauth or none)"),
+                ));
+            }
+            None => return Err(nested("type", "is required (oauth or none)".into())),
+        }
+    }
+    let callback_port = match fields.get("callbackPort") {
+        None => None,
+        Some(Value::Number(n)) => Some(
+            n.as_u64()
+                .and_then(|port| u16::try_from(port).ok())
+                .filter(|port| *port > 0)
+                .ok_or_else(|| nested("callbackPort", format!("`{n}` is not a port")))?,
+        ),
+        Some(other) => return Err(fields.wrong("callbackPort", "a port number", other)),
+    };
+    // `scopes` as a list, or one space-separated string as OAuth writes them.
+    let scopes = match fields.get("scopes") {
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+        _ => fields.string_list("scopes")?,
+    };
+    let grant = match fields.string("grantType")?.as_deref() {
+        None | Some("authorization_code") => OAuthGrant::AuthorizationCode,
+        Some("client_credentials") => OAuthGrant::ClientCredentials,
+        Some(other) => {
+            return Err(nested(
+                "grantType",
+                format!(
+                    "unknown grant `{other}` (expected authorization_code or client_credentials)"
+                ),
+            ));
+        }
+    };
+    let private_key = match (
+        fields.string("privateKeyFile")?,
+        fields.string("privateKey")?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(nested(
+                "privateKey",
+                "both `privateKey` and `privateKeyFile` are set; use one".into(),
+            ));
+        }
+        (Some(path), None) => Some(PrivateKey::File(PathBuf::from(path))),
+        (None, Some(pem)) => Some(PrivateKey::Pem(pem)),
+        (None, None) => None,
+    };
+    let client_id = fields.string("clientId")?;
+    if grant == OAuthGrant::ClientCredentials && client_id.is_none() {
+        return Err(nested(
+            "clientId",
+            "is required for the client_credentials grant".into(),
+        ));
+    }
+    Ok(Some(OAuthConfig {
+        client_id,
+        client_secret: fields.string("clientSecret")?,
+        callback_port,
+        scopes,
+        auth_server_metadata_url: fields.string("authServerMetadataUrl")?,
+        client_metadata_url: fields.string("clientMetadataUrl")?,
+        grant,
+        private_key,
+        signing_algorithm: fields.string("signingAlgorithm")?,
+    }))
 }
 
 /// Typed access to an entry's fields; a wrong type is an error naming the field.
@@ -297,5 +410,74 @@ mod tests {
         .unwrap();
         assert!(!cfg.enabled);
         assert_eq!(cfg.timeout_ms, Some(1500));
+    }
+
+    #[test]
+    fn oauth_blocks_in_claude_and_seed_shapes() {
+        let oauth = |entry: Value| match server_from_json("s", &entry).unwrap().transport {
+            Transport::Http(http) => http.oauth,
+            Transport::Stdio(_) => panic!("expected http"),
+        };
+        let claude = oauth(json!({
+            "url": "https://h/mcp",
+            "oauth": {"clientId": "ci", "clientSecret": "cs", "callbackPort": 8765,
+                      "scopes": "read write", "authServerMetadataUrl": "https://as/.well-known/x"}
+        }))
+        .unwrap();
+        assert_eq!(claude.client_id.as_deref(), Some("ci"));
+        assert_eq!(claude.callback_port, Some(8765));
+        assert_eq!(claude.scopes, ["read", "write"]);
+        assert_eq!(claude.grant, OAuthGrant::AuthorizationCode);
+        let seed = oauth(json!({
+            "url": "https://h/mcp",
+            "auth": {"type": "oauth", "clientId": "m", "privateKeyFile": "/k.pem",
+                     "grantType": "client_credentials", "scopes": ["a"]}
+        }))
+        .unwrap();
+        assert_eq!(seed.grant, OAuthGrant::ClientCredentials);
+        assert_eq!(seed.private_key, Some(PrivateKey::File("/k.pem".into())));
+        assert!(oauth(json!({"url": "https://h/mcp", "auth": {"type": "none"}})).is_none());
+        assert!(oauth(json!({"url": "https://h/mcp"})).is_none());
+    }
+
+    #[test]
+    fn oauth_errors_name_the_nested_field() {
+        let url = "https://h/mcp";
+        assert!(
+            err(json!({"url": url, "oauth": {"callbackPort": 70000}}))
+                .contains("field `oauth.callbackPort`")
+        );
+        assert!(
+            err(json!({"url": url, "oauth": {"grantType": "password"}}))
+                .contains("field `oauth.grantType`")
+        );
+        assert!(
+            err(json!({"url": url, "oauth": {"grantType": "client_credentials"}}))
+                .contains("field `oauth.clientId`")
+        );
+        assert!(
+            err(json!({"url": url, "auth": {"type": "kerberos"}})).contains("field `auth.type`")
+        );
+        assert!(
+            err(json!({"url": url, "oauth": {}, "auth": {"type": "oauth"}}))
+                .contains("field `auth`")
+        );
+        assert!(err(json!({"command": "x", "oauth": {"clientId": "c"}})).contains("field `oauth`"));
+        assert!(err(json!({"url": url, "oauth": "yes"})).contains("field `oauth`"));
+        // The secret is never part of an error.
+        let e = err(
+            json!({"url": url, "oauth": {"clientSecret": "s3cr3t-v4lue", "callbackPort": "x"}}),
+        );
+        assert!(!e.contains("s3cr3t-v4lue"), "{e}");
+    }
+
+    #[test]
+    fn client_secrets_are_secret_values() {
+        let cfg = server_from_json(
+            "s",
+            &json!({"url": "https://h/mcp", "oauth": {"clientId": "ci", "clientSecret": "cs-123456"}}),
+        )
+        .unwrap();
+        assert!(cfg.secret_values().contains(&"cs-123456".to_owned()));
     }
 }

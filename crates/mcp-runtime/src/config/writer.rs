@@ -622,6 +622,7 @@ mod tests {
                 url: "http://h/sse".into(),
                 headers: [("A".to_owned(), "b".to_owned())].into(),
                 kind: HttpKind::Sse,
+                oauth: None,
             }),
             bearer_token_env_var: Some("TOK".into()),
             ..ServerConfig::stdio("x", Vec::<String>::new())

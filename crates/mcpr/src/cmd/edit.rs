@@ -154,6 +154,7 @@ fn build(args: &AddArgs) -> Result<ServerConfig, String> {
                     } else {
                         HttpKind::StreamableHttp
                     },
+                    oauth: None,
                 })
             }
         };
