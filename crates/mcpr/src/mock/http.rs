@@ -5,7 +5,9 @@
 //! - Legacy HTTP+SSE (2024-11-05) at `/sse` (`GET`, first event `endpoint`) and
 //!   `/message?sessionId=` (`POST`): see [`super::legacy`].
 //!
-//! Both sit behind the HTTP fault knobs of [`super::faults`]. The bound address is printed on
+//! Both sit behind the HTTP fault knobs of [`super::faults`]. With `--oauth`, `/mcp` also sits
+//! behind [`super::oauth::guard`], and the authorization server's routes are served next to it
+//! (same origin). The bound address is printed on
 //! stderr (`listening on http://127.0.0.1:PORT/mcp`), so port 0 can be used. The server runs
 //! until SIGINT or SIGTERM.
 
@@ -25,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::MemoryEvents;
 use super::faults::{self, Faults, HttpKnobs, OnExpire};
 use super::legacy;
+use super::oauth::{self, OAuth, OAuthKnobs};
 use super::server::MockServer;
 
 /// How long open connections may take to end after SIGINT or SIGTERM.
@@ -54,6 +57,8 @@ pub struct HttpOptions {
     pub forced_version: Option<ProtocolVersion>,
     /// `--ignore-sigterm`: only SIGINT stops the server.
     pub ignore_sigterm: bool,
+    /// `--oauth` (streamable HTTP only).
+    pub oauth: Option<OAuthKnobs>,
 }
 
 /// Serves `server` until SIGINT or SIGTERM.
@@ -143,10 +148,24 @@ fn streamable(
         options.record.as_deref(),
         Some(on_expire),
     )?;
-    Ok(Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(faults),
-            faults::apply,
-        )))
+    let mcp =
+        Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(faults),
+                faults::apply,
+            ));
+    let Some(knobs) = &options.oauth else {
+        return Ok(mcp);
+    };
+    let oauth = Arc::new(OAuth::new(knobs.clone(), bound));
+    // Outermost, as a real server checks tokens first: a refused request never reaches the
+    // fault knobs (nor `--record`) and uses up none of their counts. `route_layer`: unknown
+    // paths still get 404, not 401.
+    Ok(mcp
+        .route_layer(axum::middleware::from_fn_with_state(
+            oauth.clone(),
+            oauth::guard,
+        ))
+        .merge(oauth::router(oauth)))
 }

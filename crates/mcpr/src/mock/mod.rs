@@ -7,6 +7,8 @@
 //! - `mod.rs`: the command line and the stdio wiring;
 //! - [`http`]: the HTTP modes (`--http`, `--sse`); [`legacy`]: the legacy SSE endpoint;
 //!   [`faults`]: the HTTP-level fault knobs; [`events`]: the event store behind resumption;
+//!   [`oauth`]: `--oauth`, the mock as an OAuth 2.1 protected resource and its own
+//!   authorization server;
 //! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
 //! - [`tools`]: the tool catalogue and what each tool does;
 //! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
@@ -18,6 +20,7 @@ mod faults;
 mod http;
 mod io;
 mod legacy;
+mod oauth;
 mod process;
 mod server;
 mod tools;
@@ -73,6 +76,7 @@ const FLUSH_GRACE: Duration = Duration::from_millis(25);
         mcpr mock --call-delay 2000 --stderr-flood\n  \
         mcpr mock --garbage 3 --crash-after 5\n  \
         mcpr mock --http 127.0.0.1:0 --drop-stream 1 --expire-session-after 10\n  \
+        mcpr mock --http 127.0.0.1:0 --oauth --oauth-token-ttl 60 --oauth-call-scope mcp:admin\n  \
         mcpr mock --sse 127.0.0.1:3001 --require-token secret"
 )]
 pub struct MockArgs {
@@ -238,6 +242,82 @@ pub struct MockArgs {
     /// client waits before resuming a dropped stream.
     #[arg(long, value_name = "MS", default_value_t = 3000, help_heading = "HTTP")]
     pub sse_retry: u64,
+
+    /// Protect /mcp with OAuth 2.1 and be its authorization server on the same origin:
+    /// metadata at /.well-known/oauth-protected-resource/mcp and
+    /// /.well-known/oauth-authorization-server, /register, /authorize (approves at once, PKCE
+    /// S256 required, http loopback redirect URIs only), /token, and counters at
+    /// /__oauth/stats. Every /mcp request then needs `Authorization: Bearer` with a live access
+    /// token, else 401 with a `resource_metadata` challenge. URLs in metadata and challenges
+    /// follow the request's Host header; registered clients must authenticate at /token the
+    /// way they registered (`token_endpoint_auth_method`).
+    #[arg(
+        long,
+        requires = "http",
+        conflicts_with_all = ["sse", "require_token"],
+        help_heading = "OAuth"
+    )]
+    pub oauth: bool,
+
+    /// Pre-register a confidential client (either client_secret_basic or client_secret_post;
+    /// any http loopback redirect URI). Repeatable.
+    #[arg(
+        long,
+        value_name = "ID:SECRET",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_client: Vec<oauth::ClientCredentials>,
+
+    /// No dynamic client registration: no `registration_endpoint`, and /register answers 404.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_no_registration: bool,
+
+    /// Deny every authorization: /authorize redirects back with `error=access_denied`.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_deny: bool,
+
+    /// Refuse every refresh with 400 `invalid_grant`, so the client must authorize again.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_refresh_invalid: bool,
+
+    /// Access tokens expire SECS seconds after they are issued (`expires_in`); 0 issues tokens
+    /// that are already expired.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 3600,
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_token_ttl: u64,
+
+    /// Like --oauth-token-ttl, in milliseconds (`expires_in` is rounded up to whole seconds).
+    #[arg(
+        long,
+        value_name = "MS",
+        conflicts_with = "oauth_token_ttl",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_token_ttl_ms: Option<u64>,
+
+    /// The space-separated `scopes_supported`, granted when a client asks for no scope.
+    /// Requested scopes are granted as asked, known or not.
+    #[arg(
+        long,
+        value_name = "SCOPES",
+        default_value = "mcp:tools",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_scopes: String,
+
+    /// `tools/call` also needs SCOPE in the token (else 403 `insufficient_scope`, naming the
+    /// token's scopes plus SCOPE). SCOPE need not be in --oauth-scopes: then only clients that
+    /// ask for it get it.
+    #[arg(long, value_name = "SCOPE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_call_scope: Option<String>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -297,6 +377,9 @@ fn http_options(
     if args.garbage > 0 {
         anyhow::bail!("--garbage applies to stdio only");
     }
+    if args.oauth && flavour != http::Flavour::Streamable {
+        anyhow::bail!("--oauth needs --http");
+    }
     Ok(Some(http::HttpOptions {
         flavour,
         addr,
@@ -318,11 +401,37 @@ fn http_options(
         },
         record: args.record.clone(),
         ignore_sigterm: args.ignore_sigterm,
+        oauth: args.oauth.then(|| oauth_knobs(args)).transpose()?,
         forced_version: match flavour {
             http::Flavour::Streamable => None,
             http::Flavour::LegacySse => forced_version,
         },
     }))
+}
+
+/// The `--oauth*` settings, from the flags.
+fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
+    let scopes = oauth::parse_scopes(&args.oauth_scopes)
+        .context("invalid --oauth-scopes: a scope may not hold `\"`, `\\` or control characters")?;
+    let call_scope = match &args.oauth_call_scope {
+        Some(scope) => match oauth::parse_scopes(scope).as_deref() {
+            Some([one]) => Some(one.clone()),
+            _ => anyhow::bail!("invalid --oauth-call-scope: expected one scope"),
+        },
+        None => None,
+    };
+    Ok(oauth::OAuthKnobs {
+        scopes,
+        clients: args.oauth_client.clone(),
+        registration: !args.oauth_no_registration,
+        deny: args.oauth_deny,
+        refresh_invalid: args.oauth_refresh_invalid,
+        token_ttl: match args.oauth_token_ttl_ms {
+            Some(ms) => Duration::from_millis(ms),
+            None => Duration::from_secs(args.oauth_token_ttl),
+        },
+        call_scope,
+    })
 }
 
 /// The handler knobs, from the flags.
