@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+pub mod auth;
 pub mod cache;
 pub mod client;
 pub mod config;

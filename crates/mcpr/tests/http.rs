@@ -637,6 +637,7 @@ async fn exercise_server_everything(config: &ServerConfig, transport: &str) {
                 ElicitationResponse::accept(content)
             })
         })),
+        ..ConnectOptions::default()
     };
     let client = McpClient::connect("everything", config, &options)
         .await
@@ -779,6 +780,7 @@ async fn python_fastmcp_over_streamable_http() {
             elicitation: Some(Arc::new(|request| {
                 Box::pin(async move { ElicitationResponse::accept(request.defaults()) })
             })),
+            ..ConnectOptions::default()
         };
         let config = remote(&format!("http://127.0.0.1:{port}/mcp"), None);
         let client = McpClient::connect("python", &config, &options)

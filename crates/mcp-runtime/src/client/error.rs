@@ -153,10 +153,9 @@ pub enum ClientError {
         /// The start of the response body (at most 2 KiB).
         body: String,
     },
-    /// A remote server wants credentials (HTTP 401 or 403).
+    /// A remote server wants credentials (HTTP 401 or 403) that we do not have.
     #[error(
-        "server `{server}`: {url} requires authorization (HTTP {status}{}); configure an \
-         `Authorization` header for it (OAuth sign-in is not supported yet)",
+        "server `{server}`: {url} requires authorization (HTTP {status}{}): {reason}",
         www_authenticate.as_deref().map(|c| format!(", WWW-Authenticate: {c}")).unwrap_or_default()
     )]
     AuthRequired {
@@ -168,6 +167,8 @@ pub enum ClientError {
         status: u16,
         /// The server's `WWW-Authenticate` challenge, if it sent one.
         www_authenticate: Option<String>,
+        /// What to do about it (`not logged in; run: mcpr login NAME`, ...).
+        reason: String,
     },
     /// An HTTP exchange failed after the connection was made (reset, truncated response).
     #[error("server `{server}`: {phase}: HTTP connection failed: {reason}")]
@@ -202,6 +203,12 @@ impl ClientError {
                 | ClientError::Unreachable { .. }
                 | ClientError::Tls { .. }
         )
+    }
+
+    /// `true` when the server refused us for want of credentials that a login would give
+    /// (`mcpr login NAME`).
+    pub fn needs_login(&self) -> bool {
+        matches!(self, ClientError::AuthRequired { .. })
     }
 
     /// `true` when the request provably never reached the server (safe to retry elsewhere):

@@ -63,6 +63,38 @@ pub(crate) enum HttpError {
     /// The event stream could not be parsed.
     #[error("event stream: {0}")]
     Sse(#[from] sse_stream::Error),
+    /// The server refused our credential and we could not get a better one.
+    #[error("HTTP {status}: {failure}")]
+    Auth {
+        /// 401 or 403.
+        status: StatusCode,
+        /// The server's challenge.
+        www_authenticate: Option<String>,
+        /// Why no credential could be had.
+        failure: crate::auth::AuthFailure,
+    },
+}
+
+/// The reason shown for a 401/403 when no OAuth layer handled it.
+fn plain_auth_reason(server: &str) -> String {
+    format!("configure an `Authorization` header for it, or run: mcpr login {server}")
+}
+
+/// A [`ClientError::AuthRequired`] for an OAuth failure.
+pub(crate) fn auth_error(
+    server: &str,
+    url: &Url,
+    status: u16,
+    www_authenticate: Option<String>,
+    failure: &crate::auth::AuthFailure,
+) -> ClientError {
+    ClientError::AuthRequired {
+        server: server.to_owned(),
+        url: display_url(url),
+        status,
+        www_authenticate,
+        reason: failure.to_string(),
+    }
 }
 
 /// The process's HTTP client: one connection pool shared by every remote server, so that
@@ -248,6 +280,7 @@ pub(crate) fn classify(
                         url: display_url(url),
                         status: 401,
                         www_authenticate: Some(auth.www_authenticate_header.clone()),
+                        reason: plain_auth_reason(server),
                     });
                 }
                 StreamableHttpError::InsufficientScope(scope) => {
@@ -256,6 +289,7 @@ pub(crate) fn classify(
                         url: display_url(url),
                         status: 403,
                         www_authenticate: Some(scope.www_authenticate_header.clone()),
+                        reason: plain_auth_reason(server),
                     });
                 }
                 StreamableHttpError::SessionExpired => {
@@ -300,8 +334,20 @@ fn from_http(server: &str, phase: &str, url: &Url, error: &HttpError) -> ClientE
                 url: display_url(url),
                 status: status.as_u16(),
                 www_authenticate: www_authenticate.clone(),
+                reason: plain_auth_reason(server),
             }
         }
+        HttpError::Auth {
+            status,
+            www_authenticate,
+            failure,
+        } => auth_error(
+            server,
+            url,
+            status.as_u16(),
+            www_authenticate.clone(),
+            failure,
+        ),
         HttpError::Status { status, body, .. } => ClientError::HttpStatus {
             server: server.to_owned(),
             phase: phase.to_owned(),

@@ -32,7 +32,7 @@
 mod elicitation;
 mod error;
 mod handler;
-mod http;
+pub(crate) mod http;
 mod legacy_sse;
 mod progress;
 mod remote;
@@ -94,6 +94,9 @@ pub struct ConnectOptions {
     /// Answers the server's `elicitation/create` requests. Servers are told the client
     /// supports elicitation only when this is set.
     pub elicitation: Option<ElicitationHandler>,
+    /// OAuth for remote servers: stored credentials, and whether a 401 may start a login.
+    /// The default uses the per-user store and never starts one; `None` sends no token.
+    pub auth: Option<crate::auth::AuthContext>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -102,6 +105,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("roots", &self.roots)
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
+            .field("auth", &self.auth)
             .finish()
     }
 }
@@ -112,6 +116,7 @@ impl Default for ConnectOptions {
             roots: std::env::current_dir().into_iter().collect(),
             events: None,
             elicitation: None,
+            auth: crate::auth::AuthContext::user_default(),
         }
     }
 }
@@ -186,7 +191,15 @@ impl McpClient {
                 (service, Some(process), None, "stdio")
             }
             Transport::Http(http) => {
-                let connecting = remote::connect(server, http, handler);
+                let auth = options.auth.as_ref().map(|context| {
+                    std::sync::Arc::new(crate::auth::session::ServerAuth::new(
+                        server,
+                        &http.url,
+                        http.oauth.as_ref(),
+                        context,
+                    ))
+                });
+                let connecting = remote::connect(server, http, handler, auth);
                 let remote = match bound {
                     Some(bound) => {
                         tokio::time::timeout(bound, connecting)

@@ -9,6 +9,7 @@
 //! one extra request on a URL that is failing anyway.)
 
 use std::error::Error as StdError;
+use std::sync::Arc;
 
 use reqwest::Url;
 use reqwest::header::HeaderMap;
@@ -20,6 +21,7 @@ use super::handler::Handler;
 use super::http::{self, HttpError};
 use super::legacy_sse::LegacySse;
 use super::streamable_http;
+use crate::auth::session::ServerAuth;
 use crate::config::{HttpConfig, HttpKind};
 
 /// Name of the streamable HTTP transport, as [`super::McpClient::transport`] reports it.
@@ -42,9 +44,12 @@ pub(crate) async fn connect(
     server: &str,
     config: &HttpConfig,
     handler: Handler,
+    auth: Option<Arc<ServerAuth>>,
 ) -> Result<Remote, ClientError> {
     let url = http::parse_url(server, &config.url)?;
-    let headers = http::header_map(server, &config.headers)?;
+    let mut headers = http::header_map(server, &config.headers)?;
+    // A configured `Authorization` header wins: the server is then not treated as OAuth.
+    let auth = auth.filter(|_| !headers.contains_key(reqwest::header::AUTHORIZATION));
     let client = http::shared_client().map_err(|reason| ClientError::Tls {
         server: server.to_owned(),
         url: http::display_url(&url),
@@ -52,6 +57,7 @@ pub(crate) async fn connect(
     })?;
     let (service, transport) = match config.kind {
         HttpKind::Sse => {
+            add_bearer(server, &url, &mut headers, auth.as_deref()).await?;
             let service = legacy(server, client, &url, headers, handler)
                 .await
                 .map_err(|failure| failure.error)?;
@@ -64,6 +70,7 @@ pub(crate) async fn connect(
                 &url,
                 headers.clone(),
                 handler.clone(),
+                auth.clone(),
             )
             .await
             {
@@ -74,6 +81,7 @@ pub(crate) async fn connect(
                         "streamable HTTP refused ({}); trying the legacy HTTP+SSE transport",
                         failure.error
                     );
+                    add_bearer(server, &url, &mut headers, auth.as_deref()).await?;
                     match legacy(server, client, &url, headers, handler).await {
                         Ok(service) => (service, LEGACY_SSE),
                         // The URL did not serve an event stream either: the first answer says
@@ -100,6 +108,27 @@ pub(crate) async fn connect(
     })
 }
 
+/// The legacy transport sends the stored token as it is (it has no retry on 401; a server
+/// that refuses it gets the usual authorization error).
+async fn add_bearer(
+    server: &str,
+    url: &Url,
+    headers: &mut HeaderMap,
+    auth: Option<&ServerAuth>,
+) -> Result<(), ClientError> {
+    let Some(auth) = auth else { return Ok(()) };
+    let token = auth
+        .bearer()
+        .await
+        .map_err(|failure| http::auth_error(server, url, 401, None, &failure))?;
+    if let Some(token) = token
+        && let Ok(value) = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    Ok(())
+}
+
 /// Why one transport could not connect.
 struct Failure {
     error: ClientError,
@@ -116,9 +145,10 @@ async fn streamable(
     url: &Url,
     headers: HeaderMap,
     handler: Handler,
+    auth: Option<Arc<ServerAuth>>,
 ) -> Result<RunningService<RoleClient, Handler>, Failure> {
     let listener = streamable_http::Listener::new();
-    let transport = streamable_http::transport(client, url, headers, listener.clone());
+    let transport = streamable_http::transport(client, url, headers, listener.clone(), auth);
     let service = handler.serve(transport).await.map_err(|e| {
         let legacy_hint = match &e {
             ClientInitializeError::TransportError { error, .. } => http::is_legacy_hint(error),

@@ -27,6 +27,7 @@ use sse_stream::{Error as SseError, Sse};
 
 use super::http::{HttpError, status_error};
 use super::sse;
+use crate::auth::session::{self, ServerAuth};
 
 /// Largest JSON response body or SSE event accepted from a server (a huge tool result is
 /// refused with an error rather than exhausting memory).
@@ -53,6 +54,7 @@ pub(crate) fn transport(
     url: &reqwest::Url,
     headers: HeaderMap,
     listener: Listener,
+    auth: Option<Arc<ServerAuth>>,
 ) -> Transport {
     let custom_headers: HashMap<HeaderName, HeaderValue> = headers
         .iter()
@@ -74,6 +76,7 @@ pub(crate) fn transport(
         inner: client,
         overflowed: Arc::default(),
         listener,
+        auth,
     };
     Transport::with_client(client, config)
 }
@@ -127,6 +130,20 @@ pub(crate) struct HttpClient {
     overflowed: Arc<AtomicBool>,
     /// The standalone GET stream's progress.
     listener: Listener,
+    /// OAuth: the token to send, and what to do on 401 / 403 `insufficient_scope`.
+    auth: Option<Arc<ServerAuth>>,
+}
+
+/// Step-up logins one request may trigger after 403 `insufficient_scope`; with the first
+/// login that makes at most three authorization attempts, after which the 403 stands.
+const MAX_STEP_UPS: usize = 2;
+
+/// What to do with an answer, as far as authorization goes.
+enum AuthStep {
+    /// Send the request again with this token.
+    Retry(String),
+    /// Use the answer as it is.
+    Done(reqwest::Response),
 }
 
 type Result<T> = std::result::Result<T, StreamableHttpError<HttpError>>;
@@ -167,18 +184,29 @@ impl HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse> {
-        let response = self
-            .request(
-                reqwest::Method::POST,
-                &uri,
-                session_id.as_deref(),
-                auth_token,
-                custom_headers,
-            )
-            .json(&message)
-            .send()
-            .await
-            .map_err(client_error)?;
+        let mut token = self.bearer().await?.or(auth_token);
+        let mut tries = AuthTries::default();
+        let response = loop {
+            let response = self
+                .request(
+                    reqwest::Method::POST,
+                    &uri,
+                    session_id.as_deref(),
+                    token.clone(),
+                    custom_headers.clone(),
+                )
+                .json(&message)
+                .send()
+                .await
+                .map_err(client_error)?;
+            match self
+                .authorize(response, token.as_deref(), &mut tries)
+                .await?
+            {
+                AuthStep::Retry(next) => token = Some(next),
+                AuthStep::Done(response) => break response,
+            }
+        };
         let status = response.status();
         if let Some(challenge) = auth_challenge(&response) {
             return Err(challenge);
@@ -260,17 +288,28 @@ impl HttpClient {
             // "No SSE here" is the one answer that makes rmcp stop resuming.
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }
-        let mut request = self.request(
-            reqwest::Method::GET,
-            &uri,
-            session_id.as_deref(),
-            auth_token,
-            custom_headers,
-        );
-        if let Some(last_event_id) = last_event_id {
-            request = request.header(LAST_EVENT_ID, last_event_id);
-        }
-        let response = request.send().await.map_err(client_error)?;
+        let mut token = self.bearer().await?.or(auth_token);
+        let mut tries = AuthTries::default();
+        let response = loop {
+            let mut request = self.request(
+                reqwest::Method::GET,
+                &uri,
+                session_id.as_deref(),
+                token.clone(),
+                custom_headers.clone(),
+            );
+            if let Some(last_event_id) = &last_event_id {
+                request = request.header(LAST_EVENT_ID, last_event_id);
+            }
+            let response = request.send().await.map_err(client_error)?;
+            match self
+                .authorize(response, token.as_deref(), &mut tries)
+                .await?
+            {
+                AuthStep::Retry(next) => token = Some(next),
+                AuthStep::Done(response) => break response,
+            }
+        };
         let status = response.status();
         if status == StatusCode::METHOD_NOT_ALLOWED {
             // The server offers no GET stream; rmcp then works without one.
@@ -291,6 +330,77 @@ impl HttpClient {
             max_event_bytes,
             Some(self.overflowed.clone()),
         ))
+    }
+}
+
+/// How far one request has gone in getting authorized.
+#[derive(Default)]
+struct AuthTries {
+    /// A 401 was answered (refresh or login) already.
+    unauthorized: bool,
+    /// 403 `insufficient_scope` step-ups so far.
+    step_ups: usize,
+}
+
+impl HttpClient {
+    /// The stored token to send first.
+    async fn bearer(&self) -> Result<Option<String>> {
+        let Some(auth) = &self.auth else {
+            return Ok(None);
+        };
+        auth.bearer().await.map_err(|failure| {
+            StreamableHttpError::Client(HttpError::Auth {
+                status: StatusCode::UNAUTHORIZED,
+                www_authenticate: None,
+                failure,
+            })
+        })
+    }
+
+    /// On 401, refresh or log in once; on 403 `insufficient_scope`, step up a bounded number
+    /// of times. Anything else (or no OAuth layer) passes the response through.
+    async fn authorize(
+        &self,
+        response: reqwest::Response,
+        sent: Option<&str>,
+        tries: &mut AuthTries,
+    ) -> Result<AuthStep> {
+        let Some(auth) = &self.auth else {
+            return Ok(AuthStep::Done(response));
+        };
+        let status = response.status();
+        let challenge = response
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let fail = |failure| {
+            StreamableHttpError::Client(HttpError::Auth {
+                status,
+                www_authenticate: challenge.clone(),
+                failure,
+            })
+        };
+        if status == StatusCode::UNAUTHORIZED && !tries.unauthorized {
+            tries.unauthorized = true;
+            let next = auth
+                .on_unauthorized(sent, challenge.as_deref())
+                .await
+                .map_err(fail)?;
+            return Ok(AuthStep::Retry(next));
+        }
+        if status == StatusCode::FORBIDDEN
+            && let Some(challenge) = challenge.as_deref()
+            && session::is_insufficient_scope(challenge)
+            && tries.step_ups < MAX_STEP_UPS
+        {
+            tries.step_ups += 1;
+            let next = auth
+                .on_insufficient_scope(sent, challenge)
+                .await
+                .map_err(fail)?;
+            return Ok(AuthStep::Retry(next));
+        }
+        Ok(AuthStep::Done(response))
     }
 }
 

@@ -62,6 +62,10 @@ pub struct ManagerOptions {
     pub project: PathBuf,
     /// Reconnect automatically when a connection drops (SPEC B6).
     pub reconnect: bool,
+    /// OAuth for remote servers: the credential store, and whether a 401 may start a login
+    /// (by default: the per-user store, never a login — a host at start-up must not block on
+    /// a browser).
+    pub auth: Option<crate::auth::AuthContext>,
 }
 
 impl Default for ManagerOptions {
@@ -72,6 +76,7 @@ impl Default for ManagerOptions {
             cache: ToolCache::user_default().map(Arc::new),
             project: std::env::current_dir().unwrap_or_default(),
             reconnect: true,
+            auth: crate::auth::AuthContext::user_default(),
         }
     }
 }
@@ -145,6 +150,10 @@ pub struct ServerReport {
     pub error: Option<String>,
     /// Last stderr lines.
     pub stderr_tail: Vec<String>,
+    /// The last failure was the server asking for credentials a login would give.
+    pub needs_login: bool,
+    /// The stored OAuth login of a remote server (`None` for stdio servers).
+    pub login: Option<crate::auth::AuthStatus>,
 }
 
 /// Failures of manager operations.
@@ -229,6 +238,8 @@ struct Entry {
     task: Option<tokio::task::AbortHandle>,
     budget: ReconnectBudget,
     last_error: Option<String>,
+    /// `last_error` was an authorization refusal (see [`ServerReport::needs_login`]).
+    needs_login: bool,
     stderr_tail: Vec<String>,
 }
 
@@ -331,6 +342,7 @@ impl McpManager {
                     task: None,
                     budget: ReconnectBudget::default(),
                     last_error: None,
+                    needs_login: false,
                     stderr_tail: Vec::new(),
                 };
                 state.servers.insert(name.clone(), entry);
@@ -481,6 +493,13 @@ impl McpManager {
                     tools: offered.as_ref().map_or(0, |o| o.tools.len()),
                     deferred: offered.as_ref().is_some_and(|o| o.deferred),
                     error: entry.last_error.clone(),
+                    needs_login: entry.needs_login,
+                    login: match (&entry.config.transport, &self.inner.options.auth) {
+                        (crate::config::Transport::Http(_), Some(auth)) => {
+                            Some(crate::auth::status(&entry.config, &auth.store))
+                        }
+                        _ => None,
+                    },
                     stderr_tail: match client {
                         Some(client) => client.stderr_tail(20),
                         None => entry.stderr_tail.clone(),
@@ -579,6 +598,7 @@ impl McpManager {
             entry.generation = generation;
             entry.phase = Phase::Connecting;
             entry.last_error = None;
+            entry.needs_login = false;
             (old, generation)
         };
         if let Some(old) = old {
@@ -884,6 +904,8 @@ async fn run_server(
             Err(Establish::Failed(error)) => {
                 let message = error.to_string();
                 let stderr = error.stderr_tail().to_vec();
+                let needs_login = error.needs_login();
+                inner.update(&name, generation, |e| e.needs_login = needs_login);
                 if gate_passed.load(Ordering::SeqCst) {
                     tracing::warn!("{message}");
                 } else {
@@ -1027,6 +1049,7 @@ async fn establish(
     let options = ConnectOptions {
         roots: vec![inner.options.project.clone()],
         events: Some(events),
+        auth: inner.options.auth.clone(),
         ..ConnectOptions::default()
     };
     let client = Arc::new(
@@ -1068,6 +1091,7 @@ async fn establish(
         e.live_tools = Some(tools.into());
         e.cached_tools = None;
         e.last_error = None;
+        e.needs_login = false;
         e.phase = Phase::Connected(client.clone());
     });
     if !accepted {

@@ -1,0 +1,391 @@
+//! The OAuth exchanges themselves, on rmcp's `AuthorizationManager`: discovery (RFC 9728 →
+//! RFC 8414 / OpenID, with the 2025-03-26 fallbacks), client identity (pre-registered, client
+//! ID metadata document, or dynamic registration), the authorization-code flow with PKCE and
+//! the `resource` indicator, refresh, and the client-credentials grant.
+//!
+//! rmcp implements the protocol; this module decides which parts to use for a server's config
+//! and keeps what a later refresh needs in our [`Record`].
+
+use std::sync::Arc;
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthClientConfig,
+};
+
+use super::AuthFailure;
+use super::authorizer::Authorizer;
+use super::store::{CredentialStore, Record, ServerCredentials, key_of};
+use crate::config::{OAuthConfig, PrivateKey};
+
+/// Name mcpr registers under (RFC 7591 `client_name`).
+const CLIENT_NAME: &str = "mcpr";
+
+/// The server being authorized to.
+pub(crate) struct Target<'a> {
+    pub server: &'a str,
+    pub url: &'a str,
+    pub oauth: &'a OAuthConfig,
+    pub store: &'a CredentialStore,
+}
+
+impl Target<'_> {
+    fn key(&self) -> String {
+        key_of(self.url)
+    }
+
+    fn failure(&self, error: AuthError) -> AuthFailure {
+        AuthFailure::from_rmcp(self.server, error)
+    }
+
+    /// A manager for this server with its metadata resolved (from the challenge of a 401 or
+    /// 403 when there was one), and that metadata.
+    async fn manager(
+        &self,
+        challenge: Option<&str>,
+    ) -> Result<(AuthorizationManager, AuthorizationMetadata), AuthFailure> {
+        // rmcp's HTTP clients need the TLS provider our shared client installs.
+        let _ = crate::client::http::shared_client();
+        let manager = AuthorizationManager::new(self.url)
+            .await
+            .map_err(|e| self.failure(e))?;
+        let metadata = match &self.oauth.auth_server_metadata_url {
+            Some(url) => fetch_metadata(self.server, "`oauth.authServerMetadataUrl`", url).await?,
+            None => match manager.resolve_metadata_from_challenge(challenge).await {
+                Ok(resolution) => resolution.metadata,
+                // A 2025-03-26 server (no resource metadata) publishes its authorization
+                // server's metadata at its own origin, where the issuer need not be the origin:
+                // that revision predates the issuer binding, so take the document as it is.
+                Err(AuthError::AuthorizationServerMismatch { .. }) => {
+                    let mut root = reqwest::Url::parse(self.url)
+                        .map_err(|e| self.failure(AuthError::UrlError(e)))?;
+                    root.set_path("/.well-known/oauth-authorization-server");
+                    root.set_query(None);
+                    fetch_metadata(
+                        self.server,
+                        "the server's authorization metadata",
+                        root.as_str(),
+                    )
+                    .await?
+                }
+                Err(e) => return Err(self.failure(e)),
+            },
+        };
+        let mut manager = manager;
+        manager.set_metadata(metadata.clone());
+        Ok((manager, metadata))
+    }
+
+    fn template(
+        &self,
+        client_id: &str,
+        secret: Option<String>,
+        redirect: &str,
+        metadata: AuthorizationMetadata,
+    ) -> Record {
+        Record {
+            server: self.server.to_owned(),
+            client_id: client_id.to_owned(),
+            client_secret: secret,
+            redirect_uri: redirect.to_owned(),
+            metadata,
+            resource: Some(self.url.to_owned()),
+            token: None,
+            granted_scopes: Vec::new(),
+            received_at: None,
+            issuer: None,
+        }
+    }
+
+    fn stored(&self) -> Result<Record, AuthFailure> {
+        self.store
+            .get(&self.key())
+            .map_err(|e| AuthFailure::Store(e.to_string()))?
+            .ok_or_else(|| AuthFailure::Oauth {
+                server: self.server.to_owned(),
+                message: "the authorization server issued no token".into(),
+            })
+    }
+}
+
+/// What a login asks for beyond the config.
+#[derive(Default)]
+pub(crate) struct LoginRequest<'a> {
+    /// `WWW-Authenticate` of the 401/403 that started it.
+    pub challenge: Option<&'a str>,
+    /// Scopes to ask for on top of the selected ones (step-up, `mcpr login --scope`).
+    pub extra_scopes: Vec<String>,
+}
+
+/// The authorization-code flow: discover, identify the client, send the person (or the
+/// headless stand-in) to the authorization URL, exchange the code. Stores and returns the
+/// credential.
+pub(crate) async fn login(
+    target: &Target<'_>,
+    authorizer: &Arc<dyn Authorizer>,
+    request: LoginRequest<'_>,
+) -> Result<Record, AuthFailure> {
+    let (mut manager, metadata) = target.manager(request.challenge).await?;
+
+    // Scopes: the config's; else the challenge's, else the resource metadata's (rmcp's
+    // initial selection, which adds offline_access when the server offers it); plus any
+    // step-up scopes.
+    let mut scopes = if target.oauth.scopes.is_empty() {
+        manager.select_initial_scopes(&[]).await
+    } else {
+        target.oauth.scopes.clone()
+    };
+    for scope in request.extra_scopes {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+
+    let redirect = authorizer
+        .redirect(target.oauth.callback_port)
+        .await
+        .map_err(|e| AuthFailure::Interactive {
+            server: target.server.to_owned(),
+            message: e.to_string(),
+        })?;
+
+    let supports_cimd = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let (client_id, client_secret) =
+        match (&target.oauth.client_id, &target.oauth.client_metadata_url) {
+            (Some(id), _) => (id.clone(), target.oauth.client_secret.clone()),
+            (None, Some(url)) if supports_cimd => (url.clone(), None),
+            (None, _) if metadata.registration_endpoint.is_some() => {
+                let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+                let registered = manager
+                    .register_client(CLIENT_NAME, &redirect.uri, &scope_refs)
+                    .await
+                    .map_err(|e| target.failure(e))?;
+                (
+                    registered.client_id.clone(),
+                    registered.client_secret.clone(),
+                )
+            }
+            (None, _) => {
+                return Err(AuthFailure::Oauth {
+                    server: target.server.to_owned(),
+                    message:
+                        "the authorization server does not offer dynamic client registration; \
+                          set `oauth.clientId` (and `oauth.clientSecret`) for this server"
+                            .into(),
+                });
+            }
+        };
+
+    let template = target.template(&client_id, client_secret.clone(), &redirect.uri, metadata);
+    manager.set_credential_store(ServerCredentials::new(
+        target.store.clone(),
+        target.key(),
+        template,
+    ));
+    let mut auth_request = AuthorizationRequest::new(redirect.uri.clone())
+        .with_client_name(CLIENT_NAME)
+        .with_initial_scope_selection()
+        .with_preregistered_client(client_id);
+    if let Some(secret) = client_secret {
+        auth_request = auth_request.with_client_secret(secret);
+    }
+    if !scopes.is_empty() {
+        auth_request = auth_request.with_scopes(scopes);
+    }
+    let session = AuthorizationSession::new(manager, auth_request)
+        .await
+        .map_err(|(_, e)| target.failure(e))?;
+    let callback = authorizer
+        .authorize(target.server, session.get_authorization_url(), redirect)
+        .await
+        .map_err(|e| AuthFailure::Interactive {
+            server: target.server.to_owned(),
+            message: e.to_string(),
+        })?;
+    session
+        .handle_callback_url(&callback)
+        .await
+        .map_err(|e| target.failure(e))?;
+    target.stored()
+}
+
+/// Refresh the stored token. `Ok(None)` when the refresh token was definitively rejected
+/// (`invalid_grant`): the credential has been removed and a login is needed.
+pub(crate) async fn refresh(
+    target: &Target<'_>,
+    record: &Record,
+) -> Result<Option<Record>, AuthFailure> {
+    let _ = crate::client::http::shared_client();
+    let mut manager = AuthorizationManager::new(target.url)
+        .await
+        .map_err(|e| target.failure(e))?;
+    manager.set_metadata(record.metadata.clone());
+    let mut client = OAuthClientConfig::new(record.client_id.clone(), record.redirect_uri.clone());
+    if let Some(secret) = &record.client_secret {
+        client = client.with_client_secret(secret.clone());
+    }
+    manager
+        .configure_client(client)
+        .map_err(|e| target.failure(e))?;
+    manager.set_credential_store(ServerCredentials::new(
+        target.store.clone(),
+        target.key(),
+        record.clone(),
+    ));
+    match manager.refresh_token().await {
+        Ok(_) => target.stored().map(Some),
+        Err(AuthError::TokenRefreshRejected(reason)) => {
+            tracing::info!(server = target.server, "refresh token rejected: {reason}");
+            Ok(None)
+        }
+        Err(AuthError::AuthorizationRequired) => Ok(None),
+        Err(e) => Err(target.failure(e)),
+    }
+}
+
+/// The client-credentials grant (machine to machine): `client_secret_basic`/`_post` with the
+/// configured secret, or `private_key_jwt` with the configured key.
+pub(crate) async fn client_credentials(
+    target: &Target<'_>,
+    challenge: Option<&str>,
+) -> Result<Record, AuthFailure> {
+    // rmcp's private_key_jwt exchange holds a non-`Send` value across an await, so it cannot
+    // run inside a connection's (`Send`) future: run it to completion on a blocking thread.
+    let server = target.server.to_owned();
+    let url = target.url.to_owned();
+    let oauth = target.oauth.clone();
+    let store = target.store.clone();
+    let challenge = challenge.map(str::to_owned);
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let target = Target {
+            server: &server,
+            url: &url,
+            oauth: &oauth,
+            store: &store,
+        };
+        runtime.block_on(client_credentials_here(&target, challenge.as_deref()))
+    })
+    .await
+    .map_err(|e| AuthFailure::Oauth {
+        server: target.server.to_owned(),
+        message: format!("the token request did not finish: {e}"),
+    })?
+}
+
+async fn client_credentials_here(
+    target: &Target<'_>,
+    challenge: Option<&str>,
+) -> Result<Record, AuthFailure> {
+    let oauth = target.oauth;
+    let Some(client_id) = oauth.client_id.clone() else {
+        return Err(AuthFailure::Oauth {
+            server: target.server.to_owned(),
+            message: "`oauth.clientId` is required for the client_credentials grant".into(),
+        });
+    };
+    let (mut manager, metadata) = target.manager(challenge).await?;
+    let resource = Some(target.url.to_owned());
+    let config = match (&oauth.private_key, &oauth.client_secret) {
+        (Some(key), _) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id: client_id.clone(),
+            signing_key: read_key(target.server, key)?,
+            signing_algorithm: signing_algorithm(
+                target.server,
+                oauth.signing_algorithm.as_deref(),
+            )?,
+            token_endpoint_audience: None,
+            scopes: oauth.scopes.clone(),
+            resource,
+        },
+        (None, Some(secret)) => ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: secret.clone(),
+            scopes: oauth.scopes.clone(),
+            resource,
+        },
+        (None, None) => {
+            return Err(AuthFailure::Oauth {
+                server: target.server.to_owned(),
+                message: "the client_credentials grant needs `oauth.clientSecret` or \
+                          `oauth.privateKeyFile`"
+                    .into(),
+            });
+        }
+    };
+    manager
+        .validate_client_credentials_metadata(&config)
+        .map_err(|e| target.failure(e))?;
+    manager
+        .configure_client_credentials(&config)
+        .map_err(|e| target.failure(e))?;
+    let template = target.template(&client_id, None, "", metadata);
+    manager.set_credential_store(ServerCredentials::new(
+        target.store.clone(),
+        target.key(),
+        template,
+    ));
+    manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(|e| target.failure(e))?;
+    target.stored()
+}
+
+fn read_key(server: &str, key: &PrivateKey) -> Result<Vec<u8>, AuthFailure> {
+    match key {
+        PrivateKey::Pem(pem) => Ok(pem.clone().into_bytes()),
+        PrivateKey::File(path) => std::fs::read(path).map_err(|e| AuthFailure::Oauth {
+            server: server.to_owned(),
+            message: format!("cannot read `oauth.privateKeyFile` {}: {e}", path.display()),
+        }),
+    }
+}
+
+fn signing_algorithm(server: &str, name: Option<&str>) -> Result<JwtSigningAlgorithm, AuthFailure> {
+    Ok(match name.unwrap_or("ES256") {
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        other => {
+            return Err(AuthFailure::Oauth {
+                server: server.to_owned(),
+                message: format!(
+                    "`oauth.signingAlgorithm` `{other}` is not supported (ES256, ES384, RS256, RS384, RS512)"
+                ),
+            });
+        }
+    })
+}
+
+/// Authorization server metadata from a known URL; `what` names it in errors.
+async fn fetch_metadata(
+    server: &str,
+    what: &str,
+    url: &str,
+) -> Result<AuthorizationMetadata, AuthFailure> {
+    let failed = |message: String| AuthFailure::Oauth {
+        server: server.to_owned(),
+        message: format!("{what} {url}: {message}"),
+    };
+    let client = crate::client::http::shared_client().map_err(failed)?;
+    let response = client
+        .get(url)
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|e| failed(crate::client::http::root_cause(&e)))?;
+    if !response.status().is_success() {
+        return Err(failed(format!("HTTP {}", response.status())));
+    }
+    response
+        .json()
+        .await
+        .map_err(|e| failed(format!("not authorization server metadata: {e}")))
+}

@@ -1,0 +1,320 @@
+//! OAuth 2.1 for remote servers (MCP authorization, 2025-03-26 … 2025-11-25): log in once,
+//! refresh from then on.
+//!
+//! rmcp's `auth` feature implements the protocol (discovery, registration, PKCE, token
+//! exchange, refresh, client credentials); this module puts it behind mcpr's own layer:
+//!
+//! - [`CredentialStore`]: tokens and client secrets in one private SQLite file, keyed by the
+//!   server URL.
+//! - [`Authorizer`]: the person's part of a login — [`LoopbackBrowser`] (browser + loopback
+//!   redirect) or [`Headless`] (an authorization server that approves by itself).
+//! - [`login`] / [`logout`] / [`status`]: what `mcpr login`, `mcpr logout` and `mcpr status`
+//!   do.
+//! - [`AuthContext`] in [`crate::client::ConnectOptions`]: every streamable HTTP request of a
+//!   connection carries the stored token, refreshed ahead of expiry and once after a 401. Without
+//!   an authorizer (the default: `tools`, `call`, `serve`, a library host at start-up) nothing
+//!   ever waits for a browser; a server that needs a login fails with
+//!   [`crate::client::ClientError::AuthRequired`] saying `run: mcpr login NAME`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_runtime::auth::AuthFailure> {
+//! use std::sync::Arc;
+//! use mcp_runtime::auth::{AuthContext, CredentialStore, LoopbackBrowser, login};
+//! use mcp_runtime::config::server_from_json;
+//!
+//! let config = server_from_json("linear", &serde_json::json!({"url": "https://mcp.linear.app/mcp"})).unwrap();
+//! let store = CredentialStore::user_default().expect("a home directory");
+//! let context = AuthContext::interactive(store, Arc::new(LoopbackBrowser::default()));
+//! let outcome = login("linear", &config, &context, &[]).await?;
+//! println!("logged in, token expires at {:?}", outcome.expires_at);
+//! # Ok(()) }
+//! ```
+
+mod authorizer;
+mod enterprise;
+mod flow;
+pub(crate) mod session;
+mod store;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rmcp::transport::auth::AuthError;
+
+pub use authorizer::{
+    AuthorizeError, Authorizer, BoxFuture, CALLBACK_PATH, Headless, LOGIN_TIMEOUT, LoopbackBrowser,
+    Redirect,
+};
+pub use enterprise::{EnterpriseLogin, enterprise_access_token};
+pub use store::{CREDENTIALS_FILE, CredentialStore, CredentialSummary, StoreError};
+
+use crate::config::{HttpConfig, OAuthGrant, ServerConfig, Transport};
+
+/// How connections authorize themselves: where credentials are, and whether a person (or a
+/// stand-in) can log in when the server asks.
+#[derive(Clone)]
+pub struct AuthContext {
+    /// The credential store.
+    pub store: CredentialStore,
+    /// `Some`: a 401 without a usable credential starts a login. `None`: it is an error.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
+}
+
+impl std::fmt::Debug for AuthContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthContext")
+            .field("store", &self.store)
+            .field("interactive", &self.authorizer.is_some())
+            .finish()
+    }
+}
+
+impl AuthContext {
+    /// Use stored credentials, never start a login.
+    pub fn non_interactive(store: CredentialStore) -> Self {
+        AuthContext {
+            store,
+            authorizer: None,
+        }
+    }
+
+    /// Use stored credentials and log in with `authorizer` when the server asks.
+    pub fn interactive(store: CredentialStore, authorizer: Arc<dyn Authorizer>) -> Self {
+        AuthContext {
+            store,
+            authorizer: Some(authorizer),
+        }
+    }
+
+    /// The per-user store, non-interactive (the default of every connection).
+    pub fn user_default() -> Option<Self> {
+        CredentialStore::user_default().map(Self::non_interactive)
+    }
+}
+
+/// Why a server's authorization failed. Never contains a token or a secret.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AuthFailure {
+    /// The server needs a login and there is no credential.
+    #[error("not logged in; run: mcpr login {server}")]
+    LoginRequired {
+        /// Server name.
+        server: String,
+    },
+    /// The stored credential expired and could not be refreshed.
+    #[error("the login expired and could not be renewed; run: mcpr login {server}")]
+    Expired {
+        /// Server name.
+        server: String,
+    },
+    /// The server wants scopes the token does not have.
+    #[error(
+        "the server requires more access (scope `{scope}`); run: mcpr login {server} --scope '{scope}'"
+    )]
+    InsufficientScope {
+        /// Server name.
+        server: String,
+        /// The scopes it asked for.
+        scope: String,
+    },
+    /// The interactive step failed (no redirect, refused, timeout).
+    #[error("login to `{server}` failed: {message}")]
+    Interactive {
+        /// Server name.
+        server: String,
+        /// What happened.
+        message: String,
+    },
+    /// Discovery, registration or a token request failed.
+    #[error("OAuth with `{server}` failed: {message}")]
+    Oauth {
+        /// Server name.
+        server: String,
+        /// What happened.
+        message: String,
+    },
+    /// The credential store failed.
+    #[error("{0}")]
+    Store(String),
+    /// The server is not a remote server.
+    #[error("`{0}` is a stdio server; only http and sse servers use OAuth")]
+    NotRemote(String),
+}
+
+impl AuthFailure {
+    fn from_rmcp(server: &str, error: AuthError) -> Self {
+        AuthFailure::Oauth {
+            server: server.to_owned(),
+            message: error.to_string(),
+        }
+    }
+
+    /// Whether a person can fix this by running `mcpr login`.
+    pub fn needs_login(&self) -> bool {
+        matches!(
+            self,
+            AuthFailure::LoginRequired { .. }
+                | AuthFailure::Expired { .. }
+                | AuthFailure::InsufficientScope { .. }
+        )
+    }
+}
+
+/// What a login produced (no secret).
+#[derive(Debug, Clone)]
+pub struct LoginOutcome {
+    /// When the access token expires, if the server said.
+    pub expires_at: Option<SystemTime>,
+    /// Scopes granted.
+    pub scopes: Vec<String>,
+    /// Whether the token can be refreshed without a person.
+    pub refreshable: bool,
+}
+
+/// A server's login state, as `mcpr servers` / `mcpr status` show it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum AuthStatus {
+    /// No stored credential.
+    NotLoggedIn,
+    /// A stored credential.
+    LoggedIn {
+        /// When the access token expires (Unix seconds), if known.
+        expires_at: Option<u64>,
+        /// Whether it renews by itself.
+        refreshable: bool,
+    },
+}
+
+impl AuthStatus {
+    /// When the access token expires, if known.
+    pub fn expires_at(&self) -> Option<SystemTime> {
+        match self {
+            AuthStatus::LoggedIn {
+                expires_at: Some(secs),
+                ..
+            } => Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(*secs)),
+            _ => None,
+        }
+    }
+}
+
+fn remote(server: &str, config: &ServerConfig) -> Result<HttpConfig, AuthFailure> {
+    match &config.transport {
+        Transport::Http(http) => Ok(http.clone()),
+        Transport::Stdio(_) => Err(AuthFailure::NotRemote(server.to_owned())),
+    }
+}
+
+/// Log in to `server` (an expanded config): ask it how it is protected (an unauthenticated
+/// request yields its `WWW-Authenticate` challenge), then run the configured grant — the
+/// authorization-code flow through `context`'s authorizer, or client credentials — and store
+/// the result. `extra_scopes` are asked for on top of the selected ones.
+pub async fn login(
+    server: &str,
+    config: &ServerConfig,
+    context: &AuthContext,
+    extra_scopes: &[String],
+) -> Result<LoginOutcome, AuthFailure> {
+    let http = remote(server, config)?;
+    let oauth = http.oauth.clone().unwrap_or_default();
+    let target = flow::Target {
+        server,
+        url: &http.url,
+        oauth: &oauth,
+        store: &context.store,
+    };
+    let challenge = probe_challenge(&http).await;
+    let record = if oauth.grant == OAuthGrant::ClientCredentials {
+        flow::client_credentials(&target, challenge.as_deref()).await?
+    } else {
+        let Some(authorizer) = &context.authorizer else {
+            return Err(AuthFailure::LoginRequired {
+                server: server.to_owned(),
+            });
+        };
+        let request = flow::LoginRequest {
+            challenge: challenge.as_deref(),
+            extra_scopes: extra_scopes.to_vec(),
+        };
+        flow::login(&target, authorizer, request).await?
+    };
+    Ok(LoginOutcome {
+        expires_at: record
+            .expires_at()
+            .map(|secs| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs)),
+        scopes: record.granted_scopes.clone(),
+        refreshable: record.has_refresh_token(),
+    })
+}
+
+/// Forget the stored credential of `server`. Returns whether there was one.
+pub fn logout(
+    server: &str,
+    config: &ServerConfig,
+    store: &CredentialStore,
+) -> Result<bool, AuthFailure> {
+    let http = remote(server, config)?;
+    store
+        .remove(&http.url)
+        .map_err(|e| AuthFailure::Store(e.to_string()))
+}
+
+/// The login state of `server` (stdio servers are never logged in).
+pub fn status(config: &ServerConfig, store: &CredentialStore) -> AuthStatus {
+    let Transport::Http(http) = &config.transport else {
+        return AuthStatus::NotLoggedIn;
+    };
+    match store.summary(&http.url) {
+        Ok(Some(summary)) => AuthStatus::LoggedIn {
+            expires_at: summary
+                .expires_at
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs()),
+            refreshable: summary.refreshable,
+        },
+        Ok(None) => AuthStatus::NotLoggedIn,
+        Err(e) => {
+            tracing::warn!("{e}");
+            AuthStatus::NotLoggedIn
+        }
+    }
+}
+
+/// The `WWW-Authenticate` challenge the server sends to an unauthenticated `initialize`, if
+/// it answers 401 (some servers name their resource metadata only there).
+async fn probe_challenge(http: &HttpConfig) -> Option<String> {
+    let client = crate::client::http::shared_client().ok()?;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcpr", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let mut request = client
+        .post(&http.url)
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
+        .json(&body);
+    for (name, value) in &http.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    let response = tokio::time::timeout(std::time::Duration::from_secs(10), request.send())
+        .await
+        .ok()?
+        .ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}

@@ -1,0 +1,360 @@
+//! One connection's view of its server's credential: the bearer token to send, refreshed ahead
+//! of expiry, and what to do when the server answers 401 or 403.
+//!
+//! Refreshes and logins run one at a time per connection (`flight`), and a task that waited
+//! for one first checks whether the token it sent has been replaced meanwhile: when twenty
+//! calls race into a 401, the server sees one refresh, not twenty.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::authorizer::Authorizer;
+use super::flow::{self, LoginRequest, Target};
+use super::store::{CredentialStore, Record, key_of, now_secs};
+use super::{AuthContext, AuthFailure};
+use crate::config::{OAuthConfig, OAuthGrant};
+
+/// Refresh this long before expiry (or at half the token's lifetime, if that is shorter).
+const REFRESH_MARGIN_SECS: u64 = 60;
+
+/// The token this connection sends.
+#[derive(Clone)]
+struct Current {
+    access: String,
+    expires_at: Option<u64>,
+    received_at: Option<u64>,
+    scopes: Vec<String>,
+}
+
+impl Current {
+    fn of(record: &Record) -> Option<Current> {
+        Some(Current {
+            access: record.access_token()?.to_owned(),
+            expires_at: record.expires_at(),
+            received_at: record.received_at,
+            scopes: record.granted_scopes.clone(),
+        })
+    }
+
+    /// Due for a refresh: inside the margin before expiry.
+    fn expiring(&self) -> bool {
+        let Some(expires_at) = self.expires_at else {
+            return false;
+        };
+        let lifetime = expires_at.saturating_sub(self.received_at.unwrap_or(expires_at));
+        let margin = REFRESH_MARGIN_SECS.min(lifetime / 2);
+        now_secs() + margin >= expires_at
+    }
+}
+
+/// The credential of one server for one connection.
+pub(crate) struct ServerAuth {
+    server: String,
+    url: String,
+    oauth: OAuthConfig,
+    store: CredentialStore,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    current: Mutex<Option<Current>>,
+    /// Held while refreshing or logging in.
+    flight: tokio::sync::Mutex<()>,
+    /// A refresh ahead of expiry was refused for good: the 401 that follows is an expired
+    /// login, not a missing one.
+    refresh_rejected: AtomicBool,
+}
+
+impl ServerAuth {
+    pub fn new(
+        server: &str,
+        url: &str,
+        oauth: Option<&OAuthConfig>,
+        context: &AuthContext,
+    ) -> Self {
+        ServerAuth {
+            server: server.to_owned(),
+            url: url.to_owned(),
+            oauth: oauth.cloned().unwrap_or_default(),
+            store: context.store.clone(),
+            authorizer: context.authorizer.clone(),
+            current: Mutex::new(None),
+            flight: tokio::sync::Mutex::new(()),
+            refresh_rejected: AtomicBool::new(false),
+        }
+    }
+
+    fn target(&self) -> Target<'_> {
+        Target {
+            server: &self.server,
+            url: &self.url,
+            oauth: &self.oauth,
+            store: &self.store,
+        }
+    }
+
+    fn cached(&self) -> Option<Current> {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn remember(&self, record: &Record) -> Option<String> {
+        let current = Current::of(record);
+        let access = current.as_ref().map(|c| c.access.clone());
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = current;
+        access
+    }
+
+    fn forget(&self) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn stored(&self) -> Result<Option<Record>, AuthFailure> {
+        self.store
+            .get(&key_of(&self.url))
+            .map_err(|e| AuthFailure::Store(e.to_string()))
+    }
+
+    /// The token to send now, refreshed first when it is about to expire; `None` when there
+    /// is no credential (the request goes out without one, and a 401 tells what is needed).
+    pub async fn bearer(&self) -> Result<Option<String>, AuthFailure> {
+        if let Some(current) = self.cached()
+            && !current.expiring()
+        {
+            return Ok(Some(current.access));
+        }
+        let _flight = self.flight.lock().await;
+        if let Some(current) = self.cached()
+            && !current.expiring()
+        {
+            return Ok(Some(current.access));
+        }
+        // Another process may have logged in or refreshed: the store is the truth.
+        let Some(record) = self.stored()? else {
+            self.forget();
+            return Ok(None);
+        };
+        let fresh = Current::of(&record);
+        match fresh {
+            Some(current) if !current.expiring() => Ok(self.remember(&record)),
+            Some(_) if record.has_refresh_token() => {
+                match flow::refresh(&self.target(), &record).await {
+                    Ok(Some(renewed)) => Ok(self.remember(&renewed)),
+                    // Rejected: send nothing; the 401 that follows says to log in.
+                    Ok(None) => {
+                        self.forget();
+                        self.refresh_rejected.store(true, Ordering::SeqCst);
+                        Ok(None)
+                    }
+                    // A transient failure: try the old token; the server decides.
+                    Err(e) => {
+                        tracing::warn!(server = %self.server, "token refresh failed: {e}");
+                        Ok(self.remember(&record))
+                    }
+                }
+            }
+            Some(_) if self.oauth.grant == OAuthGrant::ClientCredentials => {
+                let renewed = flow::client_credentials(&self.target(), None).await?;
+                Ok(self.remember(&renewed))
+            }
+            _ => Ok(self.remember(&record)),
+        }
+    }
+
+    /// The server refused `sent` with 401: refresh once (or renew client credentials, or log
+    /// in when a person can), and return the token to retry with.
+    pub async fn on_unauthorized(
+        &self,
+        sent: Option<&str>,
+        challenge: Option<&str>,
+    ) -> Result<String, AuthFailure> {
+        let _flight = self.flight.lock().await;
+        if let Some(current) = self.cached()
+            && Some(current.access.as_str()) != sent
+        {
+            // Replaced while we waited.
+            return Ok(current.access);
+        }
+        let record = self.stored()?;
+        if let Some(record) = &record
+            && let Some(access) = record.access_token()
+            && Some(access) != sent
+        {
+            // Another process refreshed or logged in.
+            return Ok(self.remember(record).unwrap_or_default());
+        }
+        if self.oauth.grant == OAuthGrant::ClientCredentials {
+            let renewed = flow::client_credentials(&self.target(), challenge).await?;
+            return self.token_of(&renewed);
+        }
+        let mut expired = self.refresh_rejected.swap(false, Ordering::SeqCst);
+        if let Some(record) = &record
+            && record.has_refresh_token()
+        {
+            match flow::refresh(&self.target(), record).await? {
+                Some(renewed) => return self.token_of(&renewed),
+                None => expired = true,
+            }
+        }
+        self.forget();
+        match &self.authorizer {
+            Some(authorizer) => {
+                let request = LoginRequest {
+                    challenge,
+                    extra_scopes: Vec::new(),
+                };
+                let record = flow::login(&self.target(), authorizer, request).await?;
+                self.token_of(&record)
+            }
+            None if expired || record.is_some() => Err(AuthFailure::Expired {
+                server: self.server.clone(),
+            }),
+            None => Err(AuthFailure::LoginRequired {
+                server: self.server.clone(),
+            }),
+        }
+    }
+
+    /// The server refused `sent` with 403 `insufficient_scope`: log in again asking for the
+    /// scopes already granted plus the challenged ones, when a person can.
+    pub async fn on_insufficient_scope(
+        &self,
+        sent: Option<&str>,
+        challenge: &str,
+    ) -> Result<String, AuthFailure> {
+        let _flight = self.flight.lock().await;
+        let current = self.cached();
+        if let Some(current) = &current
+            && Some(current.access.as_str()) != sent
+        {
+            return Ok(current.access.clone());
+        }
+        let wanted = challenge_scope(challenge);
+        let Some(authorizer) = &self.authorizer else {
+            return Err(AuthFailure::InsufficientScope {
+                server: self.server.clone(),
+                scope: wanted.join(" "),
+            });
+        };
+        let mut extra_scopes = current.map(|c| c.scopes).unwrap_or_default();
+        for scope in wanted {
+            if !extra_scopes.contains(&scope) {
+                extra_scopes.push(scope);
+            }
+        }
+        let request = LoginRequest {
+            challenge: Some(challenge),
+            extra_scopes,
+        };
+        let record = flow::login(&self.target(), authorizer, request).await?;
+        self.token_of(&record)
+    }
+
+    fn token_of(&self, record: &Record) -> Result<String, AuthFailure> {
+        self.remember(record).ok_or_else(|| AuthFailure::Oauth {
+            server: self.server.clone(),
+            message: "the authorization server issued no access token".into(),
+        })
+    }
+}
+
+/// The `scope` parameter of a `WWW-Authenticate: Bearer` challenge, split.
+pub(crate) fn challenge_scope(challenge: &str) -> Vec<String> {
+    challenge_param(challenge, "scope")
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Whether a `WWW-Authenticate` challenge says `error="insufficient_scope"`.
+pub(crate) fn is_insufficient_scope(challenge: &str) -> bool {
+    challenge_param(challenge, "error").as_deref() == Some("insufficient_scope")
+}
+
+/// One auth-param of a challenge (`name="value"` or `name=token`).
+fn challenge_param(challenge: &str, name: &str) -> Option<String> {
+    let mut rest = challenge;
+    while let Some(at) = find_param(rest, name) {
+        let value = rest[at + name.len()..].trim_start();
+        let Some(value) = value.strip_prefix('=') else {
+            rest = &rest[at + name.len()..];
+            continue;
+        };
+        let value = value.trim_start();
+        if let Some(quoted) = value.strip_prefix('"') {
+            let mut out = String::new();
+            let mut chars = quoted.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => out.extend(chars.next()),
+                    '"' => return Some(out),
+                    c => out.push(c),
+                }
+            }
+            return Some(out);
+        }
+        return Some(
+            value
+                .split([',', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+    }
+    None
+}
+
+/// Where `name` starts as a whole parameter name (after start, space or comma).
+fn find_param(text: &str, name: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(found) = lower[from..].find(name) {
+        let at = from + found;
+        let before_ok = at == 0 || matches!(lower.as_bytes()[at - 1], b' ' | b',' | b'\t');
+        let after = lower[at + name.len()..].trim_start();
+        if before_ok && after.starts_with('=') {
+            return Some(at);
+        }
+        from = at + name.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenge_parameters() {
+        let challenge = r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#;
+        assert!(is_insufficient_scope(challenge));
+        assert_eq!(challenge_scope(challenge), ["mcp:basic", "mcp:write"]);
+        let plain = r#"Bearer resource_metadata="http://h/x", error=invalid_token"#;
+        assert!(!is_insufficient_scope(plain));
+        assert!(challenge_scope(plain).is_empty());
+        // `scope` inside another parameter's name is not the scope parameter.
+        assert!(challenge_scope(r#"Bearer myscope="a""#).is_empty());
+    }
+
+    #[test]
+    fn refresh_margin_is_bounded_by_half_the_lifetime() {
+        let now = now_secs();
+        let long = Current {
+            access: "a".into(),
+            expires_at: Some(now + 3600),
+            received_at: Some(now),
+            scopes: Vec::new(),
+        };
+        assert!(!long.expiring());
+        let short = Current {
+            expires_at: Some(now + 2),
+            received_at: Some(now.saturating_sub(2)),
+            ..long.clone()
+        };
+        // Lifetime 4 s: the margin is 2 s, so it is due now.
+        assert!(short.expiring());
+        let unknown = Current {
+            expires_at: None,
+            ..long
+        };
+        assert!(!unknown.expiring());
+    }
+}
