@@ -70,6 +70,10 @@ pub enum Command {
     Enable(crate::cmd::edit::ToggleArgs),
     /// Turn a server off (any tool's; recorded in mcpr's user config).
     Disable(crate::cmd::edit::ToggleArgs),
+    /// Log in to a remote server that uses OAuth (browser flow; tokens stored and renewed).
+    Login(crate::cmd::login::LoginArgs),
+    /// Forget the stored OAuth login of a server.
+    Logout(crate::cmd::login::LogoutArgs),
     /// Show the state of every configured server: connection, tools, protocol, errors.
     Status(crate::cmd::status::StatusArgs),
     /// An interactive session: call tools by name, manage servers with /mcp commands.

@@ -21,13 +21,19 @@ pub fn add_secrets(values: impl IntoIterator<Item = String>) {
 /// Install the subscriber with `default` as the filter when `RUST_LOG` is unset.
 pub fn init(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
+        // rmcp's OAuth code logs the authorization code (and more) at debug level, which our
+        // scrubber cannot know about: never let `RUST_LOG` turn that on.
+        .add_directive(AUTH_LOGS.parse().expect("a valid directive"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(ScrubbedStderr)
         .with_target(false)
         .init();
 }
+
+/// The most rmcp's OAuth module may log.
+const AUTH_LOGS: &str = "rmcp::transport::auth=warn";
 
 /// Makes one [`LineWriter`] per log event.
 struct ScrubbedStderr;

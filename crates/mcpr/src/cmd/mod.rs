@@ -4,6 +4,7 @@ pub mod call;
 pub mod conformance;
 pub mod demo;
 pub mod edit;
+pub mod login;
 pub mod serve;
 pub mod servers;
 pub mod shell;

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use mcp_runtime::config::{DiscoveredServer, Discovery, ProjectTrustState, ServerState};
+use mcp_runtime::auth::{self, AuthStatus, CredentialStore};
+use mcp_runtime::config::{DiscoveredServer, Discovery, ProjectTrustState, ServerState, Transport};
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
@@ -57,9 +58,16 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
         );
         return Ok(exit::OK);
     }
+    let store = CredentialStore::user_default();
     let rows: Vec<[String; 6]> = servers
         .iter()
         .map(|s| {
+            let mut state = s.state.to_string();
+            if let Some(login) = login_of(&found, s, store.as_ref())
+                && login != AuthStatus::NotLoggedIn
+            {
+                state.push_str(&format!(", {}", crate::cmd::login::label(&login)));
+            }
             let (transport, target) = match s.redacted() {
                 Some(r) => (r.transport.to_owned(), r.target()),
                 None => ("?".to_owned(), String::new()),
@@ -75,7 +83,7 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
                 target,
                 source,
                 s.source.level.to_string(),
-                s.state.to_string(),
+                state,
             ]
         })
         .collect();
@@ -136,7 +144,22 @@ fn truncate(text: &str, width: usize) -> String {
     }
 }
 
+/// The stored login of a remote server that is in use (its expanded URL is the key).
+fn login_of(
+    found: &Discovery,
+    server: &DiscoveredServer,
+    store: Option<&CredentialStore>,
+) -> Option<AuthStatus> {
+    if server.state != ServerState::Enabled {
+        return None;
+    }
+    let config = found.configs.get(&server.name)?;
+    let store = store?;
+    matches!(config.transport, Transport::Http(_)).then(|| auth::status(config, store))
+}
+
 fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
+    let store = CredentialStore::user_default();
     let servers: Vec<Value> = servers
         .iter()
         .map(|s| {
@@ -159,6 +182,7 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
                 "state": s.state.to_string(),
                 "enabled": s.state == ServerState::Enabled,
                 "trusted": s.trusted,
+                "login": login_of(found, s, store.as_ref()),
             })
         })
         .collect();

@@ -293,9 +293,15 @@ impl<'a> Shell<'a> {
             ["/mcp", "enable", name] => self.set_enabled(name, true).await,
             ["/mcp", "disable", name] => self.set_enabled(name, false).await,
             ["/mcp", "test", name] => self.test(name).await,
+            // `reauth` / `unauth`: the seed's names for the same thing.
+            ["/mcp", "login" | "reauth", name] => self.login(name).await,
+            ["/mcp", "logout" | "unauth", name] => self.logout(name).await,
             ["/mcp", "resources"] => self.resources().await,
             ["/mcp", "prompts"] => self.prompts().await,
-            ["/mcp", sub @ ("reconnect" | "enable" | "disable" | "test")] => {
+            [
+                "/mcp",
+                sub @ ("reconnect" | "enable" | "disable" | "test" | "login" | "logout"),
+            ] => {
                 eprintln!("usage: /mcp {sub} NAME");
             }
             _ => eprintln!("unknown command `{line}` (see /help)"),
@@ -511,6 +517,33 @@ impl<'a> Shell<'a> {
             .collect();
         let manager = self.session.manager().clone();
         connect(&manager, configs, sources, connect_options(true)).await;
+    }
+
+    /// `/mcp login NAME`: the browser login of `mcpr login`, then a reconnect that uses it.
+    async fn login(&mut self, name: &str) {
+        let args = crate::cmd::login::LoginArgs {
+            server: name.to_owned(),
+            no_browser: false,
+            scopes: Vec::new(),
+        };
+        if let Err(failure) = crate::cmd::login::login(self.global, args).await {
+            eprintln!("error: {failure}");
+            return;
+        }
+        self.reconnect(name).await;
+    }
+
+    /// `/mcp logout NAME`: forget the stored login, and drop the connection that used it.
+    async fn logout(&mut self, name: &str) {
+        let args = crate::cmd::login::LogoutArgs {
+            server: name.to_owned(),
+        };
+        if let Err(failure) = crate::cmd::login::logout(self.global, args).await {
+            eprintln!("error: {failure}");
+            return;
+        }
+        self.session.manager().disconnect_server(name).await;
+        self.settle();
     }
 
     /// `/mcp test NAME`: reconnect, list tools and ping, with the time each took.
@@ -825,6 +858,8 @@ Commands:
   /mcp enable NAME        turn a server on (saved in mcpr's user config) and start it
   /mcp disable NAME       turn a server off (saved in mcpr's user config) and stop it
   /mcp test NAME          reconnect, list tools and ping, with timings
+  /mcp login NAME         log in to a remote server (browser), then reconnect it
+  /mcp logout NAME        forget a remote server's stored login
   /mcp resources          resources of every connected server
   /mcp prompts            prompts of every connected server
   /help                   this help

@@ -59,8 +59,22 @@ pub fn print_table(reports: &[ServerReport]) {
         .max()
         .unwrap_or(4)
         .max(6);
+    // Logins matter only where there are remote servers.
+    let show_login = reports.iter().any(|r| r.login.is_some() || r.needs_login);
+    let login_width = if show_login {
+        reports
+            .iter()
+            .map(|r| login_label(r).len())
+            .max()
+            .unwrap_or(5)
+            .max(5)
+            + 2
+    } else {
+        0
+    };
+    let login_header = if show_login { "LOGIN" } else { "" };
     println!(
-        "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  SOURCE",
+        "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  {login_header:login_width$}SOURCE",
         "SERVER", "STATE", "TYPE", "HANDSHAKE", "TOOLS", "PROTOCOL"
     );
     for report in reports {
@@ -77,8 +91,13 @@ pub fn print_table(reports: &[ServerReport]) {
             (Some(provider), Some(path)) => format!("{provider} ({})", path.display()),
             _ => "-".into(),
         };
+        let login = if show_login {
+            login_label(report)
+        } else {
+            String::new()
+        };
         println!(
-            "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  {source}",
+            "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  {login:login_width$}{source}",
             report.name,
             report.state,
             report.transport,
@@ -105,5 +124,16 @@ pub fn print_table(reports: &[ServerReport]) {
                 }
             }
         }
+    }
+}
+
+/// `needs login`, `logged in (expires in 59 min)`, or `-`.
+pub fn login_label(report: &ServerReport) -> String {
+    if report.needs_login {
+        return "needs login".into();
+    }
+    match &report.login {
+        Some(status) => crate::cmd::login::label(status),
+        None => "-".into(),
     }
 }

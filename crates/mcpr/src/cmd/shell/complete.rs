@@ -24,12 +24,14 @@ pub const MCP_SUBCOMMANDS: &[&str] = &[
     "enable",
     "disable",
     "test",
+    "login",
+    "logout",
     "resources",
     "prompts",
 ];
 
 /// `/mcp` subcommands whose argument is a server name.
-const TAKES_SERVER: &[&str] = &["reconnect", "enable", "disable", "test"];
+const TAKES_SERVER: &[&str] = &["reconnect", "enable", "disable", "test", "login", "logout"];
 
 /// The words the shell can complete right now.
 #[derive(Debug, Default, Clone)]

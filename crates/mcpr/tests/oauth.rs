@@ -1,0 +1,330 @@
+//! OAuth 2.1 through the library (`mcp_runtime::auth` + `McpClient`), against `mcpr mock
+//! --http --oauth`: a real authorization server and protected MCP server on loopback. The
+//! person's part of a login is played by `Headless` (the mock approves by itself), so these
+//! tests check what a host agent relies on: tokens stored and sent, refreshed ahead of expiry
+//! and once after a 401 however many calls race, a dead refresh token turned into "log in
+//! again", step-up on 403 `insufficient_scope`, and no browser ever awaited by a connection
+//! that may not start one.
+
+mod support;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_runtime::auth::{self, AuthContext, AuthStatus, CredentialStore, Headless};
+use mcp_runtime::client::{CallOptions, ClientError, ConnectOptions, McpClient};
+use mcp_runtime::config::{ServerConfig, server_from_json};
+use serde_json::{Value, json};
+use support::{HttpMock, args, temp_dir};
+
+/// Upper bound of any one test.
+const TEST_BOUND: Duration = Duration::from_secs(90);
+
+async fn bounded<F: Future>(test: F) -> F::Output {
+    tokio::time::timeout(TEST_BOUND, test)
+        .await
+        .expect("test timed out")
+}
+
+/// A config for the mock named `svc`, with an optional `oauth` block.
+fn config(mock: &HttpMock, oauth: Option<Value>) -> ServerConfig {
+    let mut entry = json!({"url": mock.url});
+    if let Some(oauth) = oauth {
+        entry["oauth"] = oauth;
+    }
+    server_from_json("svc", &entry).expect("valid config")
+}
+
+/// The mock's OAuth counters.
+async fn stats(mock: &HttpMock) -> Value {
+    let base = mock.url.trim_end_matches("/mcp");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::get(format!("{base}/__oauth/stats"))
+        .await
+        .expect("stats request")
+        .json()
+        .await
+        .expect("stats JSON")
+}
+
+fn count(stats: &Value, path: &[&str]) -> u64 {
+    let mut value = stats;
+    for key in path {
+        value = &value[key];
+    }
+    value
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {path:?} in {stats}"))
+}
+
+fn store(dir: &tempfile::TempDir) -> CredentialStore {
+    CredentialStore::new(dir.path().join(auth::CREDENTIALS_FILE))
+}
+
+/// Log in headlessly (the mock approves at once).
+async fn login(config: &ServerConfig, store: &CredentialStore) -> auth::LoginOutcome {
+    let context = AuthContext::interactive(store.clone(), Arc::new(Headless));
+    auth::login("svc", config, &context, &[])
+        .await
+        .expect("headless login")
+}
+
+async fn connect(config: &ServerConfig, context: AuthContext) -> Result<McpClient, ClientError> {
+    let options = ConnectOptions {
+        auth: Some(context),
+        ..ConnectOptions::default()
+    };
+    McpClient::connect("svc", config, &options).await
+}
+
+async fn echo(client: &McpClient, text: &str) -> Result<String, ClientError> {
+    client
+        .call_tool("echo", args(json!({"text": text})), CallOptions::default())
+        .await
+        .map(|output| output.text())
+}
+
+#[tokio::test]
+async fn a_server_that_needs_login_fails_at_once_without_a_person() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth"]);
+        let dir = temp_dir();
+        let started = std::time::Instant::now();
+        let err = connect(
+            &config(&mock, None),
+            AuthContext::non_interactive(store(&dir)),
+        )
+        .await
+        .expect_err("no credential: the connection must fail");
+        assert!(err.needs_login(), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("run: mcpr login svc"), "{text}");
+        assert!(text.contains("HTTP 401"), "{text}");
+        // Nothing waited for a browser (the login timeout is minutes).
+        assert!(started.elapsed() < Duration::from_secs(20));
+        // A read-only look at a store never creates the file.
+        assert!(!store(&dir).path().exists());
+        assert_eq!(count(&stats(&mock).await, &["authorizations"]), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_login_is_stored_privately_and_used_by_later_connections() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth"]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        let outcome = login(&cfg, &store).await;
+        assert!(outcome.refreshable);
+        assert!(outcome.expires_at.is_some());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(store.path())
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "the credential store must be private");
+        }
+        assert!(matches!(
+            auth::status(&cfg, &store),
+            AuthStatus::LoggedIn {
+                refreshable: true,
+                ..
+            }
+        ));
+
+        let client = connect(&cfg, AuthContext::non_interactive(store.clone()))
+            .await
+            .expect("connect with the stored token");
+        assert_eq!(echo(&client, "hi").await.unwrap(), "hi");
+        client.close().await;
+
+        let stats = stats(&mock).await;
+        assert_eq!(count(&stats, &["registrations"]), 1);
+        assert_eq!(count(&stats, &["authorizations"]), 1);
+        assert_eq!(count(&stats, &["token_requests", "authorization_code"]), 1);
+
+        // The credential belongs to the URL, not the name: the same name pointing elsewhere
+        // (a project config, say) gets no token.
+        let other = HttpMock::http(&["--oauth"]);
+        let err = connect(
+            &config(&other, None),
+            AuthContext::non_interactive(store.clone()),
+        )
+        .await
+        .expect_err("another URL has no login");
+        assert!(err.needs_login(), "{err}");
+
+        assert!(auth::logout("svc", &cfg, &store).unwrap());
+        assert_eq!(auth::status(&cfg, &store), AuthStatus::NotLoggedIn);
+        assert!(!auth::logout("svc", &cfg, &store).unwrap());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn racing_calls_share_one_refresh_ahead_of_expiry() {
+    bounded(async {
+        // Tokens live 2 s: the client refreshes in the last second, before the server would
+        // refuse them.
+        let mock = HttpMock::http(&["--oauth", "--oauth-token-ttl-ms", "2000"]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        login(&cfg, &store).await;
+        let client = Arc::new(
+            connect(&cfg, AuthContext::non_interactive(store.clone()))
+                .await
+                .expect("connect"),
+        );
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        let calls: Vec<_> = (0..20)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move { echo(&client, &format!("c{i}")).await })
+            })
+            .collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            assert_eq!(call.await.unwrap().unwrap(), format!("c{i}"));
+        }
+        let stats = stats(&mock).await;
+        assert_eq!(
+            count(&stats, &["token_requests", "refresh_token"]),
+            1,
+            "twenty racing calls, one refresh: {stats}"
+        );
+        assert_eq!(
+            count(&stats, &["authorizations"]),
+            1,
+            "no new login: {stats}"
+        );
+        client.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_dead_refresh_token_is_forgotten_and_asks_for_a_login() {
+    bounded(async {
+        let mock = HttpMock::http(&[
+            "--oauth",
+            "--oauth-token-ttl-ms",
+            "1500",
+            "--oauth-refresh-invalid",
+        ]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        login(&cfg, &store).await;
+        tokio::time::sleep(Duration::from_millis(1700)).await;
+        let err = connect(&cfg, AuthContext::non_interactive(store.clone()))
+            .await
+            .expect_err("the refresh token is dead");
+        assert!(err.to_string().contains("login expired"), "{err}");
+        assert!(err.needs_login(), "{err}");
+        assert!(err.to_string().contains("run: mcpr login svc"), "{err}");
+        assert!(
+            count(&stats(&mock).await, &["token_requests", "refresh_token"]) >= 1,
+            "a refresh was tried"
+        );
+        assert_eq!(
+            auth::status(&cfg, &store),
+            AuthStatus::NotLoggedIn,
+            "invalid_grant removes the stale credential"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn insufficient_scope_steps_up_when_a_person_can_log_in() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth", "--oauth-call-scope", "mcp:admin"]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        login(&cfg, &store).await;
+
+        // Without a person: the call fails and says which scope to ask for.
+        let client = connect(&cfg, AuthContext::non_interactive(store.clone()))
+            .await
+            .expect("connect");
+        let err = echo(&client, "x")
+            .await
+            .expect_err("the call needs mcp:admin");
+        let text = err.to_string();
+        assert!(text.contains("HTTP 403"), "{text}");
+        assert!(text.contains("mcp:admin"), "{text}");
+        assert!(text.contains("mcpr login svc --scope"), "{text}");
+        client.close().await;
+
+        // With one: a second login asks for the granted scopes plus mcp:admin, and the call
+        // goes through.
+        let client = connect(
+            &cfg,
+            AuthContext::interactive(store.clone(), Arc::new(Headless)),
+        )
+        .await
+        .expect("connect");
+        assert_eq!(echo(&client, "up").await.unwrap(), "up");
+        client.close().await;
+        let stats = stats(&mock).await;
+        assert_eq!(count(&stats, &["authorizations"]), 2, "{stats}");
+        assert!(count(&stats, &["insufficient_scope"]) >= 2, "{stats}");
+        match auth::status(&cfg, &store) {
+            AuthStatus::LoggedIn { .. } => {}
+            other => panic!("expected a stored login, got {other:?}"),
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn client_credentials_need_no_person() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth", "--oauth-client", "machine:m-secret-42"]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(
+            &mock,
+            Some(json!({
+                "clientId": "machine",
+                "clientSecret": "m-secret-42",
+                "grantType": "client_credentials"
+            })),
+        );
+        let client = connect(&cfg, AuthContext::non_interactive(store.clone()))
+            .await
+            .expect("client credentials are obtained on the first 401");
+        assert_eq!(echo(&client, "m2m").await.unwrap(), "m2m");
+        client.close().await;
+        let stats = stats(&mock).await;
+        assert_eq!(count(&stats, &["token_requests", "client_credentials"]), 1);
+        assert_eq!(count(&stats, &["authorizations"]), 0);
+
+        // A wrong secret is an error that names the server and never shows the secret.
+        let bad = config(
+            &mock,
+            Some(json!({
+                "clientId": "machine",
+                "clientSecret": "wrong-secret-99",
+                "grantType": "client_credentials"
+            })),
+        );
+        let other_store = temp_dir();
+        let err = connect(
+            &bad,
+            AuthContext::non_interactive(self::store(&other_store)),
+        )
+        .await
+        .expect_err("wrong client secret");
+        let text = err.to_string();
+        assert!(text.contains("svc"), "{text}");
+        assert!(!text.contains("wrong-secret-99"), "{text}");
+    })
+    .await;
+}
