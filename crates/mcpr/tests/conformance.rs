@@ -3,25 +3,23 @@
 //! binary with the server's URL, and scores the checks from what it saw on the wire.
 //!
 //! The suite and Node 22 (which it needs) are installed from npm into `target/peers` on first
-//! use. A run that executes nothing prints `Passed: 0/0` and still exits 0, so the counts are
-//! asserted, not just the exit status.
+//! use. A run that executes nothing still exits 0, so every scenario's check count is
+//! asserted, not just the exit status: `--suite all` must list all 26 client scenarios (22 of
+//! them OAuth), each with at least one passed check and none failed or warned.
 
 mod support;
 
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Bound on one scenario (the suite gives the client 30 s).
-const SCENARIO_BOUND: Duration = Duration::from_secs(120);
+/// Bound on the whole suite (the suite gives each client 30 s and runs them in parallel).
+const SUITE_BOUND: Duration = Duration::from_secs(300);
 
-/// One scenario at a time: `sse-retry` measures the client's reconnection delay to within
-/// 50 ms early / 200 ms late, which a busy two-core machine could otherwise disturb.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+/// Every client scenario of the pinned suite, OAuth included: 4 core + 22 `auth/*`.
+const SCENARIOS: usize = 26;
 
-/// Run one client scenario and return the suite's summary `(passed, total)` and its output.
-fn run_scenario(scenario: &str) -> (u32, u32, String) {
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+/// Run `--suite all` and return its output (stdout and stderr).
+fn run_suite() -> String {
     let suite = support::conformance_suite();
     let node_bin = support::node22_bin();
     let path = format!(
@@ -35,7 +33,7 @@ fn run_scenario(scenario: &str) -> (u32, u32, String) {
             .arg(&suite)
             .args(["client", "--command"])
             .arg(format!("{} conformance", support::MCPR))
-            .args(["--scenario", scenario, "-o"])
+            .args(["--suite", "all", "--verbose", "-o"])
             .arg(out_dir.path())
             .env("PATH", path)
             .stdin(Stdio::null())
@@ -54,14 +52,14 @@ fn run_scenario(scenario: &str) -> (u32, u32, String) {
     };
     let stdout = read(child.0.stdout.take().map(|p| Box::new(p) as _));
     let stderr = read(child.0.stderr.take().map(|p| Box::new(p) as _));
-    let deadline = Instant::now() + SCENARIO_BOUND;
+    let deadline = Instant::now() + SUITE_BOUND;
     let status = loop {
         if let Some(status) = child.0.try_wait().expect("wait for the suite") {
             break status;
         }
         assert!(
             Instant::now() < deadline,
-            "scenario {scenario} still running after {SCENARIO_BOUND:?}"
+            "the suite is still running after {SUITE_BOUND:?}"
         );
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -70,59 +68,97 @@ fn run_scenario(scenario: &str) -> (u32, u32, String) {
         stdout.join().unwrap_or_default(),
         stderr.join().unwrap_or_default()
     );
-    let (passed, total) = summary(&output)
-        .unwrap_or_else(|| panic!("no `Passed: N/M` summary for {scenario}:\n{output}"));
-    assert!(
-        status.success(),
-        "the suite failed scenario {scenario} ({status}):\n{output}"
-    );
-    (passed, total, output)
+    assert!(status.success(), "the suite failed ({status}):\n{output}");
+    output
 }
 
-/// The `Passed: X/Y` line of the suite's summary.
-fn summary(output: &str) -> Option<(u32, u32)> {
-    let line = output
+/// One line of the suite summary: `✓ auth/basic-cimd: 13 passed, 0 failed[, N warnings]`.
+#[derive(Debug, PartialEq)]
+struct ScenarioResult {
+    ok: bool,
+    name: String,
+    passed: u32,
+    failed: u32,
+}
+
+fn summary_lines(output: &str) -> Vec<ScenarioResult> {
+    let Some((_, summary)) = output.split_once("=== SUITE SUMMARY ===") else {
+        return Vec::new();
+    };
+    summary
         .lines()
-        .find(|l| l.trim_start().starts_with("Passed: "))?;
-    let counts = line.trim_start().strip_prefix("Passed: ")?;
-    let counts = counts.split([',', ' ']).next()?;
-    let (passed, total) = counts.split_once('/')?;
-    Some((passed.parse().ok()?, total.parse().ok()?))
-}
-
-fn assert_all_passed(scenario: &str) {
-    let (passed, total, output) = run_scenario(scenario);
-    eprintln!("{scenario}: Passed: {passed}/{total}");
-    assert!(total > 0, "{scenario} ran no check:\n{output}");
-    assert_eq!(passed, total, "{scenario}:\n{output}");
-}
-
-#[test]
-fn conformance_initialize() {
-    assert_all_passed("initialize");
-}
-
-#[test]
-fn conformance_tools_call() {
-    assert_all_passed("tools_call");
+        .filter_map(|line| {
+            let line = line.trim();
+            let (ok, rest) = if let Some(rest) = line.strip_prefix("✓ ") {
+                (true, rest)
+            } else {
+                (false, line.strip_prefix("✗ ")?)
+            };
+            let (name, counts) = rest.rsplit_once(": ")?;
+            let mut numbers = counts
+                .split(", ")
+                .filter_map(|part| part.split_whitespace().next()?.parse::<u32>().ok());
+            Some(ScenarioResult {
+                ok,
+                name: name.to_owned(),
+                passed: numbers.next()?,
+                failed: numbers.next()?,
+            })
+        })
+        .collect()
 }
 
 #[test]
-fn conformance_elicitation_sep1034_client_defaults() {
-    assert_all_passed("elicitation-sep1034-client-defaults");
-}
-
-#[test]
-fn conformance_sse_retry() {
-    assert_all_passed("sse-retry");
-}
-
-#[test]
-fn the_summary_line_is_parsed() {
+fn conformance_suite_all_passes_every_scenario() {
+    let output = run_suite();
+    let results = summary_lines(&output);
+    for result in &results {
+        eprintln!(
+            "{} {}: {} passed, {} failed",
+            if result.ok { "✓" } else { "✗" },
+            result.name,
+            result.passed,
+            result.failed
+        );
+    }
     assert_eq!(
-        summary("x\nPassed: 3/3, 0 failed, 0 warnings\n"),
-        Some((3, 3))
+        results.len(),
+        SCENARIOS,
+        "expected {SCENARIOS} scenarios:\n{output}"
     );
-    assert_eq!(summary("Passed: 0/0"), Some((0, 0)));
-    assert_eq!(summary("nothing"), None);
+    let auth = results
+        .iter()
+        .filter(|r| r.name.starts_with("auth/"))
+        .count();
+    assert_eq!(auth, 22, "{output}");
+    for result in &results {
+        assert!(
+            result.ok && result.failed == 0 && result.passed > 0,
+            "{result:?}:\n{output}"
+        );
+    }
+}
+
+#[test]
+fn the_suite_summary_is_parsed() {
+    let output = "noise\n=== SUITE SUMMARY ===\n\n✓ initialize: 1 passed, 0 failed\n\
+                  ✗ auth/x: 1 passed, 3 failed, 2 warnings\n    - detail\n\nTotal: 2 passed\n";
+    assert_eq!(
+        summary_lines(output),
+        [
+            ScenarioResult {
+                ok: true,
+                name: "initialize".into(),
+                passed: 1,
+                failed: 0
+            },
+            ScenarioResult {
+                ok: false,
+                name: "auth/x".into(),
+                passed: 1,
+                failed: 3
+            }
+        ]
+    );
+    assert!(summary_lines("Passed: 0/0").is_empty());
 }

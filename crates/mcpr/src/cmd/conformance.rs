@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use mcp_runtime::auth;
 use mcp_runtime::client::{
     CallOptions, ConnectOptions, ElicitationHandler, ElicitationResponse, McpClient, ToolOutput,
 };
@@ -26,8 +27,7 @@ pub struct ConformanceArgs {
     pub scenario: String,
 }
 
-/// The client scenarios this command plays. The suite's `auth/*` scenarios need OAuth, which
-/// mcpr does not do yet; they are refused rather than faked.
+/// The client scenarios this command plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scenario {
     /// Handshake (then list tools, which the test server answers with none).
@@ -40,6 +40,10 @@ enum Scenario {
     /// Call a tool whose SSE response stream the server closes early: the result must arrive
     /// after reconnecting with GET + `Last-Event-ID`, no sooner than the server's `retry:`.
     SseRetry,
+    /// Any `auth/*` scenario: an OAuth-protected server. The client logs in headlessly when
+    /// challenged (the authorization endpoint approves by itself), lists the tools and calls
+    /// each one; what it proves is in the OAuth traffic the suite records.
+    Auth,
 }
 
 impl Scenario {
@@ -54,6 +58,9 @@ impl Scenario {
     ];
 
     fn parse(name: &str) -> Option<Scenario> {
+        if name.starts_with("auth/") {
+            return Some(Scenario::Auth);
+        }
         Self::ALL
             .iter()
             .find(|(known, _)| *known == name)
@@ -61,19 +68,101 @@ impl Scenario {
     }
 }
 
+/// What the suite passes in `MCP_CONFORMANCE_CONTEXT` for the scenarios that need
+/// credentials arranged out of band.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Context {
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    /// `private_key_jwt` (client-credentials-jwt).
+    private_key_pem: Option<String>,
+    signing_algorithm: Option<String>,
+    /// Enterprise-managed authorization (cross-app access).
+    idp_client_id: Option<String>,
+    idp_id_token: Option<String>,
+    idp_issuer: Option<String>,
+    idp_token_endpoint: Option<String>,
+}
+
+/// The client ID metadata document URL the suite's authorization servers expect (SEP-991);
+/// used only where the server advertises support.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The server config a person would write for the scenario's server.
+fn auth_config(scenario: &str, url: &str, context: &Context) -> Value {
+    let mut oauth = Map::new();
+    oauth.insert("clientMetadataUrl".into(), json!(CLIENT_METADATA_URL));
+    if let Some(id) = &context.client_id {
+        oauth.insert("clientId".into(), json!(id));
+    }
+    if let Some(secret) = &context.client_secret {
+        oauth.insert("clientSecret".into(), json!(secret));
+    }
+    if let Some(pem) = &context.private_key_pem {
+        oauth.insert("privateKey".into(), json!(pem));
+        oauth.insert(
+            "signingAlgorithm".into(),
+            json!(context.signing_algorithm.as_deref().unwrap_or("ES256")),
+        );
+    }
+    // Machine-to-machine servers are configured so, as their users would.
+    if scenario.starts_with("auth/client-credentials") {
+        oauth.insert("grantType".into(), json!("client_credentials"));
+    }
+    json!({"type": "http", "url": url, "oauth": oauth})
+}
+
 pub async fn run(args: ConformanceArgs) -> Outcome {
     let scenario = Scenario::parse(&args.scenario).ok_or_else(|| {
         let known: Vec<&str> = Scenario::ALL.iter().map(|(name, _)| *name).collect();
         Failure::usage(format!(
-            "unsupported conformance scenario `{}` (supported: {})",
+            "unsupported conformance scenario `{}` (supported: {}, auth/*)",
             args.scenario,
             known.join(", ")
         ))
     })?;
-    let config = server_from_json("conformance", &json!({"type": "http", "url": args.url}))
-        .map_err(Failure::usage)?;
+    let context: Context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| Failure::usage(format!("MCP_CONFORMANCE_CONTEXT: {e}")))?,
+        Err(_) => Context::default(),
+    };
+    let mut entry = if scenario == Scenario::Auth {
+        auth_config(&args.scenario, &args.url, &context)
+    } else {
+        json!({"type": "http", "url": args.url})
+    };
+    // Enterprise-managed authorization: the token comes from the identity provider, not a
+    // login, and is sent as a configured header.
+    if let (Some(id_token), Some(issuer), Some(endpoint), Some(idp_client_id), Some(client_id)) = (
+        &context.idp_id_token,
+        &context.idp_issuer,
+        &context.idp_token_endpoint,
+        &context.idp_client_id,
+        &context.client_id,
+    ) {
+        let login = auth::EnterpriseLogin {
+            idp_issuer: issuer.clone(),
+            idp_token_endpoint: endpoint.clone(),
+            idp_client_id: idp_client_id.clone(),
+            id_token: id_token.clone(),
+            client_id: client_id.clone(),
+            client_secret: context.client_secret.clone(),
+        };
+        let token = auth::enterprise_access_token("conformance", &args.url, &login)
+            .await
+            .map_err(Failure::connection)?;
+        entry = json!({"type": "http", "url": args.url, "headers": {"Authorization": format!("Bearer {token}")}});
+    }
+    let config = server_from_json("conformance", &entry).map_err(Failure::usage)?;
+    // Credentials live in a store of this run only; the login is headless.
+    let store_dir = std::env::temp_dir().join(format!("mcpr-conformance-{}", std::process::id()));
+    let store = auth::CredentialStore::new(store_dir.join(auth::CREDENTIALS_FILE));
     let options = ConnectOptions {
         elicitation: (scenario == Scenario::ElicitationDefaults).then(accept_defaults),
+        auth: Some(auth::AuthContext::interactive(
+            store,
+            Arc::new(auth::Headless),
+        )),
         ..ConnectOptions::default()
     };
     let client =
@@ -89,6 +178,7 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
     );
     let outcome = crate::shutdown::until_signal(play(scenario, &client)).await;
     client.close().await;
+    let _ = std::fs::remove_dir_all(&store_dir);
     outcome?
 }
 
@@ -114,6 +204,17 @@ async fn play(scenario: Scenario, client: &McpClient) -> Outcome {
     eprintln!("tools: {}", names.join(", "));
     let (tool, arguments) = match scenario {
         Scenario::Initialize => return Ok(exit::OK),
+        Scenario::Auth => {
+            let mut code = exit::OK;
+            for tool in &names {
+                let output = call(client, tool, json!({})).await?;
+                eprintln!("{tool}: {}", output.text());
+                if output.is_error {
+                    code = exit::TOOL_ERROR;
+                }
+            }
+            return Ok(code);
+        }
         Scenario::ToolsCall => ("add_numbers", json!({"a": 5, "b": 3})),
         Scenario::ElicitationDefaults => ("test_client_elicitation_defaults", json!({})),
         Scenario::SseRetry => ("test_reconnection", json!({})),
@@ -151,6 +252,7 @@ mod tests {
             Scenario::parse("elicitation-sep1034-client-defaults"),
             Some(Scenario::ElicitationDefaults)
         );
-        assert_eq!(Scenario::parse("auth/basic-cimd"), None);
+        assert_eq!(Scenario::parse("auth/basic-cimd"), Some(Scenario::Auth));
+        assert_eq!(Scenario::parse("unknown"), None);
     }
 }
