@@ -208,6 +208,48 @@ async fn racing_calls_share_one_refresh_ahead_of_expiry() {
 }
 
 #[tokio::test]
+async fn racing_calls_refused_with_401_share_one_refresh() {
+    bounded(async {
+        // The server does not say when its tokens expire (1.5 s): the client learns it from
+        // the 401s of twenty calls at once, and must refresh once, not twenty times.
+        let mock = HttpMock::http(&[
+            "--oauth",
+            "--oauth-token-ttl-ms",
+            "1500",
+            "--oauth-hide-expiry",
+        ]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        login(&cfg, &store).await;
+        let client = Arc::new(
+            connect(&cfg, AuthContext::non_interactive(store.clone()))
+                .await
+                .expect("connect"),
+        );
+        tokio::time::sleep(Duration::from_millis(1700)).await;
+        let calls: Vec<_> = (0..20)
+            .map(|i| {
+                let client = client.clone();
+                tokio::spawn(async move { echo(&client, &format!("r{i}")).await })
+            })
+            .collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            assert_eq!(call.await.unwrap().unwrap(), format!("r{i}"));
+        }
+        let stats = stats(&mock).await;
+        assert!(count(&stats, &["unauthorized"]) >= 1, "{stats}");
+        assert_eq!(
+            count(&stats, &["token_requests", "refresh_token"]),
+            1,
+            "one refresh after the 401s: {stats}"
+        );
+        client.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_dead_refresh_token_is_forgotten_and_asks_for_a_login() {
     bounded(async {
         let mock = HttpMock::http(&[

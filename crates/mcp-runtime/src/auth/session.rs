@@ -60,6 +60,9 @@ pub(crate) struct ServerAuth {
     /// A refresh ahead of expiry was refused for good: the 401 that follows is an expired
     /// login, not a missing one.
     refresh_rejected: AtomicBool,
+    /// The store had no credential for this server: requests go out without one and without
+    /// asking the store again (most HTTP servers use no OAuth), until a 401 says otherwise.
+    absent: AtomicBool,
 }
 
 impl ServerAuth {
@@ -78,6 +81,7 @@ impl ServerAuth {
             current: Mutex::new(None),
             flight: tokio::sync::Mutex::new(()),
             refresh_rejected: AtomicBool::new(false),
+            absent: AtomicBool::new(false),
         }
     }
 
@@ -122,6 +126,9 @@ impl ServerAuth {
         {
             return Ok(Some(current.access));
         }
+        if self.absent.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
         let _flight = self.flight.lock().await;
         if let Some(current) = self.cached()
             && !current.expiring()
@@ -131,6 +138,7 @@ impl ServerAuth {
         // Another process may have logged in or refreshed: the store is the truth.
         let Some(record) = self.stored()? else {
             self.forget();
+            self.absent.store(true, Ordering::SeqCst);
             return Ok(None);
         };
         let fresh = Current::of(&record);
@@ -174,6 +182,7 @@ impl ServerAuth {
             // Replaced while we waited.
             return Ok(current.access);
         }
+        self.absent.store(false, Ordering::SeqCst);
         let record = self.stored()?;
         if let Some(record) = &record
             && let Some(access) = record.access_token()

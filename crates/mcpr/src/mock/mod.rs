@@ -292,6 +292,11 @@ pub struct MockArgs {
     )]
     pub oauth_token_ttl: u64,
 
+    /// Leave `expires_in` out of token responses (tokens still expire): the client learns of
+    /// the expiry from the 401.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_hide_expiry: bool,
+
     /// Like --oauth-token-ttl, in milliseconds (`expires_in` is rounded up to whole seconds).
     #[arg(
         long,
@@ -430,6 +435,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
             Some(ms) => Duration::from_millis(ms),
             None => Duration::from_secs(args.oauth_token_ttl),
         },
+        hide_expiry: args.oauth_hide_expiry,
         call_scope,
     })
 }

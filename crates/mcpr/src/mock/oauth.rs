@@ -66,6 +66,9 @@ pub struct OAuthKnobs {
     pub refresh_invalid: bool,
     /// Lifetime of access tokens (`expires_in` is this in whole seconds, rounded up).
     pub token_ttl: Duration,
+    /// `--oauth-hide-expiry`: token responses carry no `expires_in` (tokens still expire), so
+    /// a client learns of the expiry only from a 401.
+    pub hide_expiry: bool,
     /// `--oauth-call-scope`: a scope `tools/call` needs on top of a valid token.
     pub call_scope: Option<String>,
 }
@@ -616,6 +619,11 @@ impl OAuth {
                 .unwrap_or(u64::MAX),
             "scope": scopes.join(" "),
         });
+        if self.knobs.hide_expiry
+            && let Some(fields) = answer.as_object_mut()
+        {
+            fields.remove("expires_in");
+        }
         if let Some(refresh) = refresh {
             let refresh_token = random("mock-rt-")?;
             answer["refresh_token"] = refresh_token.clone().into();
@@ -1244,6 +1252,7 @@ mod tests {
             deny: false,
             refresh_invalid: false,
             token_ttl: Duration::from_secs(60),
+            hide_expiry: false,
             call_scope: None,
         };
         knobs(&mut k);
