@@ -155,8 +155,9 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
     }
     let config = server_from_json("conformance", &entry).map_err(Failure::usage)?;
     // Credentials live in a store of this run only; the login is headless.
-    let store_dir = std::env::temp_dir().join(format!("mcpr-conformance-{}", std::process::id()));
-    let store = auth::CredentialStore::new(store_dir.join(auth::CREDENTIALS_FILE));
+    let store_dir =
+        RunDir(std::env::temp_dir().join(format!("mcpr-conformance-{}", std::process::id())));
+    let store = auth::CredentialStore::new(store_dir.0.join(auth::CREDENTIALS_FILE));
     let options = ConnectOptions {
         elicitation: (scenario == Scenario::ElicitationDefaults).then(accept_defaults),
         auth: Some(auth::AuthContext::interactive(
@@ -178,8 +179,16 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
     );
     let outcome = crate::shutdown::until_signal(play(scenario, &client)).await;
     client.close().await;
-    let _ = std::fs::remove_dir_all(&store_dir);
     outcome?
+}
+
+/// A directory of this run only, removed however the run ends.
+struct RunDir(std::path::PathBuf);
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Accept every elicitation with the defaults its schema declares.
