@@ -250,6 +250,49 @@ async fn racing_calls_refused_with_401_share_one_refresh() {
 }
 
 #[tokio::test]
+async fn connections_sharing_the_store_survive_each_others_refresh() {
+    bounded(async {
+        // Two connections (two processes, say) hold the same rotating refresh token. When
+        // both find the token expired at once, the slower refresh is refused (the token was
+        // rotated); it must take the other's result instead of asking for a login.
+        let mock = HttpMock::http(&[
+            "--oauth",
+            "--oauth-token-ttl-ms",
+            "1500",
+            "--oauth-hide-expiry",
+        ]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        login(&cfg, &store).await;
+        let first = Arc::new(
+            connect(&cfg, AuthContext::non_interactive(store.clone()))
+                .await
+                .expect("connect"),
+        );
+        let second = Arc::new(
+            connect(&cfg, AuthContext::non_interactive(store.clone()))
+                .await
+                .expect("connect"),
+        );
+        tokio::time::sleep(Duration::from_millis(1700)).await;
+        for round in 0..3 {
+            let (a, b) = tokio::join!(echo(&first, "a"), echo(&second, "b"));
+            assert_eq!(a.unwrap(), "a", "round {round}");
+            assert_eq!(b.unwrap(), "b", "round {round}");
+        }
+        assert!(matches!(
+            auth::status(&cfg, &store),
+            AuthStatus::LoggedIn { .. }
+        ));
+        assert_eq!(count(&stats(&mock).await, &["authorizations"]), 1);
+        first.close().await;
+        second.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_dead_refresh_token_is_forgotten_and_asks_for_a_login() {
     bounded(async {
         let mock = HttpMock::http(&[

@@ -239,6 +239,18 @@ pub(crate) async fn refresh(
     match manager.refresh_token().await {
         Ok(_) => target.stored().map(Some),
         Err(AuthError::TokenRefreshRejected(reason)) => {
+            // Another process sharing the store may have refreshed first (rotating the
+            // refresh token we used): its result is as good as ours.
+            let current = target
+                .store
+                .get(&target.key())
+                .map_err(|e| AuthFailure::Store(e.to_string()))?;
+            if let Some(row) = current
+                && row.access_token().is_some()
+                && row.access_token() != record.access_token()
+            {
+                return Ok(Some(row));
+            }
             tracing::info!(server = target.server, "refresh token rejected: {reason}");
             Ok(None)
         }
