@@ -70,6 +70,42 @@ async fn login(config: &ServerConfig, store: &CredentialStore) -> auth::LoginOut
         .expect("headless login")
 }
 
+/// A mock started with `--oauth` and `flags`, a store of this test, and a headless login.
+struct LoggedIn {
+    mock: HttpMock,
+    _dir: tempfile::TempDir,
+    store: CredentialStore,
+    cfg: ServerConfig,
+}
+
+async fn logged_in(flags: &[&str]) -> LoggedIn {
+    let mut all = vec!["--oauth"];
+    all.extend_from_slice(flags);
+    let mock = HttpMock::http(&all);
+    let dir = temp_dir();
+    let store = store(&dir);
+    let cfg = config(&mock, None);
+    login(&cfg, &store).await;
+    LoggedIn {
+        mock,
+        _dir: dir,
+        store,
+        cfg,
+    }
+}
+
+/// A connection that uses the stored login and never starts one.
+async fn connected(setup: &LoggedIn) -> Arc<McpClient> {
+    Arc::new(
+        connect(
+            &setup.cfg,
+            AuthContext::non_interactive(setup.store.clone()),
+        )
+        .await
+        .expect("connect with the stored login"),
+    )
+}
+
 async fn connect(config: &ServerConfig, context: AuthContext) -> Result<McpClient, ClientError> {
     let options = ConnectOptions {
         auth: Some(context),
@@ -171,16 +207,9 @@ async fn racing_calls_share_one_refresh_ahead_of_expiry() {
     bounded(async {
         // Tokens live 2 s: the client refreshes in the last second, before the server would
         // refuse them.
-        let mock = HttpMock::http(&["--oauth", "--oauth-token-ttl-ms", "2000"]);
-        let dir = temp_dir();
-        let store = store(&dir);
-        let cfg = config(&mock, None);
-        login(&cfg, &store).await;
-        let client = Arc::new(
-            connect(&cfg, AuthContext::non_interactive(store.clone()))
-                .await
-                .expect("connect"),
-        );
+        let setup = logged_in(&["--oauth-token-ttl-ms", "2000"]).await;
+        let mock = &setup.mock;
+        let client = connected(&setup).await;
         tokio::time::sleep(Duration::from_millis(1300)).await;
         let calls: Vec<_> = (0..20)
             .map(|i| {
@@ -191,7 +220,7 @@ async fn racing_calls_share_one_refresh_ahead_of_expiry() {
         for (i, call) in calls.into_iter().enumerate() {
             assert_eq!(call.await.unwrap().unwrap(), format!("c{i}"));
         }
-        let stats = stats(&mock).await;
+        let stats = stats(mock).await;
         assert_eq!(
             count(&stats, &["token_requests", "refresh_token"]),
             1,
@@ -212,21 +241,9 @@ async fn racing_calls_refused_with_401_share_one_refresh() {
     bounded(async {
         // The server does not say when its tokens expire (1.5 s): the client learns it from
         // the 401s of twenty calls at once, and must refresh once, not twenty times.
-        let mock = HttpMock::http(&[
-            "--oauth",
-            "--oauth-token-ttl-ms",
-            "1500",
-            "--oauth-hide-expiry",
-        ]);
-        let dir = temp_dir();
-        let store = store(&dir);
-        let cfg = config(&mock, None);
-        login(&cfg, &store).await;
-        let client = Arc::new(
-            connect(&cfg, AuthContext::non_interactive(store.clone()))
-                .await
-                .expect("connect"),
-        );
+        let setup = logged_in(&["--oauth-token-ttl-ms", "1500", "--oauth-hide-expiry"]).await;
+        let mock = &setup.mock;
+        let client = connected(&setup).await;
         tokio::time::sleep(Duration::from_millis(1700)).await;
         let calls: Vec<_> = (0..20)
             .map(|i| {
@@ -237,7 +254,7 @@ async fn racing_calls_refused_with_401_share_one_refresh() {
         for (i, call) in calls.into_iter().enumerate() {
             assert_eq!(call.await.unwrap().unwrap(), format!("r{i}"));
         }
-        let stats = stats(&mock).await;
+        let stats = stats(mock).await;
         assert!(count(&stats, &["unauthorized"]) >= 1, "{stats}");
         assert_eq!(
             count(&stats, &["token_requests", "refresh_token"]),
@@ -255,26 +272,10 @@ async fn connections_sharing_the_store_survive_each_others_refresh() {
         // Two connections (two processes, say) hold the same rotating refresh token. When
         // both find the token expired at once, the slower refresh is refused (the token was
         // rotated); it must take the other's result instead of asking for a login.
-        let mock = HttpMock::http(&[
-            "--oauth",
-            "--oauth-token-ttl-ms",
-            "1500",
-            "--oauth-hide-expiry",
-        ]);
-        let dir = temp_dir();
-        let store = store(&dir);
-        let cfg = config(&mock, None);
-        login(&cfg, &store).await;
-        let first = Arc::new(
-            connect(&cfg, AuthContext::non_interactive(store.clone()))
-                .await
-                .expect("connect"),
-        );
-        let second = Arc::new(
-            connect(&cfg, AuthContext::non_interactive(store.clone()))
-                .await
-                .expect("connect"),
-        );
+        let setup = logged_in(&["--oauth-token-ttl-ms", "1500", "--oauth-hide-expiry"]).await;
+        let (mock, store, cfg) = (&setup.mock, &setup.store, &setup.cfg);
+        let first = connected(&setup).await;
+        let second = connected(&setup).await;
         tokio::time::sleep(Duration::from_millis(1700)).await;
         for round in 0..3 {
             let (a, b) = tokio::join!(echo(&first, "a"), echo(&second, "b"));
@@ -282,10 +283,10 @@ async fn connections_sharing_the_store_survive_each_others_refresh() {
             assert_eq!(b.unwrap(), "b", "round {round}");
         }
         assert!(matches!(
-            auth::status(&cfg, &store),
+            auth::status(cfg, store),
             AuthStatus::LoggedIn { .. }
         ));
-        assert_eq!(count(&stats(&mock).await, &["authorizations"]), 1);
+        assert_eq!(count(&stats(mock).await, &["authorizations"]), 1);
         first.close().await;
         second.close().await;
     })
@@ -295,29 +296,21 @@ async fn connections_sharing_the_store_survive_each_others_refresh() {
 #[tokio::test]
 async fn a_dead_refresh_token_is_forgotten_and_asks_for_a_login() {
     bounded(async {
-        let mock = HttpMock::http(&[
-            "--oauth",
-            "--oauth-token-ttl-ms",
-            "1500",
-            "--oauth-refresh-invalid",
-        ]);
-        let dir = temp_dir();
-        let store = store(&dir);
-        let cfg = config(&mock, None);
-        login(&cfg, &store).await;
+        let setup = logged_in(&["--oauth-token-ttl-ms", "1500", "--oauth-refresh-invalid"]).await;
+        let (mock, store, cfg) = (&setup.mock, &setup.store, &setup.cfg);
         tokio::time::sleep(Duration::from_millis(1700)).await;
-        let err = connect(&cfg, AuthContext::non_interactive(store.clone()))
+        let err = connect(cfg, AuthContext::non_interactive(store.clone()))
             .await
             .expect_err("the refresh token is dead");
         assert!(err.to_string().contains("login expired"), "{err}");
         assert!(err.needs_login(), "{err}");
         assert!(err.to_string().contains("run: mcpr login svc"), "{err}");
         assert!(
-            count(&stats(&mock).await, &["token_requests", "refresh_token"]) >= 1,
+            count(&stats(mock).await, &["token_requests", "refresh_token"]) >= 1,
             "a refresh was tried"
         );
         assert_eq!(
-            auth::status(&cfg, &store),
+            auth::status(cfg, store),
             AuthStatus::NotLoggedIn,
             "invalid_grant removes the stale credential"
         );
@@ -328,14 +321,11 @@ async fn a_dead_refresh_token_is_forgotten_and_asks_for_a_login() {
 #[tokio::test]
 async fn insufficient_scope_steps_up_when_a_person_can_log_in() {
     bounded(async {
-        let mock = HttpMock::http(&["--oauth", "--oauth-call-scope", "mcp:admin"]);
-        let dir = temp_dir();
-        let store = store(&dir);
-        let cfg = config(&mock, None);
-        login(&cfg, &store).await;
+        let setup = logged_in(&["--oauth-call-scope", "mcp:admin"]).await;
+        let (mock, store, cfg) = (&setup.mock, &setup.store, &setup.cfg);
 
         // Without a person: the call fails and says which scope to ask for.
-        let client = connect(&cfg, AuthContext::non_interactive(store.clone()))
+        let client = connect(cfg, AuthContext::non_interactive(store.clone()))
             .await
             .expect("connect");
         let err = echo(&client, "x")
@@ -350,17 +340,17 @@ async fn insufficient_scope_steps_up_when_a_person_can_log_in() {
         // With one: a second login asks for the granted scopes plus mcp:admin, and the call
         // goes through.
         let client = connect(
-            &cfg,
+            cfg,
             AuthContext::interactive(store.clone(), Arc::new(Headless)),
         )
         .await
         .expect("connect");
         assert_eq!(echo(&client, "up").await.unwrap(), "up");
         client.close().await;
-        let stats = stats(&mock).await;
+        let stats = stats(mock).await;
         assert_eq!(count(&stats, &["authorizations"]), 2, "{stats}");
         assert!(count(&stats, &["insufficient_scope"]) >= 2, "{stats}");
-        match auth::status(&cfg, &store) {
+        match auth::status(cfg, store) {
             AuthStatus::LoggedIn { .. } => {}
             other => panic!("expected a stored login, got {other:?}"),
         }
