@@ -403,3 +403,18 @@ async fn client_credentials_need_no_person() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_login_to_a_server_without_oauth_says_so() {
+    bounded(async {
+        let mock = HttpMock::http(&[]);
+        let dir = temp_dir();
+        let context = AuthContext::interactive(store(&dir), Arc::new(Headless));
+        let err = auth::login("svc", &config(&mock, None), &context, &[])
+            .await
+            .expect_err("nothing to log in to");
+        assert!(err.to_string().contains("may not need a login"), "{err}");
+        assert!(!err.needs_login());
+    })
+    .await;
+}

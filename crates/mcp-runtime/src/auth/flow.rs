@@ -89,7 +89,6 @@ impl Target<'_> {
             client_secret: secret,
             redirect_uri: redirect.to_owned(),
             metadata,
-            resource: Some(self.url.to_owned()),
             token: None,
             granted_scopes: Vec::new(),
             received_at: None,

@@ -224,9 +224,13 @@ pub async fn login(
         oauth: &oauth,
         store: &context.store,
     };
-    let challenge = probe_challenge(&http).await;
-    let record = if oauth.grant == OAuthGrant::ClientCredentials {
-        flow::client_credentials(&target, challenge.as_deref()).await?
+    let probed = probe(&http).await;
+    let challenge = match &probed {
+        Probe::Challenge(challenge) => challenge.clone(),
+        Probe::Open | Probe::Unknown => None,
+    };
+    let result = if oauth.grant == OAuthGrant::ClientCredentials {
+        flow::client_credentials(&target, challenge.as_deref()).await
     } else {
         let Some(authorizer) = &context.authorizer else {
             return Err(AuthFailure::LoginRequired {
@@ -237,7 +241,21 @@ pub async fn login(
             challenge: challenge.as_deref(),
             extra_scopes: extra_scopes.to_vec(),
         };
-        flow::login(&target, authorizer, request).await?
+        flow::login(&target, authorizer, request).await
+    };
+    let record = match (result, probed) {
+        (Ok(record), _) => record,
+        // Some servers protect only some requests; one that answered `initialize` without
+        // credentials and publishes no OAuth setup most likely needs no login at all.
+        (Err(AuthFailure::Oauth { message, .. }), Probe::Open) => {
+            return Err(AuthFailure::Oauth {
+                server: server.to_owned(),
+                message: format!(
+                    "the server answered without credentials, so it may not need a login ({message})"
+                ),
+            });
+        }
+        (Err(e), _) => return Err(e),
     };
     Ok(LoginOutcome {
         expires_at: record
@@ -281,10 +299,21 @@ pub fn status(config: &ServerConfig, store: &CredentialStore) -> AuthStatus {
     }
 }
 
-/// The `WWW-Authenticate` challenge the server sends to an unauthenticated `initialize`, if
-/// it answers 401 (some servers name their resource metadata only there).
-async fn probe_challenge(http: &HttpConfig) -> Option<String> {
-    let client = crate::client::http::shared_client().ok()?;
+/// What an unauthenticated `initialize` tells about a server's protection.
+enum Probe {
+    /// 401, with the `WWW-Authenticate` challenge if any (some servers name their resource
+    /// metadata only there).
+    Challenge(Option<String>),
+    /// A success: the server does not require credentials.
+    Open,
+    /// Anything else (unreachable, another status): discovery will tell.
+    Unknown,
+}
+
+async fn probe(http: &HttpConfig) -> Probe {
+    let Ok(client) = crate::client::http::shared_client() else {
+        return Probe::Unknown;
+    };
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": 0,
@@ -305,16 +334,31 @@ async fn probe_challenge(http: &HttpConfig) -> Option<String> {
     for (name, value) in &http.headers {
         request = request.header(name.as_str(), value.as_str());
     }
-    let response = tokio::time::timeout(std::time::Duration::from_secs(10), request.send())
-        .await
-        .ok()?
-        .ok()?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return None;
+    let response =
+        match tokio::time::timeout(std::time::Duration::from_secs(10), request.send()).await {
+            Ok(Ok(response)) => response,
+            _ => return Probe::Unknown,
+        };
+    let status = response.status();
+    if status == reqwest::StatusCode::UNAUTHORIZED {
+        return Probe::Challenge(
+            response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        );
     }
-    response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    if status.is_success() {
+        // A session may have been opened for this probe: end it.
+        if let Some(session) = response.headers().get("mcp-session-id").cloned() {
+            let _ = client
+                .delete(&http.url)
+                .header("mcp-session-id", session)
+                .send()
+                .await;
+        }
+        return Probe::Open;
+    }
+    Probe::Unknown
 }

@@ -39,8 +39,6 @@ pub(crate) struct Record {
     pub redirect_uri: String,
     /// The authorization server's metadata, so a refresh needs no discovery.
     pub metadata: AuthorizationMetadata,
-    /// The `resource` indicator sent with every token request (RFC 8707).
-    pub resource: Option<String>,
     /// The last token response.
     pub token: Option<OAuthTokenResponse>,
     /// Scopes granted with it.
@@ -462,7 +460,6 @@ mod tests {
             client_secret: Some("client-secret-value".into()),
             redirect_uri: "http://127.0.0.1:1/callback".into(),
             metadata: AuthorizationMetadata::default(),
-            resource: None,
             token: None,
             granted_scopes: vec!["a".into()],
             received_at: None,
