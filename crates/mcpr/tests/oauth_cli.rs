@@ -719,3 +719,32 @@ fn login_refuses_stdio_and_unknown_servers() {
     let run = cli.run(&["login"]);
     assert_eq!(run.code(), Some(2), "missing NAME: {}", run.both());
 }
+
+/// A pre-registered client with a fixed callback port (Claude Code's `oauth` block): no
+/// registration, and the redirect URI is the configured port's.
+#[test]
+fn a_configured_client_and_callback_port_are_used() {
+    let mock = OAuthMock::start(&["--oauth-client", "pre:pre-secret-77"]);
+    let port = support::free_port();
+    let cli = Cli::new(json!({ "svc": {
+        "url": mock.url,
+        "oauth": {"clientId": "pre", "clientSecret": "pre-secret-77", "callbackPort": port}
+    }}));
+
+    let (run, _) = cli.login("svc");
+    assert_eq!(run.code(), Some(0), "{}", run.both());
+    let transcript = cli.transcript();
+    let redirect = format!("http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback");
+    assert!(
+        transcript.contains(&redirect),
+        "the login URL must name the configured callback port {port}:\n{transcript}"
+    );
+    assert!(!transcript.contains("pre-secret-77"), "{transcript}");
+    let stats = mock.stats();
+    assert_eq!(stats["registrations"], 0, "{stats}");
+    assert_eq!(stats["token_requests"]["authorization_code"], 1, "{stats}");
+
+    let run = cli.run(&["call", "svc", "echo", r#"{"text": "pre"}"#]);
+    assert_eq!(run.code(), Some(0), "{}", run.both());
+    assert_eq!(run.stdout.trim(), "pre", "{}", run.both());
+}
