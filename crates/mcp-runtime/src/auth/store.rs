@@ -288,6 +288,10 @@ impl CredentialStore {
         #[cfg(unix)]
         {
             use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            if let Some(dir) = path.parent() {
+                // mcpr's own data directory: nobody else needs to list it.
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            }
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)

@@ -155,7 +155,7 @@ pub enum ClientError {
     },
     /// A remote server wants credentials (HTTP 401 or 403) that we do not have.
     #[error(
-        "server `{server}`: {url} requires authorization (HTTP {status}{}): {reason}",
+        "server `{server}`: {reason} ({url} answered HTTP {status}{})",
         www_authenticate.as_deref().map(|c| format!(", WWW-Authenticate: {c}")).unwrap_or_default()
     )]
     AuthRequired {

@@ -77,7 +77,7 @@ pub(crate) enum HttpError {
 
 /// The reason shown for a 401/403 when no OAuth layer handled it.
 fn plain_auth_reason(server: &str) -> String {
-    format!("configure an `Authorization` header for it, or run: mcpr login {server}")
+    format!("authorization required; set an `Authorization` header or run: mcpr login {server}")
 }
 
 /// A [`ClientError::AuthRequired`] for an OAuth failure.
