@@ -240,6 +240,11 @@ async fn configured_headers_are_sent_and_401_is_explained() {
                 "{err}"
             );
             assert!(err.to_string().contains("WWW-Authenticate"), "{err}");
+            // A bare challenge (no OAuth resource metadata) may want a static token.
+            assert!(
+                err.to_string().contains("set an `Authorization` header"),
+                "{err}"
+            );
 
             let mut config = mock.config(Some(kind));
             if let mcp_runtime::config::Transport::Http(http) = &mut config.transport {

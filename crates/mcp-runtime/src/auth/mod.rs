@@ -101,6 +101,12 @@ pub enum AuthFailure {
         /// Server name.
         server: String,
     },
+    /// The server wants credentials and does not say it uses OAuth.
+    #[error("authorization required; set an `Authorization` header or run: mcpr login {server}")]
+    Unauthorized {
+        /// Server name.
+        server: String,
+    },
     /// The stored credential expired and could not be refreshed.
     #[error("the login expired and could not be renewed; run: mcpr login {server}")]
     Expired {
@@ -154,6 +160,7 @@ impl AuthFailure {
         matches!(
             self,
             AuthFailure::LoginRequired { .. }
+                | AuthFailure::Unauthorized { .. }
                 | AuthFailure::Expired { .. }
                 | AuthFailure::InsufficientScope { .. }
         )

@@ -217,7 +217,16 @@ impl ServerAuth {
             None if expired || record.is_some() => Err(AuthFailure::Expired {
                 server: self.server.clone(),
             }),
-            None => Err(AuthFailure::LoginRequired {
+            // An OAuth server names its resource metadata (MCP 2025-06-18 and later); a
+            // bare challenge may as well want a static token.
+            None if challenge
+                .is_some_and(|c| challenge_param(c, "resource_metadata").is_some()) =>
+            {
+                Err(AuthFailure::LoginRequired {
+                    server: self.server.clone(),
+                })
+            }
+            None => Err(AuthFailure::Unauthorized {
                 server: self.server.clone(),
             }),
         }
