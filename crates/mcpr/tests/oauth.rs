@@ -418,3 +418,20 @@ async fn a_login_to_a_server_without_oauth_says_so() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_refused_authorization_is_an_error_that_says_so() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth", "--oauth-deny"]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        let context = AuthContext::interactive(store.clone(), Arc::new(Headless));
+        let err = auth::login("svc", &cfg, &context, &[])
+            .await
+            .expect_err("the authorization server refuses");
+        assert!(err.to_string().contains("access_denied"), "{err}");
+        assert_eq!(auth::status(&cfg, &store), AuthStatus::NotLoggedIn);
+    })
+    .await;
+}

@@ -125,7 +125,7 @@ pub struct HttpConfig {
 /// let Transport::Http(http) = &cfg.transport else { unreachable!() };
 /// assert_eq!(http.oauth.as_ref().unwrap().grant, OAuthGrant::ClientCredentials);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct OAuthConfig {
     /// A pre-registered client; without one the client registers itself (RFC 7591) or uses
     /// [`OAuthConfig::client_metadata_url`].
@@ -148,6 +148,22 @@ pub struct OAuthConfig {
     pub private_key: Option<PrivateKey>,
     /// JWS algorithm of the `private_key_jwt` assertion (`ES256` when absent).
     pub signing_algorithm: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("callback_port", &self.callback_port)
+            .field("scopes", &self.scopes)
+            .field("auth_server_metadata_url", &self.auth_server_metadata_url)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("grant", &self.grant)
+            .field("private_key", &self.private_key)
+            .field("signing_algorithm", &self.signing_algorithm)
+            .finish()
+    }
 }
 
 /// OAuth grants mcpr can use.

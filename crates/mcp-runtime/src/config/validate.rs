@@ -473,6 +473,18 @@ mod tests {
 
     #[test]
     fn client_secrets_are_secret_values() {
+        let shown = format!(
+            "{:?}",
+            server_from_json(
+                "s",
+                &json!({"url": "https://h/mcp", "oauth": {"clientSecret": "cs-hidden-1", "privateKey": "pem-hidden-2"}}),
+            )
+            .unwrap()
+        );
+        assert!(
+            !shown.contains("cs-hidden-1") && !shown.contains("pem-hidden-2"),
+            "{shown}"
+        );
         let cfg = server_from_json(
             "s",
             &json!({"url": "https://h/mcp", "oauth": {"clientId": "ci", "clientSecret": "cs-123456"}}),
