@@ -53,7 +53,40 @@ pub struct Redirect {
     listener: Option<TcpListener>,
 }
 
-/// Performs the person's part of a login.
+impl Redirect {
+    /// A redirect URI served by the caller (a host with its own way to receive the redirect,
+    /// e.g. a web UI); [`Authorizer::authorize`] then returns what arrived there.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Redirect {
+            uri: uri.into(),
+            listener: None,
+        }
+    }
+}
+
+/// Performs the person's part of a login. Hosts with a UI of their own implement it; mcpr
+/// ships [`LoopbackBrowser`] and [`Headless`].
+///
+/// ```
+/// use mcp_runtime::auth::{AuthorizeError, Authorizer, BoxFuture, Redirect};
+///
+/// /// Shows the URL in the host's UI and waits for the redirect its web view catches.
+/// struct WebView;
+///
+/// impl Authorizer for WebView {
+///     fn redirect(&self, _port: Option<u16>) -> BoxFuture<'_, Result<Redirect, AuthorizeError>> {
+///         Box::pin(async { Ok(Redirect::new("http://127.0.0.1:7777/callback")) })
+///     }
+///     fn authorize<'a>(
+///         &'a self,
+///         _server: &'a str,
+///         _url: &'a str,
+///         _redirect: Redirect,
+///     ) -> BoxFuture<'a, Result<String, AuthorizeError>> {
+///         Box::pin(async { Err(AuthorizeError::Failed("closed by the user".into())) })
+///     }
+/// }
+/// ```
 pub trait Authorizer: Send + Sync {
     /// Reserve a redirect URI (bind the loopback port) before the client registers with it.
     fn redirect(
