@@ -46,7 +46,7 @@ pub use authorizer::{
     Redirect,
 };
 pub use enterprise::{EnterpriseLogin, enterprise_access_token};
-pub use store::{CREDENTIALS_FILE, CredentialStore, CredentialSummary, StoreError};
+pub use store::{CREDENTIALS_FILE, CredentialStore, StoreError};
 
 use crate::config::{HttpConfig, OAuthGrant, ServerConfig, Transport};
 
@@ -290,13 +290,10 @@ pub fn status(config: &ServerConfig, store: &CredentialStore) -> AuthStatus {
     let Transport::Http(http) = &config.transport else {
         return AuthStatus::NotLoggedIn;
     };
-    match store.summary(&http.url) {
-        Ok(Some(summary)) => AuthStatus::LoggedIn {
-            expires_at: summary
-                .expires_at
-                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs()),
-            refreshable: summary.refreshable,
+    match store.get(&store::key_of(&http.url)) {
+        Ok(Some(record)) => AuthStatus::LoggedIn {
+            expires_at: record.expires_at(),
+            refreshable: record.has_refresh_token(),
         },
         Ok(None) => AuthStatus::NotLoggedIn,
         Err(e) => {

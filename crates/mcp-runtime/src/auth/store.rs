@@ -69,21 +69,6 @@ impl Record {
     }
 }
 
-/// What a person may see about a stored credential (no secret).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CredentialSummary {
-    /// The server URL the credential is for.
-    pub url: String,
-    /// The server name that logged in.
-    pub server: String,
-    /// When the access token expires, if known.
-    pub expires_at: Option<SystemTime>,
-    /// Whether it can be refreshed without a person.
-    pub refreshable: bool,
-    /// Granted scopes.
-    pub scopes: Vec<String>,
-}
-
 /// The per-user credential store. Cheap to clone; every clone uses the same file.
 #[derive(Clone)]
 pub struct CredentialStore {
@@ -166,33 +151,6 @@ impl CredentialStore {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.inner.path
-    }
-
-    /// The credential of `url`, without secrets.
-    pub fn summary(&self, url: &str) -> Result<Option<CredentialSummary>, StoreError> {
-        let key = key_of(url);
-        Ok(self.get(&key)?.map(|record| summarize(key, &record)))
-    }
-
-    /// Every stored credential, without secrets.
-    pub fn list(&self) -> Result<Vec<CredentialSummary>, StoreError> {
-        if !self.exists() {
-            return Ok(Vec::new());
-        }
-        let rows: Vec<(String, String)> = self.with_connection(|db| {
-            let mut statement = db.prepare("SELECT url, record FROM credentials ORDER BY url")?;
-            let rows = statement
-                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
-        })?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(url, json)| {
-                let record: Record = serde_json::from_str(&json).ok()?;
-                Some(summarize(url, &record))
-            })
-            .collect())
     }
 
     /// Forget the credential of `url`. Returns whether there was one.
@@ -320,18 +278,6 @@ impl CredentialStore {
     }
 }
 
-fn summarize(url: String, record: &Record) -> CredentialSummary {
-    CredentialSummary {
-        url,
-        server: record.server.clone(),
-        expires_at: record
-            .expires_at()
-            .map(|secs| UNIX_EPOCH + Duration::from_secs(secs)),
-        refreshable: record.has_refresh_token(),
-        scopes: record.granted_scopes.clone(),
-    }
-}
-
 /// The key of a server URL: without fragment and query (a query may hold a secret, and the
 /// credential belongs to the endpoint), with the host lower-cased by URL parsing.
 pub(crate) fn key_of(url: &str) -> String {
@@ -359,8 +305,6 @@ pub(crate) struct ServerCredentials {
     key: String,
     /// The row written when rmcp saves a token for a client that has no row yet.
     template: Mutex<Record>,
-    /// Serialises refreshes in this process (rmcp holds it across refresh + save).
-    refresh: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl ServerCredentials {
@@ -369,7 +313,6 @@ impl ServerCredentials {
             store,
             key,
             template: Mutex::new(template),
-            refresh: Arc::default(),
         }
     }
 
@@ -442,15 +385,6 @@ impl RmcpCredentialStore for ServerCredentials {
         }
         Ok(())
     }
-
-    async fn acquire_refresh_guard(
-        &self,
-    ) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
-        let guard = self.refresh.clone().lock_owned().await;
-        Ok(Some(rmcp::transport::auth::CredentialRefreshGuard::new(
-            guard,
-        )))
-    }
 }
 
 #[cfg(test)]
@@ -497,9 +431,7 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        let listed = store.list().unwrap();
-        assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].server, "svc");
+        assert_eq!(back.server, "svc");
         assert!(store.remove("https://h/mcp?x=1").unwrap());
         assert!(store.get(&key).unwrap().is_none());
         assert!(!store.remove("https://h/mcp").unwrap());
