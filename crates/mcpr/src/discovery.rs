@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mcp_runtime::config::{Discovery, Warning};
+use mcp_runtime::config::{Discovery, ServerState, Warning};
 
 use crate::cli::GlobalArgs;
 use crate::exit::Failure;
@@ -42,6 +42,21 @@ pub fn discover_some(global: &GlobalArgs) -> Result<Discovery, Failure> {
         ));
     }
     Ok(discovery)
+}
+
+/// Why `name` is not among the servers discovery would start: its config error, its state
+/// (with what to do when it waits for the project's trust), or that nothing configures it.
+pub fn why_not_started(found: &Discovery, name: &str) -> String {
+    if let Some(error) = found.errors.get(name) {
+        return error.to_string();
+    }
+    match found.winner(name).map(|s| &s.state) {
+        Some(ServerState::PendingApproval) => {
+            "it comes from the project's config, which is not trusted yet (run `mcpr trust`)".into()
+        }
+        Some(state) => state.to_string(),
+        None => "not configured".into(),
+    }
 }
 
 /// Print discovery warnings on stderr.

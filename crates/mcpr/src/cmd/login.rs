@@ -10,10 +10,10 @@ use std::time::{Duration, SystemTime};
 use mcp_runtime::auth::{
     self, AuthContext, AuthStatus, CredentialStore, LOGIN_TIMEOUT, LoopbackBrowser,
 };
-use mcp_runtime::config::{EnvSource, ServerConfig, ServerState, resolve_connect_values_with};
+use mcp_runtime::config::{EnvSource, ServerConfig, resolve_connect_values_with};
 
 use crate::cli::GlobalArgs;
-use crate::discovery::discover;
+use crate::discovery::{discover, why_not_started};
 use crate::exit::{self, Failure, Outcome};
 
 /// Arguments of `mcpr login`.
@@ -98,26 +98,21 @@ fn remote_config(global: &GlobalArgs, name: &str) -> Result<ServerConfig, Failur
         }
         return Ok(config.clone());
     }
-    if let Some(error) = discovery.errors.get(name) {
-        return Err(Failure::usage(error.to_string()));
+    if discovery.winner(name).is_none() && !discovery.errors.contains_key(name) {
+        let known: Vec<&str> = discovery.configs.keys().map(String::as_str).collect();
+        return Err(Failure::usage(format!(
+            "no server named `{name}` (configured: {})",
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        )));
     }
-    match discovery.winner(name).map(|s| s.state.clone()) {
-        Some(ServerState::PendingApproval) => Err(Failure::usage(format!(
-            "`{name}` comes from the project's config, which is not trusted yet (run `mcpr trust`)"
-        ))),
-        Some(state) => Err(Failure::usage(format!("`{name}` is {state}"))),
-        None => {
-            let known: Vec<&str> = discovery.configs.keys().map(String::as_str).collect();
-            Err(Failure::usage(format!(
-                "no server named `{name}` (configured: {})",
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            )))
-        }
-    }
+    Err(Failure::usage(format!(
+        "`{name}` cannot be used: {}",
+        why_not_started(&discovery, name)
+    )))
 }
 
 fn user_store() -> Result<CredentialStore, Failure> {

@@ -499,13 +499,10 @@ impl<'a> Shell<'a> {
         let discovery = self.global.discovery_flags().discover();
         self.configured = configured_names(&discovery);
         let Some(config) = discovery.configs.get(name).cloned() else {
-            let why = match discovery.errors.get(name) {
-                Some(error) => error.to_string(),
-                None => discovery
-                    .winner(name)
-                    .map_or_else(|| "not configured".to_owned(), |s| s.state.to_string()),
-            };
-            eprintln!("`{name}` is not started: {why}");
+            eprintln!(
+                "`{name}` is not started: {}",
+                crate::discovery::why_not_started(&discovery, name)
+            );
             return;
         };
         let configs = IndexMap::from([(name.to_owned(), config)]);
