@@ -94,6 +94,16 @@ impl ServerAuth {
         }
     }
 
+    /// The cached access token, unless it is due for a refresh. Every request asks this, so
+    /// it copies the token only.
+    fn unexpired(&self) -> Option<String> {
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        current
+            .as_ref()
+            .filter(|c| !c.expiring())
+            .map(|c| c.access.clone())
+    }
+
     fn cached(&self) -> Option<Current> {
         self.current
             .lock()
@@ -121,19 +131,15 @@ impl ServerAuth {
     /// The token to send now, refreshed first when it is about to expire; `None` when there
     /// is no credential (the request goes out without one, and a 401 tells what is needed).
     pub async fn bearer(&self) -> Result<Option<String>, AuthFailure> {
-        if let Some(current) = self.cached()
-            && !current.expiring()
-        {
-            return Ok(Some(current.access));
+        if let Some(access) = self.unexpired() {
+            return Ok(Some(access));
         }
         if self.absent.load(Ordering::SeqCst) {
             return Ok(None);
         }
         let _flight = self.flight.lock().await;
-        if let Some(current) = self.cached()
-            && !current.expiring()
-        {
-            return Ok(Some(current.access));
+        if let Some(access) = self.unexpired() {
+            return Ok(Some(access));
         }
         // Another process may have logged in or refreshed: the store is the truth.
         let Some(record) = self.stored()? else {
@@ -287,7 +293,10 @@ pub(crate) fn is_insufficient_scope(challenge: &str) -> bool {
     challenge_param(challenge, "error").as_deref() == Some("insufficient_scope")
 }
 
-/// One auth-param of a challenge (`name="value"` or `name=token`).
+/// One auth-param of a challenge (`name="value"` or `name=token`). Not rmcp's
+/// `WWWAuthenticateParams`: it takes `scope=` inside another parameter's name for the scope,
+/// and drops a `resource_metadata` URL on a loopback or private address, which would make a
+/// local OAuth server look like one that wants a static token.
 fn challenge_param(challenge: &str, name: &str) -> Option<String> {
     let mut rest = challenge;
     while let Some(at) = find_param(rest, name) {

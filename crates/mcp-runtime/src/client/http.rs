@@ -77,7 +77,10 @@ pub(crate) enum HttpError {
 
 /// The reason shown for a 401/403 when no OAuth layer handled it.
 fn plain_auth_reason(server: &str) -> String {
-    format!("authorization required; set an `Authorization` header or run: mcpr login {server}")
+    crate::auth::AuthFailure::Unauthorized {
+        server: server.to_owned(),
+    }
+    .to_string()
 }
 
 /// A [`ClientError::AuthRequired`] for an OAuth failure.
