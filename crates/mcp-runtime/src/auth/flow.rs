@@ -108,7 +108,6 @@ impl Target<'_> {
 }
 
 /// What a login asks for beyond the config.
-#[derive(Default)]
 pub(crate) struct LoginRequest<'a> {
     /// `WWW-Authenticate` of the 401/403 that started it.
     pub challenge: Option<&'a str>,
@@ -185,8 +184,10 @@ pub(crate) async fn login(
         target.key(),
         template,
     ));
+    // The client is always known by now (registered above if need be). Initial scope
+    // selection keeps an empty selection empty: rmcp's default would fall back to the
+    // authorization server's `scopes_supported`, which the MCP scope rules do not ask for.
     let mut auth_request = AuthorizationRequest::new(redirect.uri.clone())
-        .with_client_name(CLIENT_NAME)
         .with_initial_scope_selection()
         .with_preregistered_client(client_id);
     if let Some(secret) = client_secret {
