@@ -1,5 +1,5 @@
 //! `cargo run --release -p mcpr-bench`: where mcpr stands against its peers, as figures and
-//! ratios, measured side by side in one run on one machine (issue #7).
+//! ratios, measured side by side in one run on one machine.
 //!
 //! The run installs the pinned peers into `target/peers` (as the integration tests do), builds
 //! the release `mcpr`, then measures: client cost per call, start-up, the one-shot CLI, the
@@ -105,7 +105,7 @@ pub fn isolate(command: &mut Command, env: &[(String, String)]) {
 
 fn help() {
     println!(
-        "mcpr-bench: mcpr against its peers, side by side in one run (issue #7)\n\n\
+        "mcpr-bench: mcpr against its peers, side by side in one run\n\n\
          Usage: cargo run --release -p mcpr-bench [-- --update]\n\n\
          --update   also write the results into BENCHMARKS.md\n\n\
          Environment:"

@@ -56,7 +56,7 @@ impl Table {
     }
 }
 
-/// A target from issue #7 and where we stand.
+/// A performance target and where we stand.
 #[derive(Debug)]
 pub struct Target {
     pub what: String,

@@ -1,4 +1,4 @@
-//! Manager benchmarks (issue #4): start-up to tools for 1, 10 and 50 `mcpr mock` servers (cold
+//! Manager benchmarks: start-up to tools for 1, 10 and 50 `mcpr mock` servers (cold
 //! cache, and warm cache with one server hanging forever), RSS per idle connection with 200
 //! connections, and naming + registry of 10,000 tools. Prints figures; asserts nothing about
 //! speed.
