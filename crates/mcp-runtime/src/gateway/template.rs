@@ -123,18 +123,15 @@ fn expansion_ends(operator: char, text: &[u8], start: usize) -> Vec<usize> {
     };
     let mut ends = Vec::new();
     let mut i = start;
-    match lead {
-        Some(lead) => {
-            // An undefined variable expands to nothing, operator included.
-            ends.push(start);
-            if text.get(i) != Some(&lead) {
-                return ends;
-            }
-            i += 1;
+    // A simple or reserved expansion (no lead) must produce something: an empty one would let
+    // `items/{id}` stand for `items/`, which the server never offered.
+    if let Some(lead) = lead {
+        // An undefined variable expands to nothing, operator included.
+        ends.push(start);
+        if text.get(i) != Some(&lead) {
+            return ends;
         }
-        // A simple or reserved expansion must produce something: an empty one would let
-        // `items/{id}` stand for `items/`, which the server never offered.
-        None => {}
+        i += 1;
     }
     while i < text.len() && allowed(text[i]) {
         i += 1;
