@@ -338,6 +338,16 @@ fn reads_reach_a_server_only_for_uris_it_listed_or_templates() {
 
 /// `mcpr serve --http ADDR` with `flags`, running until dropped; its printed URL.
 fn http_gateway(world: &World, addr: &str, flags: &[&str]) -> (ChildGuard, String) {
+    let (child, url, _) = http_gateway_said(world, addr, flags);
+    (child, url)
+}
+
+/// [`http_gateway`], and what the gateway printed on stderr before its URL.
+fn http_gateway_said(
+    world: &World,
+    addr: &str,
+    flags: &[&str],
+) -> (ChildGuard, String, Vec<String>) {
     let mut args = vec!["--http", addr];
     args.extend_from_slice(flags);
     let mut command = world.serve(&args);
@@ -348,19 +358,23 @@ fn http_gateway(world: &World, addr: &str, flags: &[&str]) -> (ChildGuard, Strin
     let mut child = ChildGuard::spawn(&mut command);
     let stderr = child.0.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
+    // Keeps draining stderr, so the gateway never blocks on a full pipe.
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix("listening on ") {
-                let _ = tx.send(url.to_owned());
-            } else {
-                eprintln!("[gateway] {line}");
-            }
+            eprintln!("[gateway] {line}");
+            let _ = tx.send(line);
         }
     });
-    let url = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the gateway printed no `listening on` line");
-    (child, url)
+    let mut said = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the gateway printed no `listening on` line");
+        match line.strip_prefix("listening on ") {
+            Some(url) => return (child, url.to_owned(), said),
+            None => said.push(line),
+        }
+    }
 }
 
 /// POST an `initialize` to `url` with extra `headers` (a `Host` among them replaces the URL's);
@@ -475,8 +489,14 @@ fn http_on_loopback_requires_the_token_when_one_is_given() {
     let world = World::new(&["a"]);
     let token = world.dir.path().join("token");
     std::fs::write(&token, "loopback-secret\n").unwrap();
+    set_mode(&token, 0o600);
     let token_arg = token.to_string_lossy().into_owned();
-    let (_gateway, url) = http_gateway(&world, "127.0.0.1:0", &["--token-file", &token_arg]);
+    let (_gateway, url, said) =
+        http_gateway_said(&world, "127.0.0.1:0", &["--token-file", &token_arg]);
+    assert!(
+        !said.iter().any(|line| line.contains("warning")),
+        "{said:?}"
+    );
     // The attack: another local user or process calling without (or with a guessed) token.
     for authorization in [
         None,
@@ -494,4 +514,35 @@ fn http_on_loopback_requires_the_token_when_one_is_given() {
     }
     let (status, body) = post_initialize(&url, &[("Authorization", "Bearer loopback-secret")]);
     assert_eq!(status, 200, "{body}");
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_token_file_other_users_can_read_is_warned_about() {
+    let world = World::new(&["a"]);
+    let token = world.dir.path().join("token");
+    std::fs::write(&token, "shared-secret\n").unwrap();
+    set_mode(&token, 0o644);
+    let token_arg = token.to_string_lossy().into_owned();
+    let (_gateway, url, said) =
+        http_gateway_said(&world, "127.0.0.1:0", &["--token-file", &token_arg]);
+    let warning = said
+        .iter()
+        .find(|line| line.contains("can be read by other users"))
+        .unwrap_or_else(|| panic!("no warning in {said:?}"));
+    assert!(warning.contains(&token_arg), "{warning}");
+    assert!(
+        !said.iter().any(|line| line.contains("shared-secret")),
+        "{said:?}"
+    );
+    // Still served, with the token required.
+    assert_eq!(post_initialize(&url, &[]).0, 401);
+    assert_eq!(
+        post_initialize(&url, &[("Authorization", "Bearer shared-secret")]).0,
+        200
+    );
 }

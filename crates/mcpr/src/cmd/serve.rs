@@ -190,6 +190,7 @@ fn token(args: &ServeArgs) -> Result<Option<String>, Failure> {
                     path.display()
                 )));
             }
+            warn_if_shared(path);
             Some(token)
         }
         None => std::env::var(TOKEN_ENV)
@@ -198,6 +199,22 @@ fn token(args: &ServeArgs) -> Result<Option<String>, Failure> {
             .filter(|t| !t.is_empty()),
     };
     Ok(token)
+}
+
+/// Warn when other users can read the token file: whoever reads it can call every tool behind
+/// the gateway, which is what the token is meant to stop.
+fn warn_if_shared(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            eprintln!(
+                "mcpr serve: warning: --token-file {} can be read by other users (mode {mode:03o}); \
+                 whoever can read it can call your tools through the gateway (chmod 600 it)",
+                path.display()
+            );
+        }
+    }
 }
 
 /// The scoped view of the flags.
