@@ -1,4 +1,4 @@
-//! `mcpr serve` (SPEC B8) driven by MCP clients written by others: the TypeScript SDK
+//! `mcpr serve` driven by MCP clients written by others: the TypeScript SDK
 //! (`@modelcontextprotocol/sdk@1.32.2`) and the Python SDK (`mcp==1.30.0`), over stdio and
 //! streamable HTTP, in front of two real backends (`mcpr mock` and server-everything).
 //!

@@ -1,4 +1,4 @@
-//! The in-process sub-agent handle (SPEC A11) against real servers (`mcpr mock` over real
+//! The in-process sub-agent handle against real servers (`mcpr mock` over real
 //! pipes): the parent's live tools, scoped; calls over the parent's connections; the per-call
 //! time cap and the abort both reach the server as `notifications/cancelled`; progress passes
 //! through; failures are error results.
@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use mcp_runtime::cache::ToolCache;
 use mcp_runtime::config::ServerConfig;
-use mcp_runtime::gateway::{SubAgentCall, SubAgentHandle, SubAgentOptions, ToolFilter};
+use mcp_runtime::gateway::{
+    CatalogError, SubAgentCall, SubAgentHandle, SubAgentOptions, ToolFilter,
+};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use serde_json::json;
 use support::{args, mock, temp_dir};
@@ -92,6 +94,125 @@ async fn sub_agent_sees_the_parents_live_tools_scoped() {
     assert!(names(&everything).contains(&"mcp_b_echo".to_owned()));
     manager.disconnect_server("b").await;
     assert!(!names(&everything).iter().any(|n| n.starts_with("mcp_b_")));
+    manager.disconnect_all().await;
+}
+
+/// `mcpr mock --resources` named `name` (URIs `mock://<name>/...`), recording into `dir`.
+fn content_mock(dir: &Path, name: &str) -> ServerConfig {
+    let record = dir.join(format!("{name}.record"));
+    mock(&[
+        "--resources",
+        "--name",
+        name,
+        "--record",
+        &record.to_string_lossy(),
+    ])
+}
+
+/// The `resources/read` URIs the mock `name` received.
+fn reads(dir: &Path, name: &str) -> Vec<String> {
+    std::fs::read_to_string(dir.join(format!("{name}.record")))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| message["method"] == "resources/read")
+        .map(|message| message["params"]["uri"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+fn handle(manager: &McpManager, filter: ToolFilter) -> SubAgentHandle {
+    SubAgentHandle::new(
+        manager.clone(),
+        SubAgentOptions {
+            filter,
+            ..SubAgentOptions::default()
+        },
+    )
+}
+
+fn not_offered(result: Result<serde_json::Value, CatalogError>, what: &str) {
+    match result {
+        Err(CatalogError::Unknown(message)) => assert!(message.contains(what), "{message}"),
+        other => panic!("{what} was served: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn sub_agent_resources_and_prompts_follow_its_scope() {
+    let dir = temp_dir();
+    let manager = manager(dir.path());
+    connect(
+        &manager,
+        &[
+            ("a", content_mock(dir.path(), "a")),
+            ("b", content_mock(dir.path(), "b")),
+        ],
+    )
+    .await;
+
+    // A narrow tool view: only the prompt its patterns name, no resource at all.
+    let narrow = handle(
+        &manager,
+        ToolFilter::default()
+            .with_servers(["a"])
+            .allow("a/echo")
+            .allow("a/greet"),
+    );
+    let prompts: Vec<String> = narrow.prompts().await.into_iter().map(|p| p.name).collect();
+    assert_eq!(prompts, ["mcp_a_greet"]);
+    assert!(narrow.resources().await.is_empty());
+    assert!(narrow.resource_templates().await.is_empty());
+    for uri in ["mock://a/public", "mock://a/items/1", "mock://b/public"] {
+        not_offered(narrow.read_resource(uri).await, uri);
+    }
+    for name in ["mcp_a_secret", "mcp_b_greet"] {
+        not_offered(narrow.get_prompt(name, None).await, name);
+    }
+    let greet = narrow
+        .get_prompt("mcp_a_greet", args(json!({"name": "agent"})))
+        .await
+        .unwrap();
+    assert_eq!(greet["messages"][0]["content"]["text"], "Hello, agent!");
+
+    // Resource patterns: what they name, through listings and templates.
+    let docs = handle(
+        &manager,
+        ToolFilter::default()
+            .with_resource_pattern("a/mock://a/public")
+            .with_resource_pattern("a/mock://a/items/*")
+            .with_resource_pattern("!a/mock://a/items/secret*"),
+    );
+    let uris: Vec<String> = docs.resources().await.into_iter().map(|r| r.uri).collect();
+    assert_eq!(uris, ["mock://a/public"]);
+    assert!(docs.tools().is_empty());
+    assert!(docs.prompts().await.is_empty());
+    let item = docs.read_resource("mock://a/items/9").await.unwrap();
+    assert_eq!(item["contents"][0]["text"], "contents of mock://a/items/9");
+    for uri in [
+        "mock://a/private",
+        "mock://a/items/secret-2",
+        "mock://b/items/9",
+    ] {
+        not_offered(docs.read_resource(uri).await, uri);
+    }
+
+    // The widest view still reads only what a server listed or templates.
+    let everything = handle(&manager, ToolFilter::default());
+    for uri in ["file:///etc/passwd", "mock://a/items/..", "mock://a/other"] {
+        not_offered(everything.read_resource(uri).await, uri);
+    }
+    let public = everything.read_resource("mock://b/public").await.unwrap();
+    assert_eq!(public["contents"][0]["text"], "contents of mock://b/public");
+
+    assert_eq!(reads(dir.path(), "a"), ["mock://a/items/9"]);
+    assert_eq!(reads(dir.path(), "b"), ["mock://b/public"]);
+
+    // An aborted handle reads nothing more.
+    everything.abort();
+    assert_eq!(
+        everything.read_resource("mock://b/public").await,
+        Err(CatalogError::Aborted)
+    );
     manager.disconnect_all().await;
 }
 

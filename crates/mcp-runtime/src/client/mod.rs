@@ -66,6 +66,7 @@ pub use error::ClientError;
 pub use handler::ClientEvent;
 pub use progress::ProgressUpdate;
 pub use stdio::group_alive;
+pub use types::ResourceTemplateDefinition;
 pub use types::{
     Content, PromptArgument, PromptDefinition, ResourceDefinition, ServerInfo, ToolDefinition,
     ToolOutput,
@@ -353,6 +354,34 @@ impl McpClient {
                 |result| match result {
                     ServerResult::ListResourcesResult(page) => {
                         Some((page.resources, page.next_cursor))
+                    }
+                    _ => None,
+                },
+            )
+            .await;
+        empty_if_method_not_found(listing)
+    }
+
+    /// List every resource template (`resources/templates/list`, following `nextCursor`). A
+    /// server that does not offer resources has none: it is not asked, and "method not found"
+    /// is an empty list.
+    pub async fn list_resource_templates(
+        &self,
+    ) -> Result<Vec<ResourceTemplateDefinition>, ClientError> {
+        if !self.offers(|c| c.resources.is_some()) {
+            return Ok(Vec::new());
+        }
+        let listing = self
+            .list_all(
+                "resources/templates/list",
+                |params| {
+                    ClientRequest::ListResourceTemplatesRequest(
+                        rmcp::model::ListResourceTemplatesRequest::with_param(params),
+                    )
+                },
+                |result| match result {
+                    ServerResult::ListResourceTemplatesResult(page) => {
+                        Some((page.resource_templates, page.next_cursor))
                     }
                     _ => None,
                 },

@@ -135,6 +135,23 @@ pub struct ResourceDefinition {
     pub mime_type: Option<String>,
 }
 
+/// A resource template as a server lists it in `resources/templates/list`: the URIs it can
+/// read beyond its listed resources, as an RFC 6570 URI template.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateDefinition {
+    /// The template, e.g. `file:///{path}`.
+    pub uri_template: String,
+    /// Short name.
+    pub name: String,
+    /// What it gives, for humans and models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// e.g. `text/plain`, when every match has the same type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
 /// A prompt template as a server lists it in `prompts/list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

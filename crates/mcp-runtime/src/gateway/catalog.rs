@@ -1,5 +1,5 @@
-//! Resources and prompts of the connected servers in scope, namespaced by server, and routed
-//! back to the server they come from.
+//! Resources and prompts of the connected servers in scope, namespaced by server, scoped by the
+//! view's patterns, and routed back to the server they come from.
 //!
 //! Unlike tools, the manager does not keep these: each listing asks the connected servers
 //! (concurrently; one failing server only loses its own entries) and remembers where each entry
@@ -8,26 +8,35 @@
 //! - Resources keep their URI (clients may understand `file://` and friends); their name
 //!   becomes `<server>/<name>` and their description says the server. When two servers list the
 //!   same URI, the first in config order serves it.
-//! - Prompts are named like tools, `mcp_<server>_<prompt>`.
+//! - A read reaches a server only for a URI that server listed, or that one of its resource
+//!   templates produces, and only when the view offers `<server>/<uri>`: a client cannot make
+//!   the gateway ask servers for anything else.
+//! - Prompts are named like tools, `mcp_<server>_<prompt>`, and scoped by the tools' patterns.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::template::UriTemplate;
 use super::view::ScopedTools;
-use crate::client::{McpClient, PromptDefinition, ResourceDefinition};
+use crate::client::{McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition};
 use crate::manager::ServerStatus;
-use crate::tools::{NamingStyle, assign_names};
+use crate::tools::assign_names;
 
-/// Why a read or get could not be served.
-#[derive(Debug)]
-pub(crate) enum CatalogError {
-    /// No server in scope offers it.
+/// Why a resource read or a prompt could not be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    /// No server in scope offers it (the message names it).
+    #[error("{0}")]
     Unknown(String),
     /// The server failed to answer (the message names it).
+    #[error("{0}")]
     Failed(String),
+    /// The sub-agent handle was aborted.
+    #[error("aborted")]
+    Aborted,
 }
 
 /// Where listed resources and prompts come from.
@@ -38,8 +47,11 @@ pub(crate) struct Catalog {
 
 #[derive(Default)]
 struct Routes {
-    /// URI → server.
+    /// Offered URI → server.
     resources: HashMap<String, String>,
+    /// Every resource template of the servers in scope, in config order (offered or not: a
+    /// URI a template produces is still checked against the view on its own).
+    templates: Vec<(String, UriTemplate)>,
     /// Exposed prompt name → (server, prompt).
     prompts: HashMap<String, (String, String)>,
 }
@@ -49,57 +61,151 @@ impl Catalog {
         self.routes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Every resource of the connected servers in scope, in the wire format.
+    /// Every resource the view offers, in the wire format.
     pub async fn resources(&self, scope: &ScopedTools) -> Vec<Value> {
         let listed = gather(scope, |client| async move { client.list_resources().await }).await;
+        self.remember_resources(scope, &listed)
+            .into_iter()
+            .map(|(server, resource)| resource_wire(server, resource))
+            .collect()
+    }
+
+    /// Every resource the view offers, as the servers describe them (named `<server>/<name>`).
+    pub async fn resource_definitions(&self, scope: &ScopedTools) -> Vec<ResourceDefinition> {
+        from_wire(self.resources(scope).await)
+    }
+
+    /// Remember where each offered resource comes from; returns the offered ones.
+    fn remember_resources<'a>(
+        &self,
+        scope: &ScopedTools,
+        listed: &'a [(String, Vec<ResourceDefinition>)],
+    ) -> Vec<(&'a str, &'a ResourceDefinition)> {
         let mut routes = HashMap::new();
-        let mut wire = Vec::new();
+        let mut offered = Vec::new();
         for (server, resources) in listed {
             for resource in resources {
-                if routes.contains_key(&resource.uri) {
+                if routes.contains_key(&resource.uri)
+                    || !scope.filter.allows_resource(server, &resource.uri)
+                {
                     continue;
                 }
                 routes.insert(resource.uri.clone(), server.clone());
-                wire.push(resource_wire(&server, &resource));
+                offered.push((server.as_str(), resource));
             }
         }
         self.lock().resources = routes;
-        wire
+        offered
     }
 
-    /// Read `uri` from the server that listed it (listing again if unknown; a URI from no
-    /// listing, e.g. from a template, is tried on each server in scope).
+    /// Every resource template the view offers, in the wire format.
+    pub async fn templates(&self, scope: &ScopedTools) -> Vec<Value> {
+        let listed = gather(scope, |client| async move {
+            client.list_resource_templates().await
+        })
+        .await;
+        self.remember_templates(&listed);
+        listed
+            .iter()
+            .flat_map(|(server, templates)| templates.iter().map(move |t| (server.as_str(), t)))
+            .filter(|(server, template)| {
+                scope.filter.allows_resource(server, &template.uri_template)
+            })
+            .map(|(server, template)| template_wire(server, template))
+            .collect()
+    }
+
+    /// Every resource template the view offers (named `<server>/<name>`).
+    pub async fn template_definitions(
+        &self,
+        scope: &ScopedTools,
+    ) -> Vec<ResourceTemplateDefinition> {
+        from_wire(self.templates(scope).await)
+    }
+
+    fn remember_templates(&self, listed: &[(String, Vec<ResourceTemplateDefinition>)]) {
+        let templates = listed
+            .iter()
+            .flat_map(|(server, templates)| {
+                templates.iter().filter_map(move |t| {
+                    let parsed = UriTemplate::parse(&t.uri_template);
+                    if parsed.is_none() {
+                        tracing::warn!(
+                            "gateway: resource template `{}` of server `{server}` is not a valid \
+                             URI template; no URI is read through it",
+                            t.uri_template
+                        );
+                    }
+                    parsed.map(|parsed| (server.clone(), parsed))
+                })
+            })
+            .collect();
+        self.lock().templates = templates;
+    }
+
+    /// The server to read `uri` from, by what is remembered: the server that listed it, else
+    /// the first whose template produces it, provided the view offers `<server>/<uri>`.
+    fn route(&self, scope: &ScopedTools, uri: &str) -> Option<String> {
+        let routes = self.lock();
+        if let Some(server) = routes.resources.get(uri) {
+            return Some(server.clone());
+        }
+        routes
+            .templates
+            .iter()
+            .find(|(server, template)| {
+                scope.filter.allows_resource(server, uri) && template.matches(uri)
+            })
+            .map(|(server, _)| server.clone())
+    }
+
+    /// Read `uri` from the server that offers it (listing again if it is not known yet).
     pub async fn read(&self, scope: &ScopedTools, uri: &str) -> Result<Value, CatalogError> {
-        if !self.lock().resources.contains_key(uri) {
-            self.resources(scope).await;
-        }
-        let known = self.lock().resources.get(uri).cloned();
-        if let Some(server) = known {
-            let client = connected(scope, &server)?;
-            return client
-                .read_resource(uri)
-                .await
-                .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")));
-        }
-        for (_, client) in clients(scope) {
-            if let Ok(contents) = client.read_resource(uri).await {
-                return Ok(contents);
+        let server = match self.route(scope, uri) {
+            Some(server) => server,
+            None => {
+                // Both listings at once: a URI may have been listed, or a template added, since.
+                let (resources, templates) = futures::future::join(
+                    gather(scope, |client| async move { client.list_resources().await }),
+                    gather(scope, |client| async move {
+                        client.list_resource_templates().await
+                    }),
+                )
+                .await;
+                self.remember_resources(scope, &resources);
+                self.remember_templates(&templates);
+                self.route(scope, uri).ok_or_else(|| {
+                    CatalogError::Unknown(format!(
+                        "unknown resource: {uri} (no server in this view lists it or has a \
+                         template for it)"
+                    ))
+                })?
             }
-        }
-        Err(CatalogError::Unknown(format!("unknown resource: {uri}")))
+        };
+        connected(scope, &server)?
+            .read_resource(uri)
+            .await
+            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }
 
-    /// Every prompt of the connected servers in scope, in the wire format.
-    pub async fn prompts(&self, scope: &ScopedTools, naming: NamingStyle) -> Vec<Value> {
+    /// Every prompt the view offers, in the wire format.
+    pub async fn prompts(&self, scope: &ScopedTools) -> Vec<Value> {
         let listed = gather(scope, |client| async move { client.list_prompts().await }).await;
         let pairs: Vec<(&str, &PromptDefinition)> = listed
             .iter()
             .flat_map(|(server, prompts)| prompts.iter().map(move |p| (server.as_str(), p)))
             .collect();
-        let names = assign_names(naming, pairs.iter().map(|(s, p)| (*s, p.name.as_str())));
+        // Named over everything listed, so that a prompt's name does not depend on the view.
+        let names = assign_names(
+            scope.naming,
+            pairs.iter().map(|(s, p)| (*s, p.name.as_str())),
+        );
         let mut routes = HashMap::new();
         let mut wire = Vec::new();
         for ((server, prompt), name) in pairs.iter().zip(names) {
+            if !scope.filter.allows_prompt(&name, server, &prompt.name) {
+                continue;
+            }
             routes.insert(name.clone(), (server.to_string(), prompt.name.clone()));
             wire.push(prompt_wire(&name, server, prompt));
         }
@@ -108,16 +214,20 @@ impl Catalog {
         wire
     }
 
+    /// Every prompt the view offers (named as exposed, `mcp_<server>_<prompt>`).
+    pub async fn prompt_definitions(&self, scope: &ScopedTools) -> Vec<PromptDefinition> {
+        from_wire(self.prompts(scope).await)
+    }
+
     /// Get the prompt exposed as `name` from its server.
     pub async fn get_prompt(
         &self,
         scope: &ScopedTools,
-        naming: NamingStyle,
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<Value, CatalogError> {
         if !self.lock().prompts.contains_key(name) {
-            self.prompts(scope, naming).await;
+            self.prompts(scope).await;
         }
         let route = self.lock().prompts.get(name).cloned();
         let Some((server, prompt)) = route else {
@@ -128,6 +238,14 @@ impl Catalog {
             .await
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }
+}
+
+/// Wire entries as typed ones (every entry the catalog writes has the typed shape).
+fn from_wire<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T> {
+    entries
+        .into_iter()
+        .filter_map(|entry| serde_json::from_value(entry).ok())
+        .collect()
 }
 
 /// How long a listing waits for servers in scope that are still connecting. Their resources and
@@ -152,7 +270,7 @@ async fn settle(scope: &ScopedTools) {
 }
 
 /// The live connections of the servers in scope, in config order.
-fn clients(scope: &ScopedTools) -> Vec<(String, std::sync::Arc<McpClient>)> {
+fn clients(scope: &ScopedTools) -> Vec<(String, Arc<McpClient>)> {
     scope
         .manager
         .server_names()
@@ -162,7 +280,7 @@ fn clients(scope: &ScopedTools) -> Vec<(String, std::sync::Arc<McpClient>)> {
         .collect()
 }
 
-fn connected(scope: &ScopedTools, server: &str) -> Result<std::sync::Arc<McpClient>, CatalogError> {
+fn connected(scope: &ScopedTools, server: &str) -> Result<Arc<McpClient>, CatalogError> {
     scope.manager.client(server).ok_or_else(|| {
         CatalogError::Failed(format!("MCP error: server `{server}` is not connected"))
     })
@@ -171,7 +289,7 @@ fn connected(scope: &ScopedTools, server: &str) -> Result<std::sync::Arc<McpClie
 /// Ask every connected server in scope at once; a failure only loses that server's entries.
 async fn gather<T, F, Fut>(scope: &ScopedTools, list: F) -> Vec<(String, Vec<T>)>
 where
-    F: Fn(std::sync::Arc<McpClient>) -> Fut,
+    F: Fn(Arc<McpClient>) -> Fut,
     Fut: std::future::Future<Output = Result<Vec<T>, crate::client::ClientError>>,
 {
     settle(scope).await;
@@ -206,6 +324,18 @@ fn resource_wire(server: &str, resource: &ResourceDefinition) -> Value {
         "description": described(server, resource.description.as_deref()),
     });
     if let Some(mime) = &resource.mime_type {
+        wire["mimeType"] = json!(mime);
+    }
+    wire
+}
+
+fn template_wire(server: &str, template: &ResourceTemplateDefinition) -> Value {
+    let mut wire = json!({
+        "uriTemplate": template.uri_template,
+        "name": format!("{server}/{}", template.name),
+        "description": described(server, template.description.as_deref()),
+    });
+    if let Some(mime) = &template.mime_type {
         wire["mimeType"] = json!(mime);
     }
     wire

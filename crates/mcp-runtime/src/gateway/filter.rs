@@ -1,15 +1,24 @@
-//! Scoped views: which servers and tools a gateway (or a sub-agent) may see and call.
+//! Scoped views: which servers, tools, prompts and resources a gateway (or a sub-agent) may
+//! see and use.
 
 use std::collections::BTreeSet;
 
 use crate::tools::McpTool;
 
-/// Which tools a view offers. The default offers everything.
+/// What a view offers. The default offers everything.
 ///
-/// Patterns are globs (`*` any run of characters, `?` one character) matched against the
-/// exposed name (`mcp_github_search`) and against `<server>/<tool>` (`github/search`). A tool
-/// is offered when its server is in scope, it matches an allow pattern (or there are none),
-/// and it matches no deny pattern.
+/// Patterns are globs (`*` any run of characters, `?` one character).
+///
+/// - Tools and prompts share one namespace: their patterns match the exposed name
+///   (`mcp_github_search`) and `<server>/<name>` (`github/search`).
+/// - Resources have patterns of their own, matched against `<server>/<uri>`
+///   (`files/file:///docs/readme.md`); resource templates are matched the same way by their
+///   URI template.
+///
+/// An item is offered when its server is in scope, it matches no deny pattern of its kind, and
+/// either the view has no allow pattern at all, or one of the allow patterns of its kind names
+/// it. So a view given any allow pattern is an allow-list for everything: `--tools 'files/*'`
+/// alone offers no resource, and `--resources ...` alone offers no tool or prompt.
 ///
 /// ```
 /// use mcp_runtime::gateway::ToolFilter;
@@ -18,18 +27,23 @@ use crate::tools::McpTool;
 ///     .with_servers(["github", "files"])
 ///     .with_pattern("mcp_github_*")
 ///     .with_pattern("files/read*")
-///     .with_pattern("!*delete*");
+///     .with_pattern("!*delete*")
+///     .allow_resource("files/file:///docs/*");
 /// assert!(filter.allows_server("github"));
 /// assert!(!filter.allows_server("slack"));
 /// assert!(filter.allows("mcp_github_search", "github", "search"));
 /// assert!(!filter.allows("mcp_github_delete_repo", "github", "delete_repo"));
 /// assert!(!filter.allows("mcp_files_write", "files", "write"));
+/// assert!(filter.allows_resource("files", "file:///docs/readme.md"));
+/// assert!(!filter.allows_resource("files", "file:///home/me/.ssh/id_ed25519"));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolFilter {
     servers: Option<BTreeSet<String>>,
     allow: Vec<String>,
     deny: Vec<String>,
+    allow_resources: Vec<String>,
+    deny_resources: Vec<String>,
 }
 
 impl ToolFilter {
@@ -45,7 +59,7 @@ impl ToolFilter {
         self
     }
 
-    /// Allow tools matching `glob`; a leading `!` makes it a deny pattern instead.
+    /// Allow tools and prompts matching `glob`; a leading `!` makes it a deny pattern instead.
     pub fn with_pattern(self, glob: impl Into<String>) -> Self {
         let glob = glob.into();
         match glob.strip_prefix('!') {
@@ -54,15 +68,39 @@ impl ToolFilter {
         }
     }
 
-    /// Allow tools matching `glob` (once any allow pattern is given, the others are hidden).
+    /// Allow tools and prompts matching `glob` (once any allow pattern is given, whatever no
+    /// allow pattern names is hidden).
     pub fn allow(mut self, glob: impl Into<String>) -> Self {
         self.allow.push(glob.into());
         self
     }
 
-    /// Hide tools matching `glob`, whatever the allow patterns say.
+    /// Hide tools and prompts matching `glob`, whatever the allow patterns say.
     pub fn deny(mut self, glob: impl Into<String>) -> Self {
         self.deny.push(glob.into());
+        self
+    }
+
+    /// Allow resources whose `<server>/<uri>` matches `glob`; a leading `!` makes it a deny
+    /// pattern instead.
+    pub fn with_resource_pattern(self, glob: impl Into<String>) -> Self {
+        let glob = glob.into();
+        match glob.strip_prefix('!') {
+            Some(denied) => self.deny_resource(denied),
+            None => self.allow_resource(glob),
+        }
+    }
+
+    /// Allow resources whose `<server>/<uri>` matches `glob` (once any allow pattern is given,
+    /// whatever no allow pattern names is hidden).
+    pub fn allow_resource(mut self, glob: impl Into<String>) -> Self {
+        self.allow_resources.push(glob.into());
+        self
+    }
+
+    /// Hide resources whose `<server>/<uri>` matches `glob`, whatever the allow patterns say.
+    pub fn deny_resource(mut self, glob: impl Into<String>) -> Self {
+        self.deny_resources.push(glob.into());
         self
     }
 
@@ -76,6 +114,11 @@ impl ToolFilter {
         self.servers.as_ref().is_none_or(|s| s.contains(server))
     }
 
+    /// Whether any allow pattern was given, of any kind: then only what they name is offered.
+    pub fn is_allow_list(&self) -> bool {
+        !self.allow.is_empty() || !self.allow_resources.is_empty()
+    }
+
     /// Whether the tool exposed as `name` (raw `server` and `tool`) is offered.
     pub fn allows(&self, name: &str, server: &str, tool: &str) -> bool {
         if !self.allows_server(server) {
@@ -83,12 +126,39 @@ impl ToolFilter {
         }
         let raw = format!("{server}/{tool}");
         let matches = |glob: &String| glob_match(glob, name) || glob_match(glob, &raw);
-        (self.allow.is_empty() || self.allow.iter().any(matches)) && !self.deny.iter().any(matches)
+        self.passes(&self.allow, &self.deny, matches)
+    }
+
+    /// Whether the prompt exposed as `name` (raw `server` and `prompt`) is offered: prompts
+    /// share the tools' namespace and patterns.
+    pub fn allows_prompt(&self, name: &str, server: &str, prompt: &str) -> bool {
+        self.allows(name, server, prompt)
+    }
+
+    /// Whether the resource `uri` of `server` is offered (also used for the URIs a client reads
+    /// through a resource template, and for the templates themselves).
+    pub fn allows_resource(&self, server: &str, uri: &str) -> bool {
+        if !self.allows_server(server) {
+            return false;
+        }
+        let raw = format!("{server}/{uri}");
+        let matches = |glob: &String| glob_match(glob, &raw);
+        self.passes(&self.allow_resources, &self.deny_resources, matches)
     }
 
     /// [`allows`](Self::allows) for a built tool.
     pub fn allows_tool(&self, tool: &McpTool) -> bool {
         self.allows(&tool.name, &tool.server, &tool.tool)
+    }
+
+    /// Not denied, and allowed by `allow` (or no allow pattern of any kind was given).
+    fn passes(&self, allow: &[String], deny: &[String], matches: impl Fn(&String) -> bool) -> bool {
+        let allowed = if self.is_allow_list() {
+            allow.iter().any(&matches)
+        } else {
+            true
+        };
+        allowed && !deny.iter().any(matches)
     }
 }
 
@@ -142,6 +212,32 @@ mod tests {
     fn default_allows_everything() {
         let filter = ToolFilter::default();
         assert!(filter.allows("mcp_x_y", "x", "y"));
+    }
+
+    #[test]
+    fn any_allow_pattern_makes_an_allow_list_for_every_kind() {
+        let tools_only = ToolFilter::default().allow("files/list*");
+        assert!(tools_only.allows("mcp_files_list", "files", "list"));
+        assert!(tools_only.allows_prompt("mcp_files_listing", "files", "listing"));
+        assert!(!tools_only.allows_prompt("mcp_files_secret", "files", "secret"));
+        assert!(!tools_only.allows_resource("files", "file:///etc/passwd"));
+
+        let resources_only = ToolFilter::default().with_resource_pattern("files/file:///docs/*");
+        assert!(resources_only.allows_resource("files", "file:///docs/a.md"));
+        assert!(!resources_only.allows_resource("other", "file:///docs/a.md"));
+        assert!(!resources_only.allows("mcp_files_list", "files", "list"));
+        assert!(!resources_only.allows_prompt("mcp_files_p", "files", "p"));
+    }
+
+    #[test]
+    fn resource_deny_patterns_apply_without_allow_patterns() {
+        let filter = ToolFilter::default().with_resource_pattern("!*/secret*");
+        assert!(filter.allows_resource("a", "mock://a/public"));
+        assert!(!filter.allows_resource("a", "secret://x"));
+        assert!(filter.allows("mcp_a_echo", "a", "echo"));
+        // Tool deny patterns do not hide resources, nor the other way round.
+        let filter = ToolFilter::default().deny("*");
+        assert!(filter.allows_resource("a", "mock://a/public"));
     }
 
     #[test]

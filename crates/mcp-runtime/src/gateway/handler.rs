@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig as InitializeInfo, Tool,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig as InitializeInfo,
+    Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -66,6 +67,18 @@ impl ServerHandler for Gateway {
         Ok(ListResourcesResult::with_all_items(from_wire_list(listed)))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.wait_started().await;
+        let listed = self.inner.catalog.templates(&self.inner.scope).await;
+        Ok(ListResourceTemplatesResult::with_all_items(from_wire_list(
+            listed,
+        )))
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -79,7 +92,7 @@ impl ServerHandler for Gateway {
             .await
             .map_err(|e| match e {
                 CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
-                CatalogError::Failed(message) => McpError::internal_error(message, None),
+                other => McpError::internal_error(other.to_string(), None),
             })?;
         let result: ReadResourceResult = serde_json::from_value(contents).map_err(|e| {
             McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
@@ -93,8 +106,7 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.wait_started().await;
-        let naming = self.inner.options.naming;
-        let listed = self.inner.catalog.prompts(&self.inner.scope, naming).await;
+        let listed = self.inner.catalog.prompts(&self.inner.scope).await;
         Ok(ListPromptsResult::with_all_items(from_wire_list(listed)))
     }
 
@@ -104,15 +116,14 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         self.wait_started().await;
-        let naming = self.inner.options.naming;
         let prompt = self
             .inner
             .catalog
-            .get_prompt(&self.inner.scope, naming, &request.name, request.arguments)
+            .get_prompt(&self.inner.scope, &request.name, request.arguments)
             .await
             .map_err(|e| match e {
                 CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-                CatalogError::Failed(message) => McpError::internal_error(message, None),
+                other => McpError::internal_error(other.to_string(), None),
             })?;
         let result: GetPromptResult = serde_json::from_value(prompt).map_err(|e| {
             McpError::internal_error(format!("MCP error: invalid result: {e}"), None)

@@ -4,7 +4,13 @@
 //!
 //! It binds loopback addresses freely. Any other address requires a bearer token: each request
 //! must carry `Authorization: Bearer <token>` (compared in constant time) or gets a bare `401`
-//! before reaching the MCP layer. A token given for a loopback address is enforced too.
+//! before reaching the MCP layer. A token given for a loopback address is enforced too: without
+//! one, every local user and process can call the tools behind a loopback gateway.
+//!
+//! A request carrying an `Origin` header other than the gateway's own (`http://<address>`) gets
+//! `403`, so that web pages in a browser cannot drive the gateway; clients that are not
+//! browsers send no `Origin`. On a loopback address the `Host` header must name a loopback
+//! host (`localhost`, `127.0.0.1`, `::1` or the bound address), which stops DNS rebinding.
 //!
 //! ```no_run
 //! # async fn demo(gateway: mcp_runtime::gateway::Gateway) -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -131,9 +137,18 @@ impl HttpServer {
     /// Serve until `stop` is cancelled; then close every session (their open streams too)
     /// and return within a short grace.
     pub async fn serve(self, stop: CancellationToken) -> Result<(), GatewayError> {
-        let mut config =
-            StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
-        if !self.local.ip().is_loopback() {
+        let mut config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(stop.child_token())
+            // We serve no pages: the only origin that may send requests is our own.
+            .with_allowed_origins([own_origin(self.local)])
+            .enforce_origin_validation();
+        if self.local.ip().is_loopback() {
+            // The default loopback names, and the address actually bound (`127.0.0.2`, ...),
+            // which clients use as printed.
+            let mut hosts = config.allowed_hosts.clone();
+            hosts.push(self.local.ip().to_string());
+            config = config.with_allowed_hosts(hosts);
+        } else {
             // Host checks stop DNS rebinding against unauthenticated local servers; here every
             // request needs the token, and clients reach us under names we cannot know.
             config = config.disable_allowed_hosts();
@@ -172,6 +187,11 @@ impl HttpServer {
             Err(_) => Ok(()),
         }
     }
+}
+
+/// The origin of the gateway's own URL, with its port (`http://127.0.0.1:8931`).
+fn own_origin(local: SocketAddr) -> String {
+    format!("http://{local}")
 }
 
 /// The expected token, kept as a digest so that comparing takes the same time whatever the

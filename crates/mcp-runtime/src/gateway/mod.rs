@@ -1,19 +1,22 @@
-//! The gateway (SPEC A11, B8): every server of one [`McpManager`] served again as one MCP
+//! The gateway: every server of one [`McpManager`] served again as one MCP
 //! server, so that sub-agents and other clients share one set of connections — one process per
 //! backend server, however many clients.
 //!
 //! - [`Gateway`] is an rmcp server handler over the manager's *live* tool view (not a
-//!   snapshot): tools are named `mcp_<server>_<tool>` (SPEC B3), their descriptions say which
+//!   snapshot): tools are named `mcp_<server>_<tool>`, their descriptions say which
 //!   server they come from, and every tools-changed event of the manager becomes one coalesced
 //!   `notifications/tools/list_changed` to each connected client. Serve it over stdio
 //!   ([`Gateway::serve_stdio`]), any byte stream ([`Gateway::serve_io`]) or streamable HTTP
-//!   ([`http::bind`]). Resources and prompts of the servers are served too, namespaced by
-//!   server.
+//!   ([`http::bind`]). Resources, resource templates and prompts of the servers are served
+//!   too, namespaced by server.
 //! - [`SubAgentHandle`] gives a sub-agent running in the same process the same view and calls,
 //!   with a per-call time cap and an abort that reaches the server, without a protocol hop.
-//! - [`ToolFilter`] scopes either of them to some servers and tools.
+//! - [`ToolFilter`] scopes either of them to some servers, tools, prompts and resources. A
+//!   scoped view is a boundary: what it does not offer cannot be listed, called, read or got
+//!   through it, and a resource read reaches a server only for a URI that server listed or
+//!   that one of its resource templates produces.
 //!
-//! Calls behave as the host's own (SPEC A6): a tool whose server is still connecting waits for
+//! Calls behave as the host's own: a tool whose server is still connecting waits for
 //! it (bounded by the call's timeout); a failed server's tool returns an error result
 //! `MCP error: ...`; the client's cancellation reaches the server as `notifications/cancelled`;
 //! the server's progress notifications reach the client under the client's progress token.
@@ -48,6 +51,7 @@ mod handler;
 pub mod http;
 mod notify;
 mod subagent;
+mod template;
 mod view;
 
 use std::net::SocketAddr;
@@ -63,6 +67,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::manager::McpManager;
 use crate::tools::{McpTool, NamingStyle};
 
+pub use catalog::CatalogError;
 pub use filter::ToolFilter;
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentCall, SubAgentHandle, SubAgentOptions};
 

@@ -1,7 +1,8 @@
 //! The in-process face of the gateway: what a host hands to a sub-agent it runs itself. The
 //! sub-agent sees the parent's live tools (optionally scoped) and calls them over the parent's
 //! connections — no second process per server, no protocol hop — with a time cap per call and
-//! an abort that reaches the servers.
+//! an abort that reaches the servers. Its resources and prompts follow the same scope as the
+//! gateway's: what the filter does not offer cannot be listed, read or got.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,9 +11,12 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::catalog::{Catalog, CatalogError};
 use super::filter::ToolFilter;
 use super::view::{CallSettings, ScopedTools, error_output};
-use crate::client::{ProgressUpdate, ToolOutput};
+use crate::client::{
+    ProgressUpdate, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolOutput,
+};
 use crate::manager::{ManagerEvent, McpManager};
 use crate::tools::{Aborted, McpTool, NamingStyle};
 
@@ -79,6 +83,7 @@ pub struct SubAgentCall {
 #[derive(Clone)]
 pub struct SubAgentHandle {
     scope: Arc<ScopedTools>,
+    catalog: Arc<Catalog>,
     cap: Option<Duration>,
     abort: CancellationToken,
 }
@@ -98,6 +103,7 @@ impl SubAgentHandle {
     pub fn new(manager: McpManager, options: SubAgentOptions) -> Self {
         SubAgentHandle {
             scope: Arc::new(ScopedTools::new(manager, options.filter, options.naming)),
+            catalog: Arc::new(Catalog::default()),
             cap: options.call_cap,
             abort: CancellationToken::new(),
         }
@@ -147,6 +153,56 @@ impl SubAgentHandle {
             None => running.await,
         }?;
         Ok(output.unwrap_or_else(|| error_output(format!("MCP error: unknown tool `{name}`"))))
+    }
+
+    /// The resources the sub-agent may read (named `<server>/<name>`), asked of the servers in
+    /// scope now.
+    pub async fn resources(&self) -> Vec<ResourceDefinition> {
+        self.catalog.resource_definitions(&self.scope).await
+    }
+
+    /// The resource templates the sub-agent is offered (named `<server>/<name>`).
+    pub async fn resource_templates(&self) -> Vec<ResourceTemplateDefinition> {
+        self.catalog.template_definitions(&self.scope).await
+    }
+
+    /// Read `uri` (the result in the wire format, `{"contents": [...]}`). Only a URI that a
+    /// server in scope listed, or that one of its resource templates produces, and that the
+    /// filter offers, reaches a server; anything else is [`CatalogError::Unknown`].
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
+        self.unless_aborted(self.catalog.read(&self.scope, uri))
+            .await
+    }
+
+    /// The prompts the sub-agent may get (named `mcp_<server>_<prompt>`, scoped like tools).
+    pub async fn prompts(&self) -> Vec<PromptDefinition> {
+        self.catalog.prompt_definitions(&self.scope).await
+    }
+
+    /// Get the prompt named `name` (as in [`prompts`](Self::prompts)), in the wire format
+    /// (`{"messages": [...]}`); a prompt the filter does not offer is
+    /// [`CatalogError::Unknown`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value, CatalogError> {
+        self.unless_aborted(self.catalog.get_prompt(&self.scope, name, arguments))
+            .await
+    }
+
+    /// Run `work` unless or until the handle is aborted.
+    async fn unless_aborted<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, CatalogError>>,
+    ) -> Result<T, CatalogError> {
+        if self.abort.is_cancelled() {
+            return Err(CatalogError::Aborted);
+        }
+        tokio::select! {
+            result = work => result,
+            () = self.abort.cancelled() => Err(CatalogError::Aborted),
+        }
     }
 
     /// Stop the sub-agent: cancel every call of this handle still running (their servers are

@@ -87,7 +87,7 @@ impl View {
 pub(crate) struct ScopedTools {
     pub manager: McpManager,
     pub filter: ToolFilter,
-    naming: NamingStyle,
+    pub naming: NamingStyle,
     state: Mutex<CacheState>,
 }
 

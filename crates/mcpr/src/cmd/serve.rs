@@ -25,17 +25,27 @@ const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
 /// Arguments of `mcpr serve`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Tools are served as mcp_<server>_<tool>. Glob patterns (`*`, `?`) match \
-        that name or `<server>/<tool>`.\n\n\
+    after_help = "Tools and prompts are served as mcp_<server>_<name>; glob patterns (`*`, `?`) \
+        of --tools and --deny-tools match that name or `<server>/<name>`. Resources keep their \
+        URI; patterns of --resources and --deny-resources match `<server>/<uri>`. Once any \
+        allow pattern (--tools or --resources) is given, the view offers only what the allow \
+        patterns name: --tools alone offers no resource. A resource is read from a server only \
+        if that server listed its URI or has a resource template for it.\n\n\
+        Over HTTP, a request with an Origin header other than the gateway's own is refused \
+        (403). On a loopback address without a token, every local user and process can call \
+        your tools: give --token-file (or MCPR_GATEWAY_TOKEN) to require a bearer token there \
+        too.\n\n\
         Examples:\n  \
         mcpr serve                                   # stdio, every configured server\n  \
         mcpr serve --servers github,files --tools 'files/read*' --deny-tools '*delete*'\n  \
+        mcpr serve --servers files --resources 'files/file:///srv/docs/*'\n  \
         mcpr serve --http 127.0.0.1:8931             # http://127.0.0.1:8931/mcp\n  \
         MCPR_GATEWAY_TOKEN=... mcpr serve --http 0.0.0.0:8931"
 )]
 pub struct ServeArgs {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. Loopback addresses only,
-    /// unless a bearer token is set (--token-file or MCPR_GATEWAY_TOKEN).
+    /// unless a bearer token is set (--token-file or MCPR_GATEWAY_TOKEN); a token is enforced
+    /// on loopback addresses too.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
     /// Require `Authorization: Bearer <token>` on every HTTP request, the token being the
@@ -45,12 +55,18 @@ pub struct ServeArgs {
     /// Only these servers (comma-separated; repeatable).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub servers: Vec<String>,
-    /// Only tools matching GLOB; `!GLOB` hides instead (repeatable).
+    /// Only tools and prompts matching GLOB; `!GLOB` hides instead (repeatable).
     #[arg(long = "tools", value_name = "GLOB")]
     pub tools: Vec<String>,
-    /// Hide tools matching GLOB (repeatable; wins over --tools).
+    /// Hide tools and prompts matching GLOB (repeatable; wins over --tools).
     #[arg(long, value_name = "GLOB")]
     pub deny_tools: Vec<String>,
+    /// Only resources whose `<server>/<uri>` matches GLOB; `!GLOB` hides instead (repeatable).
+    #[arg(long = "resources", value_name = "GLOB")]
+    pub resources: Vec<String>,
+    /// Hide resources whose `<server>/<uri>` matches GLOB (repeatable; wins over --resources).
+    #[arg(long, value_name = "GLOB")]
+    pub deny_resources: Vec<String>,
     /// Name tools as Claude Code does (`mcp__server__tool`).
     #[arg(long)]
     pub claude_names: bool,
@@ -174,6 +190,7 @@ fn token(args: &ServeArgs) -> Result<Option<String>, Failure> {
                     path.display()
                 )));
             }
+            warn_if_shared(path);
             Some(token)
         }
         None => std::env::var(TOKEN_ENV)
@@ -182,6 +199,22 @@ fn token(args: &ServeArgs) -> Result<Option<String>, Failure> {
             .filter(|t| !t.is_empty()),
     };
     Ok(token)
+}
+
+/// Warn when other users can read the token file: whoever reads it can call every tool behind
+/// the gateway, which is what the token is meant to stop.
+fn warn_if_shared(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            eprintln!(
+                "mcpr serve: warning: --token-file {} can be read by other users (mode {mode:03o}); \
+                 whoever can read it can call your tools through the gateway (chmod 600 it)",
+                path.display()
+            );
+        }
+    }
 }
 
 /// The scoped view of the flags.
@@ -195,6 +228,12 @@ fn filter(args: &ServeArgs) -> ToolFilter {
     }
     for glob in &args.deny_tools {
         filter = filter.deny(glob.clone());
+    }
+    for glob in &args.resources {
+        filter = filter.with_resource_pattern(glob.clone());
+    }
+    for glob in &args.deny_resources {
+        filter = filter.deny_resource(glob.clone());
     }
     filter
 }

@@ -15,6 +15,7 @@
 //! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
 //! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals).
 
+mod content;
 mod events;
 mod faults;
 mod http;
@@ -117,6 +118,12 @@ pub struct MockArgs {
     /// After `notifications/initialized`, send `notifications/tools/list_changed` every T ms.
     #[arg(long, value_name = "T", help_heading = "Tools")]
     pub list_changed_ms: Option<NonZeroU64>,
+
+    /// Also serve resources (`mock://NAME/public`, `mock://NAME/private`), a resource template
+    /// (`mock://NAME/items/{id}`) and prompts (`greet {name}`, `secret`). `resources/read`
+    /// answers `contents of URI` for any URI, listed or not, as a careless server would.
+    #[arg(long, help_heading = "Tools")]
+    pub resources: bool,
 
     /// Print MSG on stderr and exit with status 1 at once, before reading anything.
     #[arg(long, value_name = "MSG", help_heading = "Faults")]
@@ -462,6 +469,7 @@ fn knobs(args: &MockArgs) -> Knobs {
         list_changed_every: args
             .list_changed_ms
             .map(|ms| Duration::from_millis(ms.get())),
+        content: args.resources,
     }
 }
 

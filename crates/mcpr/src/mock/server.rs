@@ -8,14 +8,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
     ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
+use super::content;
 use super::tools::Catalog;
 
 /// Prefix of the opaque `tools/list` cursors (followed by the index of the page's first tool).
@@ -74,6 +77,8 @@ pub struct Knobs {
     pub repeat_cursor: bool,
     /// Send `notifications/tools/list_changed` this often after `initialized`.
     pub list_changed_every: Option<Duration>,
+    /// Also serve the sample resources, resource template and prompts (see `content`).
+    pub content: bool,
 }
 
 /// The mock MCP server: cheap to clone, all clones share one state.
@@ -141,21 +146,28 @@ impl MockServer {
 
 impl ServerHandler for MockServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            self.inner.name.clone(),
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-        .with_instructions(
-            "mcpr mock server: test tools (echo, add, sleep, fail, image, structured, mixed, \
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.inner.knobs.content {
+            let with_content = ServerCapabilities::builder()
+                .enable_resources()
+                .enable_prompts()
+                .build();
+            capabilities.resources = with_content.resources;
+            capabilities.prompts = with_content.prompts;
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.inner.name.clone(),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_instructions(
+                "mcpr mock server: test tools (echo, add, sleep, fail, image, structured, mixed, \
                  progress, huge, roots) for exercising MCP clients.",
-        )
+            )
     }
 
     async fn initialize(
@@ -230,5 +242,65 @@ impl ServerHandler for MockServer {
             .call(&request.name, arguments, &context)
             .await
             .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.content()?;
+        Ok(content::resources(&self.inner.name))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.content()?;
+        Ok(content::templates(&self.inner.name))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.content()?;
+        Ok(content::read(&request.uri).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.content()?;
+        Ok(content::prompts())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.content()?;
+        Ok(content::prompt(&request.name, request.arguments)?.into())
+    }
+}
+
+impl MockServer {
+    /// `method not found` unless `--resources` is on, as for a server without them.
+    fn content(&self) -> Result<(), McpError> {
+        if self.inner.knobs.content {
+            Ok(())
+        } else {
+            Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "method not found (start the mock with --resources)",
+                None,
+            ))
+        }
     }
 }
