@@ -29,8 +29,8 @@ use std::time::Duration;
 
 pub use discover::{
     CliFlags, DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource,
-    HARD_FAILURE_PATH, Level, ProjectTrust, ProjectTrustState, ProviderInfo, ServerSource,
-    ServerState, Warning, discover_mcp_servers, load_all_mcp_configs, provider_list,
+    HARD_FAILURE_PATH, Level, PendingReason, ProjectTrust, ProjectTrustState, ProviderInfo,
+    ServerSource, ServerState, Warning, discover_mcp_servers, load_all_mcp_configs, provider_list,
     revoke_project_trust, trust_project,
 };
 pub use error::ConfigError;
