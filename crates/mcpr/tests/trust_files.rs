@@ -126,7 +126,6 @@ fn a_changed_env_file_asks_again_and_starts_nothing() {
     m.write(".env", "GREETING=hello\n");
     let out = m.mcpr(&["trust"]);
     assert!(out.status.success(), "{}", all(&out));
-    assert!(text(&out.stdout).contains(".env"), "{}", all(&out));
     let out = m.mcpr(&["tools"]);
     let env = m
         .started("probe")
@@ -141,9 +140,11 @@ fn a_changed_env_file_asks_again_and_starts_nothing() {
     assert!(all(&out).contains(".env"), "{}", all(&out));
     assert!(m.started("probe").is_none());
 
-    // Trusting the new content starts it again, with the new values.
+    // Trusting the new content (`mcpr trust` lists the file) starts it again, with the new
+    // values.
     let out = m.mcpr(&["trust"]);
     assert!(out.status.success(), "{}", all(&out));
+    assert!(text(&out.stdout).contains(".env"), "{}", all(&out));
     let out = m.mcpr(&["tools"]);
     let env = m
         .started("probe")
@@ -178,36 +179,53 @@ fn a_changed_file_substitution_asks_again_and_starts_nothing() {
     assert_pending(&m, "probe", "token changed since the project was trusted");
 }
 
-#[test]
-fn user_configs_never_load_an_untrusted_projects_env() {
+/// The cloned repository has no MCP config at all, only a `.env` that sets a marker variable;
+/// the user's own Cursor config names one server `server` whose `envFile` is `env_file`.
+fn user_config_with_env_file(env_file: &str) -> Machine {
     let m = Machine::new();
-    // The cloned repository: no MCP config at all, only a `.env` that sets a marker variable.
     m.write(".env", "MCPR_INJECTED=from-the-repository\n");
     m.write("~/.cursor/.env", "OWN=mine\n");
     m.write(
         "~/.cursor/mcp.json",
-        &serde_json::json!({"mcpServers": {
-            "relative": {"command": "/bin/sh", "args": ["-c", m.script("relative")], "envFile": ".env"},
-            "workspace": {"command": "/bin/sh", "args": ["-c", m.script("workspace")], "envFile": "${workspaceFolder}/.env"},
-        }})
+        &serde_json::json!({"mcpServers": {"server": {
+            "command": "/bin/sh",
+            "args": ["-c", m.script("server")],
+            "envFile": env_file,
+        }}})
         .to_string(),
     );
+    m
+}
 
-    // A relative envFile of a user file is the one next to that file.
+#[test]
+fn a_relative_env_file_of_a_user_config_is_read_next_to_it() {
+    let m = user_config_with_env_file(".env");
     let out = m.mcpr(&["tools"]);
     let env = m
-        .started("relative")
+        .started("server")
         .unwrap_or_else(|| panic!("{}", all(&out)));
-    assert!(env.contains("OWN=mine"), "{env}");
-    assert!(!env.contains("MCPR_INJECTED"), "{env}");
     assert!(
-        m.started("workspace").is_none(),
-        "${{workspaceFolder}}/.env of an untrusted project was loaded: {}",
+        !env.contains("MCPR_INJECTED"),
+        "the project's .env was loaded"
+    );
+    assert!(env.contains("OWN=mine"), "{env}");
+}
+
+#[test]
+fn a_user_config_reads_a_project_env_file_only_once_the_project_is_trusted() {
+    let m = user_config_with_env_file("${workspaceFolder}/.env");
+    let out = m.mcpr(&["tools"]);
+    assert!(
+        m.started("server").is_none(),
+        "the untrusted project's .env was loaded: {}",
         all(&out)
     );
-    assert!(all(&out).contains("workspace"), "{}", all(&out));
-    assert_pending(&m, "workspace", "reads .env from the untrusted project");
-    let _ = m.started("relative");
+    assert!(
+        text(&out.stderr).contains("server (reads .env from the untrusted project)"),
+        "{}",
+        all(&out)
+    );
+    assert_pending(&m, "server", "reads .env from the untrusted project");
 
     // Once the user trusts the project, the server starts with the project's `.env`.
     let out = m.mcpr(&["trust"]);
@@ -215,16 +233,11 @@ fn user_configs_never_load_an_untrusted_projects_env() {
     assert!(text(&out.stdout).contains(".env"), "{}", all(&out));
     let out = m.mcpr(&["tools"]);
     let env = m
-        .started("workspace")
+        .started("server")
         .unwrap_or_else(|| panic!("{}", all(&out)));
     assert!(env.contains("MCPR_INJECTED=from-the-repository"), "{env}");
-    let _ = m.started("relative");
 
     // ... and the trust binds to that `.env`.
     m.write(".env", "MCPR_INJECTED=changed\n");
-    assert_pending(
-        &m,
-        "workspace",
-        ".env changed since the project was trusted",
-    );
+    assert_pending(&m, "server", ".env changed since the project was trusted");
 }
