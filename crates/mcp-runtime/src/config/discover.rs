@@ -1,4 +1,4 @@
-//! Discovery (SPEC A2, B1, B4): every AI tool's MCP config, merged by priority, with provenance,
+//! Discovery: every AI tool's MCP config, merged by priority, with provenance,
 //! trust, enablement and warnings that name file, line and column.
 //!
 //! Order: `--config` files, then each provider of `HOSTS.md` by priority (project files before
@@ -44,7 +44,7 @@ use super::providers::{
 use super::trust::{TrustStore, default_store_path, file_digest, hash_files};
 use super::{ConfigError, RedactedServer, ServerConfig, Transport, server_from_json};
 
-/// The path of the synthetic error returned when discovery fails as a whole (SPEC A2/A10).
+/// The path of the synthetic error returned when discovery fails as a whole.
 pub const HARD_FAILURE_PATH: &str = ".mcp.json";
 
 /// Whether a definition comes from the user's own files or from the project directory.
@@ -236,7 +236,7 @@ impl fmt::Display for Warning {
     }
 }
 
-/// Discovery failed as a whole (SPEC A2): no servers, one synthetic error.
+/// Discovery failed as a whole: no servers, one synthetic error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoveryFailure {
     /// Always [`HARD_FAILURE_PATH`].
@@ -391,7 +391,7 @@ pub struct DiscoveryOptions {
     pub trust_project: bool,
     /// The trust store file (default `$XDG_DATA_HOME/mcpr/trust.json`).
     pub trust_store: Option<PathBuf>,
-    /// Filter Exa servers and extract their keys (SPEC A2; default on).
+    /// Filter Exa servers and extract their keys (default on).
     pub filter_exa: bool,
 }
 
@@ -507,7 +507,7 @@ pub fn discover_mcp_servers() -> Discovery {
     load_all_mcp_configs(&cwd, &DiscoveryOptions::default())
 }
 
-/// Read every config source for the project `cwd` (SPEC A2). Never panics: a failure of
+/// Read every config source for the project `cwd`. Never panics: a failure of
 /// discovery as a whole returns no servers and a [`DiscoveryFailure`] at [`HARD_FAILURE_PATH`].
 pub fn load_all_mcp_configs(cwd: &Path, options: &DiscoveryOptions) -> Discovery {
     match catch_unwind(AssertUnwindSafe(|| run(cwd, options))) {
@@ -1164,7 +1164,7 @@ fn short_reason(err: &ConfigError) -> String {
     }
 }
 
-/// SPEC A2: named `exa` (any case), or a URL / stdio argument pointing at `mcp.exa.ai`.
+/// Named `exa` (any case), or a URL / stdio argument pointing at `mcp.exa.ai`.
 fn is_exa(name: &str, config: &ServerConfig) -> bool {
     name.eq_ignore_ascii_case("exa")
         || match &config.transport {

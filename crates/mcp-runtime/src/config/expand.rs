@@ -1,4 +1,4 @@
-//! Value expansion at discovery time (SPEC B2): `${VAR}`, `${VAR:-default}`, `${env:VAR}` and
+//! Value expansion at discovery time: `${VAR}`, `${VAR:-default}`, `${env:VAR}` and
 //! each host's own syntax (Gemini `$VAR` in `env`, OpenCode `{env:VAR}` / `{file:path}`, VS Code
 //! `${workspaceFolder}` / `${userHome}` / `${input:id}`, Continue `${{ secrets.NAME }}`).
 //!

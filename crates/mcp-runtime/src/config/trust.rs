@@ -1,4 +1,4 @@
-//! Project trust (SPEC B4): servers from config files inside a project directory (files that can
+//! Project trust: servers from config files inside a project directory (files that can
 //! arrive with a cloned repository) start only once the user trusts that project. Trust is
 //! recorded per project path and bound to a SHA-256 hash of the project's config files and of
 //! every file their servers read (`envFile`, `{file:...}`, and project files that a user's own
