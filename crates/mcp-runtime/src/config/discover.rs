@@ -7,6 +7,11 @@
 //! definition that is pending approval does not claim its name, so a cloned repository can
 //! neither start a server nor hide the user's own server of the same name.
 //!
+//! Trust binds to the project's config files and to every file their servers read (`envFile`,
+//! `{file:...}`). A definition from the user's own files that reads a file inside the project
+//! waits for the project's trust as well, so a cloned repository cannot reach a server through
+//! a `.env` that a user config names with `${workspaceFolder}`.
+//!
 //! Enablement of the winner: the mcpr user file's `disabledServers` beats its `enabledServers`,
 //! which beats the entry's own `enabled: false` (or a host's rejection such as Claude's
 //! `disabledMcpjsonServers`).
