@@ -9,9 +9,9 @@ use std::sync::Arc;
 use mcp_runtime::config::trust::TrustStore;
 use mcp_runtime::config::writer::{self, McprFile, Scope};
 use mcp_runtime::config::{
-    Discovery, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH, HttpKind, Level, ProjectTrustState,
-    ServerConfig, ServerState, Transport, load_all_mcp_configs, revoke_project_trust,
-    trust_project,
+    Discovery, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH, HttpKind, Level, PendingReason,
+    ProjectTrustState, ServerConfig, ServerState, Transport, load_all_mcp_configs,
+    revoke_project_trust, trust_project,
 };
 
 const GITHUB_TOKEN: &str = "ghp_realSecretValue0123456789";
@@ -1022,4 +1022,171 @@ fn writer_edits_only_mcpr_files_atomically_with_mode_0600() {
         "{err}"
     );
     assert!(writer::set_enabled(&found, &options, "no-such-server", true).is_err());
+}
+
+#[test]
+fn trust_binds_to_the_files_project_servers_read() {
+    let fx = fixture();
+    let options = fx.options();
+    fx.write("token.txt", "first-token\n");
+    fx.write(
+        "opencode.json",
+        r#"{"mcp": {"oc-file": {"type": "local", "command": ["{file:./cmd.txt}", "x"], "environment": {"T": "{file:token.txt}"}}}}"#,
+    );
+    fx.write("cmd.txt", "harmless");
+    let found = fx.discover(&options);
+    for file in [".env", "token.txt", "cmd.txt"] {
+        assert!(
+            found.project.files.contains(&fx.project.join(file)),
+            "{file}"
+        );
+    }
+    trust_project(&fx.project, &options).unwrap();
+    let found = fx.discover(&options);
+    assert_eq!(stdio(&found.configs["oc-file"]).command, "harmless");
+    assert_eq!(stdio(&found.configs["vscode-project"]).env["SECOND"], "two");
+
+    // A pull that changes only the envFile: the server waits, and the file is named.
+    fx.write(
+        ".env",
+        "FROM_ENV_FILE=yes\nNODE_OPTIONS=--require ./evil.js\n",
+    );
+    let found = fx.discover(&options);
+    assert_eq!(found.project.state, ProjectTrustState::Changed);
+    assert_eq!(found.project.changed, vec![fx.project.join(".env")]);
+    let vs = found.winner("vscode-project").unwrap();
+    assert_eq!(vs.state, ServerState::PendingApproval);
+    assert_eq!(
+        vs.pending_reason,
+        Some(PendingReason::Changed(vec![fx.project.join(".env")]))
+    );
+    assert!(!found.configs.contains_key("vscode-project"));
+    trust_project(&fx.project, &options).unwrap();
+    assert!(fx.discover(&options).configs.contains_key("vscode-project"));
+
+    // The same for a `{file:}` target in `command`.
+    fx.write("cmd.txt", "evil");
+    let found = fx.discover(&options);
+    let oc = found.winner("oc-file").unwrap();
+    assert_eq!(oc.state, ServerState::PendingApproval);
+    assert_eq!(
+        oc.pending_reason,
+        Some(PendingReason::Changed(vec![fx.project.join("cmd.txt")]))
+    );
+    assert!(!found.configs.contains_key("oc-file"));
+    // A referenced file that appears or disappears counts as a change as well.
+    trust_project(&fx.project, &options).unwrap();
+    std::fs::remove_file(fx.project.join("token.txt")).unwrap();
+    assert_eq!(
+        fx.discover(&options).project.changed,
+        vec![fx.project.join("token.txt")]
+    );
+}
+
+#[test]
+fn user_configs_never_read_an_untrusted_project() {
+    let fx = fixture();
+    let options = DiscoveryOptions {
+        enable_project_config: true,
+        ..fx.options()
+    };
+    fx.write(".env", "LD_PRELOAD=/tmp/evil.so\n");
+    fx.write("~/.cursor/.env", "OWN=mine\n");
+    fx.write(
+        "~/.cursor/mcp.json",
+        r#"{"mcpServers": {
+            "relative": {"command": "a", "envFile": ".env"},
+            "workspace": {"command": "b", "envFile": "${workspaceFolder}/.env"},
+            "other-dir": {"command": "c", "envFile": "${workspaceFolder}/../project/.env"}
+        }}"#,
+    );
+    let found = fx.discover(&options);
+    // A relative envFile of a user file is the user's own, next to that file.
+    let relative = stdio(&found.configs["relative"]);
+    assert_eq!(relative.env["OWN"], "mine");
+    assert!(!relative.env.contains_key("LD_PRELOAD"));
+    // `${workspaceFolder}` reads the project: it waits for the project's trust.
+    for name in ["workspace", "other-dir"] {
+        let server = found.winner(name).unwrap();
+        assert_eq!(server.state, ServerState::PendingApproval, "{name}");
+        assert!(!server.trusted);
+        let Some(PendingReason::ReadsProject(files)) = &server.pending_reason else {
+            panic!("{name}: {:?}", server.pending_reason);
+        };
+        assert!(files.len() == 1 && files[0].ends_with(".env"), "{files:?}");
+        assert!(!found.configs.contains_key(name));
+    }
+    assert!(found.project.files.contains(&fx.project.join(".env")));
+
+    // Trusting the project lets it start, bound to the `.env` as it is now.
+    trust_project(&fx.project, &options).unwrap();
+    let found = fx.discover(&options);
+    assert_eq!(
+        stdio(&found.configs["workspace"]).env["LD_PRELOAD"],
+        "/tmp/evil.so"
+    );
+    fx.write(".env", "LD_PRELOAD=/tmp/other.so\n");
+    let found = fx.discover(&options);
+    assert_eq!(
+        found.winner("workspace").unwrap().pending_reason,
+        Some(PendingReason::Changed(vec![fx.project.join(".env")]))
+    );
+    assert!(!found.configs.contains_key("workspace"));
+    assert!(found.configs.contains_key("relative"));
+}
+
+#[test]
+fn a_project_with_only_a_file_a_user_config_reads_can_be_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let (home, project) = (root.join("home"), root.join("project"));
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    std::fs::create_dir_all(home.join(".config/opencode")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        home.join(".cursor/mcp.json"),
+        r#"{"mcpServers": {"s": {"command": "x", "envFile": "${workspaceFolder}/.env"}}}"#,
+    )
+    .unwrap();
+    // OpenCode: `{file:}` relative to the user's own file, and an absolute one into the project.
+    std::fs::write(
+        home.join(".config/opencode/opencode.json"),
+        format!(
+            r#"{{"mcp": {{"o": {{"type": "local", "command": ["y", "{{file:token}}", "{{file:{}}}"]}}}}}}"#,
+            project.join("arg.txt").display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(home.join(".config/opencode/token"), "t").unwrap();
+    std::fs::write(project.join(".env"), "K=v\n").unwrap();
+    std::fs::write(project.join("arg.txt"), "--evil").unwrap();
+    let options = DiscoveryOptions {
+        home: Some(home.clone()),
+        env: EnvSource::map([("HOME", home.to_string_lossy())]),
+        trust_store: Some(root.join("trust.json")),
+        ..DiscoveryOptions::default()
+    };
+    let found = load_all_mcp_configs(&project, &options);
+    assert_eq!(found.project.state, ProjectTrustState::Untrusted);
+    let mut files = found.project.files.clone();
+    files.sort();
+    assert_eq!(files, vec![project.join(".env"), project.join("arg.txt")]);
+    for (name, file) in [("s", ".env"), ("o", "arg.txt")] {
+        let server = found.winner(name).unwrap();
+        assert_eq!(server.state, ServerState::PendingApproval, "{name}");
+        assert_eq!(
+            server.pending_reason.as_ref().unwrap().to_string(),
+            format!(
+                "reads {} from the untrusted project",
+                project.join(file).display()
+            )
+        );
+    }
+    assert!(found.configs.is_empty());
+    let trusted = trust_project(&project, &options).unwrap();
+    assert_eq!(trusted.state, ProjectTrustState::Trusted);
+    let found = load_all_mcp_configs(&project, &options);
+    let s = stdio(&found.configs["s"]);
+    assert_eq!(s.env["K"], "v");
+    assert_eq!(stdio(&found.configs["o"]).args, vec!["t", "--evil"]);
 }

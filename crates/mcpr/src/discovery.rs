@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mcp_runtime::config::{Discovery, ServerState, Warning};
+use mcp_runtime::config::{DiscoveredServer, Discovery, PendingReason, ServerState, Warning};
 
 use crate::cli::GlobalArgs;
 use crate::exit::Failure;
@@ -23,10 +23,16 @@ pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
     for error in discovery.errors.values() {
         eprintln!("warning: {error}");
     }
-    let pending: Vec<&str> = discovery.pending().map(|s| s.name.as_str()).collect();
+    let pending: Vec<String> = discovery
+        .pending()
+        .map(|s| match pending_detail(s, &discovery.cwd) {
+            Some(detail) => format!("{} ({detail})", s.name),
+            None => s.name.clone(),
+        })
+        .collect();
     if !pending.is_empty() {
         eprintln!(
-            "note: project servers pending approval (run `mcpr trust` or pass --trust-project): {}",
+            "note: servers pending approval (run `mcpr trust` or pass --trust-project): {}",
             pending.join(", ")
         );
     }
@@ -50,13 +56,36 @@ pub fn why_not_started(found: &Discovery, name: &str) -> String {
     if let Some(error) = found.errors.get(name) {
         return error.to_string();
     }
-    match found.winner(name).map(|s| &s.state) {
-        Some(ServerState::PendingApproval) => {
-            "it comes from the project's config, which is not trusted yet (run `mcpr trust`)".into()
+    match found.winner(name) {
+        Some(server) if server.state == ServerState::PendingApproval => {
+            match pending_detail(server, &found.cwd) {
+                Some(detail) => format!("it waits for approval: {detail} (run `mcpr trust`)"),
+                None => "it comes from the project's config, which is not trusted yet (run `mcpr trust`)"
+                    .into(),
+            }
         }
-        Some(state) => state.to_string(),
+        Some(server) => server.state.to_string(),
         None => "not configured".into(),
     }
+}
+
+/// Why a pending server waits, naming the files concerned, when discovery knows more than "the
+/// project is not trusted".
+pub fn pending_detail(server: &DiscoveredServer, cwd: &Path) -> Option<String> {
+    let reason = server.pending_reason.as_ref()?;
+    let files: Vec<String> = reason
+        .files()
+        .iter()
+        .map(|f| display_path(f, cwd))
+        .collect();
+    Some(match reason {
+        PendingReason::Changed(_) => {
+            format!("{} changed since the project was trusted", files.join(", "))
+        }
+        PendingReason::ReadsProject(_) => {
+            format!("reads {} from the untrusted project", files.join(", "))
+        }
+    })
 }
 
 /// Print discovery warnings on stderr.

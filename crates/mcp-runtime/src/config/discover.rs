@@ -1,4 +1,4 @@
-//! Discovery (SPEC A2, B1, B4): every AI tool's MCP config, merged by priority, with provenance,
+//! Discovery: every AI tool's MCP config, merged by priority, with provenance,
 //! trust, enablement and warnings that name file, line and column.
 //!
 //! Order: `--config` files, then each provider of `HOSTS.md` by priority (project files before
@@ -6,6 +6,11 @@
 //! definition of a name wins; later ones are kept as `shadowed by <provider>` for display. A
 //! definition that is pending approval does not claim its name, so a cloned repository can
 //! neither start a server nor hide the user's own server of the same name.
+//!
+//! Trust binds to the project's config files and to every file their servers read (`envFile`,
+//! `{file:...}`). A definition from the user's own files that reads a file inside the project
+//! waits for the project's trust as well, so a cloned repository cannot reach a server through
+//! a `.env` that a user config names with `${workspaceFolder}`.
 //!
 //! Enablement of the winner: the mcpr user file's `disabledServers` beats its `enabledServers`,
 //! which beats the entry's own `enabled: false` (or a host's rejection such as Claude's
@@ -31,20 +36,20 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use indexmap::IndexMap;
 
 pub use super::expand::EnvSource;
-use super::expand::{self, Context};
+use super::expand::{self, Context, FileReads};
 use super::formats::{self, Format};
 use super::providers::{
     self, Approvals, Ctx, Doc, Lists, Note, Out, PROVIDERS, RawEntry, explicit,
 };
-use super::trust::{TrustStore, default_store_path, hash_files};
+use super::trust::{TrustStore, default_store_path, file_digest, hash_files};
 use super::{ConfigError, RedactedServer, ServerConfig, Transport, server_from_json};
 
-/// The path of the synthetic error returned when discovery fails as a whole (SPEC A2/A10).
+/// The path of the synthetic error returned when discovery fails as a whole.
 pub const HARD_FAILURE_PATH: &str = ".mcp.json";
 
 /// Whether a definition comes from the user's own files or from the project directory.
@@ -134,8 +139,55 @@ pub struct DiscoveredServer {
     pub line: Option<usize>,
     /// 1-based column of the definition, when known.
     pub column: Option<usize>,
-    /// Whether its file is trusted (user level, `--config`, or an approved project).
+    /// Whether its file is trusted (user level, `--config`, or an approved project), and it
+    /// reads no file of an untrusted project.
     pub trusted: bool,
+    /// The files its values read besides its own config file (`envFile`, `{file:...}`), which
+    /// trust binds to as well.
+    pub reads: Vec<PathBuf>,
+    /// Why it waits for approval, when there is more to say than "the project is not trusted".
+    pub pending_reason: Option<PendingReason>,
+}
+
+/// Why a definition is pending approval, naming the files concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PendingReason {
+    /// These files (its config file or files it reads) changed since the project was trusted.
+    Changed(Vec<PathBuf>),
+    /// A definition outside the project reads these files inside it, and the project is not
+    /// trusted: their content must not reach a server before it is.
+    ReadsProject(Vec<PathBuf>),
+}
+
+impl PendingReason {
+    /// The files concerned.
+    pub fn files(&self) -> &[PathBuf] {
+        match self {
+            PendingReason::Changed(files) | PendingReason::ReadsProject(files) => files,
+        }
+    }
+}
+
+impl fmt::Display for PendingReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let files: Vec<String> = self
+            .files()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        match self {
+            PendingReason::Changed(_) => {
+                write!(
+                    f,
+                    "changed since the project was trusted: {}",
+                    files.join(", ")
+                )
+            }
+            PendingReason::ReadsProject(_) => {
+                write!(f, "reads {} from the untrusted project", files.join(", "))
+            }
+        }
+    }
 }
 
 impl DiscoveredServer {
@@ -189,7 +241,7 @@ impl fmt::Display for Warning {
     }
 }
 
-/// Discovery failed as a whole (SPEC A2): no servers, one synthetic error.
+/// Discovery failed as a whole: no servers, one synthetic error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoveryFailure {
     /// Always [`HARD_FAILURE_PATH`].
@@ -222,10 +274,17 @@ pub enum ProjectTrustState {
 pub struct ProjectTrust {
     /// The project directory (symlinks resolved); the key of the trust store.
     pub root: PathBuf,
-    /// Project-level config files found (the ones hashed).
+    /// The files hashed: the project's config files, every file their servers read
+    /// (`envFile`, `{file:...}`), and the project's files that servers of the user's own configs
+    /// read. A file that could not be read is left out, so its appearance changes the hash.
     pub files: Vec<PathBuf>,
+    /// [`file_digest`](super::trust::file_digest) of each of `files`, in the same order.
+    pub digests: Vec<String>,
     /// [`hash_files`] of them, when there are any.
     pub hash: Option<String>,
+    /// When the state is [`ProjectTrustState::Changed`]: the files added, changed or removed
+    /// since the trust was recorded (empty when the record predates per-file digests).
+    pub changed: Vec<PathBuf>,
     /// Trusted or not, and why.
     pub state: ProjectTrustState,
     /// The trust store used.
@@ -298,7 +357,9 @@ impl Discovery {
             project: ProjectTrust {
                 root: cwd.clone(),
                 files: Vec::new(),
+                digests: Vec::new(),
                 hash: None,
+                changed: Vec::new(),
                 state: ProjectTrustState::NoProjectConfig,
                 store: None,
             },
@@ -335,7 +396,7 @@ pub struct DiscoveryOptions {
     pub trust_project: bool,
     /// The trust store file (default `$XDG_DATA_HOME/mcpr/trust.json`).
     pub trust_store: Option<PathBuf>,
-    /// Filter Exa servers and extract their keys (SPEC A2; default on).
+    /// Filter Exa servers and extract their keys (default on).
     pub filter_exa: bool,
 }
 
@@ -451,7 +512,7 @@ pub fn discover_mcp_servers() -> Discovery {
     load_all_mcp_configs(&cwd, &DiscoveryOptions::default())
 }
 
-/// Read every config source for the project `cwd` (SPEC A2). Never panics: a failure of
+/// Read every config source for the project `cwd`. Never panics: a failure of
 /// discovery as a whole returns no servers and a [`DiscoveryFailure`] at [`HARD_FAILURE_PATH`].
 pub fn load_all_mcp_configs(cwd: &Path, options: &DiscoveryOptions) -> Discovery {
     match catch_unwind(AssertUnwindSafe(|| run(cwd, options))) {
@@ -494,18 +555,15 @@ pub fn trust_project(cwd: &Path, options: &DiscoveryOptions) -> Result<ProjectTr
             path: HARD_FAILURE_PATH.into(),
             message: "cannot locate the trust store: neither XDG_DATA_HOME nor HOME is set".into(),
         })?;
-    let files: Vec<String> = project
+    let files: Vec<(String, String)> = project
         .files
         .iter()
-        .map(|f| {
-            f.strip_prefix(cwd)
-                .unwrap_or(f)
-                .to_string_lossy()
-                .into_owned()
-        })
+        .zip(&project.digests)
+        .map(|(f, digest)| (rel_name(&found.cwd, f), digest.clone()))
         .collect();
-    TrustStore::new(store).trust(&project.root, &hash, &files)?;
+    TrustStore::new(store).trust_files(&project.root, &hash, &files)?;
     project.state = ProjectTrustState::Trusted;
+    project.changed.clear();
     Ok(project)
 }
 
@@ -720,9 +778,68 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
         }
     }
 
-    let project = project_trust(&mut scan, options, &cwd_real, home_real.as_deref());
+    // Expand every valid definition before trust is decided, recording the files each reads:
+    // the trust of the project binds to those files as well as to its config files.
+    let homes: Vec<&Path> = home
+        .iter()
+        .chain(&home_real)
+        .map(PathBuf::as_path)
+        .collect();
+    let mut prepared: Vec<Prepared> = Vec::new();
+    let mut extra: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for (origin, entry) in entries {
+        if entry.level == Level::Project && !options.enable_project_config {
+            continue;
+        }
+        let in_project = entry.level == Level::Project && !entry.trusted_location;
+        let structural =
+            server_from_json(&entry.name, &entry.value).map_err(|e| e.in_file(&entry.path));
+        let reads = FileReads::new();
+        let expanded = structural.as_ref().ok().map(|cfg| {
+            let expand_cx = Context {
+                env: scan.cx.env,
+                home: scan.cx.home,
+                workspace: Some(scan.cx.cwd),
+                config_dir: entry.path.parent(),
+                // A user's file names its `envFile` relative to itself, never to wherever mcpr
+                // runs (which may be a cloned repository).
+                env_file_dir: in_project.then_some(scan.cx.cwd),
+                inputs: entry.inputs.as_deref(),
+                reads: Some(&reads),
+            };
+            expand::expand_server(
+                &entry.name,
+                cfg,
+                entry.syntax,
+                entry.env_file.as_deref(),
+                &expand_cx,
+            )
+            .map_err(|e| e.in_file(&entry.path))
+        });
+        let reads = reads.take();
+        let mut project_reads = Vec::new();
+        for (path, bytes) in &reads {
+            let from_project = is_in_project(path, &scan.cx, &homes);
+            if from_project && !in_project {
+                project_reads.push(path.clone());
+            }
+            if (in_project || from_project) && !extra.iter().any(|(p, _)| p == path) {
+                extra.push((path.clone(), bytes.clone()));
+            }
+        }
+        prepared.push(Prepared {
+            origin,
+            entry,
+            in_project,
+            structural,
+            expanded,
+            reads: reads.into_iter().map(|(p, _)| p).collect(),
+            project_reads,
+        });
+    }
+
+    let project = project_trust(&mut scan, options, &cwd_real, home_real.as_deref(), extra);
     let Scan {
-        cx,
         mut warnings,
         lists,
         ..
@@ -740,18 +857,22 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
     };
     let mut claimed: HashMap<String, usize> = HashMap::new();
 
-    for (origin, entry) in entries {
-        if entry.level == Level::Project && !options.enable_project_config {
-            continue;
-        }
+    for Prepared {
+        origin,
+        entry,
+        in_project,
+        structural,
+        expanded,
+        reads,
+        project_reads,
+    } in prepared
+    {
         let source = ServerSource {
             provider_id: origin.id.to_owned(),
             provider_name: origin.name.to_owned(),
             path: entry.path.clone(),
             level: entry.level,
         };
-        let structural =
-            server_from_json(&entry.name, &entry.value).map_err(|e| e.in_file(&entry.path));
         if let Err(err) = &structural {
             warnings.push(Warning {
                 file: Some(entry.path.clone()),
@@ -762,11 +883,25 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
             });
         }
         let host = origin.provider.map(|i| &approvals[i]);
-        let in_project = entry.level == Level::Project && !entry.trusted_location;
         let host_denied = in_project && host.is_some_and(|a| a.disabled.contains(&entry.name));
-        let trusted = !in_project
-            || result.project.is_trusted()
-            || host.is_some_and(|a| a.approves(&entry.name));
+        let project_trusted = result.project.is_trusted();
+        // A value read from an untrusted project never reaches a server, whoever's file names it.
+        let reads_untrusted = !project_reads.is_empty() && !project_trusted;
+        let trusted = if in_project {
+            project_trusted || host.is_some_and(|a| a.approves(&entry.name))
+        } else {
+            !reads_untrusted
+        };
+        let pending_reason = (!trusted)
+            .then(|| {
+                pending_reason(
+                    &result.project,
+                    &entry.path,
+                    if in_project { &reads } else { &project_reads },
+                    reads_untrusted.then_some(&project_reads),
+                )
+            })
+            .flatten();
         let mut shown = DiscoveredServer {
             name: entry.name.clone(),
             source: source.clone(),
@@ -775,23 +910,15 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
             line: entry.position.map(|p| p.0),
             column: entry.position.map(|p| p.1),
             trusted,
+            reads,
+            pending_reason,
         };
-        let expand_cx = Context {
-            env: cx.env,
-            home: cx.home,
-            workspace: Some(cx.cwd),
-            config_dir: entry.path.parent(),
-            inputs: entry.inputs.as_deref(),
-        };
-        let expand = |cfg: &ServerConfig| {
-            expand::expand_server(
-                &entry.name,
-                cfg,
-                entry.syntax,
-                entry.env_file.as_deref(),
-                &expand_cx,
-            )
-            .map_err(|e| e.in_file(&entry.path))
+        // Every valid definition was expanded above; `None` cannot occur for one.
+        let mut expanded = expanded;
+        let mut expand = |_: &ServerConfig| {
+            expanded
+                .take()
+                .unwrap_or_else(|| Err(ConfigError::invalid(&entry.name, "", "not expanded")))
         };
 
         if options.filter_exa
@@ -875,10 +1002,19 @@ fn project_trust(
     options: &DiscoveryOptions,
     root: &Path,
     home: Option<&Path>,
+    extra: Vec<(PathBuf, Vec<u8>)>,
 ) -> ProjectTrust {
-    let files: Vec<PathBuf> = scan.project_files.iter().map(|(p, _)| p.clone()).collect();
-    let hash = (!files.is_empty()).then(|| hash_files(scan.cx.cwd, &scan.project_files));
+    let mut hashed = std::mem::take(&mut scan.project_files);
+    for (path, bytes) in extra {
+        if !hashed.iter().any(|(p, _)| *p == path) {
+            hashed.push((path, bytes));
+        }
+    }
+    let files: Vec<PathBuf> = hashed.iter().map(|(p, _)| p.clone()).collect();
+    let digests: Vec<String> = hashed.iter().map(|(_, b)| file_digest(b)).collect();
+    let hash = (!files.is_empty()).then(|| hash_files(scan.cx.cwd, &hashed));
     let store = options.trust_store_path();
+    let mut changed = Vec::new();
     let state = if !options.enable_project_config {
         ProjectTrustState::Disabled
     } else if files.is_empty() {
@@ -907,17 +1043,121 @@ fn project_trust(
         match recorded {
             Some(record) if Some(&record.hash) == hash.as_ref() => ProjectTrustState::Trusted,
             _ if options.trust_project => ProjectTrustState::TrustedForRun,
-            Some(_) => ProjectTrustState::Changed,
+            Some(record) => {
+                changed = changed_files(scan.cx.cwd, &files, &digests, &record.digests);
+                ProjectTrustState::Changed
+            }
             None => ProjectTrustState::Untrusted,
         }
     };
     ProjectTrust {
         root: root.to_owned(),
         files,
+        digests,
         hash,
+        changed,
         state,
         store,
     }
+}
+
+/// A definition (with the files it reads) before trust is decided.
+struct Prepared {
+    origin: Origin,
+    entry: RawEntry,
+    /// From a file of the project itself (not trusted by its location).
+    in_project: bool,
+    structural: Result<ServerConfig, ConfigError>,
+    /// The expanded config, for valid definitions.
+    expanded: Option<Result<ServerConfig, ConfigError>>,
+    /// Every file its values read.
+    reads: Vec<PathBuf>,
+    /// For a definition outside the project: the files it reads inside the project.
+    project_reads: Vec<PathBuf>,
+}
+
+/// How a file is named in the trust store: relative to the project when inside it.
+fn rel_name(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The files added, changed or removed since `recorded` (name → digest) was trusted.
+fn changed_files(
+    root: &Path,
+    files: &[PathBuf],
+    digests: &[String],
+    recorded: &std::collections::BTreeMap<String, String>,
+) -> Vec<PathBuf> {
+    if recorded.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = files.iter().map(|f| rel_name(root, f)).collect();
+    let mut changed: Vec<PathBuf> = files
+        .iter()
+        .zip(&names)
+        .zip(digests)
+        .filter(|((_, name), digest)| recorded.get(*name) != Some(*digest))
+        .map(|((file, _), _)| file.clone())
+        .collect();
+    changed.extend(
+        recorded
+            .keys()
+            .filter(|name| !names.contains(name))
+            .map(|name| root.join(name)),
+    );
+    changed
+}
+
+/// Whether `path` lies inside the project directory: as written (`..` resolved) or once
+/// symlinks are resolved, since a link inside a repository points wherever its author chose.
+/// When the project directory holds the home directory (mcpr run from `/` or `/home`), files in
+/// the home are the user's own.
+fn is_in_project(path: &Path, cx: &Ctx<'_>, homes: &[&Path]) -> bool {
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    let real = std::fs::canonicalize(path).ok();
+    let candidates: Vec<&Path> = std::iter::once(lexical.as_path())
+        .chain(real.as_deref())
+        .collect();
+    let inside = |p: &Path| p.starts_with(cx.cwd) || p.starts_with(cx.cwd_real);
+    let in_home = |p: &Path| {
+        homes.iter().any(|home| {
+            p.starts_with(home) && *home != cx.cwd && *home != cx.cwd_real && inside(home)
+        })
+    };
+    candidates.iter().any(|p| inside(p)) && !candidates.iter().all(|p| in_home(p))
+}
+
+/// The reason a definition waits, when it can name files: those of its files that changed since
+/// the project was trusted, else the project files it reads from outside the project.
+fn pending_reason(
+    project: &ProjectTrust,
+    config: &Path,
+    reads: &[PathBuf],
+    project_reads: Option<&Vec<PathBuf>>,
+) -> Option<PendingReason> {
+    if project.state == ProjectTrustState::Changed {
+        let changed: Vec<PathBuf> = std::iter::once(config)
+            .chain(reads.iter().map(PathBuf::as_path))
+            .filter(|f| project.changed.iter().any(|c| c == f))
+            .map(Path::to_owned)
+            .collect();
+        if !changed.is_empty() {
+            return Some(PendingReason::Changed(changed));
+        }
+    }
+    project_reads.map(|files| PendingReason::ReadsProject(files.clone()))
 }
 
 /// The reason of a per-server error without the file (shown next to the file anyway).
@@ -929,7 +1169,7 @@ fn short_reason(err: &ConfigError) -> String {
     }
 }
 
-/// SPEC A2: named `exa` (any case), or a URL / stdio argument pointing at `mcp.exa.ai`.
+/// Named `exa` (any case), or a URL / stdio argument pointing at `mcp.exa.ai`.
 fn is_exa(name: &str, config: &ServerConfig) -> bool {
     name.eq_ignore_ascii_case("exa")
         || match &config.transport {

@@ -1,4 +1,4 @@
-//! Value expansion at discovery time (SPEC B2): `${VAR}`, `${VAR:-default}`, `${env:VAR}` and
+//! Value expansion at discovery time: `${VAR}`, `${VAR:-default}`, `${env:VAR}` and
 //! each host's own syntax (Gemini `$VAR` in `env`, OpenCode `{env:VAR}` / `{file:path}`, VS Code
 //! `${workspaceFolder}` / `${userHome}` / `${input:id}`, Continue `${{ secrets.NAME }}`).
 //!
@@ -15,8 +15,10 @@
 //! assert!(expand_str("${NOPE}", Syntax::STANDARD, &cx).is_err());
 //! ```
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -131,8 +133,63 @@ pub struct Context<'a> {
     pub workspace: Option<&'a Path>,
     /// Relative `{file:...}` paths resolve against it (the config file's directory).
     pub config_dir: Option<&'a Path>,
+    /// Relative `envFile` paths resolve against it; `None` means [`Context::config_dir`]. A
+    /// project's file sets the project directory; a user's file leaves it `None`, so that its
+    /// `envFile` never depends on the directory mcpr happens to run in.
+    pub env_file_dir: Option<&'a Path>,
     /// VS Code `inputs` of the file, by id.
     pub inputs: Option<&'a BTreeMap<String, InputSpec>>,
+    /// When set, every file read (`{file:...}`, `envFile`) is recorded here, so that trust can
+    /// bind to exactly the bytes that went into the values.
+    pub reads: Option<&'a FileReads>,
+}
+
+/// The files read while expanding values, with the bytes read.
+#[derive(Debug, Default)]
+pub struct FileReads(RefCell<Vec<(PathBuf, Vec<u8>)>>);
+
+impl FileReads {
+    /// Nothing read yet.
+    pub fn new() -> Self {
+        FileReads::default()
+    }
+
+    /// The files read so far, in order, with their bytes (each path once).
+    pub fn take(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+
+    fn record(&self, path: &Path, bytes: &[u8]) {
+        let mut reads = self.0.borrow_mut();
+        if !reads.iter().any(|(p, _)| p == path) {
+            reads.push((path.to_owned(), bytes.to_vec()));
+        }
+    }
+}
+
+/// The largest file `{file:...}` or `envFile` may read: these hold a token or a few variables,
+/// and a bound keeps a hostile path (a huge file, `/dev/zero`) from exhausting memory.
+pub const MAX_REFERENCED_FILE: u64 = 1024 * 1024;
+
+/// Read a file named by a config value: a regular file of at most [`MAX_REFERENCED_FILE`]
+/// bytes (a FIFO or device would block or never end), recorded in `cx.reads`.
+fn read_referenced(path: &Path, cx: &Context<'_>) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_REFERENCED_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_REFERENCED_FILE {
+        return Err(format!("larger than {} KiB", MAX_REFERENCED_FILE / 1024));
+    }
+    if let Some(reads) = cx.reads {
+        reads.record(path, &bytes);
+    }
+    Ok(bytes)
 }
 
 impl<'a> Context<'a> {
@@ -143,7 +200,9 @@ impl<'a> Context<'a> {
             home: None,
             workspace: None,
             config_dir: None,
+            env_file_dir: None,
             inputs: None,
+            reads: None,
         }
     }
 }
@@ -337,12 +396,14 @@ fn read_file_ref(path: &str, cx: &Context<'_>) -> Result<String, ExpandError> {
             _ => p.to_owned(),
         }
     };
-    std::fs::read_to_string(&resolved)
+    let file_err = |message: String| ExpandError::File {
+        path: resolved.display().to_string(),
+        message,
+    };
+    let bytes = read_referenced(&resolved, cx).map_err(file_err)?;
+    String::from_utf8(bytes)
         .map(|text| text.trim().to_owned())
-        .map_err(|e| ExpandError::File {
-            path: resolved.display().to_string(),
-            message: e.to_string(),
-        })
+        .map_err(|_| file_err("not valid UTF-8".into()))
 }
 
 /// Index of the `}` closing the `${` whose body starts at `from`, counting nested braces.
@@ -418,17 +479,20 @@ pub(crate) fn expand_server(
             }
             if let Some(file) = env_file {
                 let path = one("envFile", file)?;
-                let path = match cx.workspace {
+                let path = match cx.env_file_dir.or(cx.config_dir) {
                     Some(dir) if Path::new(&path).is_relative() => dir.join(&path),
                     _ => PathBuf::from(&path),
                 };
-                let text = std::fs::read_to_string(&path).map_err(|e| {
+                let invalid = |e: String| {
                     ConfigError::invalid(
                         name,
                         "envFile",
                         format!("cannot read {}: {e}", path.display()),
                     )
-                })?;
+                };
+                let bytes = read_referenced(&path, cx).map_err(invalid)?;
+                let text =
+                    String::from_utf8(bytes).map_err(|_| invalid("not valid UTF-8".into()))?;
                 for (key, value) in parse_env_file(&text) {
                     stdio.env.entry(key).or_insert(value);
                 }
@@ -573,6 +637,47 @@ mod tests {
         };
         assert_eq!(s.args, vec!["1"]);
         assert_eq!(s.env["KEY"], "tok");
+    }
+
+    #[test]
+    fn referenced_files_are_recorded_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("token"), "tok\n").unwrap();
+        std::fs::write(dir.path().join(".env"), "K=v\n").unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; MAX_REFERENCED_FILE as usize + 1]).unwrap();
+        let env = env();
+        let reads = FileReads::new();
+        let cx = Context {
+            config_dir: Some(dir.path()),
+            reads: Some(&reads),
+            ..Context::new(&env)
+        };
+        let opencode = Syntax {
+            opencode: true,
+            ..Syntax::NONE
+        };
+        let cfg = ServerConfig::stdio("x", ["{file:token}"]);
+        let out = expand_server("s", &cfg, opencode, Some(".env"), &cx).unwrap();
+        let Transport::Stdio(s) = out.transport else {
+            panic!()
+        };
+        assert_eq!((s.args[0].as_str(), s.env["K"].as_str()), ("tok", "v"));
+        let read: Vec<PathBuf> = reads.take().into_iter().map(|(p, _)| p).collect();
+        assert_eq!(
+            read,
+            vec![dir.path().join("token"), dir.path().join(".env")]
+        );
+
+        let err = expand_value(&format!("{{file:{}}}", big.display()), opencode, false, &cx)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("larger than"), "{err}");
+        let err = expand_value("{file:/dev/zero}", opencode, false, &cx)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(reads.take().is_empty());
     }
 
     #[test]

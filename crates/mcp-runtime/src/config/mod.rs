@@ -5,9 +5,9 @@
 //! trusted servers resolved at connect time ([`resolve_connect_values`]).
 //!
 //! - [`load_all_mcp_configs`] / [`discover_mcp_servers`]: read every AI tool's MCP config
-//!   (SPEC B1, `HOSTS.md`), with provenance ([`ServerSource`]), trust (SPEC B4) and warnings that
+//!   (`HOSTS.md`), with provenance ([`ServerSource`]), trust and warnings that
 //!   name file, line and column.
-//! - [`expand`]: `${VAR}` and each host's own value syntax (SPEC B2); [`RedactedServer`] shows a
+//! - [`expand`]: `${VAR}` and each host's own value syntax; [`RedactedServer`] shows a
 //!   server without its secrets.
 //! - [`trust`]: the per-project trust store; [`writer`]: mcpr's own config files.
 
@@ -29,8 +29,8 @@ use std::time::Duration;
 
 pub use discover::{
     CliFlags, DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource,
-    HARD_FAILURE_PATH, Level, ProjectTrust, ProjectTrustState, ProviderInfo, ServerSource,
-    ServerState, Warning, discover_mcp_servers, load_all_mcp_configs, provider_list,
+    HARD_FAILURE_PATH, Level, PendingReason, ProjectTrust, ProjectTrustState, ProviderInfo,
+    ServerSource, ServerState, Warning, discover_mcp_servers, load_all_mcp_configs, provider_list,
     revoke_project_trust, trust_project,
 };
 pub use error::ConfigError;
@@ -39,7 +39,7 @@ pub use redact::RedactedServer;
 pub use resolve::{COMMAND_TIMEOUT, resolve_connect_values, resolve_connect_values_with};
 pub use validate::server_from_json;
 
-/// Timeout used when a server's config sets none (SPEC A4: 30 s).
+/// Timeout used when a server's config sets none (30 s).
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
 /// Environment variable that overrides every timeout of every server, in milliseconds.
@@ -267,7 +267,7 @@ impl ServerConfig {
         included && !self.disabled_tools.iter().any(|t| t == name)
     }
 
-    /// A display form with secrets replaced by `***` (SPEC B2). Call it on the unexpanded
+    /// A display form with secrets replaced by `***`. Call it on the unexpanded
     /// config ([`DiscoveredServer::config`]) so that expanded values never appear.
     pub fn redacted(&self) -> RedactedServer {
         RedactedServer::new(self)
@@ -321,7 +321,7 @@ impl ServerConfig {
         values
     }
 
-    /// Bound on the handshake and first `tools/list` (SPEC B5); `None` means unbounded.
+    /// Bound on the handshake and first `tools/list`; `None` means unbounded.
     pub fn startup_timeout(&self) -> Option<Duration> {
         resolve_timeout(
             self.startup_timeout_ms.or(self.timeout_ms),
@@ -329,7 +329,7 @@ impl ServerConfig {
         )
     }
 
-    /// Bound on one tool call (SPEC B5); `None` means unbounded.
+    /// Bound on one tool call; `None` means unbounded.
     pub fn tool_timeout(&self) -> Option<Duration> {
         resolve_timeout(self.tool_timeout_ms.or(self.timeout_ms), env_timeout_ms())
     }

@@ -1,6 +1,6 @@
-//! Connect-time values (SPEC A4 step 4, B2): env and header values that are `!command` (run by
+//! Connect-time values: env and header values that are `!command` (run by
 //! the shell, bounded by [`COMMAND_TIMEOUT`], trimmed stdout, cached per process) or the exact
-//! name of a set environment variable (the seed's behaviour); Codex's `env_vars`,
+//! name of a set environment variable; Codex's `env_vars`,
 //! `bearer_token_env_var` and `env_http_headers`.
 //!
 //! Commands are never run for an untrusted server. This is blocking code (it may wait for a
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::expand::EnvSource;
 use super::{ConfigError, ServerConfig, Transport};
 
-/// Bound on one `!command` (SPEC B2: 10 s).
+/// Bound on one `!command` (10 s).
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Resolve connect-time values against the process environment. See

@@ -1,7 +1,9 @@
-//! Project trust (SPEC B4): servers from config files inside a project directory (files that can
+//! Project trust: servers from config files inside a project directory (files that can
 //! arrive with a cloned repository) start only once the user trusts that project. Trust is
-//! recorded per project path and bound to a SHA-256 hash of the project's config files, so a
-//! changed (or added, or removed) file asks again.
+//! recorded per project path and bound to a SHA-256 hash of the project's config files and of
+//! every file their servers read (`envFile`, `{file:...}`, and project files that a user's own
+//! config reads), so a changed (or added, or removed) file asks again. Each file's own digest is
+//! kept too, so that the file that changed can be named.
 //!
 //! The store is one small JSON file, `$XDG_DATA_HOME/mcpr/trust.json` (default
 //! `~/.local/share/mcpr/trust.json`), mode 0600, replaced atomically (temp file + rename).
@@ -23,6 +25,7 @@
 //! assert!(store.revoke(&project).unwrap());
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -65,10 +68,18 @@ pub fn hash_files(root: &Path, files: &[(PathBuf, Vec<u8>)]) -> String {
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
     }
-    let digest = hasher.finalize();
+    to_hex(&hasher.finalize())
+}
+
+/// SHA-256 of one file's bytes, as `sha256:<hex>`.
+pub fn file_digest(bytes: &[u8]) -> String {
+    to_hex(&Sha256::digest(bytes))
+}
+
+fn to_hex(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(7 + digest.len() * 2);
     hex.push_str("sha256:");
-    for byte in digest.iter() {
+    for byte in digest {
         hex.push_str(&format!("{byte:02x}"));
     }
     hex
@@ -83,6 +94,9 @@ pub struct TrustRecord {
     pub trusted_at: u64,
     /// The files that were hashed, relative to the project (for display).
     pub files: Vec<String>,
+    /// [`file_digest`] of each file when it was trusted, by the name in `files` (empty in
+    /// records written before digests were kept).
+    pub digests: BTreeMap<String, String>,
 }
 
 /// The trust store file.
@@ -156,6 +170,15 @@ impl TrustStore {
                             .collect()
                     })
                     .unwrap_or_default(),
+                digests: record
+                    .get("digests")
+                    .and_then(Value::as_object)
+                    .map(|d| {
+                        d.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             })
         }))
     }
@@ -167,15 +190,47 @@ impl TrustStore {
 
     /// Trust `project` as its config files are now (`hash` from [`hash_files`]).
     pub fn trust(&self, project: &Path, hash: &str, files: &[String]) -> Result<(), ConfigError> {
+        let files: Vec<(String, Option<String>)> =
+            files.iter().map(|f| (f.clone(), None)).collect();
+        self.record(project, hash, &files)
+    }
+
+    /// Like [`TrustStore::trust`], also keeping each file's [`file_digest`] (`(name, digest)`),
+    /// so that a later change can name the file.
+    pub fn trust_files(
+        &self,
+        project: &Path,
+        hash: &str,
+        files: &[(String, String)],
+    ) -> Result<(), ConfigError> {
+        let files: Vec<(String, Option<String>)> = files
+            .iter()
+            .map(|(f, d)| (f.clone(), Some(d.clone())))
+            .collect();
+        self.record(project, hash, &files)
+    }
+
+    fn record(
+        &self,
+        project: &Path,
+        hash: &str,
+        files: &[(String, Option<String>)],
+    ) -> Result<(), ConfigError> {
         let mut projects = self.read()?;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        projects.insert(
-            Self::key(project),
-            json!({"hash": hash, "trusted_at": now, "files": files}),
-        );
+        let names: Vec<&String> = files.iter().map(|(f, _)| f).collect();
+        let digests: Map<String, Value> = files
+            .iter()
+            .filter_map(|(f, d)| Some((f.clone(), Value::from(d.clone()?))))
+            .collect();
+        let mut record = json!({"hash": hash, "trusted_at": now, "files": names});
+        if !digests.is_empty() {
+            record["digests"] = Value::Object(digests);
+        }
+        projects.insert(Self::key(project), record);
         self.write(projects)
     }
 
@@ -227,6 +282,14 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+        assert!(record.digests.is_empty());
+        let digest = file_digest(b"{}");
+        store
+            .trust_files(p, "sha256:2", &[(".env".into(), digest.clone())])
+            .unwrap();
+        let record = store.get(p).unwrap().unwrap();
+        assert_eq!(record.files, vec![".env".to_owned()]);
+        assert_eq!(record.digests[".env"], digest);
         assert!(store.revoke(p).unwrap());
         assert!(!store.revoke(p).unwrap());
         std::fs::write(store.path(), "{\n  \"projects\": [\n").unwrap();

@@ -144,7 +144,7 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
     })
 }
 
-/// The `oauth` block (Claude Code), or an `auth` block with `type: oauth` (the seed's shape,
+/// The `oauth` block (Claude Code), or an `auth` block with `type: oauth` (an older mcpr shape,
 /// same keys). `auth: {type: none}` or no block at all gives `None`.
 fn oauth_from_json<F: Fn(&str, String) -> ConfigError>(
     entry: &Map<String, Value>,
@@ -413,7 +413,7 @@ mod tests {
     }
 
     #[test]
-    fn oauth_blocks_in_claude_and_seed_shapes() {
+    fn oauth_blocks_in_claude_and_auth_shapes() {
         let oauth = |entry: Value| match server_from_json("s", &entry).unwrap().transport {
             Transport::Http(http) => http.oauth,
             Transport::Stdio(_) => panic!("expected http"),
@@ -428,14 +428,14 @@ mod tests {
         assert_eq!(claude.callback_port, Some(8765));
         assert_eq!(claude.scopes, ["read", "write"]);
         assert_eq!(claude.grant, OAuthGrant::AuthorizationCode);
-        let seed = oauth(json!({
+        let auth = oauth(json!({
             "url": "https://h/mcp",
             "auth": {"type": "oauth", "clientId": "m", "privateKeyFile": "/k.pem",
                      "grantType": "client_credentials", "scopes": ["a"]}
         }))
         .unwrap();
-        assert_eq!(seed.grant, OAuthGrant::ClientCredentials);
-        assert_eq!(seed.private_key, Some(PrivateKey::File("/k.pem".into())));
+        assert_eq!(auth.grant, OAuthGrant::ClientCredentials);
+        assert_eq!(auth.private_key, Some(PrivateKey::File("/k.pem".into())));
         assert!(oauth(json!({"url": "https://h/mcp", "auth": {"type": "none"}})).is_none());
         assert!(oauth(json!({"url": "https://h/mcp"})).is_none());
     }

@@ -1,6 +1,7 @@
 //! `mcpr servers [--all] [--json]`: every MCP server of every AI tool, one line each — name,
-//! transport, command or URL (secrets redacted), provider and file, level, state. Problems met
-//! while reading configs go to stderr with file:line:column.
+//! transport, command or URL (secrets redacted), provider and file, level, state (a server that
+//! waits for approval names the file that changed or that it reads from an untrusted project).
+//! Problems met while reading configs go to stderr with file:line:column.
 
 use std::path::Path;
 
@@ -63,6 +64,9 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
         .iter()
         .map(|s| {
             let mut state = s.state.to_string();
+            if let Some(detail) = crate::discovery::pending_detail(s, &found.cwd) {
+                state.push_str(&format!(" ({detail})"));
+            }
             if let Some(login) = login_of(&found, s, store.as_ref())
                 && login != AuthStatus::NotLoggedIn
             {
@@ -118,8 +122,22 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
     let pending = found.pending().count();
     if pending > 0 {
         let why = match found.project.state {
-            ProjectTrustState::Changed => "the project's MCP config changed since you trusted it",
-            _ => "the project's MCP config is not trusted yet",
+            ProjectTrustState::Changed if !found.project.changed.is_empty() => {
+                let files: Vec<String> = found
+                    .project
+                    .changed
+                    .iter()
+                    .map(|f| display_path(f, &found.cwd))
+                    .collect();
+                format!(
+                    "the project's files changed since you trusted it ({})",
+                    files.join(", ")
+                )
+            }
+            ProjectTrustState::Changed => {
+                "the project's files changed since you trusted it".to_owned()
+            }
+            _ => "the project's files are not trusted yet".to_owned(),
         };
         eprintln!("{pending} server(s) pending approval: {why}; review them and run `mcpr trust`");
     }
@@ -180,6 +198,8 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
                 "column": s.column,
                 "level": s.source.level.as_str(),
                 "state": s.state.to_string(),
+                "pending_reason": s.pending_reason.as_ref().map(ToString::to_string),
+                "reads": s.reads,
                 "enabled": s.state == ServerState::Enabled,
                 "trusted": s.trusted,
                 "login": login_of(found, s, store.as_ref()),
@@ -199,6 +219,7 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
             "root": found.project.root,
             "files": found.project.files,
             "hash": found.project.hash,
+            "changed": found.project.changed,
             "trusted": found.project.is_trusted(),
             "state": format!("{:?}", found.project.state),
         },

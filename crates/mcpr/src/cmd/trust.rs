@@ -1,5 +1,6 @@
-//! `mcpr trust [--revoke]`: trust the project's MCP config files as they are now (SPEC B4), so
-//! the servers they define may start; a later change to any of them asks again.
+//! `mcpr trust [--revoke]`: trust the project's MCP config files, and the files their servers
+//! read (`envFile`, `{file:...}`, or a project file that a user's own config reads), as they are
+//! now, so the servers may start; a later change to any of them asks again.
 
 use mcp_runtime::config::{
     DiscoveryOptions, ProjectTrustState, load_all_mcp_configs, revoke_project_trust, trust_project,
@@ -80,12 +81,12 @@ pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
     }
     let pending: Vec<_> = before.pending().collect();
     let project = trust_project(&cwd, &options).map_err(Failure::internal)?;
-    println!("Trusted {} with these config files:", tilde(&project.root));
+    println!("Trusted {} with these files:", tilde(&project.root));
     for file in &project.files {
         println!("  {}", display_path(file, &cwd));
     }
     if !pending.is_empty() {
-        println!("Servers from the project that may now start:");
+        println!("Servers that may now start:");
         for server in pending {
             let target = server.redacted().map(|r| r.target()).unwrap_or_default();
             println!(

@@ -8,7 +8,7 @@
 //! (where Claude Code records the answer to its approval dialog, per project) and
 //! `~/.claude/settings*.json`. The project's own `.claude/settings*.json` can arrive with a
 //! cloned repository, so there they may only *reject* servers: a repository must not be able
-//! to approve itself (SPEC B4).
+//! to approve itself.
 
 use std::path::PathBuf;
 

@@ -260,7 +260,7 @@ pub(crate) fn no_approvals(_: &Ctx<'_>, _: &mut Vec<(PathBuf, Note)>) -> Approva
     Approvals::default()
 }
 
-/// Every provider, highest priority first (SPEC B1, `HOSTS.md`).
+/// Every provider, highest priority first (`HOSTS.md`).
 pub(crate) const PROVIDERS: &[Provider] = &[
     mcpr::PROVIDER,
     omp::PROVIDER,

@@ -1,0 +1,243 @@
+//! Trust covers every file that decides what runs: the files a project's servers read
+//! (`envFile`, OpenCode's `{file:...}`) and the project files a user's own config reads. Each
+//! test runs the real `mcpr` binary in its own home and project; its servers are shell scripts
+//! that record their environment in a marker file and then run `mcpr mock`, so a marker that
+//! is absent proves that no process was spawned.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use support::{MCPR, isolate_env, temp_dir};
+
+/// A fresh home with an empty project directory inside.
+struct Machine {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Machine {
+    fn new() -> Self {
+        let tmp = temp_dir();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let project = root.join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        Machine {
+            _tmp: tmp,
+            home,
+            project,
+        }
+    }
+
+    /// Write `text` to `rel` (`~/...` in the home, else in the project).
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = match rel.strip_prefix("~/") {
+            Some(rest) => self.home.join(rest),
+            None => self.project.join(rel),
+        };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Run `mcpr` in the project, with every config location inside this home.
+    fn mcpr(&self, args: &[&str]) -> Output {
+        let mut command = Command::new(MCPR);
+        command
+            .args(args)
+            .current_dir(&self.project)
+            .stdin(Stdio::null());
+        isolate_env(&mut command, &self.home);
+        command.output().expect("run mcpr")
+    }
+
+    /// Where the server `name` records its environment when it starts.
+    fn marker(&self, name: &str) -> PathBuf {
+        self.home.join(format!("started-{name}"))
+    }
+
+    /// A shell script that records its environment in the marker of `name`, then serves MCP.
+    fn script(&self, name: &str) -> String {
+        format!(
+            "env > '{}'; exec '{MCPR}' mock",
+            self.marker(name).display()
+        )
+    }
+
+    /// The environment the server `name` started with, if it started; the marker is removed.
+    fn started(&self, name: &str) -> Option<String> {
+        let marker = self.marker(name);
+        let text = std::fs::read_to_string(&marker).ok()?;
+        std::fs::remove_file(&marker).unwrap();
+        Some(text)
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn all(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// The line of `mcpr servers` that shows `name`.
+fn servers_row(machine: &Machine, name: &str) -> String {
+    let out = machine.mcpr(&["servers"]);
+    assert!(out.status.success(), "{}", all(&out));
+    text(&out.stdout)
+        .lines()
+        .find(|line| line.starts_with(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no row for {name}:\n{}", all(&out)))
+        .to_owned()
+}
+
+fn assert_pending(machine: &Machine, name: &str, detail: &str) {
+    let row = servers_row(machine, name);
+    assert!(
+        row.contains("pending approval") && row.contains(detail),
+        "{name}: {row}"
+    );
+    let out = machine.mcpr(&["tools"]);
+    assert!(
+        machine.started(name).is_none(),
+        "{name} was started: {}",
+        all(&out)
+    );
+}
+
+#[test]
+fn a_changed_env_file_asks_again_and_starts_nothing() {
+    let m = Machine::new();
+    m.write(
+        ".vscode/mcp.json",
+        &serde_json::json!({"servers": {"probe": {
+            "type": "stdio",
+            "command": "/bin/sh",
+            "args": ["-c", m.script("probe")],
+            "envFile": "${workspaceFolder}/.env",
+        }}})
+        .to_string(),
+    );
+    m.write(".env", "GREETING=hello\n");
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    let env = m
+        .started("probe")
+        .unwrap_or_else(|| panic!("{}", all(&out)));
+    assert!(env.contains("GREETING=hello"), "{env}");
+
+    // A pull changes nothing but the `.env` the trusted config reads.
+    m.write(".env", "GREETING=hello\nMCPR_INJECTED=from-the-pull\n");
+    assert_pending(&m, "probe", ".env changed since the project was trusted");
+    let out = m.mcpr(&["call", "probe", "echo", r#"{"text": "x"}"#]);
+    assert!(!out.status.success(), "{}", all(&out));
+    assert!(all(&out).contains(".env"), "{}", all(&out));
+    assert!(m.started("probe").is_none());
+
+    // Trusting the new content (`mcpr trust` lists the file) starts it again, with the new
+    // values.
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(text(&out.stdout).contains(".env"), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    let env = m
+        .started("probe")
+        .unwrap_or_else(|| panic!("{}", all(&out)));
+    assert!(env.contains("MCPR_INJECTED=from-the-pull"), "{env}");
+}
+
+#[test]
+fn a_changed_file_substitution_asks_again_and_starts_nothing() {
+    let m = Machine::new();
+    m.write(
+        "opencode.json",
+        r#"{"mcp": {"probe": {"type": "local", "command": ["/bin/sh", "-c", "{file:run.sh}"], "environment": {"TOKEN": "{file:token}"}}}}"#,
+    );
+    m.write("run.sh", &m.script("probe"));
+    m.write("token", "t0");
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    let env = m
+        .started("probe")
+        .unwrap_or_else(|| panic!("{}", all(&out)));
+    assert!(env.contains("TOKEN=t0"), "{env}");
+
+    // The file spliced into `command` changes to run something else.
+    m.write("run.sh", &m.script("evil"));
+    assert_pending(&m, "probe", "run.sh changed since the project was trusted");
+    assert!(m.started("evil").is_none());
+    // Likewise a file spliced into `environment`.
+    m.write("run.sh", &m.script("probe"));
+    m.write("token", "t1");
+    assert_pending(&m, "probe", "token changed since the project was trusted");
+}
+
+/// The cloned repository has no MCP config at all, only a `.env` that sets a marker variable;
+/// the user's own Cursor config names one server `server` whose `envFile` is `env_file`.
+fn user_config_with_env_file(env_file: &str) -> Machine {
+    let m = Machine::new();
+    m.write(".env", "MCPR_INJECTED=from-the-repository\n");
+    m.write("~/.cursor/.env", "OWN=mine\n");
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": {
+            "command": "/bin/sh",
+            "args": ["-c", m.script("server")],
+            "envFile": env_file,
+        }}})
+        .to_string(),
+    );
+    m
+}
+
+#[test]
+fn a_relative_env_file_of_a_user_config_is_read_next_to_it() {
+    let m = user_config_with_env_file(".env");
+    let out = m.mcpr(&["tools"]);
+    let env = m
+        .started("server")
+        .unwrap_or_else(|| panic!("{}", all(&out)));
+    assert!(
+        !env.contains("MCPR_INJECTED"),
+        "the project's .env was loaded"
+    );
+    assert!(env.contains("OWN=mine"), "{env}");
+}
+
+#[test]
+fn a_user_config_reads_a_project_env_file_only_once_the_project_is_trusted() {
+    let m = user_config_with_env_file("${workspaceFolder}/.env");
+    let out = m.mcpr(&["tools"]);
+    assert!(
+        m.started("server").is_none(),
+        "the untrusted project's .env was loaded: {}",
+        all(&out)
+    );
+    assert!(
+        text(&out.stderr).contains("server (reads .env from the untrusted project)"),
+        "{}",
+        all(&out)
+    );
+    assert_pending(&m, "server", "reads .env from the untrusted project");
+
+    // Once the user trusts the project, the server starts with the project's `.env`.
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(text(&out.stdout).contains(".env"), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    let env = m
+        .started("server")
+        .unwrap_or_else(|| panic!("{}", all(&out)));
+    assert!(env.contains("MCPR_INJECTED=from-the-repository"), "{env}");
+
+    // ... and the trust binds to that `.env`.
+    m.write(".env", "MCPR_INJECTED=changed\n");
+    assert_pending(&m, "server", ".env changed since the project was trusted");
+}
