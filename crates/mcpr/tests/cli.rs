@@ -358,3 +358,49 @@ fn sigterm_during_start_up_leaves_no_process() {
     assert!(wait_dead(a, Duration::from_secs(5)), "server a survived");
     assert!(wait_dead(b, Duration::from_secs(5)), "server b survived");
 }
+
+#[test]
+fn sigkill_of_the_gateway_leaves_no_grandchild() {
+    let dir = temp_dir();
+    let grandchild_file = dir.path().join("grandchild.pid");
+    let server_file = dir.path().join("server.pid");
+    let config = config_file(
+        dir.path(),
+        &[(
+            "npx_like",
+            &[
+                "--grandchild",
+                grandchild_file.to_str().unwrap(),
+                "--pid-file",
+                server_file.to_str().unwrap(),
+            ],
+        )],
+    );
+    // stdin stays open, so only the kill ends the gateway.
+    let mut command = mcpr_command(&["--config", config.to_str().unwrap(), "serve"]);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut gateway = support::ChildGuard::spawn(&mut command);
+    let grandchild = read_pid(&grandchild_file);
+    let server = read_pid(&server_file);
+
+    // SAFETY: plain kill(2) on our own child: nothing of the gateway runs after this.
+    unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
+    let _ = gateway.0.wait();
+
+    let server_gone = wait_dead(server, Duration::from_secs(20));
+    let grandchild_gone = wait_dead(grandchild, Duration::from_secs(20));
+    for (pid, gone) in [(server, server_gone), (grandchild, grandchild_gone)] {
+        if !gone {
+            // SAFETY: the test's own stray process; do not leave it behind.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+    assert!(server_gone, "the server outlived the killed gateway");
+    assert!(
+        grandchild_gone,
+        "the server's child outlived the killed gateway"
+    );
+}

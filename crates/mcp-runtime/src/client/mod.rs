@@ -12,7 +12,8 @@
 //! Modules: `stdio` (the child process), `remote` (choosing an HTTP transport), `http` (the
 //! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
 //! transports and their event streams), `handler` (our side of the protocol), `elicitation`
-//! (the host callback's types), `types` (what calls return), `error`.
+//! (the host callback's types), `types` (what calls return), `watchdog` (kills a server's
+//! process group when the host dies), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -40,6 +41,7 @@ mod sse;
 mod stdio;
 mod streamable_http;
 mod types;
+mod watchdog;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
