@@ -404,3 +404,33 @@ fn sigkill_of_the_gateway_leaves_no_grandchild() {
         "the server's child outlived the killed gateway"
     );
 }
+
+#[test]
+fn a_tool_listed_twice_is_shown_once_with_a_warning() {
+    let dir = temp_dir();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        json!([
+            {"name": "twice", "description": "first"},
+            {"name": "twice", "description": "second"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let config = config_file(
+        dir.path(),
+        &[("dup", &["--tool-file", tools.to_str().unwrap()])],
+    );
+    let out = mcpr(&["tools", "--config", config.to_str().unwrap(), "--json"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let twice: Vec<&Value> = listed.iter().filter(|t| t["tool"] == "twice").collect();
+    assert_eq!(twice.len(), 1, "{listed:?}");
+    assert_eq!(twice[0]["description"], "first");
+    assert!(
+        stderr.contains("`dup`") && stderr.contains("`twice`") && stderr.contains("more than once"),
+        "{stderr}"
+    );
+}
