@@ -434,3 +434,72 @@ fn a_tool_listed_twice_is_shown_once_with_a_warning() {
         "{stderr}"
     );
 }
+
+/// What a hostile server puts in its texts: a window-title change and a screen clear.
+const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+
+/// A tool file whose tool has escape sequences in its description and in its error result.
+fn evil_tool_file(dir: &Path) -> PathBuf {
+    let path = dir.join("evil-tools.json");
+    let tools = json!([{
+        "name": "evil",
+        "description": format!("looks harmless {EVIL} really"),
+        "result": {"content": [{"type": "text", "text": format!("tool failed {EVIL}")}], "isError": true}
+    }]);
+    std::fs::write(&path, tools.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn escape_sequences_from_servers_never_reach_the_terminal_raw() {
+    let dir = temp_dir();
+    let tools = evil_tool_file(dir.path());
+    let fail = format!("cannot start {EVIL}");
+    let config = config_file(
+        dir.path(),
+        &[
+            ("evil", &["--tool-file", tools.to_str().unwrap()]),
+            ("broken", &["--stderr", EVIL, "--fail-init", &fail]),
+        ],
+    );
+    let config = config.to_str().unwrap();
+    let raw = |out: &Output| {
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            !all.contains('\u{1b}') && !all.contains('\u{7}'),
+            "raw control bytes in:\n{all:?}"
+        );
+        all
+    };
+
+    // Human-readable: the description, the stderr tail and errors are escaped.
+    let all = raw(&mcpr(&["tools", "--config", config]));
+    assert!(
+        all.contains("looks harmless \\u{1b}]0;pwned\\u{7}"),
+        "{all}"
+    );
+    assert!(all.contains("cannot start \\u{1b}"), "{all}");
+    let all = raw(&mcpr(&["status", "--config", config]));
+    assert!(
+        all.contains("| cannot start \\u{1b}]0;pwned"),
+        "stderr tail:\n{all}"
+    );
+    let out = mcpr(&["call", "--config", config, "evil", "evil"]);
+    assert_eq!(out.status.code(), Some(1));
+    let all = raw(&out);
+    assert!(
+        all.contains("tool failed \\u{1b}]0;pwned\\u{7}\\u{1b}[2J"),
+        "{all}"
+    );
+    let all = raw(&mcpr(&["call", "--config", config, "broken", "anything"]));
+    assert!(all.contains("cannot start \\u{1b}"), "{all}");
+
+    // JSON keeps the text, as JSON escapes.
+    let out = mcpr(&["tools", "--config", config, "--json"]);
+    assert!(text(&out.stdout).contains("looks harmless \\u001b]0;pwned\\u0007"));
+    assert!(!text(&out.stdout).contains('\u{1b}'));
+    let out = mcpr(&["call", "--config", config, "--json", "evil", "evil"]);
+    let result: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(result["content"][0]["text"], format!("tool failed {EVIL}"));
+    assert!(!text(&out.stdout).contains('\u{1b}'));
+}
