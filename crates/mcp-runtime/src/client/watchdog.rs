@@ -121,13 +121,17 @@ unsafe fn watch(read_fd: libc::c_int, pgid: libc::pid_t, last_fd: libc::c_int) -
 unsafe fn close_from(first: libc::c_int, last_fd: libc::c_int) {
     #[cfg(target_os = "linux")]
     {
+        const NO_FLAGS: libc::c_long = 0;
+        // Read by the kernel as an unsigned int: the highest descriptor there is.
+        const TO_THE_LAST: libc::c_long = -1;
         // SAFETY: close_range takes plain integers.
         if unsafe {
+            // Passed as longs, the width `syscall` reads.
             libc::syscall(
                 libc::SYS_close_range,
-                first as libc::c_uint,
-                libc::c_uint::MAX,
-                0,
+                libc::c_long::from(first),
+                TO_THE_LAST,
+                NO_FLAGS,
             )
         } == 0
         {
