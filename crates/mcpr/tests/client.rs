@@ -570,3 +570,27 @@ async fn a_tool_listed_twice_is_offered_once_first_wins() {
     assert_eq!(twice[0].description.as_deref(), Some("first"));
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_tool_list_past_the_byte_cap_is_refused() {
+    // 65 tools of 1 MiB each, five to a page: every page is modest, the whole is not.
+    let dir = temp_dir();
+    let file = dir.path().join("big-tools.json");
+    let description = "x".repeat(1 << 20);
+    let tools: Vec<Value> = (0..65)
+        .map(|i| json!({"name": format!("big_{i}"), "description": description}))
+        .collect();
+    std::fs::write(&file, Value::Array(tools).to_string()).unwrap();
+    let client = connect(&mock(&[
+        "--tool-file",
+        file.to_str().unwrap(),
+        "--page-size",
+        "5",
+    ]))
+    .await
+    .unwrap();
+    let message = client.list_tools().await.unwrap_err().to_string();
+    assert!(message.contains("server `mock`"), "{message}");
+    assert!(message.contains("more than 64 MiB"), "{message}");
+    client.close().await;
+}

@@ -159,6 +159,19 @@ mod tests {
     }
 
     #[test]
+    fn a_caller_that_lags_loses_updates_instead_of_growing_memory() {
+        let router = Arc::new(ProgressRouter::default());
+        let (tx, mut rx) = mpsc::channel(2);
+        let _route = router.register("1".into(), tx);
+        for i in 0..100 {
+            router.deliver("1".into(), update(i as f64));
+        }
+        assert_eq!(rx.try_recv().map(|u| u.progress), Ok(0.0));
+        assert_eq!(rx.try_recv().map(|u| u.progress), Ok(1.0));
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
     fn early_notifications_are_bounded() {
         let router = ProgressRouter::default();
         for i in 0..(EARLY_LIMIT * 2) {
