@@ -171,7 +171,7 @@ impl LiveView {
                     true,
                 ),
                 ManagerEvent::Failed { server, error, .. } => {
-                    let first = error.lines().next().unwrap_or_default();
+                    let first = crate::term::line(error.lines().next().unwrap_or_default());
                     (format!("{server:width$}  failed: {first}"), true)
                 }
                 ManagerEvent::Reconnecting {

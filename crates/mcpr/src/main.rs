@@ -8,6 +8,7 @@ mod exit;
 mod logging;
 mod mock;
 mod shutdown;
+mod term;
 
 use clap::Parser;
 
@@ -55,7 +56,8 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code.into(),
         Err(failure) => {
-            eprintln!("mcpr: {failure}");
+            // Failures quote servers (error bodies, stderr lines).
+            eprintln!("mcpr: {}", term::text(&failure.to_string()));
             failure.code.into()
         }
     }

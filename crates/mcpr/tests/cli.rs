@@ -358,3 +358,148 @@ fn sigterm_during_start_up_leaves_no_process() {
     assert!(wait_dead(a, Duration::from_secs(5)), "server a survived");
     assert!(wait_dead(b, Duration::from_secs(5)), "server b survived");
 }
+
+#[test]
+fn sigkill_of_the_gateway_leaves_no_grandchild() {
+    let dir = temp_dir();
+    let grandchild_file = dir.path().join("grandchild.pid");
+    let server_file = dir.path().join("server.pid");
+    let config = config_file(
+        dir.path(),
+        &[(
+            "npx_like",
+            &[
+                "--grandchild",
+                grandchild_file.to_str().unwrap(),
+                "--pid-file",
+                server_file.to_str().unwrap(),
+            ],
+        )],
+    );
+    // stdin stays open, so only the kill ends the gateway.
+    let mut command = mcpr_command(&["--config", config.to_str().unwrap(), "serve"]);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut gateway = support::ChildGuard::spawn(&mut command);
+    let grandchild = read_pid(&grandchild_file);
+    let server = read_pid(&server_file);
+
+    // SAFETY: plain kill(2) on our own child: nothing of the gateway runs after this.
+    unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
+    let _ = gateway.0.wait();
+
+    let server_gone = wait_dead(server, Duration::from_secs(20));
+    let grandchild_gone = wait_dead(grandchild, Duration::from_secs(20));
+    for (pid, gone) in [(server, server_gone), (grandchild, grandchild_gone)] {
+        if !gone {
+            // SAFETY: the test's own stray process; do not leave it behind.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+    assert!(server_gone, "the server outlived the killed gateway");
+    assert!(
+        grandchild_gone,
+        "the server's child outlived the killed gateway"
+    );
+}
+
+#[test]
+fn a_tool_listed_twice_is_shown_once_with_a_warning() {
+    let dir = temp_dir();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        json!([
+            {"name": "twice", "description": "first"},
+            {"name": "twice", "description": "second"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let config = config_file(
+        dir.path(),
+        &[("dup", &["--tool-file", tools.to_str().unwrap()])],
+    );
+    let out = mcpr(&["tools", "--config", config.to_str().unwrap(), "--json"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let twice: Vec<&Value> = listed.iter().filter(|t| t["tool"] == "twice").collect();
+    assert_eq!(twice.len(), 1, "{listed:?}");
+    assert_eq!(twice[0]["description"], "first");
+    assert!(
+        stderr.contains("`dup`") && stderr.contains("`twice`") && stderr.contains("more than once"),
+        "{stderr}"
+    );
+}
+
+/// What a hostile server puts in its texts: a window-title change and a screen clear.
+const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+
+/// A tool file whose tool has escape sequences in its description and in its error result.
+fn evil_tool_file(dir: &Path) -> PathBuf {
+    let path = dir.join("evil-tools.json");
+    let tools = json!([{
+        "name": "evil",
+        "description": format!("looks harmless {EVIL} really"),
+        "result": {"content": [{"type": "text", "text": format!("tool failed {EVIL}")}], "isError": true}
+    }]);
+    std::fs::write(&path, tools.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn escape_sequences_from_servers_never_reach_the_terminal_raw() {
+    let dir = temp_dir();
+    let tools = evil_tool_file(dir.path());
+    let fail = format!("cannot start {EVIL}");
+    let config = config_file(
+        dir.path(),
+        &[
+            ("evil", &["--tool-file", tools.to_str().unwrap()]),
+            ("broken", &["--stderr", EVIL, "--fail-init", &fail]),
+        ],
+    );
+    let config = config.to_str().unwrap();
+    let raw = |out: &Output| {
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            !all.contains('\u{1b}') && !all.contains('\u{7}'),
+            "raw control bytes in:\n{all:?}"
+        );
+        all
+    };
+
+    // Human-readable: the description, the stderr tail and errors are escaped.
+    let all = raw(&mcpr(&["tools", "--config", config]));
+    assert!(
+        all.contains("looks harmless \\u{1b}]0;pwned\\u{7}"),
+        "{all}"
+    );
+    assert!(all.contains("cannot start \\u{1b}"), "{all}");
+    let all = raw(&mcpr(&["status", "--config", config]));
+    assert!(
+        all.contains("| cannot start \\u{1b}]0;pwned"),
+        "stderr tail:\n{all}"
+    );
+    let out = mcpr(&["call", "--config", config, "evil", "evil"]);
+    assert_eq!(out.status.code(), Some(1));
+    let all = raw(&out);
+    assert!(
+        all.contains("tool failed \\u{1b}]0;pwned\\u{7}\\u{1b}[2J"),
+        "{all}"
+    );
+    let all = raw(&mcpr(&["call", "--config", config, "broken", "anything"]));
+    assert!(all.contains("cannot start \\u{1b}"), "{all}");
+
+    // JSON keeps the text, as JSON escapes.
+    let out = mcpr(&["tools", "--config", config, "--json"]);
+    assert!(text(&out.stdout).contains("looks harmless \\u001b]0;pwned\\u0007"));
+    assert!(!text(&out.stdout).contains('\u{1b}'));
+    let out = mcpr(&["call", "--config", config, "--json", "evil", "evil"]);
+    let result: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(result["content"][0]["text"], format!("tool failed {EVIL}"));
+    assert!(!text(&out.stdout).contains('\u{1b}'));
+}

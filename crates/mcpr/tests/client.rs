@@ -465,7 +465,7 @@ async fn concurrent_calls_each_get_their_own_answer() {
 
 #[tokio::test]
 async fn list_changed_notifications_reach_the_event_channel() {
-    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let (events, mut received) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
     let options = ConnectOptions {
         events: Some(events),
         ..ConnectOptions::default()
@@ -477,5 +477,120 @@ async fn list_changed_notifications_reach_the_event_channel() {
         .await
         .expect("a list_changed within 10 s");
     assert_eq!(event, Some(mcp_runtime::client::ClientEvent::ToolsChanged));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_notification_flood_is_bounded_and_calls_still_work() {
+    use mcp_runtime::client::{ClientEvent, EVENT_BUFFER};
+    // Nobody reads either channel during the flood: only their bounds limit what is queued.
+    let (events, mut received) = tokio::sync::mpsc::channel(EVENT_BUFFER);
+    let options = ConnectOptions {
+        events: Some(events),
+        ..ConnectOptions::default()
+    };
+    let client = McpClient::connect("mock", &mock(&["--flood-tool"]), &options)
+        .await
+        .unwrap();
+    let (progress, progress_received) = tokio::sync::mpsc::channel(8);
+    let flooded = client
+        .call_tool(
+            "flood",
+            args(json!({"count": 20000})),
+            CallOptions {
+                progress: Some(progress),
+                ..CallOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(flooded.text(), "sent 20000 notifications");
+    // Still responsive.
+    let echoed = client
+        .call_tool(
+            "echo",
+            args(json!({"text": "still here"})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(echoed.text(), "still here");
+    client.ping().await.unwrap();
+    assert!(received.len() <= EVENT_BUFFER, "{} queued", received.len());
+    assert!(progress_received.len() <= 8);
+    // A tool-list change is never dropped, even when the queue was full of log events.
+    let changed = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(event) = received.recv().await {
+            if event == ClientEvent::ToolsChanged {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(changed, Ok(true));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_tool_list_past_the_cap_is_refused_naming_the_server() {
+    let count = (mcp_runtime::client::MAX_LISTED_ITEMS + 1).to_string();
+    let client = connect(&mock(&["--tools", &count, "--page-size", "1000"]))
+        .await
+        .unwrap();
+    let error = client.list_tools().await.unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("server `mock`"), "{message}");
+    assert!(message.contains("tools/list"), "{message}");
+    assert!(message.contains("more than 10000 entries"), "{message}");
+    // The connection itself is fine.
+    client.ping().await.unwrap();
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_tool_listed_twice_is_offered_once_first_wins() {
+    let dir = temp_dir();
+    let file = dir.path().join("tools.json");
+    std::fs::write(
+        &file,
+        json!([
+            {"name": "twice", "description": "first"},
+            {"name": "twice", "description": "second"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let client = connect(&mock(&["--tool-file", file.to_str().unwrap()]))
+        .await
+        .unwrap();
+    let tools = client.list_tools().await.unwrap();
+    let twice: Vec<_> = tools.iter().filter(|t| t.name == "twice").collect();
+    assert_eq!(twice.len(), 1, "{twice:?}");
+    assert_eq!(twice[0].description.as_deref(), Some("first"));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_tool_list_past_the_byte_cap_is_refused() {
+    // 65 tools of 1 MiB each, five to a page: every page is modest, the whole is not.
+    let dir = temp_dir();
+    let file = dir.path().join("big-tools.json");
+    let description = "x".repeat(1 << 20);
+    let tools: Vec<Value> = (0..65)
+        .map(|i| json!({"name": format!("big_{i}"), "description": description}))
+        .collect();
+    std::fs::write(&file, Value::Array(tools).to_string()).unwrap();
+    let client = connect(&mock(&[
+        "--tool-file",
+        file.to_str().unwrap(),
+        "--page-size",
+        "5",
+    ]))
+    .await
+    .unwrap();
+    let message = client.list_tools().await.unwrap_err().to_string();
+    assert!(message.contains("server `mock`"), "{message}");
+    assert!(message.contains("more than 64 MiB"), "{message}");
     client.close().await;
 }

@@ -367,7 +367,7 @@ async fn progress_passes_through_and_failures_are_error_results() {
     connect(&manager, &[("a", mock(&[]))]).await;
     let handle = SubAgentHandle::new(manager.clone(), SubAgentOptions::default());
 
-    let (sender, mut updates) = tokio::sync::mpsc::unbounded_channel();
+    let (sender, mut updates) = tokio::sync::mpsc::channel(64);
     let output = handle
         .call(
             "mcp_a_progress",

@@ -93,7 +93,7 @@ async fn progress_and_server_requests_work_over_streamable_http() {
     bounded(async {
         let mock = HttpMock::http(&[]);
         let root = temp_dir();
-        let (events, mut notices) = tokio::sync::mpsc::unbounded_channel();
+        let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
         let options = ConnectOptions {
             roots: vec![root.path().to_owned()],
             events: Some(events),
@@ -631,7 +631,7 @@ fn server_everything(mode: &str) -> (ChildGuard, u16) {
 /// (roots or elicitation) answered.
 async fn exercise_server_everything(config: &ServerConfig, transport: &str) {
     let root = temp_dir();
-    let (events, mut notices) = tokio::sync::mpsc::unbounded_channel();
+    let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
     let options = ConnectOptions {
         roots: vec![root.path().to_owned()],
         events: Some(events),
@@ -778,7 +778,7 @@ async fn python_fastmcp_over_streamable_http() {
         support::wait_for_port(port, Duration::from_secs(30));
 
         let root = temp_dir();
-        let (events, mut notices) = tokio::sync::mpsc::unbounded_channel();
+        let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
         let options = ConnectOptions {
             roots: vec![root.path().to_owned()],
             events: Some(events),

@@ -720,3 +720,82 @@ async fn disconnect_all_right_after_start_up_still_leaves_the_tools_in_the_cache
     let cached = ToolCache::in_dir(dir.path()).get(&CacheKey::new("quick", dir.path(), &config));
     assert!(cached.is_some_and(|tools| tools.iter().any(|t| t.name == "echo")));
 }
+
+#[tokio::test]
+async fn a_tool_listed_twice_is_offered_once_by_the_manager() {
+    let dir = temp_dir();
+    let file = dir.path().join("tools.json");
+    std::fs::write(
+        &file,
+        json!([
+            {"name": "twice", "description": "first"},
+            {"name": "twice", "description": "second"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let manager = manager(dir.path());
+    let config = mock(&["--tool-file", file.to_str().unwrap()]);
+    let report = manager
+        .connect_servers(servers(&[("dup", config)]), IndexMap::new())
+        .await;
+    let names = tool_names(&report, "dup");
+    assert_eq!(
+        names.iter().filter(|n| *n == "twice").count(),
+        1,
+        "{names:?}"
+    );
+    let exposed = mcp_tools(&manager.server_tools(), NamingStyle::Mcpr);
+    let twice: Vec<_> = exposed.iter().filter(|t| t.tool == "twice").collect();
+    assert_eq!(twice.len(), 1);
+    assert_eq!(twice[0].definition.description.as_deref(), Some("first"));
+    manager.disconnect_all().await;
+}
+
+#[tokio::test]
+async fn a_notification_flood_leaves_the_manager_responsive() {
+    let dir = temp_dir();
+    let record = dir.path().join("record.jsonl");
+    let manager = manager(dir.path());
+    let config = mock(&["--flood-tool", "--record", &record.to_string_lossy()]);
+    manager
+        .connect_servers(servers(&[("noisy", config)]), IndexMap::new())
+        .await;
+    let flooded = manager
+        .call_tool(
+            "noisy",
+            "flood",
+            args(json!({"count": 20000})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(flooded.text(), "sent 20000 notifications");
+    let echoed = manager
+        .call_tool(
+            "noisy",
+            "echo",
+            args(json!({"text": "still here"})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(echoed.text(), "still here");
+    // The list_changed notifications in the flood still lead to a re-list.
+    let relisted = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let text = std::fs::read_to_string(&record).unwrap_or_default();
+            if text.matches("\"tools/list\"").count() >= 2 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(
+        relisted.is_ok(),
+        "no re-list after the flood's list_changed"
+    );
+    assert_eq!(manager.status("noisy"), ServerStatus::Connected);
+    manager.disconnect_all().await;
+}

@@ -412,3 +412,37 @@ fn sigterm_quits_and_leaves_no_server() {
         "server survived SIGTERM"
     );
 }
+
+#[test]
+fn escape_sequences_from_servers_are_shown_escaped() {
+    const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let dir = temp_dir();
+    let tools = dir.path().join("tools.json");
+    let definitions = json!([{
+        "name": "evil",
+        "description": format!("harmless {EVIL}"),
+        "result": {"content": [{"type": "text", "text": format!("result {EVIL}")}], "isError": true}
+    }]);
+    std::fs::write(&tools, definitions.to_string()).unwrap();
+    let config = dir.path().join("mcp.json");
+    write_config(
+        &config,
+        &[(
+            "e",
+            vec!["--tool-file".to_owned(), tools.display().to_string()],
+        )],
+    );
+    let mut shell = Shell::start(&config);
+    let list = shell.run("/mcp list");
+    assert!(list.contains("harmless \\u{1b}]0;pwned"), "{list}");
+    let result = shell.run("mcp_e_evil");
+    assert!(
+        result.contains("result \\u{1b}]0;pwned\\u{7}\\u{1b}[2J"),
+        "{result}"
+    );
+    let errors = shell.expect_error("tool reported an error");
+    for output in [&list, &result, &errors] {
+        assert!(!output.contains('\u{1b}'), "raw ESC in {output:?}");
+    }
+    assert!(shell.close().success());
+}

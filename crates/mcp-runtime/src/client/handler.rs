@@ -54,7 +54,9 @@ pub enum ClientEvent {
 pub(crate) struct Handler {
     pub server: String,
     pub roots: Vec<PathBuf>,
-    pub events: Option<mpsc::UnboundedSender<ClientEvent>>,
+    pub events: Option<mpsc::Sender<ClientEvent>>,
+    /// A [`ClientEvent::ToolsChanged`] is waiting for room in `events`: later ones merge with it.
+    pub tools_changed_waiting: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The host's elicitation callback; the capability is declared only when set.
     pub elicitation: Option<ElicitationHandler>,
     /// Progress of calls whose caller asked for it (`CallOptions::progress`).
@@ -62,10 +64,31 @@ pub(crate) struct Handler {
 }
 
 impl Handler {
+    /// Hand a log or progress event to the host without waiting: when the host falls behind a
+    /// flooding server, the event is dropped (it is informational; the log line went to
+    /// `tracing` too), so memory stays bounded. A receiver that went away means nobody listens.
     fn emit(&self, event: ClientEvent) {
-        if let Some(events) = &self.events {
-            // A receiver that went away just means nobody is listening any more.
-            let _ = events.send(event);
+        if let Some(events) = &self.events
+            && let Err(mpsc::error::TrySendError::Full(_)) = events.try_send(event)
+        {
+            tracing::debug!(server = %self.server, "event queue full; a server notification was dropped");
+        }
+    }
+
+    /// Hand a tool-list change to the host: never dropped, since it means the tools must be
+    /// listed again. While one waits for room, later ones merge with it, so a flood costs one
+    /// waiting task (rmcp runs each notification handler on a task of its own).
+    async fn emit_tools_changed(&self) {
+        use std::sync::atomic::Ordering;
+        let Some(events) = &self.events else { return };
+        if self.tools_changed_waiting.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let permit = events.reserve().await;
+        // Cleared before sending: a change after this point is reported by a new event.
+        self.tools_changed_waiting.store(false, Ordering::SeqCst);
+        if let Ok(permit) = permit {
+            permit.send(ClientEvent::ToolsChanged);
         }
     }
 }
@@ -144,7 +167,7 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.emit(ClientEvent::ToolsChanged);
+        self.emit_tools_changed().await;
     }
 
     async fn on_logging_message(

@@ -12,7 +12,8 @@
 //! Modules: `stdio` (the child process), `remote` (choosing an HTTP transport), `http` (the
 //! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
 //! transports and their event streams), `handler` (our side of the protocol), `elicitation`
-//! (the host callback's types), `types` (what calls return), `error`.
+//! (the host callback's types), `types` (what calls return), `watchdog` (kills a server's
+//! process group when the host dies), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -40,6 +41,7 @@ mod sse;
 mod stdio;
 mod streamable_http;
 mod types;
+mod watchdog;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -79,19 +81,35 @@ use stdio::{EXIT_GRACE, ServerProcess};
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
+/// A fitting capacity for the channels of [`ConnectOptions::events`] and
+/// [`CallOptions::progress`].
+pub const EVENT_BUFFER: usize = 256;
+
 /// Stderr lines attached to errors.
 const STDERR_TAIL_LINES: usize = 20;
 
-/// A `tools/list` that pages more than this many times is treated as broken.
+/// A list (`tools/list`, ...) that pages more than this many times is treated as broken.
 const MAX_LIST_PAGES: usize = 10_000;
+
+/// Most entries accepted in one list of one server (tools, resources or prompts, across all
+/// pages). A server listing more is refused with an error rather than truncated: a partial list
+/// would silently hide tools, and no model can choose among this many anyway.
+pub const MAX_LISTED_ITEMS: usize = 10_000;
+
+/// Most bytes (as JSON) accepted in one list of one server, across all pages: each page is
+/// bounded by the transport, but thousands of pages are not.
+pub const MAX_LISTED_BYTES: usize = 64 * 1024 * 1024;
 
 /// Settings of a connection that do not come from the server's config.
 #[derive(Clone)]
 pub struct ConnectOptions {
     /// Directories offered to the server in `roots/list` (default: the current directory).
     pub roots: Vec<PathBuf>,
-    /// Where to send server notifications (tool list changes, logs, progress).
-    pub events: Option<mpsc::UnboundedSender<ClientEvent>>,
+    /// Where to send server notifications (tool list changes, logs, progress). The channel is
+    /// bounded so that a flooding server cannot grow the host's memory: when it is full, log
+    /// and progress events are dropped, while a tool-list change waits for room (merged with
+    /// later ones), so it is never lost. [`EVENT_BUFFER`] is a fitting capacity.
+    pub events: Option<mpsc::Sender<ClientEvent>>,
     /// Answers the server's `elicitation/create` requests. Servers are told the client
     /// supports elicitation only when this is set.
     pub elicitation: Option<ElicitationHandler>,
@@ -130,8 +148,10 @@ pub struct CallOptions {
     /// Cancels the call; the server is sent `notifications/cancelled`.
     pub cancel: Option<CancellationToken>,
     /// Receives the `notifications/progress` the server sends about this call, in the order
-    /// they are handled (a gateway forwards them to its own client).
-    pub progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
+    /// they are handled (a gateway forwards them to its own client). Bounded: while it is full,
+    /// further updates are dropped (progress is advisory; a later update supersedes them), so a
+    /// flooding server cannot grow memory. [`EVENT_BUFFER`] is a fitting capacity.
+    pub progress: Option<mpsc::Sender<ProgressUpdate>>,
 }
 
 /// A connected MCP server.
@@ -181,6 +201,7 @@ impl McpClient {
             server: server.to_owned(),
             roots: options.roots.clone(),
             events: options.events.clone(),
+            tools_changed_waiting: Default::default(),
             elicitation: options.elicitation.clone(),
             progress: progress.clone(),
         };
@@ -306,37 +327,22 @@ impl McpClient {
     }
 
     /// List every tool, following `nextCursor` until the last page. A server that repeats a
-    /// cursor is a protocol error rather than an endless loop.
+    /// cursor, or whose list grows past [`MAX_LISTED_ITEMS`] entries or [`MAX_LISTED_BYTES`],
+    /// gets a protocol error rather than an endless loop or unbounded memory. A name listed
+    /// twice is offered once (the first definition wins, with a warning): model APIs reject a
+    /// tool list with duplicate names as a whole.
     pub async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = HashSet::new();
-        for _ in 0..MAX_LIST_PAGES {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-            let result = self
-                .request(request, "tools/list", self.config.request_timeout(), None)
-                .await?;
-            let ServerResult::ListToolsResult(page) = result else {
-                return Err(self.protocol_error("tools/list", "unexpected response type"));
-            };
-            for tool in page.tools {
-                tools.push(convert(&tool).map_err(|e| {
-                    self.protocol_error("tools/list", format!("invalid tool definition: {e}"))
-                })?);
-            }
-            match page.next_cursor {
-                None => return Ok(tools),
-                Some(next) if !seen.insert(next.clone()) => {
-                    return Err(self.protocol_error(
-                        "tools/list",
-                        format!("server repeated the cursor `{next}`; stopping"),
-                    ));
-                }
-                Some(next) => cursor = Some(next),
-            }
-        }
-        Err(self.protocol_error("tools/list", format!("more than {MAX_LIST_PAGES} pages")))
+        let tools: Vec<ToolDefinition> = self
+            .list_all(
+                "tools/list",
+                |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
+                |result| match result {
+                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
+                    _ => None,
+                },
+            )
+            .await?;
+        Ok(first_of_each_name(&self.server, tools))
     }
 
     /// List every resource (`resources/list`, following `nextCursor`). A server that does not
@@ -470,6 +476,7 @@ impl McpClient {
         Item: serde::de::DeserializeOwned,
     {
         let mut items = Vec::new();
+        let mut bytes = 0usize;
         let mut cursor: Option<String> = None;
         let mut seen = HashSet::new();
         for _ in 0..MAX_LIST_PAGES {
@@ -480,8 +487,26 @@ impl McpClient {
             let Some((raw, next)) = page(result) else {
                 return Err(self.protocol_error(method, "unexpected response type"));
             };
+            if items.len().saturating_add(raw.len()) > MAX_LISTED_ITEMS {
+                return Err(self.protocol_error(
+                    method,
+                    format!("the server listed more than {MAX_LISTED_ITEMS} entries; refused"),
+                ));
+            }
             for item in &raw {
-                items.push(convert(item).map_err(|e| {
+                let value = serde_json::to_value(item)
+                    .map_err(|e| self.protocol_error(method, format!("invalid list entry: {e}")))?;
+                bytes = bytes.saturating_add(json_size(&value));
+                if bytes > MAX_LISTED_BYTES {
+                    return Err(self.protocol_error(
+                        method,
+                        format!(
+                            "the server listed more than {} MiB of entries; refused",
+                            MAX_LISTED_BYTES >> 20
+                        ),
+                    ));
+                }
+                items.push(serde_json::from_value(value).map_err(|e| {
                     self.protocol_error(method, format!("invalid list entry: {e}"))
                 })?);
             }
@@ -581,7 +606,7 @@ impl McpClient {
         method: &str,
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
-        progress: Option<&mpsc::UnboundedSender<ProgressUpdate>>,
+        progress: Option<&mpsc::Sender<ProgressUpdate>>,
     ) -> Result<ServerResult, ClientError> {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
@@ -782,6 +807,41 @@ async fn handshake_error(
             None => Vec::new(),
         },
     }
+}
+
+/// Keep the first tool of each name, warning about the others (naming server and tool).
+fn first_of_each_name(server: &str, tools: Vec<ToolDefinition>) -> Vec<ToolDefinition> {
+    let mut names = HashSet::new();
+    tools
+        .into_iter()
+        .filter(|tool| {
+            let first = names.insert(tool.name.clone());
+            if !first {
+                tracing::warn!(
+                    "server `{server}` lists the tool `{}` more than once; only the first is offered",
+                    tool.name
+                );
+            }
+            first
+        })
+        .collect()
+}
+
+/// The length of `value` as compact JSON, without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 /// Convert an rmcp value into ours through the wire format they both follow.

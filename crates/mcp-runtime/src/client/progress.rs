@@ -42,7 +42,7 @@ pub(crate) struct ProgressRouter {
 #[derive(Debug, Default)]
 struct RouterState {
     /// The receiver of each token, and whether it got anything yet.
-    routes: HashMap<String, (mpsc::UnboundedSender<ProgressUpdate>, bool)>,
+    routes: HashMap<String, (mpsc::Sender<ProgressUpdate>, bool)>,
     early: VecDeque<(String, ProgressUpdate)>,
 }
 
@@ -55,10 +55,11 @@ impl ProgressRouter {
     pub(crate) fn deliver(&self, token: String, update: ProgressUpdate) {
         let mut state = self.lock();
         match state.routes.get_mut(&token) {
-            // Unbounded: sending never waits, so the lock is never held across a wait.
+            // Never waits, so the lock is never held across a wait; a full channel means the
+            // caller lags behind a flood, and the update is dropped.
             Some((sender, seen)) => {
                 *seen = true;
-                let _ = sender.send(update);
+                let _ = sender.try_send(update);
             }
             None => {
                 if state.early.len() >= EARLY_LIMIT {
@@ -74,7 +75,7 @@ impl ProgressRouter {
     pub(crate) fn register(
         self: &Arc<Self>,
         token: String,
-        sender: mpsc::UnboundedSender<ProgressUpdate>,
+        sender: mpsc::Sender<ProgressUpdate>,
     ) -> ProgressRoute {
         let mut state = self.lock();
         let mut kept = VecDeque::with_capacity(state.early.len());
@@ -82,7 +83,7 @@ impl ProgressRouter {
         for (early_token, update) in state.early.drain(..) {
             if early_token == token {
                 seen = true;
-                let _ = sender.send(update);
+                let _ = sender.try_send(update);
             } else {
                 kept.push_back((early_token, update));
             }
@@ -143,7 +144,7 @@ mod tests {
         let router = Arc::new(ProgressRouter::default());
         router.deliver("1".into(), update(1.0));
         router.deliver("2".into(), update(5.0));
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = mpsc::channel(8);
         let route = router.register("1".into(), tx);
         router.deliver("1".into(), update(2.0));
         assert_eq!(rx.try_recv().map(|u| u.progress), Ok(1.0));
@@ -155,6 +156,19 @@ mod tests {
         router.deliver("1".into(), update(3.0));
         assert!(rx.try_recv().is_err());
         assert_eq!(router.lock().early.len(), 2);
+    }
+
+    #[test]
+    fn a_caller_that_lags_loses_updates_instead_of_growing_memory() {
+        let router = Arc::new(ProgressRouter::default());
+        let (tx, mut rx) = mpsc::channel(2);
+        let _route = router.register("1".into(), tx);
+        for i in 0..100 {
+            router.deliver("1".into(), update(i as f64));
+        }
+        assert_eq!(rx.try_recv().map(|u| u.progress), Ok(0.0));
+        assert_eq!(rx.try_recv().map(|u| u.progress), Ok(1.0));
+        assert!(rx.try_recv().is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The child process behind a stdio server: spawned in its own process group, stderr kept in a
 //! bounded ring buffer, and shut down on our own deadline (stdin EOF, then SIGTERM to the
-//! group, then SIGKILL) so that neither it nor its grandchildren outlive the client.
+//! group, then SIGKILL) so that neither it nor its grandchildren outlive the client. If the host
+//! itself dies, a [`Watchdog`] kills the group.
 
 use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
@@ -12,6 +13,7 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
 use super::ClientError;
+use super::watchdog::Watchdog;
 use crate::config::StdioConfig;
 
 /// How long a server gets to exit by itself after its stdin closes (server-everything needs
@@ -33,6 +35,8 @@ pub(crate) struct ServerProcess {
     /// Becomes `true` when the stderr pipe reached EOF (everything the process wrote is in the
     /// ring).
     stderr_done: watch::Receiver<bool>,
+    /// Kills the group if the host dies; taken (stopped) once the group is gone.
+    watchdog: Mutex<Option<Watchdog>>,
 }
 
 /// The pipes the MCP transport talks over.
@@ -69,6 +73,12 @@ impl ServerProcess {
             source,
         })?;
         let pid = child.id().unwrap_or_default();
+        // Without it the server still works; only a crash of the host could leave orphans.
+        let watchdog = Watchdog::guard(pid)
+            .inspect_err(|e| {
+                tracing::warn!(server, pid, "cannot start the process watchdog: {e}");
+            })
+            .ok();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -106,6 +116,7 @@ impl ServerProcess {
             exit,
             stderr: ring,
             stderr_done,
+            watchdog: Mutex::new(watchdog),
         };
         Ok((process, ServerPipes { stdin, stdout }))
     }
@@ -183,6 +194,13 @@ impl ServerProcess {
                 kill_group(self.pid, libc::SIGKILL);
             }
         }
+        // Every member is gone or has been sent SIGKILL: the watchdog has nothing left to do.
+        drop(
+            self.watchdog
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
         status
     }
 }
@@ -193,6 +211,7 @@ impl Drop for ServerProcess {
         if self.exit_status().is_none() || group_alive(self.pid) {
             kill_group(self.pid, libc::SIGKILL);
         }
+        // The watchdog field drops after this, once the group has been sent SIGKILL.
     }
 }
 

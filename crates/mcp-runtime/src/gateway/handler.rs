@@ -161,7 +161,7 @@ impl ServerHandler for Gateway {
         let token = context.meta.get_progress_token();
         let (progress, mut updates) = match token {
             Some(_) => {
-                let (sender, receiver) = mpsc::unbounded_channel();
+                let (sender, receiver) = mpsc::channel(crate::client::EVENT_BUFFER);
                 (Some(sender), Some(receiver))
             }
             None => (None, None),
@@ -221,7 +221,7 @@ fn from_wire_list<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T>
 
 /// The next progress update, or never when the call has no progress token.
 async fn next_update(
-    updates: &mut Option<mpsc::UnboundedReceiver<ProgressUpdate>>,
+    updates: &mut Option<mpsc::Receiver<ProgressUpdate>>,
 ) -> Option<ProgressUpdate> {
     match updates {
         Some(updates) => updates.recv().await,

@@ -51,7 +51,7 @@ pub struct SubAgentCall {
     /// Aborts this call (the server is sent `notifications/cancelled`).
     pub cancel: Option<CancellationToken>,
     /// Receives the server's progress notifications about this call.
-    pub progress: Option<mpsc::UnboundedSender<ProgressUpdate>>,
+    pub progress: Option<mpsc::Sender<ProgressUpdate>>,
     /// Overrides the handle's cap for this call.
     pub cap: Option<Duration>,
 }

@@ -209,7 +209,7 @@ pub(crate) struct CallSettings {
     /// Aborts the call; the server is sent `notifications/cancelled`.
     pub cancel: CancellationToken,
     /// Receives the server's progress notifications.
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<ProgressUpdate>>,
+    pub progress: Option<tokio::sync::mpsc::Sender<ProgressUpdate>>,
 }
 
 /// An error result with one text block.

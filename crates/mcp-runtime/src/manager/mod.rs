@@ -1030,7 +1030,7 @@ async fn establish(
     name: &str,
     generation: u64,
     config: &ServerConfig,
-) -> Result<(Arc<McpClient>, mpsc::UnboundedReceiver<ClientEvent>), Establish> {
+) -> Result<(Arc<McpClient>, mpsc::Receiver<ClientEvent>), Establish> {
     // `!command` values run a shell (bounded at 10 s): keep them off the async threads.
     let resolved = {
         let (name, config) = (name.to_owned(), config.clone());
@@ -1045,7 +1045,7 @@ async fn establish(
         Err(e) => return Err(Establish::Failed(config_error(name, e.to_string()))),
     };
 
-    let (events, notices) = mpsc::unbounded_channel();
+    let (events, notices) = mpsc::channel(crate::client::EVENT_BUFFER);
     let options = ConnectOptions {
         roots: vec![inner.options.project.clone()],
         events: Some(events),
@@ -1115,7 +1115,7 @@ async fn supervise(
     name: &str,
     generation: u64,
     client: &Arc<McpClient>,
-    notices: &mut mpsc::UnboundedReceiver<ClientEvent>,
+    notices: &mut mpsc::Receiver<ClientEvent>,
 ) -> Ended {
     loop {
         tokio::select! {

@@ -102,7 +102,7 @@ pub struct ToolCallOptions {
     /// Truncate large outputs.
     pub output_cap: Option<OutputCap>,
     /// Receives the server's progress notifications about the call.
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<ProgressUpdate>>,
+    pub progress: Option<tokio::sync::mpsc::Sender<ProgressUpdate>>,
 }
 
 impl McpTool {

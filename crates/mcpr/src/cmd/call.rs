@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::term;
 
 /// Arguments of `mcpr call`.
 #[derive(Debug, clap::Args)]
@@ -200,23 +201,26 @@ pub fn print_output(output: &ToolOutput) {
     }
     for block in &output.content {
         match block {
-            Content::Text { text } => println!("{text}"),
+            Content::Text { text } => println!("{}", term::text(text)),
             Content::Image { data, mime_type } => {
+                let mime_type = term::line(mime_type);
                 println!("[image {mime_type}, {} bytes base64]", data.len())
             }
             Content::Audio { data, mime_type } => {
+                let mime_type = term::line(mime_type);
                 println!("[audio {mime_type}, {} bytes base64]", data.len())
             }
             Content::Resource { resource } => {
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
+                let uri = term::line(uri);
                 match resource.get("text").and_then(Value::as_str) {
-                    Some(text) => println!("[resource {uri}]\n{text}"),
+                    Some(text) => println!("[resource {uri}]\n{}", term::text(text)),
                     None => println!("[resource {uri}]"),
                 }
             }
             Content::ResourceLink(link) => {
                 let uri = link.get("uri").and_then(Value::as_str).unwrap_or("?");
-                println!("[resource link {uri}]");
+                println!("[resource link {}]", term::line(uri));
             }
         }
     }

@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::term;
 
 /// Arguments of `mcpr demo` (none).
 #[derive(Debug, clap::Args)]
@@ -68,13 +69,13 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
         let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_str()).collect();
         println!(
             "{} ({} {}, protocol {}, pid {}): {} tools\n  {}",
-            server.server,
-            info.name,
-            info.version,
-            info.protocol_version,
+            term::line(&server.server),
+            term::line(&info.name),
+            term::line(&info.version),
+            term::line(&info.protocol_version),
             client.pid().unwrap_or_default(),
             server.tools.len(),
-            names.join(", ")
+            term::line(&names.join(", "))
         );
     }
 
@@ -97,11 +98,12 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
         ),
         Err(e) => {
             demo_ok = false;
-            println!("\ncall fast/echo failed: {e}");
+            println!("\ncall fast/echo failed: {}", term::text(&e.to_string()));
         }
     }
 
     for (name, error) in &started_servers.report.errors {
+        let error = term::text(error);
         println!("\n{name} failed to start, as intended:\n  {error}");
     }
 

@@ -33,6 +33,7 @@ use self::input::{Input, LineSource, Printer, TerminalGuard};
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, connect, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::term;
 
 /// How long a cancelled call may take to tell its server before the shell moves on.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -347,7 +348,7 @@ impl<'a> Shell<'a> {
         match result {
             Ok(output) => crate::cmd::call::print_output(&output),
             Err(SessionError::Aborted(_)) => eprintln!("call cancelled"),
-            Err(e) => eprintln!("error: {e}"),
+            Err(e) => eprintln!("error: {}", term::text(&e.to_string())),
         }
         match stop {
             Some(Stop::Terminate) => Flow::Quit(Some(Stop::Terminate)),
@@ -387,7 +388,12 @@ impl<'a> Shell<'a> {
             if tools.is_empty() && report.error.is_some() {
                 let error = report.error.as_deref().unwrap_or_default();
                 let first = error.lines().next().unwrap_or_default();
-                println!("{} ({}: {first})", report.name, report.state);
+                println!(
+                    "{} ({}: {})",
+                    term::line(&report.name),
+                    report.state,
+                    term::line(first)
+                );
                 continue;
             }
             let cached = if tools.iter().any(|tool| tool.deferred) {
@@ -395,7 +401,11 @@ impl<'a> Shell<'a> {
             } else {
                 ""
             };
-            println!("{} ({}{cached})", report.name, count(tools.len(), "tool"));
+            println!(
+                "{} ({}{cached})",
+                term::line(&report.name),
+                count(tools.len(), "tool")
+            );
             for tool in tools {
                 let summary = tool
                     .definition
@@ -403,7 +413,7 @@ impl<'a> Shell<'a> {
                     .as_deref()
                     .and_then(|d| d.lines().next())
                     .unwrap_or("");
-                println!("  {:<32} {summary}", tool.name);
+                println!("  {:<32} {}", tool.name, term::line(summary));
             }
         }
     }
@@ -456,7 +466,7 @@ impl<'a> Shell<'a> {
                 "`{name}` reconnected in {} ms",
                 started.elapsed().as_millis()
             ),
-            Err(e) => eprintln!("error: {e}"),
+            Err(e) => eprintln!("error: {}", term::text(&e.to_string())),
         }
         self.settle();
     }
@@ -524,7 +534,7 @@ impl<'a> Shell<'a> {
             scopes: Vec::new(),
         };
         if let Err(failure) = crate::cmd::login::login(self.global, args).await {
-            eprintln!("error: {failure}");
+            eprintln!("error: {}", term::text(&failure.to_string()));
             return;
         }
         self.reconnect(name).await;
@@ -536,7 +546,7 @@ impl<'a> Shell<'a> {
             server: name.to_owned(),
         };
         if let Err(failure) = crate::cmd::login::logout(self.global, args).await {
-            eprintln!("error: {failure}");
+            eprintln!("error: {}", term::text(&failure.to_string()));
             return;
         }
         self.session.manager().disconnect_server(name).await;
@@ -551,6 +561,7 @@ impl<'a> Shell<'a> {
         let connect_ms = started.elapsed().as_millis();
         self.settle();
         if let Err(e) = connected {
+            let e = term::text(&e.to_string()).into_owned();
             println!("{name}: FAILED to connect after {connect_ms} ms: {e}");
             return;
         }
@@ -562,6 +573,7 @@ impl<'a> Shell<'a> {
         let tools = match client.list_tools().await {
             Ok(tools) => tools.len(),
             Err(e) => {
+                let e = term::text(&e.to_string()).into_owned();
                 println!("{name}: FAILED tools/list: {e}");
                 return;
             }
@@ -569,6 +581,7 @@ impl<'a> Shell<'a> {
         let list_ms = started.elapsed().as_millis();
         let started = Instant::now();
         if let Err(e) = client.ping().await {
+            let e = term::text(&e.to_string()).into_owned();
             println!("{name}: FAILED ping: {e}");
             return;
         }
@@ -691,6 +704,8 @@ impl<'a> Shell<'a> {
     /// A message that did not come from a command: above the prompt on a terminal, on
     /// stderr otherwise.
     fn note(&mut self, message: String) {
+        // Notes carry servers' error messages.
+        let message = term::text(&message).into_owned();
         let unprinted = match &mut self.printer {
             Some(printer) => printer.print(format!("{message}\n")).err().map(|_| message),
             None => Some(message),
@@ -799,12 +814,12 @@ fn print_listings<T>(listings: Vec<Listing<T>>, noun: &str, line: fn(&T) -> Stri
         let server = &listing.server;
         match listing.result {
             None => println!("{server}: not connected ({})", listing.state),
-            Some(Err(e)) => println!("{server}: error: {e}"),
+            Some(Err(e)) => println!("{server}: error: {}", term::text(&e.to_string())),
             Some(Ok(items)) if items.is_empty() => println!("{server}: no {noun}s"),
             Some(Ok(items)) => {
                 println!("{server} ({})", count(items.len(), noun));
                 for item in &items {
-                    println!("  {}", line(item));
+                    println!("  {}", term::line(&line(item)));
                 }
             }
         }

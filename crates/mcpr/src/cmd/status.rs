@@ -5,6 +5,7 @@ use mcp_runtime::manager::ServerReport;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::term;
 
 /// Arguments of `mcpr status`.
 #[derive(Debug, clap::Args)]
@@ -88,7 +89,9 @@ pub fn print_table(reports: &[ServerReport]) {
             report.tools.to_string()
         };
         let source = match (&report.provider, &report.path) {
-            (Some(provider), Some(path)) => format!("{provider} ({})", path.display()),
+            (Some(provider), Some(path)) => {
+                term::line(&format!("{provider} ({})", path.display())).into_owned()
+            }
             _ => "-".into(),
         };
         let login = if show_login {
@@ -98,12 +101,12 @@ pub fn print_table(reports: &[ServerReport]) {
         };
         println!(
             "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  {login:login_width$}{source}",
-            report.name,
+            term::line(&report.name),
             report.state,
             report.transport,
             handshake,
             tools,
-            report.protocol_version.as_deref().unwrap_or("-"),
+            term::line(report.protocol_version.as_deref().unwrap_or("-")),
         );
     }
     if reports.iter().any(|r| r.deferred) {
@@ -113,14 +116,14 @@ pub fn print_table(reports: &[ServerReport]) {
         if let Some(error) = &report.error {
             println!(
                 "\n{}: {}",
-                report.name,
-                error.lines().next().unwrap_or_default()
+                term::line(&report.name),
+                term::line(error.lines().next().unwrap_or_default())
             );
             let tail: Vec<&String> = report.stderr_tail.iter().rev().take(10).collect();
             if !tail.is_empty() {
                 println!("  stderr:");
                 for line in tail.into_iter().rev() {
-                    println!("  | {line}");
+                    println!("  | {}", term::line(line));
                 }
             }
         }

@@ -6,6 +6,7 @@ use serde_json::json;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::term;
 
 /// Arguments of `mcpr tools`.
 #[derive(Debug, clap::Args)]
@@ -82,7 +83,11 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             } else {
                 ""
             };
-            println!("{} ({} tools{cached})", server.server, server.tools.len());
+            println!(
+                "{} ({} tools{cached})",
+                term::line(&server.server),
+                server.tools.len()
+            );
             for tool in tools.iter().filter(|t| t.server == server.server) {
                 let summary = tool
                     .definition
@@ -90,12 +95,12 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
                     .as_deref()
                     .and_then(|d| d.lines().next())
                     .unwrap_or("");
-                println!("  {:<32} {summary}", tool.name);
+                println!("  {:<32} {}", tool.name, term::line(summary));
             }
         }
     }
     for (name, error) in &started.report.errors {
-        eprintln!("error: {}", with_name(name, error));
+        eprintln!("error: {}", term::text(&with_name(name, error)));
     }
     Ok(if started.report.errors.is_empty() {
         exit::OK

@@ -102,9 +102,16 @@ pub struct MockArgs {
     /// Also serve the tools in FILE: a JSON array of `{name, description?, inputSchema?,
     /// result?}` (any other Tool field, e.g. title or outputSchema, is passed through). A call
     /// returns `result` (a CallToolResult object) if given, else echoes its arguments as JSON
-    /// text. A tool named like a built-in or generated tool replaces it.
+    /// text. A tool named like a built-in or generated tool replaces it; a name repeated in the
+    /// file is listed twice, like a broken server would (calls reach the first).
     #[arg(long, value_name = "FILE", help_heading = "Tools")]
     pub tool_file: Option<PathBuf>,
+
+    /// Also serve the tool `flood {count}`, which sends `count` notifications as fast as it
+    /// can (log messages, every 16th a tools/list_changed, progress when the call has a token)
+    /// before it answers, to test that clients bound what they queue.
+    #[arg(long, help_heading = "Tools")]
+    pub flood_tool: bool,
 
     /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
     #[arg(long, value_name = "P", help_heading = "Tools")]
@@ -347,7 +354,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         stderr_flood: args.stderr_flood,
     })?;
 
-    let catalog = Catalog::build(args.tools, args.tool_file.as_deref())?;
+    let catalog = Catalog::build(args.tools, args.tool_file.as_deref(), args.flood_tool)?;
     let forced_version = args
         .protocol_version
         .as_deref()

@@ -43,6 +43,8 @@ enum Behaviour {
     Fixed(CallToolResult),
     /// File tools without a `result`: the arguments as JSON text.
     EchoArguments,
+    /// `--flood-tool`: a burst of notifications, then a result.
+    Flood,
 }
 
 /// The built-in tools.
@@ -61,9 +63,14 @@ enum Builtin {
 }
 
 impl Catalog {
-    /// Built-ins, then `generated` tools `tool_0..`, then the tools of `tool_file`. A later tool
-    /// with the name of an earlier one replaces it in place.
-    pub fn build(generated: usize, tool_file: Option<&Path>) -> anyhow::Result<Catalog> {
+    /// Built-ins, then `generated` tools `tool_0..`, then the tools of `tool_file`. A file tool
+    /// with the name of a built-in or generated one replaces it in place; a name repeated within
+    /// the file is listed twice (to test how clients cope), and calls reach the first.
+    pub fn build(
+        generated: usize,
+        tool_file: Option<&Path>,
+        flood_tool: bool,
+    ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog {
             entries: Vec::new(),
             by_name: HashMap::new(),
@@ -87,9 +94,28 @@ impl Catalog {
             .context("a generated tool definition is invalid")?;
             catalog.add(tool, Behaviour::EchoText);
         }
+        if flood_tool {
+            let tool = serde_json::from_value::<Tool>(json!({
+                "name": "flood",
+                "description": "Sends `count` notifications as fast as it can (log messages, with a tools/list_changed every 16th and progress when the call has a token), then returns \"sent <count> notifications\".",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"count": {"type": "integer", "minimum": 0, "description": "Number of notifications."}},
+                    "required": ["count"]
+                }
+            }))
+            .context("the flood tool definition is invalid")?;
+            catalog.add(tool, Behaviour::Flood);
+        }
         if let Some(path) = tool_file {
+            let mut in_file = std::collections::HashSet::new();
             for (tool, behaviour) in load_tool_file(path)? {
-                catalog.add(tool, behaviour);
+                if in_file.insert(tool.name.to_string()) {
+                    catalog.add(tool, behaviour);
+                } else {
+                    // Listed again, as a broken server would; calls still reach the first.
+                    catalog.entries.push(Entry { tool, behaviour });
+                }
             }
         }
         Ok(catalog)
@@ -145,6 +171,7 @@ impl Catalog {
             },
             Behaviour::Fixed(result) => result.clone(),
             Behaviour::EchoArguments => text_result(Value::Object(arguments).to_string()),
+            Behaviour::Flood => flood(&arguments, context).await.unwrap_or_else(tool_error),
         }
     }
 }
@@ -463,6 +490,36 @@ async fn progress(
         }
     }
     Ok(text_result("done"))
+}
+
+/// Sends `count` notifications without pausing, to test that clients bound what they queue.
+#[allow(deprecated)] // logging is current in the protocol versions the mock speaks
+async fn flood(
+    arguments: &JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, String> {
+    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+    let count = integer_arg(arguments, "count", None)?;
+    let token = context.meta.get_progress_token();
+    for n in 1..=count {
+        let sent = if n % 16 == 0 {
+            context.peer.notify_tool_list_changed().await.is_ok()
+        } else if let (Some(token), 1) = (&token, n % 2) {
+            let param = ProgressNotificationParam::new(token.clone(), n as f64)
+                .with_message(format!("flood {n}"));
+            context.peer.notify_progress(param).await.is_ok()
+        } else {
+            let param = LoggingMessageNotificationParam::new(
+                LoggingLevel::Info,
+                json!(format!("flood {n}")),
+            );
+            context.peer.notify_logging_message(param).await.is_ok()
+        };
+        if !sent {
+            return Ok(cancelled());
+        }
+    }
+    Ok(text_result(format!("sent {count} notifications")))
 }
 
 fn huge(arguments: &JsonObject) -> Result<CallToolResult, String> {

@@ -1,0 +1,65 @@
+//! Text from servers made safe for a terminal.
+//!
+//! Tool descriptions, results, error messages, stderr lines and server info come from programs
+//! we do not control. Printed raw, an escape sequence in them could retitle the window, clear
+//! the screen, hide text or (with some terminals) do worse. Human-readable output therefore
+//! shows every control character as a Rust-style escape (`ESC` as `\u{1b}`), as well as the
+//! invisible bidirectional-text controls that can make text read differently than it is.
+//! JSON output needs none of this: serde already escapes control characters.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// `text` as one line: every control character escaped, newlines and tabs included.
+pub fn line(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// `text` that may span lines: newlines and tabs are kept, every other control character is
+/// escaped (a carriage return too: it could overwrite what the line showed).
+pub fn text(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn escape(text: &str, keep_lines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| needs_escape(c) && !(keep_lines && matches!(c, '\n' | '\t'));
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// C0 and C1 controls and DEL (Unicode category Cc), and the bidirectional-text controls.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_are_shown_not_sent() {
+        assert_eq!(
+            line("a\u{1b}]0;pwned\u{7}b\u{1b}[2J"),
+            "a\\u{1b}]0;pwned\\u{7}b\\u{1b}[2J"
+        );
+        assert_eq!(line("x\ny\tz"), "x\\u{a}y\\u{9}z");
+        assert_eq!(text("x\ny\tz\r"), "x\ny\tz\\u{d}");
+        // C1 CSI, DEL and a right-to-left override.
+        assert_eq!(line("\u{9b}\u{7f}\u{202e}"), "\\u{9b}\\u{7f}\\u{202e}");
+        assert!(matches!(line("plain text, ünïcode"), Cow::Borrowed(_)));
+    }
+}
