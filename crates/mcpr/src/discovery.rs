@@ -21,7 +21,7 @@ pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
     crate::logging::add_secrets(discovery.configs.values().flat_map(|c| c.secret_values()));
     print_warnings(&discovery);
     for error in discovery.errors.values() {
-        eprintln!("warning: {error}");
+        eprintln!("warning: {}", crate::term::line(&error.to_string()));
     }
     let pending: Vec<String> = discovery
         .pending()
@@ -33,7 +33,7 @@ pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
     if !pending.is_empty() {
         eprintln!(
             "note: servers pending approval (run `mcpr trust` or pass --trust-project): {}",
-            pending.join(", ")
+            crate::term::line(&pending.join(", "))
         );
     }
     Ok(discovery)
@@ -91,7 +91,10 @@ pub fn pending_detail(server: &DiscoveredServer, cwd: &Path) -> Option<String> {
 /// Print discovery warnings on stderr.
 pub fn print_warnings(found: &Discovery) {
     for warning in &found.warnings {
-        eprintln!("warning: {}", shorten_warning(warning, &found.cwd));
+        eprintln!(
+            "warning: {}",
+            crate::term::line(&shorten_warning(warning, &found.cwd))
+        );
     }
 }
 

@@ -117,7 +117,8 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
                 line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
             }
         }
-        println!("{}", line.trim_end());
+        // Names, commands and URLs come from config files, which may be hostile.
+        println!("{}", crate::term::line(line.trim_end()));
     }
     let pending = found.pending().count();
     if pending > 0 {
