@@ -787,4 +787,63 @@ mod tests {
             http
         );
     }
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 100,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any sequence of edits on a commented file saves, reads back as made, and keeps the
+        /// comments of what it did not remove.
+        #[test]
+        fn edits_of_a_commented_file_keep_its_comments(
+            names in proptest::collection::btree_set("[a-c]{1,2}", 0..4),
+            ops in proptest::collection::vec((0u8..5, "[a-c]{1,2}", proptest::bool::ANY), 0..6),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("mcp.json");
+            let mut text = String::from("// head\n{\n  /* servers */\n  \"mcpServers\": {\n");
+            for name in &names {
+                text.push_str(&format!(
+                    "    // about {name}\n    \"{name}\": {{\"command\": \"{name}\"}}, // tail {name}\n"
+                ));
+            }
+            text.push_str("  },\n  \"x\": [\"zz\"], // list\n}\n");
+            std::fs::write(&path, &text).unwrap();
+            let mut file = McprFile::load(&path).unwrap();
+            for (op, name, flag) in &ops {
+                match op {
+                    0 => {
+                        file.set_server(name, json!({"command": format!("new-{name}"), "args": [flag]}));
+                    }
+                    1 => {
+                        file.remove_server(name);
+                    }
+                    2 => {
+                        file.set_listed(List::Disabled, name, *flag);
+                    }
+                    3 => {
+                        file.set_listed(List::Enabled, name, *flag);
+                    }
+                    _ => {
+                        file.set_entry_enabled(name, *flag);
+                    }
+                }
+            }
+            file.save().unwrap();
+            let saved = std::fs::read_to_string(&path).unwrap();
+            let again = McprFile::load(&path).unwrap();
+            proptest::prop_assert_eq!(&again.root, &file.root, "{}", saved);
+            for comment in ["// head", "/* servers */", "// list"] {
+                proptest::prop_assert!(saved.contains(comment), "{}", saved);
+            }
+            for name in &names {
+                if file.server(name).is_some() {
+                    let about = format!("// about {name}");
+                    proptest::prop_assert!(saved.contains(&about), "{}", saved);
+                }
+            }
+        }
+    }
 }
