@@ -24,15 +24,28 @@ fn syntax_soup() -> impl Strategy<Value = String> {
             ])
             .prop_map(str::to_owned),
             1 => "[a-zA-Z0-9_.~/]{1,6}",
-            // Deep nesting in every format's spelling (a file of such text once aborted the
-            // process with a stack overflow).
-            1 => (0usize..400, prop::sample::select(vec!["[", "{", "- ", "{a = ", "a.", "[{\"a\":"]))
-                .prop_map(|(n, open)| open.repeat(n)),
             1 => any::<String>().prop_map(|s| s.chars().take(4).collect()),
         ],
         0..60,
     )
     .prop_map(|parts| parts.concat())
+}
+
+/// Text for a whole file: the soup, often around nesting deep enough to overflow a stack (a
+/// file of such text once aborted the process).
+fn file_text() -> impl Strategy<Value = String> {
+    let deep = (
+        0usize..30_000,
+        prop::sample::select(vec![
+            "[", "{\"a\":", "- ", "{a = ", "a.", "[{\"a\":", "x = [",
+        ]),
+    )
+        .prop_map(|(n, open)| open.repeat(n));
+    prop_oneof![
+        syntax_soup(),
+        (deep.clone(), syntax_soup()).prop_map(|(a, b)| format!("{a}{b}")),
+        (syntax_soup(), deep, syntax_soup()).prop_map(|(a, b, c)| format!("{a}{b}{c}")),
+    ]
 }
 
 /// A value a server entry might hold: strings full of references, numbers, nesting.
@@ -214,7 +227,7 @@ proptest! {
 
     /// `--config FILE` text never panics the reader.
     #[test]
-    fn a_config_file_never_panics_the_reader(text in syntax_soup()) {
+    fn a_config_file_never_panics_the_reader(text in file_text()) {
         let _ = parse_config_str(Path::new("/p/mcp.json"), &text);
     }
 }
@@ -225,7 +238,7 @@ proptest! {
     /// Whole discovery runs over generated files of every host never fail or panic, and every
     /// server they report was written by the test.
     #[test]
-    fn discovery_over_generated_files_never_panics(servers in servers(), soup in syntax_soup()) {
+    fn discovery_over_generated_files_never_panics(servers in servers(), soup in file_text()) {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
         let project = dir.path().join("project");
