@@ -186,4 +186,97 @@ mod tests {
         assert!(parsed.iter().any(Result::is_err));
         assert!(overflowed.load(Ordering::SeqCst));
     }
+
+    /// Every event of `chunks` parsed with `limit`, or where it stopped with an error.
+    fn parse_all(chunks: Vec<Vec<u8>>, limit: usize) -> (Vec<Sse>, bool) {
+        let body = futures::stream::iter(
+            chunks
+                .into_iter()
+                .map(|c| Ok::<_, reqwest::Error>(Bytes::from(c))),
+        );
+        futures::executor::block_on(async {
+            let mut stream = events(body, limit, None);
+            let mut got = Vec::new();
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(event) => got.push(event),
+                    Err(_) => return (got, true),
+                }
+            }
+            (got, false)
+        })
+    }
+
+    /// Event-stream text: fields, line endings of every style, blank lines, random bytes.
+    fn sse_bytes() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(vec![
+                    "data: ",
+                    "data:",
+                    "event: ",
+                    "id: ",
+                    "retry: ",
+                    ": comment",
+                    "\n",
+                    "\r",
+                    "\r\n",
+                    "\n\n",
+                    "data",
+                    ":",
+                    " ",
+                    "{\"jsonrpc\":\"2.0\"}",
+                    "\u{feff}",
+                    "é",
+                    "\0",
+                ])
+                .prop_map(|s| s.as_bytes().to_vec()),
+                prop::collection::vec(any::<u8>(), 0..8),
+                (0usize..200).prop_map(|n| vec![b'x'; n]),
+            ],
+            0..40,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 1000,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any bytes in any chunking: no panic, no event larger than the limit, and the same
+        /// events whatever the chunk boundaries (up to an error).
+        #[test]
+        fn any_event_stream_parses_alike_in_any_chunking(
+            bytes in sse_bytes(),
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+            limit in 16usize..300,
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut from = 0;
+            for cut in cuts.into_iter().chain([bytes.len()]) {
+                chunks.push(bytes[from..cut].to_vec());
+                from = cut;
+            }
+            let (whole, whole_failed) = parse_all(vec![bytes.clone()], limit);
+            let (split, split_failed) = parse_all(chunks, limit);
+            for event in whole.iter().chain(&split) {
+                let size = event.data.as_ref().map_or(0, String::len);
+                proptest::prop_assert!(size <= limit, "{size} > {limit}");
+            }
+            if !whole_failed && !split_failed {
+                proptest::prop_assert_eq!(whole.len(), split.len());
+                for (a, b) in whole.iter().zip(&split) {
+                    proptest::prop_assert_eq!(&a.data, &b.data);
+                    proptest::prop_assert_eq!(&a.event, &b.event);
+                    proptest::prop_assert_eq!(&a.id, &b.id);
+                }
+            }
+        }
+    }
 }

@@ -2,7 +2,10 @@
 //! `$XDG_CONFIG_HOME/mcpr/mcp.json` (user) and `.mcpr/mcp.json` (project).
 //!
 //! Every write is atomic (a temp file in the same directory, then `rename`) with mode 0600, and
-//! keeps the rest of the file (other servers, unknown keys, key order) as it was. Turning a
+//! keeps the rest of the file (other servers, unknown keys, key order, comments and formatting)
+//! as it was; a file that cannot be edited so is refused and left untouched. A file that is a
+//! symbolic link (a dotfiles repository) is edited where the link points, and stays a link;
+//! a project file that links outside the project is refused. Turning a
 //! server owned by another tool on or off edits the user file's `enabledServers` /
 //! `disabledServers` lists, never the other tool's file.
 //!
@@ -20,6 +23,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 use serde_json::{Map, Value, json};
 
 use super::discover::{DiscoveryOptions, Level, ServerState};
@@ -61,7 +66,11 @@ pub fn config_path(
     scope: Scope,
 ) -> Result<PathBuf, ConfigError> {
     match scope {
-        Scope::Project => Ok(project_config_path(cwd)),
+        Scope::Project => {
+            let path = project_config_path(cwd);
+            inside_project(cwd, &path)?;
+            Ok(path)
+        }
         Scope::User => user_config_path(options).ok_or_else(|| ConfigError::Discovery {
             path: "mcp.json".into(),
             message: "cannot locate the user config: neither XDG_CONFIG_HOME nor HOME is set"
@@ -70,12 +79,60 @@ pub fn config_path(
     }
 }
 
+/// A project file that is (or lies in) a symbolic link leading out of the project is refused: a
+/// repository must not make mcpr write to a file elsewhere (another tool's config, a dotfile).
+fn inside_project(cwd: &Path, path: &Path) -> Result<(), ConfigError> {
+    let refuse = |target: &Path| ConfigError::Write {
+        path: path.to_owned(),
+        source: std::io::Error::other(format!(
+            "it links to {}, outside the project; mcpr does not write there (edit that file yourself)",
+            target.display()
+        )),
+    };
+    let Ok(target) = resolve_links(path) else {
+        return Err(refuse(path));
+    };
+    let Some(dir) = target.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
+        // The directory does not exist yet: it will be created inside the project.
+        return Ok(());
+    };
+    let root = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
+    if dir.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(refuse(&dir.join(target.file_name().unwrap_or_default())))
+    }
+}
+
+/// Follow `path` through symbolic links to the file they name (which may not exist yet).
+fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut path = path.to_owned();
+    // As many links as the kernel follows before giving up (ELOOP).
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
 /// Write `bytes` to `path` atomically with mode 0600, creating missing directories (0700).
+///
+/// When `path` is a symbolic link, the file it points to is replaced and the link is kept.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
     let err = |source| ConfigError::Write {
         path: path.to_owned(),
         source,
     };
+    let target = resolve_links(path).map_err(err)?;
+    let path = target.as_path();
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -152,6 +209,8 @@ impl List {
 pub struct McprFile {
     path: PathBuf,
     root: Map<String, Value>,
+    /// The text as read: saving edits it in place, so comments and formatting stay.
+    text: String,
 }
 
 impl McprFile {
@@ -191,6 +250,7 @@ impl McprFile {
         Ok(McprFile {
             path: path.to_owned(),
             root,
+            text,
         })
     }
 
@@ -299,11 +359,106 @@ impl McprFile {
         true
     }
 
-    /// Write the file back (atomic, 0600).
+    /// Write the file back (atomic, 0600), changing only what was edited: comments, blank
+    /// lines and formatting elsewhere stay. A file that cannot be edited so is left as it was.
     pub fn save(&self) -> Result<(), ConfigError> {
-        let text =
-            serde_json::to_string_pretty(&Value::Object(self.root.clone())).unwrap_or_default();
-        write_atomic(&self.path, format!("{text}\n").as_bytes())
+        let text = if self.text.trim().is_empty() {
+            let text =
+                serde_json::to_string_pretty(&Value::Object(self.root.clone())).unwrap_or_default();
+            format!("{text}\n")
+        } else {
+            edit_in_place(&self.text, &self.root).map_err(|reason| ConfigError::Write {
+                path: self.path.clone(),
+                source: std::io::Error::other(format!(
+                    "{reason}; the file was left unchanged (edit it by hand)"
+                )),
+            })?
+        };
+        write_atomic(&self.path, text.as_bytes())
+    }
+}
+
+/// `text` changed so that it reads as `want`, keeping comments and formatting around the
+/// changes. Checked by reading the result back.
+fn edit_in_place(text: &str, want: &Map<String, Value>) -> Result<String, String> {
+    let cannot = |why: String| format!("cannot keep its comments and formatting: {why}");
+    let root =
+        CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| cannot(e.to_string()))?;
+    let object = match root.value() {
+        None => root.object_value_or_set(),
+        Some(_) => root
+            .object_value()
+            .ok_or_else(|| cannot("the file is not a JSON object".into()))?,
+    };
+    edit_object(&object, want);
+    let edited = root.to_string();
+    match formats::parse(&edited, Format::Json) {
+        Ok(Value::Object(got)) if &got == want => Ok(edited),
+        _ => Err(cannot(
+            "the edited text would not read back as intended".into(),
+        )),
+    }
+}
+
+/// Make `object` hold exactly `want`: drop, recurse into or replace what differs, append what
+/// is new (in `want`'s order, as a map insert would).
+fn edit_object(object: &CstObject, want: &Map<String, Value>) {
+    let mut present = std::collections::HashSet::new();
+    for prop in object.properties() {
+        let Some(name) = prop.name().and_then(|n| n.decoded_value().ok()) else {
+            continue;
+        };
+        let Some(value) = want.get(&name) else {
+            prop.remove();
+            continue;
+        };
+        present.insert(name);
+        let node = prop.value();
+        if node.as_ref().and_then(|n| n.to_serde_value()).as_ref() == Some(value) {
+            continue;
+        }
+        let inner_object = node.as_ref().and_then(|n| n.as_object());
+        let inner_array = node.as_ref().and_then(|n| n.as_array());
+        match (value, inner_object, inner_array) {
+            (Value::Object(map), Some(inner), _) => edit_object(&inner, map),
+            (Value::Array(items), _, Some(inner)) => edit_array(&inner, items),
+            _ => prop.set_value(input(value)),
+        }
+    }
+    for (name, value) in want {
+        if !present.contains(name) {
+            object.append(name, input(value));
+        }
+    }
+}
+
+/// Make `array` hold exactly `want`, keeping the elements that stay in order (a list that
+/// gained or lost a name keeps the comments next to the others).
+fn edit_array(array: &CstArray, want: &[Value]) {
+    let mut next = 0;
+    for element in array.elements() {
+        if next < want.len() && element.to_serde_value().as_ref() == Some(&want[next]) {
+            next += 1;
+        } else {
+            element.remove();
+        }
+    }
+    for value in &want[next..] {
+        array.append(input(value));
+    }
+}
+
+/// A JSON value as the syntax tree's input.
+fn input(value: &Value) -> CstInputValue {
+    match value {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(input).collect()),
+        Value::Object(map) => {
+            CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), input(v))).collect())
+        }
     }
 }
 
@@ -631,5 +786,64 @@ mod tests {
             super::super::server_from_json("x", &server_to_json(&http)).unwrap(),
             http
         );
+    }
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 100,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any sequence of edits on a commented file saves, reads back as made, and keeps the
+        /// comments of what it did not remove.
+        #[test]
+        fn edits_of_a_commented_file_keep_its_comments(
+            names in proptest::collection::btree_set("[a-c]{1,2}", 0..4),
+            ops in proptest::collection::vec((0u8..5, "[a-c]{1,2}", proptest::bool::ANY), 0..6),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("mcp.json");
+            let mut text = String::from("// head\n{\n  /* servers */\n  \"mcpServers\": {\n");
+            for name in &names {
+                text.push_str(&format!(
+                    "    // about {name}\n    \"{name}\": {{\"command\": \"{name}\"}}, // tail {name}\n"
+                ));
+            }
+            text.push_str("  },\n  \"x\": [\"zz\"], // list\n}\n");
+            std::fs::write(&path, &text).unwrap();
+            let mut file = McprFile::load(&path).unwrap();
+            for (op, name, flag) in &ops {
+                match op {
+                    0 => {
+                        file.set_server(name, json!({"command": format!("new-{name}"), "args": [flag]}));
+                    }
+                    1 => {
+                        file.remove_server(name);
+                    }
+                    2 => {
+                        file.set_listed(List::Disabled, name, *flag);
+                    }
+                    3 => {
+                        file.set_listed(List::Enabled, name, *flag);
+                    }
+                    _ => {
+                        file.set_entry_enabled(name, *flag);
+                    }
+                }
+            }
+            file.save().unwrap();
+            let saved = std::fs::read_to_string(&path).unwrap();
+            let again = McprFile::load(&path).unwrap();
+            proptest::prop_assert_eq!(&again.root, &file.root, "{}", saved);
+            for comment in ["// head", "/* servers */", "// list"] {
+                proptest::prop_assert!(saved.contains(comment), "{}", saved);
+            }
+            for name in &names {
+                if file.server(name).is_some() {
+                    let about = format!("// about {name}");
+                    proptest::prop_assert!(saved.contains(&about), "{}", saved);
+                }
+            }
+        }
     }
 }
