@@ -71,6 +71,9 @@ pub struct OAuthKnobs {
     pub hide_expiry: bool,
     /// `--oauth-call-scope`: a scope `tools/call` needs on top of a valid token.
     pub call_scope: Option<String>,
+    /// `--oauth-authorize-endpoint`: the `authorization_endpoint` advertised instead of
+    /// `/authorize`, whatever its scheme.
+    pub authorize_endpoint: Option<String>,
 }
 
 /// A pre-registered confidential client, `ID:SECRET` on the command line. Its `Debug` output
@@ -762,7 +765,11 @@ async fn server_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) ->
     let origin = oauth.origin(&headers);
     let mut metadata = json!({
         "issuer": origin,
-        "authorization_endpoint": format!("{origin}/authorize"),
+        "authorization_endpoint": oauth
+            .knobs
+            .authorize_endpoint
+            .clone()
+            .unwrap_or_else(|| format!("{origin}/authorize")),
         "token_endpoint": format!("{origin}/token"),
         "response_types_supported": ["code"],
         "grant_types_supported": GRANT_TYPES,
@@ -1254,6 +1261,7 @@ mod tests {
             token_ttl: Duration::from_secs(60),
             hide_expiry: false,
             call_scope: None,
+            authorize_endpoint: None,
         };
         knobs(&mut k);
         OAuth::new(k, "127.0.0.1:4000".parse().unwrap())
