@@ -43,7 +43,7 @@ use rmcp::transport::auth::AuthError;
 
 pub use authorizer::{
     AuthorizeError, Authorizer, BoxFuture, CALLBACK_PATH, Headless, LOGIN_TIMEOUT, LoopbackBrowser,
-    Redirect,
+    Redirect, WEB_PAGE_RULE, web_page,
 };
 pub use enterprise::{EnterpriseLogin, enterprise_access_token};
 pub use store::{CREDENTIALS_FILE, CredentialStore, StoreError};

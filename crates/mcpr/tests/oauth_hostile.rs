@@ -1,0 +1,331 @@
+//! OAuth against a hostile or broken environment, as a user meets it: real `mcpr` processes
+//! against `mcpr mock --http --oauth`.
+//!
+//! - An authorization server whose metadata names an `authorization_endpoint` that is not a web
+//!   page (`file:`, `javascript:`, `smb:`): `mcpr login` neither opens nor prints it. The OS
+//!   opener is a recorder script named `xdg-open` (and `open`) first on `PATH`, with a display
+//!   set, so an opened URL would be seen.
+//! - A credential store that is garbage, or a directory: servers that need no login still
+//!   work, and an OAuth server's error is the store's own.
+//! - A token whose `expires_in` is near `u64::MAX`.
+//!
+//! Each test has its own home (credential store, configs) and every process and wait is bounded.
+
+#![cfg(unix)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{ChildGuard, MCPR};
+
+/// Upper bound of any one `mcpr` run (and of a login's wait for its redirect).
+const RUN_BOUND: Duration = Duration::from_secs(60);
+
+/// What error messages say about the URLs a login opens.
+const RULE: &str =
+    "only https URLs, or http URLs to a loopback host (localhost, 127.0.0.1, [::1]), are opened";
+
+/// What one `mcpr` run did.
+struct Run {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    fn both(&self) -> String {
+        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// Read a pipe to its end on a thread.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Wait for `child` to exit within `bound`; panics (and the guard kills it) otherwise.
+fn wait_bounded(child: &mut ChildGuard, bound: Duration, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`{what}` did not exit within {bound:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `mcpr mock --http 127.0.0.1:0 FLAGS` (add `--oauth` to the flags for an OAuth server).
+struct Mock {
+    _child: ChildGuard,
+    /// `http://127.0.0.1:PORT/mcp`.
+    url: String,
+}
+
+impl Mock {
+    fn start(flags: &[&str]) -> Mock {
+        let mut command = Command::new(MCPR);
+        command
+            .args(["mock", "--http", "127.0.0.1:0"])
+            .args(flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = ChildGuard::spawn(&mut command);
+        let stderr = child.0.stderr.take().expect("mock stderr");
+        let (tx, rx) = mpsc::channel();
+        // Keeps reading after the address line, so the mock never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the mock printed no `listening on` line");
+        Mock { _child: child, url }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    fn origin(&self) -> &str {
+        self.url.strip_suffix("/mcp").expect("a /mcp URL")
+    }
+
+    /// `GET /__oauth/stats` of an `--oauth` mock.
+    fn stats(&self) -> Value {
+        let response = http_get(&format!("{}/__oauth/stats", self.origin()));
+        assert_eq!(response.status, 200, "stats: {}", response.body);
+        serde_json::from_str(&response.body).expect("stats are JSON")
+    }
+}
+
+/// One HTTP answer.
+struct Answer {
+    status: u16,
+    location: Option<String>,
+    body: String,
+}
+
+/// GET `url` without following redirects (the browser's part, played by hand).
+fn http_get(url: &str) -> Answer {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(20))
+            .build()
+            .expect("a reqwest client");
+        let response = client
+            .get(url)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = response.text().await.unwrap_or_default();
+        Answer {
+            status,
+            location,
+            body,
+        }
+    })
+}
+
+/// A home of its own with a config file, and a `bin` directory first on `PATH` whose `xdg-open`
+/// and `open` record their arguments, one per line, in `opened.log`.
+struct Home {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl Home {
+    /// `servers`: the `mcpServers` object of the config file.
+    fn new(servers: Value) -> Home {
+        let dir = support::temp_dir();
+        std::fs::create_dir_all(dir.path().join("project")).expect("create project dir");
+        let config = dir.path().join("mcp.json");
+        std::fs::write(&config, json!({ "mcpServers": servers }).to_string())
+            .expect("write config");
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("create bin dir");
+        let log = dir.path().join("opened.log");
+        let script = format!("#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\n", log.display());
+        for name in ["xdg-open", "open"] {
+            let path = bin.join(name);
+            std::fs::write(&path, &script).expect("write the recorder");
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod the recorder");
+        }
+        Home { dir, config }
+    }
+
+    /// What the recorder opener was asked to open (`None`: it never ran).
+    fn opened(&self) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join("opened.log")).ok()
+    }
+
+    /// `mcpr --strict-config --config FILE ARGS` in this home, with a display and the recorder
+    /// as the browser.
+    fn command(&self, args: &[&str]) -> Command {
+        let home = self.dir.path();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![home.join("bin")];
+        paths.extend(std::env::split_paths(&path));
+        let mut command = Command::new(MCPR);
+        command
+            .arg("--strict-config")
+            .arg("--config")
+            .arg(&self.config)
+            .args(args)
+            .current_dir(home.join("project"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        support::isolate_env(&mut command, home);
+        command
+            .env("PATH", std::env::join_paths(paths).expect("a PATH"))
+            .env("DISPLAY", ":0")
+            .env("MCPR_LOGIN_TIMEOUT_MS", RUN_BOUND.as_millis().to_string())
+            .env_remove("MCPR_NO_BROWSER")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("BROWSER")
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    /// Run `mcpr ARGS` to its end (bounded).
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_command(self.command(args), &args.join(" "))
+    }
+
+    /// Run `command` to its end (bounded).
+    fn run_command(&self, mut command: Command, what: &str) -> Run {
+        let mut child = ChildGuard::spawn(&mut command);
+        let stdout = drain(child.0.stdout.take().expect("stdout"));
+        let stderr = drain(child.0.stderr.take().expect("stderr"));
+        let status = wait_bounded(&mut child, RUN_BOUND, what);
+        Run {
+            status,
+            stdout: stdout.join().expect("stdout reader"),
+            stderr: stderr.join().expect("stderr reader"),
+        }
+    }
+}
+
+/// An authorization server that names a `file:`, `javascript:` or `smb:` authorization
+/// endpoint gets nothing opened and nothing printed, with or without `--no-browser`: the login
+/// fails saying which endpoint broke which rule, without repeating the URL, and before mcpr
+/// registers with that server.
+#[test]
+fn login_opens_and_prints_nothing_but_a_web_page() {
+    let hostile = [
+        ("file:///tmp/mcpr-hostile/launch.desktop", "mcpr-hostile"),
+        ("javascript:alert(document.cookie)", "document.cookie"),
+        ("smb://attacker.invalid/share/payload", "attacker.invalid"),
+    ];
+    for (endpoint, marker) in hostile {
+        let mock = Mock::start(&["--oauth", "--oauth-authorize-endpoint", endpoint]);
+        let home = Home::new(json!({ "svc": { "url": mock.url } }));
+        for args in [&["login", "svc"][..], &["login", "svc", "--no-browser"]] {
+            // A login that did open the URL would wait for the redirect: not for long.
+            let mut command = home.command(args);
+            command.env("MCPR_LOGIN_TIMEOUT_MS", "2000");
+            let run = home.run_command(command, &args.join(" "));
+            let what = format!("{endpoint} / mcpr {}:\n{}", args.join(" "), run.both());
+            assert_eq!(home.opened(), None, "the opener ran: {what}");
+            let output = format!("{}{}", run.stdout, run.stderr);
+            assert!(
+                !output.contains(endpoint) && !output.contains(marker),
+                "the hostile URL was echoed: {what}"
+            );
+            assert_ne!(run.code(), Some(0), "{what}");
+            assert!(!run.stderr.contains("panicked"), "{what}");
+            assert!(
+                run.stderr.contains("login to `svc` failed")
+                    && run.stderr.contains("`authorization_endpoint`"),
+                "the error does not name the endpoint: {what}"
+            );
+            assert!(run.stderr.contains(RULE), "the rule is not stated: {what}");
+        }
+        let stats = mock.stats();
+        assert_eq!(stats["registrations"], 0, "{endpoint}: {stats}");
+        assert_eq!(stats["authorizations"], 0, "{endpoint}: {stats}");
+    }
+}
+
+/// The positive control for the test above: an `http://127.0.0.1` authorization endpoint is
+/// handed to the (recording) opener, and the login completes through it.
+#[test]
+fn a_loopback_http_endpoint_reaches_the_opener() {
+    let endpoint = "http://127.0.0.1:1/authorize";
+    let mock = Mock::start(&["--oauth", "--oauth-authorize-endpoint", endpoint]);
+    let home = Home::new(json!({ "svc": { "url": mock.url } }));
+    let mut child = ChildGuard::spawn(&mut home.command(&["login", "svc"]));
+    let stdout = drain(child.0.stdout.take().expect("stdout"));
+    let stderr = drain(child.0.stderr.take().expect("stderr"));
+
+    // The browser: wait for the recorder to be handed the URL.
+    let deadline = Instant::now() + RUN_BOUND;
+    let opened = loop {
+        if let Some(text) = home.opened().filter(|t| t.ends_with('\n')) {
+            break text;
+        }
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            panic!("mcpr login exited ({status}) without opening a browser");
+        }
+        assert!(Instant::now() < deadline, "the opener was never run");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let lines: Vec<&str> = opened.lines().collect();
+    assert_eq!(lines.len(), 1, "one argument, the URL: {opened:?}");
+    let url = lines[0];
+    let query = url
+        .strip_prefix(&format!("{endpoint}?"))
+        .unwrap_or_else(|| panic!("not the advertised endpoint: {url}"));
+    assert!(query.contains("code_challenge="), "{url}");
+
+    // The advertised endpoint is a decoy; the mock approves at its real one.
+    let approved = http_get(&format!("{}/authorize?{query}", mock.origin()));
+    assert_eq!(approved.status, 302, "authorize: {}", approved.body);
+    let back = approved.location.expect("a Location from /authorize");
+    let page = http_get(&back);
+    assert_eq!(page.status, 200, "callback page: {}", page.body);
+
+    let status = wait_bounded(&mut child, RUN_BOUND, "mcpr login");
+    let stdout = stdout.join().expect("stdout reader");
+    let stderr = stderr.join().expect("stderr reader");
+    assert!(status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Logged in to `svc`"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("Opened a browser to log in to `svc`"),
+        "{stdout}\n{stderr}"
+    );
+}
