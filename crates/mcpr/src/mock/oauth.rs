@@ -174,7 +174,14 @@ struct Code {
 
 struct Access {
     scopes: Vec<String>,
-    expires: Instant,
+    /// `None`: a lifetime too long for the clock (`--oauth-token-ttl` near `u64::MAX`).
+    expires: Option<Instant>,
+}
+
+impl Access {
+    fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|expires| expires > now)
+    }
 }
 
 struct Refresh {
@@ -613,7 +620,7 @@ impl OAuth {
     ) -> Result<Value, OAuthError> {
         let now = Instant::now();
         // Expired tokens are only ever refused: forget them.
-        store.access.retain(|_, access| access.expires > now);
+        store.access.retain(|_, access| access.live(now));
         let access_token = random("mock-at-")?;
         let mut answer = json!({
             "access_token": access_token,
@@ -636,7 +643,7 @@ impl OAuth {
             access_token,
             Access {
                 scopes,
-                expires: now + self.knobs.token_ttl,
+                expires: now.checked_add(self.knobs.token_ttl),
             },
         );
         Ok(answer)
@@ -656,7 +663,7 @@ impl OAuth {
         };
         let mut store = self.lock();
         match store.access.get(token) {
-            Some(access) if access.expires > Instant::now() => Bearer::Valid(access.scopes.clone()),
+            Some(access) if access.live(Instant::now()) => Bearer::Valid(access.scopes.clone()),
             Some(_) => {
                 store.access.remove(token);
                 Bearer::Invalid
