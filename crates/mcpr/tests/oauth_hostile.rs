@@ -281,25 +281,22 @@ fn login_opens_and_prints_nothing_but_a_web_page() {
     }
 }
 
-/// The positive control for the test above: an `http://127.0.0.1` authorization endpoint is
-/// handed to the (recording) opener, and the login completes through it.
-#[test]
-fn a_loopback_http_endpoint_reaches_the_opener() {
-    let endpoint = "http://127.0.0.1:1/authorize";
-    let mock = Mock::start(&["--oauth", "--oauth-authorize-endpoint", endpoint]);
-    let home = Home::new(json!({ "svc": { "url": mock.url } }));
+/// `mcpr login svc` with the recorder as the browser: wait for it to be handed the URL, which
+/// must be at `endpoint` (the advertised authorization endpoint), then play the browser against
+/// the mock's real `/authorize` and deliver its redirect to mcpr. Returns the finished run.
+fn login_through_the_opener(home: &Home, mock: &Mock, endpoint: &str) -> Run {
     let mut child = ChildGuard::spawn(&mut home.command(&["login", "svc"]));
     let stdout = drain(child.0.stdout.take().expect("stdout"));
     let stderr = drain(child.0.stderr.take().expect("stderr"));
 
-    // The browser: wait for the recorder to be handed the URL.
     let deadline = Instant::now() + RUN_BOUND;
     let opened = loop {
         if let Some(text) = home.opened().filter(|t| t.ends_with('\n')) {
             break text;
         }
         if let Some(status) = child.0.try_wait().expect("try_wait") {
-            panic!("mcpr login exited ({status}) without opening a browser");
+            let stderr = stderr.join().expect("stderr reader");
+            panic!("mcpr login exited ({status}) without opening a browser:\n{stderr}");
         }
         assert!(Instant::now() < deadline, "the opener was never run");
         std::thread::sleep(Duration::from_millis(20));
@@ -312,7 +309,6 @@ fn a_loopback_http_endpoint_reaches_the_opener() {
         .unwrap_or_else(|| panic!("not the advertised endpoint: {url}"));
     assert!(query.contains("code_challenge="), "{url}");
 
-    // The advertised endpoint is a decoy; the mock approves at its real one.
     let approved = http_get(&format!("{}/authorize?{query}", mock.origin()));
     assert_eq!(approved.status, 302, "authorize: {}", approved.body);
     let back = approved.location.expect("a Location from /authorize");
@@ -320,12 +316,80 @@ fn a_loopback_http_endpoint_reaches_the_opener() {
     assert_eq!(page.status, 200, "callback page: {}", page.body);
 
     let status = wait_bounded(&mut child, RUN_BOUND, "mcpr login");
-    let stdout = stdout.join().expect("stdout reader");
-    let stderr = stderr.join().expect("stderr reader");
-    assert!(status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("Logged in to `svc`"), "{stdout}\n{stderr}");
+    Run {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    }
+}
+
+/// The positive control for the test above: an `http://127.0.0.1` authorization endpoint is
+/// handed to the (recording) opener, and the login completes through it.
+#[test]
+fn a_loopback_http_endpoint_reaches_the_opener() {
+    // A decoy: the mock approves at its real endpoint, where the test's browser goes.
+    let endpoint = "http://127.0.0.1:1/authorize";
+    let mock = Mock::start(&["--oauth", "--oauth-authorize-endpoint", endpoint]);
+    let home = Home::new(json!({ "svc": { "url": mock.url } }));
+    let run = login_through_the_opener(&home, &mock, endpoint);
+    assert_eq!(run.code(), Some(0), "{}", run.both());
+    assert!(run.stdout.contains("Logged in to `svc`"), "{}", run.both());
     assert!(
-        stderr.contains("Opened a browser to log in to `svc`"),
-        "{stdout}\n{stderr}"
+        run.stderr.contains("Opened a browser to log in to `svc`"),
+        "{}",
+        run.both()
     );
+}
+
+/// A token response whose `expires_in` is `u64::MAX`, or `i64::MAX` (which fits a `u64` once
+/// added to now, but not the clock): login, calls, `status` and `servers` work, take the token
+/// for one without an expiry, and never refresh it.
+#[test]
+fn a_huge_expires_in_is_a_token_without_expiry() {
+    for ttl in [u64::MAX, i64::MAX as u64] {
+        let ttl = ttl.to_string();
+        let mock = Mock::start(&["--oauth", "--oauth-token-ttl", &ttl]);
+        let home = Home::new(json!({ "svc": { "url": mock.url } }));
+        let endpoint = format!("{}/authorize", mock.origin());
+        let run = login_through_the_opener(&home, &mock, &endpoint);
+        assert_eq!(run.code(), Some(0), "expires_in {ttl}:\n{}", run.both());
+        assert!(
+            run.stdout
+                .contains("Logged in to `svc`; it renews by itself."),
+            "expires_in {ttl}:\n{}",
+            run.both()
+        );
+
+        let run = home.run(&["call", "svc", "echo", r#"{"text": "far"}"#]);
+        assert_eq!(run.code(), Some(0), "expires_in {ttl}:\n{}", run.both());
+        assert_eq!(
+            run.stdout.trim(),
+            "far",
+            "expires_in {ttl}:\n{}",
+            run.both()
+        );
+        for args in [
+            &["status"][..],
+            &["status", "--json"],
+            &["servers"],
+            &["servers", "--json"],
+        ] {
+            let run = home.run(args);
+            let what = format!("expires_in {ttl}, mcpr {}:\n{}", args.join(" "), run.both());
+            assert_eq!(run.code(), Some(0), "{what}");
+            assert!(!run.stderr.contains("panicked"), "{what}");
+            if args.len() == 1 {
+                assert!(run.stdout.contains("logged in"), "{what}");
+                assert!(!run.stdout.contains("expire"), "{what}");
+            } else {
+                let compact: String = run.stdout.split_whitespace().collect();
+                assert!(compact.contains(r#""state":"logged_in""#), "{what}");
+            }
+        }
+        let stats = mock.stats();
+        assert_eq!(
+            stats["token_requests"]["refresh_token"], 0,
+            "{ttl}: {stats}"
+        );
+    }
 }

@@ -200,10 +200,15 @@ impl AuthStatus {
             AuthStatus::LoggedIn {
                 expires_at: Some(secs),
                 ..
-            } => Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(*secs)),
+            } => unix_time(*secs),
             _ => None,
         }
     }
+}
+
+/// Unix seconds as a time; `None` past what the clock can represent.
+fn unix_time(secs: u64) -> Option<SystemTime> {
+    SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(secs))
 }
 
 fn remote(server: &str, config: &ServerConfig) -> Result<HttpConfig, AuthFailure> {
@@ -265,9 +270,7 @@ pub async fn login(
         (Err(e), _) => return Err(e),
     };
     Ok(LoginOutcome {
-        expires_at: record
-            .expires_at()
-            .map(|secs| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs)),
+        expires_at: record.expires_at().and_then(unix_time),
         scopes: record.granted_scopes.clone(),
         refreshable: record.has_refresh_token(),
     })
@@ -365,4 +368,26 @@ async fn probe(http: &HttpConfig) -> Probe {
         return Probe::Open;
     }
     Probe::Unknown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expiry_past_the_clock_is_unknown() {
+        let far = AuthStatus::LoggedIn {
+            expires_at: Some(u64::MAX),
+            refreshable: false,
+        };
+        assert_eq!(far.expires_at(), None);
+        let near = AuthStatus::LoggedIn {
+            expires_at: Some(60),
+            refreshable: false,
+        };
+        assert_eq!(
+            near.expires_at(),
+            Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(60))
+        );
+    }
 }

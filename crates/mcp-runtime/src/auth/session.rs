@@ -43,7 +43,7 @@ impl Current {
         };
         let lifetime = expires_at.saturating_sub(self.received_at.unwrap_or(expires_at));
         let margin = REFRESH_MARGIN_SECS.min(lifetime / 2);
-        now_secs() + margin >= expires_at
+        now_secs().saturating_add(margin) >= expires_at
     }
 }
 
@@ -380,8 +380,21 @@ mod tests {
         assert!(short.expiring());
         let unknown = Current {
             expires_at: None,
-            ..long
+            ..long.clone()
         };
         assert!(!unknown.expiring());
+        // The far end of the range: not due, and no overflow either way.
+        let far = Current {
+            expires_at: Some(u64::MAX),
+            received_at: Some(u64::MAX),
+            ..long.clone()
+        };
+        assert!(!far.expiring());
+        let backwards = Current {
+            expires_at: Some(u64::MAX),
+            received_at: Some(0),
+            ..long
+        };
+        assert!(!backwards.expiring());
     }
 }

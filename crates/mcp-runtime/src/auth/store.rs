@@ -53,7 +53,7 @@ impl Record {
     /// When the access token expires (Unix seconds), if the server said.
     pub fn expires_at(&self) -> Option<u64> {
         let expires_in = self.token.as_ref()?.expires_in()?;
-        Some(self.received_at? + expires_in.as_secs())
+        expiry_secs(self.received_at?, expires_in.as_secs())
     }
 
     /// The access token, if any.
@@ -291,6 +291,15 @@ pub(crate) fn key_of(url: &str) -> String {
     }
 }
 
+/// `received_at + expires_in`, or `None` when that is past what the clock can represent: the
+/// server sends `expires_in`, and a value near `u64::MAX` means a token that does not expire in
+/// any time that matters, so it is treated like one without an expiry.
+pub(crate) fn expiry_secs(received_at: u64, expires_in: u64) -> Option<u64> {
+    let at = received_at.checked_add(expires_in)?;
+    UNIX_EPOCH.checked_add(Duration::from_secs(at))?;
+    Some(at)
+}
+
 pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -403,6 +412,25 @@ mod tests {
             received_at: None,
             issuer: None,
         }
+    }
+
+    #[test]
+    fn a_huge_expires_in_is_no_expiry() {
+        assert_eq!(expiry_secs(1_000, 3_600), Some(4_600));
+        assert_eq!(expiry_secs(1_000, u64::MAX), None);
+        assert_eq!(expiry_secs(u64::MAX, 1), None);
+        // Fits in a u64, not in the clock.
+        assert_eq!(expiry_secs(now_secs(), i64::MAX as u64), None);
+        let mut row = record("c1");
+        row.received_at = Some(now_secs());
+        let mut token = OAuthTokenResponse::new(
+            oauth2::AccessToken::new("at".into()),
+            oauth2::basic::BasicTokenType::Bearer,
+            Default::default(),
+        );
+        token.set_expires_in(Some(&Duration::from_secs(u64::MAX)));
+        row.token = Some(token);
+        assert_eq!(row.expires_at(), None);
     }
 
     #[test]
