@@ -5,8 +5,8 @@
 //!   page (`file:`, `javascript:`, `smb:`): `mcpr login` neither opens nor prints it. The OS
 //!   opener is a recorder script named `xdg-open` (and `open`) first on `PATH`, with a display
 //!   set, so an opened URL would be seen.
-//! - A credential store that is garbage, or a directory: servers that need no login still
-//!   work, and an OAuth server's error is the store's own.
+//! - A credential store that is garbage, a directory, or unreadable: servers that need no
+//!   login still work, and an OAuth server's error is the store's own.
 //! - A token whose `expires_in` is near `u64::MAX`.
 //!
 //! Each test has its own home (credential store, configs) and every process and wait is bounded.
@@ -190,6 +190,11 @@ impl Home {
     /// What the recorder opener was asked to open (`None`: it never ran).
     fn opened(&self) -> Option<String> {
         std::fs::read_to_string(self.dir.path().join("opened.log")).ok()
+    }
+
+    /// `$XDG_DATA_HOME/mcpr/credentials.db` of this home.
+    fn credentials_db(&self) -> PathBuf {
+        self.dir.path().join(".local/share/mcpr/credentials.db")
     }
 
     /// `mcpr --strict-config --config FILE ARGS` in this home, with a display and the recorder
@@ -392,4 +397,109 @@ fn a_huge_expires_in_is_a_token_without_expiry() {
             "{ttl}: {stats}"
         );
     }
+}
+
+/// Ways to break the credential store.
+#[derive(Debug, Clone, Copy)]
+enum Breakage {
+    /// Not an SQLite file.
+    Garbage,
+    /// A directory where the file should be.
+    Directory,
+    /// A file nobody may read (moot as root, who reads it anyway: then skipped).
+    Unreadable,
+}
+
+/// Break `db` the way `breakage` says; false when this process cannot (root reads anything).
+fn break_store(db: &std::path::Path, breakage: Breakage) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(db.parent().expect("a parent")).expect("create the data dir");
+    match breakage {
+        Breakage::Garbage => {
+            std::fs::write(db, "this is not a database\n".repeat(64)).expect("write garbage");
+        }
+        Breakage::Directory => std::fs::create_dir(db).expect("create a directory"),
+        Breakage::Unreadable => {
+            std::fs::write(db, b"").expect("create the file");
+            std::fs::set_permissions(db, std::fs::Permissions::from_mode(0o000))
+                .expect("chmod 000");
+            if std::fs::read(db).is_ok() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// A credential store that cannot be used breaks only the servers that need it: a server
+/// without OAuth lists and calls its tools; an OAuth server fails with the store's error,
+/// naming the file once, not an `HTTP 401` it never got a chance to answer with a token;
+/// `mcpr login` says the same before sending anyone to a browser; the broken file is left as
+/// it is.
+#[test]
+fn a_broken_credential_store_breaks_only_the_servers_that_need_it() {
+    let plain = Mock::start(&[]);
+    let oauth = Mock::start(&["--oauth"]);
+    for breakage in [Breakage::Garbage, Breakage::Directory, Breakage::Unreadable] {
+        let home = Home::new(json!({
+            "plain": { "url": plain.url },
+            "svc": { "url": oauth.url },
+        }));
+        let db = home.credentials_db();
+        if !break_store(&db, breakage) {
+            continue;
+        }
+        let before = std::fs::read(&db).ok();
+        let path = db.display().to_string();
+
+        let run = home.run(&["call", "plain", "echo", r#"{"text": "still here"}"#]);
+        assert_eq!(run.code(), Some(0), "{breakage:?}:\n{}", run.both());
+        assert_eq!(
+            run.stdout.trim(),
+            "still here",
+            "{breakage:?}:\n{}",
+            run.both()
+        );
+
+        let run = home.run(&["tools"]);
+        let what = format!("{breakage:?}, mcpr tools:\n{}", run.both());
+        assert!(run.stdout.contains("plain_echo"), "{what}");
+        let svc_lines: Vec<&str> = run.stderr.lines().filter(|l| l.contains("svc")).collect();
+        assert!(!svc_lines.is_empty(), "{what}");
+        for line in svc_lines {
+            assert!(line.contains("credential store"), "{what}");
+            assert_eq!(line.matches(&path).count(), 1, "{what}");
+            assert!(!line.contains("401"), "{what}");
+        }
+        assert!(
+            run.stderr
+                .lines()
+                .all(|l| !l.contains("plain") || !l.contains("failed")),
+            "{what}"
+        );
+
+        let run = home.run(&["call", "svc", "echo", r#"{"text": "x"}"#]);
+        let what = format!("{breakage:?}, mcpr call svc:\n{}", run.both());
+        assert_ne!(run.code(), Some(0), "{what}");
+        assert!(run.stderr.contains("server `svc`"), "{what}");
+        assert!(run.stderr.contains("credential store"), "{what}");
+        assert_eq!(run.stderr.matches(&path).count(), 1, "{what}");
+        assert!(!run.stderr.contains("401"), "{what}");
+        assert!(!run.stderr.contains("panicked"), "{what}");
+
+        let run = home.run(&["login", "svc"]);
+        let what = format!("{breakage:?}, mcpr login svc:\n{}", run.both());
+        assert_ne!(run.code(), Some(0), "{what}");
+        assert!(run.stderr.contains("credential store"), "{what}");
+        assert_eq!(run.stderr.matches(&path).count(), 1, "{what}");
+        assert!(!run.stderr.contains("401"), "{what}");
+        assert_eq!(home.opened(), None, "a browser was opened: {what}");
+
+        // The broken store is reported, not repaired behind the user's back.
+        assert_eq!(std::fs::read(&db).ok(), before, "{breakage:?}");
+        assert_eq!(db.is_dir(), matches!(breakage, Breakage::Directory));
+    }
+    let stats = oauth.stats();
+    assert_eq!(stats["registrations"], 0, "{stats}");
+    assert_eq!(stats["authorizations"], 0, "{stats}");
 }

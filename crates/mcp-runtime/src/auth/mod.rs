@@ -236,6 +236,12 @@ pub async fn login(
         oauth: &oauth,
         store: &context.store,
     };
+    // Nothing a login gets could be kept: say so before sending anyone to a browser. A
+    // row that does not decode is fine, the login replaces it.
+    match context.store.get(&store::key_of(&http.url)) {
+        Ok(_) | Err(StoreError::Corrupt { .. }) => {}
+        Err(e) => return Err(AuthFailure::Store(e.to_string())),
+    }
     let probed = probe(&http).await;
     let challenge = match &probed {
         Probe::Challenge(challenge) => challenge.clone(),
@@ -300,7 +306,7 @@ pub fn status(config: &ServerConfig, store: &CredentialStore) -> AuthStatus {
         },
         Ok(None) => AuthStatus::NotLoggedIn,
         Err(e) => {
-            tracing::warn!("{e}");
+            store.warn_once(&e);
             AuthStatus::NotLoggedIn
         }
     }

@@ -141,8 +141,17 @@ impl ServerAuth {
         if let Some(access) = self.unexpired() {
             return Ok(Some(access));
         }
-        // Another process may have logged in or refreshed: the store is the truth.
-        let Some(record) = self.stored()? else {
+        // Another process may have logged in or refreshed: the store is the truth. A store
+        // that cannot be read holds no usable credential either; most HTTP servers need none,
+        // and one that does answers 401, whose handling reports the store's error.
+        let record = match self.stored() {
+            Ok(record) => record,
+            Err(e) => {
+                tracing::debug!(server = %self.server, "no stored credential: {e}");
+                None
+            }
+        };
+        let Some(record) = record else {
             self.forget();
             self.absent.store(true, Ordering::SeqCst);
             return Ok(None);

@@ -10,6 +10,7 @@
 //! manager reads and writes tokens here while our row keeps the parts rmcp does not store.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -78,6 +79,8 @@ pub struct CredentialStore {
 struct Inner {
     path: PathBuf,
     connection: Mutex<Option<Connection>>,
+    /// A failure was logged already (see [`CredentialStore::warn_once`]).
+    warned: AtomicBool,
 }
 
 impl std::fmt::Debug for CredentialStore {
@@ -126,6 +129,7 @@ impl CredentialStore {
             inner: Arc::new(Inner {
                 path: path.into(),
                 connection: Mutex::new(None),
+                warned: AtomicBool::new(false),
             }),
         }
     }
@@ -151,6 +155,14 @@ impl CredentialStore {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Log `error` as a warning, the first time only: listings ask the store once per server,
+    /// and a broken store is one problem, not one per server.
+    pub(crate) fn warn_once(&self, error: &StoreError) {
+        if !self.inner.warned.swap(true, Ordering::SeqCst) {
+            tracing::warn!("{error}");
+        }
     }
 
     /// Forget the credential of `url`. Returns whether there was one.

@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
-use super::http::{HttpError, status_error};
+use super::http::{HttpError, auth_failed, status_error};
 use super::sse;
 use crate::auth::session::{self, ServerAuth};
 
@@ -349,11 +349,7 @@ impl HttpClient {
             return Ok(None);
         };
         auth.bearer().await.map_err(|failure| {
-            StreamableHttpError::Client(HttpError::Auth {
-                status: StatusCode::UNAUTHORIZED,
-                www_authenticate: None,
-                failure,
-            })
+            StreamableHttpError::Client(auth_failed(StatusCode::UNAUTHORIZED, None, failure))
         })
     }
 
@@ -373,13 +369,8 @@ impl HttpClient {
             .headers()
             .get(WWW_AUTHENTICATE)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        let fail = |failure| {
-            StreamableHttpError::Client(HttpError::Auth {
-                status,
-                www_authenticate: challenge.clone(),
-                failure,
-            })
-        };
+        let fail =
+            |failure| StreamableHttpError::Client(auth_failed(status, challenge.clone(), failure));
         if status == StatusCode::UNAUTHORIZED && !tries.unauthorized {
             tries.unauthorized = true;
             let next = auth
