@@ -28,8 +28,7 @@ use support::{ChildGuard, MCPR};
 const RUN_BOUND: Duration = Duration::from_secs(60);
 
 /// What error messages say about the URLs a login opens.
-const RULE: &str =
-    "only https URLs, or http URLs to a loopback host (localhost, 127.0.0.1, [::1]), are opened";
+const RULE: &str = "a login opens or prints only https URLs, or http URLs to a loopback host (localhost, 127.0.0.1, [::1])";
 
 /// What one `mcpr` run did.
 struct Run {

@@ -23,8 +23,7 @@ pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Which URLs a login opens in a browser or prints for a person to open, as error messages
 /// state it.
-pub const WEB_PAGE_RULE: &str =
-    "only https URLs, or http URLs to a loopback host (localhost, 127.0.0.1, [::1]), are opened";
+pub const WEB_PAGE_RULE: &str = "a login opens or prints only https URLs, or http URLs to a loopback host (localhost, 127.0.0.1, [::1])";
 
 /// Whether `url` is a web page a login may open or print: `https:`, or `http:` to a loopback
 /// host. The URL comes from the authorization server's metadata, and an OS opener runs any
