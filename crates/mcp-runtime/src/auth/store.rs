@@ -3,7 +3,7 @@
 //!
 //! Credentials are keyed by the server's URL, not its name: a project config that reuses the
 //! name `github` for another URL finds no token, so it cannot send someone's credential to a
-//! new host (SPEC B4). Each row keeps what a refresh needs without a new discovery: the client
+//! new host. Each row keeps what a refresh needs without a new discovery: the client
 //! registration (id and secret), the authorization server's metadata and the token response.
 //!
 //! [`ServerCredentials`] adapts one row to rmcp's `CredentialStore`, so rmcp's authorization

@@ -69,7 +69,7 @@ pub(crate) fn transport(
         .max_json_response_size(MAX_RESPONSE_BYTES)
         .max_sse_event_size(MAX_RESPONSE_BYTES)
         .max_error_response_size(super::http::BODY_EXCERPT_BYTES)
-        // SPEC B6: a 404 on an expired session re-initialises once.
+        // A 404 on an expired session re-initialises once.
         .reinit_on_expired_session(true);
     config.retry_config = Arc::new(backoff);
     let client = HttpClient {
