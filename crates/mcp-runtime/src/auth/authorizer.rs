@@ -276,7 +276,9 @@ fn check_denial(redirect: &str) -> Result<(), AuthorizeError> {
             .find(|(k, _)| k == "error_description")
             .map(|(_, v)| format!(": {v}"))
             .unwrap_or_default();
-        return Err(AuthorizeError::Denied(format!("{error}{description}")));
+        return Err(AuthorizeError::Denied(super::printable(&format!(
+            "{error}{description}"
+        ))));
     }
     Ok(())
 }
@@ -456,5 +458,12 @@ mod tests {
             Err(AuthorizeError::Denied(reason)) if reason == "access_denied"
         ));
         assert!(check_denial("http://127.0.0.1:1/callback?code=x&state=s").is_ok());
+        // The server's words reach a terminal: no escape sequence survives.
+        let hostile = "http://127.0.0.1:1/callback?error=access%1B%5B2J_denied\
+                       &error_description=bye%1B%5D0%3Bowned%07%0D%0Anow&state=s";
+        assert!(matches!(
+            check_denial(hostile),
+            Err(AuthorizeError::Denied(reason)) if reason == "access[2J_denied: bye]0;ownednow"
+        ));
     }
 }

@@ -151,7 +151,8 @@ impl AuthFailure {
     fn from_rmcp(server: &str, error: AuthError) -> Self {
         AuthFailure::Oauth {
             server: server.to_owned(),
-            message: error.to_string(),
+            // rmcp's messages quote what the authorization server answered.
+            message: printable(&error.to_string()),
         }
     }
 
@@ -204,6 +205,12 @@ impl AuthStatus {
             _ => None,
         }
     }
+}
+
+/// Text from an authorization server, fit for a terminal: control characters, which could
+/// make up escape sequences that rewrite the screen or the window title, are dropped.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
 }
 
 /// Unix seconds as a time; `None` past what the clock can represent.
@@ -379,6 +386,17 @@ async fn probe(http: &HttpConfig) -> Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_authorization_servers_words_carry_no_escape_sequence() {
+        let failure = AuthFailure::from_rmcp(
+            "svc",
+            AuthError::TokenExchangeFailed("invalid_grant\u{1b}]0;owned\u{7}\r\nok".into()),
+        );
+        let shown = failure.to_string();
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(shown.contains("invalid_grant]0;ownedok"), "{shown:?}");
+    }
 
     #[test]
     fn an_expiry_past_the_clock_is_unknown() {
