@@ -170,8 +170,8 @@ pub enum ClientError {
         /// What to do about it (`not logged in; run: mcpr login NAME`, ...).
         reason: String,
     },
-    /// The server asked for credentials and the credential store, where they would be, could
-    /// not be used (the server was answered with nothing from it).
+    /// The server asked for credentials, and the credential store that would hold them could
+    /// not be read (a corrupt or inaccessible file). Servers that ask for none are unaffected.
     #[error("server `{server}`: {reason}")]
     CredentialStore {
         /// Server name.
