@@ -539,7 +539,7 @@ fn login_call_status_logout_lifecycle() {
     assert_eq!(servers_json_login(&cli, "svc")["state"], "not_logged_in");
 }
 
-/// Secrets never appear in output (SPEC B2), even at `RUST_LOG=debug`: after a login and a round
+/// Secrets never appear in output, even at `RUST_LOG=debug`: after a login and a round
 /// of every command that uses it, no token or client secret in the credential store (nor the
 /// authorization code that went through the loopback redirect) appears in anything mcpr or the
 /// mock printed.

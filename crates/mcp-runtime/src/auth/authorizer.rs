@@ -21,6 +21,34 @@ pub const CALLBACK_PATH: &str = "/callback";
 /// How long a login waits for the browser to come back.
 pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Which URLs a login opens in a browser or prints for a person to open, as error messages
+/// state it.
+pub const WEB_PAGE_RULE: &str = "a login opens or prints only https URLs, or http URLs to a loopback host (localhost, 127.0.0.1, [::1])";
+
+/// Whether `url` is a web page a login may open or print: `https:`, or `http:` to a loopback
+/// host. The URL comes from the authorization server's metadata, and an OS opener runs any
+/// scheme it has a handler for (`file:` launches local files, `smb:` mounts shares), so
+/// anything but a web page is refused. Returns the URL as parsed and re-serialised, which is
+/// what should be opened: the raw text may hold characters the parser dropped.
+pub fn web_page(url: &str) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let allowed = match parsed.scheme() {
+        "https" => parsed.host().is_some(),
+        "http" => {
+            // The parser has normalised IP hosts (`127.1` is `127.0.0.1`, IPv6 in brackets).
+            let host = parsed.host_str()?;
+            host.eq_ignore_ascii_case("localhost")
+                || host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        _ => false,
+    };
+    allowed.then(|| parsed.into())
+}
+
 /// A boxed future, as the object-safe [`Authorizer`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -41,6 +69,10 @@ pub enum AuthorizeError {
     /// The authorization server said no.
     #[error("the authorization server refused: {0}")]
     Denied(String),
+    /// The URL to send the person to is not a web page (see [`web_page`]); it is neither
+    /// opened nor printed, nor repeated here.
+    #[error("the authorization URL is not a web page: {WEB_PAGE_RULE}")]
+    NotAWebPage,
     /// Anything else (the headless GET failed, no `Location`, ...).
     #[error("{0}")]
     Failed(String),
@@ -151,7 +183,8 @@ impl Authorizer for LoopbackBrowser {
             let Some(listener) = redirect.listener else {
                 return Err(AuthorizeError::Failed("no loopback listener".into()));
             };
-            let opened = self.open_browser && open_browser(url);
+            let url = web_page(url).ok_or(AuthorizeError::NotAWebPage)?;
+            let opened = self.open_browser && open_browser(&url);
             // The URL carries no secret (PKCE keeps the verifier here); people need it when no
             // browser could be opened, e.g. over SSH.
             if opened {
@@ -161,7 +194,7 @@ impl Authorizer for LoopbackBrowser {
             } else {
                 eprintln!("To log in to `{server}`, open this URL in a browser:\n  {url}");
             }
-            let state = state_of(url);
+            let state = state_of(&url);
             tokio::time::timeout(self.timeout, wait_for_callback(&listener, state.as_deref()))
                 .await
                 .map_err(|_| AuthorizeError::Timeout(self.timeout))?
@@ -243,7 +276,9 @@ fn check_denial(redirect: &str) -> Result<(), AuthorizeError> {
             .find(|(k, _)| k == "error_description")
             .map(|(_, v)| format!(": {v}"))
             .unwrap_or_default();
-        return Err(AuthorizeError::Denied(format!("{error}{description}")));
+        return Err(AuthorizeError::Denied(super::printable(&format!(
+            "{error}{description}"
+        ))));
     }
     Ok(())
 }
@@ -372,6 +407,50 @@ mod tests {
         assert!(full.contains("code=c0de"));
     }
 
+    #[test]
+    fn only_web_pages_are_opened() {
+        for allowed in [
+            "https://as.example/authorize?x=1",
+            "http://127.0.0.1:8080/authorize",
+            "http://127.9.9.9/a",
+            "http://LOCALHOST:1/a",
+            "http://[::1]:9/a",
+        ] {
+            assert!(web_page(allowed).is_some(), "{allowed}");
+        }
+        for refused in [
+            "file:///tmp/x.desktop",
+            "javascript:alert(1)",
+            "smb://host/share",
+            "http://as.example/authorize",
+            "http://10.0.0.1/a",
+            "http://localhost.evil.example/a",
+            "ms-settings:",
+            "HTTPS",
+            "",
+        ] {
+            assert!(web_page(refused).is_none(), "{refused}");
+        }
+        // What is opened is the parsed URL, not the raw text around it.
+        assert_eq!(
+            web_page(" https://as.example/a\tb ").as_deref(),
+            Some("https://as.example/ab")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_url_is_neither_opened_nor_waited_for() {
+        let browser = LoopbackBrowser {
+            open_browser: true,
+            timeout: Duration::from_secs(600),
+        };
+        let redirect = browser.redirect(None).await.unwrap();
+        let outcome = browser
+            .authorize("svc", "file:///tmp/evil.desktop?state=s", redirect)
+            .await;
+        assert!(matches!(outcome, Err(AuthorizeError::NotAWebPage)));
+    }
+
     #[tokio::test]
     async fn a_denied_login_is_an_error() {
         assert!(matches!(
@@ -379,5 +458,12 @@ mod tests {
             Err(AuthorizeError::Denied(reason)) if reason == "access_denied"
         ));
         assert!(check_denial("http://127.0.0.1:1/callback?code=x&state=s").is_ok());
+        // The server's words reach a terminal: no escape sequence survives.
+        let hostile = "http://127.0.0.1:1/callback?error=access%1B%5B2J_denied\
+                       &error_description=bye%1B%5D0%3Bowned%07%0D%0Anow&state=s";
+        assert!(matches!(
+            check_denial(hostile),
+            Err(AuthorizeError::Denied(reason)) if reason == "access[2J_denied: bye]0;ownednow"
+        ));
     }
 }

@@ -14,7 +14,7 @@ use rmcp::transport::auth::{
 };
 
 use super::AuthFailure;
-use super::authorizer::Authorizer;
+use super::authorizer::{Authorizer, WEB_PAGE_RULE, web_page};
 use super::store::{CredentialStore, Record, ServerCredentials, key_of};
 use crate::config::{OAuthConfig, PrivateKey};
 
@@ -124,6 +124,17 @@ pub(crate) async fn login(
     request: LoginRequest<'_>,
 ) -> Result<Record, AuthFailure> {
     let (mut manager, metadata) = target.manager(request.challenge).await?;
+    // The person is sent to this endpoint: refuse anything but a web page before registering
+    // or opening anything. The URL is not repeated: it is the hostile server's text.
+    if web_page(&metadata.authorization_endpoint).is_none() {
+        return Err(AuthFailure::Interactive {
+            server: target.server.to_owned(),
+            message: format!(
+                "the authorization server's `authorization_endpoint` is not a web page: \
+                 {WEB_PAGE_RULE}"
+            ),
+        });
+    }
 
     // Scopes: the config's; else the challenge's, else the resource metadata's (rmcp's
     // initial selection, which adds offline_access when the server offers it); plus any

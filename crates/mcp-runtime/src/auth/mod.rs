@@ -43,7 +43,7 @@ use rmcp::transport::auth::AuthError;
 
 pub use authorizer::{
     AuthorizeError, Authorizer, BoxFuture, CALLBACK_PATH, Headless, LOGIN_TIMEOUT, LoopbackBrowser,
-    Redirect,
+    Redirect, WEB_PAGE_RULE, web_page,
 };
 pub use enterprise::{EnterpriseLogin, enterprise_access_token};
 pub use store::{CREDENTIALS_FILE, CredentialStore, StoreError};
@@ -151,7 +151,8 @@ impl AuthFailure {
     fn from_rmcp(server: &str, error: AuthError) -> Self {
         AuthFailure::Oauth {
             server: server.to_owned(),
-            message: error.to_string(),
+            // rmcp's messages quote what the authorization server answered.
+            message: printable(&error.to_string()),
         }
     }
 
@@ -200,10 +201,21 @@ impl AuthStatus {
             AuthStatus::LoggedIn {
                 expires_at: Some(secs),
                 ..
-            } => Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(*secs)),
+            } => unix_time(*secs),
             _ => None,
         }
     }
+}
+
+/// Text from an authorization server, fit for a terminal: control characters, which could
+/// make up escape sequences that rewrite the screen or the window title, are dropped.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// Unix seconds as a time; `None` past what the clock can represent.
+fn unix_time(secs: u64) -> Option<SystemTime> {
+    SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(secs))
 }
 
 fn remote(server: &str, config: &ServerConfig) -> Result<HttpConfig, AuthFailure> {
@@ -231,6 +243,12 @@ pub async fn login(
         oauth: &oauth,
         store: &context.store,
     };
+    // Nothing a login gets could be kept: say so before sending anyone to a browser. A
+    // row that does not decode is fine, the login replaces it.
+    match context.store.get(&store::key_of(&http.url)) {
+        Ok(_) | Err(StoreError::Corrupt { .. }) => {}
+        Err(e) => return Err(AuthFailure::Store(e.to_string())),
+    }
     let probed = probe(&http).await;
     let challenge = match &probed {
         Probe::Challenge(challenge) => challenge.clone(),
@@ -265,9 +283,7 @@ pub async fn login(
         (Err(e), _) => return Err(e),
     };
     Ok(LoginOutcome {
-        expires_at: record
-            .expires_at()
-            .map(|secs| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs)),
+        expires_at: record.expires_at().and_then(unix_time),
         scopes: record.granted_scopes.clone(),
         refreshable: record.has_refresh_token(),
     })
@@ -297,7 +313,7 @@ pub fn status(config: &ServerConfig, store: &CredentialStore) -> AuthStatus {
         },
         Ok(None) => AuthStatus::NotLoggedIn,
         Err(e) => {
-            tracing::warn!("{e}");
+            store.warn_once(&e);
             AuthStatus::NotLoggedIn
         }
     }
@@ -365,4 +381,37 @@ async fn probe(http: &HttpConfig) -> Probe {
         return Probe::Open;
     }
     Probe::Unknown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_authorization_servers_words_carry_no_escape_sequence() {
+        let failure = AuthFailure::from_rmcp(
+            "svc",
+            AuthError::TokenExchangeFailed("invalid_grant\u{1b}]0;owned\u{7}\r\nok".into()),
+        );
+        let shown = failure.to_string();
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(shown.contains("invalid_grant]0;ownedok"), "{shown:?}");
+    }
+
+    #[test]
+    fn an_expiry_past_the_clock_is_unknown() {
+        let far = AuthStatus::LoggedIn {
+            expires_at: Some(u64::MAX),
+            refreshable: false,
+        };
+        assert_eq!(far.expires_at(), None);
+        let near = AuthStatus::LoggedIn {
+            expires_at: Some(60),
+            refreshable: false,
+        };
+        assert_eq!(
+            near.expires_at(),
+            Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(60))
+        );
+    }
 }

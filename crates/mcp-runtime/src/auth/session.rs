@@ -43,7 +43,7 @@ impl Current {
         };
         let lifetime = expires_at.saturating_sub(self.received_at.unwrap_or(expires_at));
         let margin = REFRESH_MARGIN_SECS.min(lifetime / 2);
-        now_secs() + margin >= expires_at
+        now_secs().saturating_add(margin) >= expires_at
     }
 }
 
@@ -141,8 +141,17 @@ impl ServerAuth {
         if let Some(access) = self.unexpired() {
             return Ok(Some(access));
         }
-        // Another process may have logged in or refreshed: the store is the truth.
-        let Some(record) = self.stored()? else {
+        // Another process may have logged in or refreshed: the store is the truth. A store
+        // that cannot be read holds no usable credential either; most HTTP servers need none,
+        // and one that does answers 401, whose handling reports the store's error.
+        let record = match self.stored() {
+            Ok(record) => record,
+            Err(e) => {
+                tracing::debug!(server = %self.server, "no stored credential: {e}");
+                None
+            }
+        };
+        let Some(record) = record else {
             self.forget();
             self.absent.store(true, Ordering::SeqCst);
             return Ok(None);
@@ -380,8 +389,21 @@ mod tests {
         assert!(short.expiring());
         let unknown = Current {
             expires_at: None,
-            ..long
+            ..long.clone()
         };
         assert!(!unknown.expiring());
+        // The far end of the range: not due, and no overflow either way.
+        let far = Current {
+            expires_at: Some(u64::MAX),
+            received_at: Some(u64::MAX),
+            ..long.clone()
+        };
+        assert!(!far.expiring());
+        let backwards = Current {
+            expires_at: Some(u64::MAX),
+            received_at: Some(0),
+            ..long
+        };
+        assert!(!backwards.expiring());
     }
 }

@@ -3,13 +3,14 @@
 //!
 //! Credentials are keyed by the server's URL, not its name: a project config that reuses the
 //! name `github` for another URL finds no token, so it cannot send someone's credential to a
-//! new host (SPEC B4). Each row keeps what a refresh needs without a new discovery: the client
+//! new host. Each row keeps what a refresh needs without a new discovery: the client
 //! registration (id and secret), the authorization server's metadata and the token response.
 //!
 //! [`ServerCredentials`] adapts one row to rmcp's `CredentialStore`, so rmcp's authorization
 //! manager reads and writes tokens here while our row keeps the parts rmcp does not store.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -53,7 +54,7 @@ impl Record {
     /// When the access token expires (Unix seconds), if the server said.
     pub fn expires_at(&self) -> Option<u64> {
         let expires_in = self.token.as_ref()?.expires_in()?;
-        Some(self.received_at? + expires_in.as_secs())
+        expiry_secs(self.received_at?, expires_in.as_secs())
     }
 
     /// The access token, if any.
@@ -78,6 +79,8 @@ pub struct CredentialStore {
 struct Inner {
     path: PathBuf,
     connection: Mutex<Option<Connection>>,
+    /// A failure was logged already (see [`CredentialStore::warn_once`]).
+    warned: AtomicBool,
 }
 
 impl std::fmt::Debug for CredentialStore {
@@ -126,6 +129,7 @@ impl CredentialStore {
             inner: Arc::new(Inner {
                 path: path.into(),
                 connection: Mutex::new(None),
+                warned: AtomicBool::new(false),
             }),
         }
     }
@@ -151,6 +155,14 @@ impl CredentialStore {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Log `error` as a warning, the first time only: listings ask the store once per server,
+    /// and a broken store is one problem, not one per server.
+    pub(crate) fn warn_once(&self, error: &StoreError) {
+        if !self.inner.warned.swap(true, Ordering::SeqCst) {
+            tracing::warn!("{error}");
+        }
     }
 
     /// Forget the credential of `url`. Returns whether there was one.
@@ -291,6 +303,15 @@ pub(crate) fn key_of(url: &str) -> String {
     }
 }
 
+/// `received_at + expires_in`, or `None` when that is past what the clock can represent: the
+/// server sends `expires_in`, and a value near `u64::MAX` means a token that does not expire in
+/// any time that matters, so it is treated like one without an expiry.
+pub(crate) fn expiry_secs(received_at: u64, expires_in: u64) -> Option<u64> {
+    let at = received_at.checked_add(expires_in)?;
+    UNIX_EPOCH.checked_add(Duration::from_secs(at))?;
+    Some(at)
+}
+
 pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -403,6 +424,25 @@ mod tests {
             received_at: None,
             issuer: None,
         }
+    }
+
+    #[test]
+    fn a_huge_expires_in_is_no_expiry() {
+        assert_eq!(expiry_secs(1_000, 3_600), Some(4_600));
+        assert_eq!(expiry_secs(1_000, u64::MAX), None);
+        assert_eq!(expiry_secs(u64::MAX, 1), None);
+        // Fits in a u64, not in the clock.
+        assert_eq!(expiry_secs(now_secs(), i64::MAX as u64), None);
+        let mut row = record("c1");
+        row.received_at = Some(now_secs());
+        let mut token = OAuthTokenResponse::new(
+            oauth2::AccessToken::new("at".into()),
+            oauth2::basic::BasicTokenType::Bearer,
+            Default::default(),
+        );
+        token.set_expires_in(Some(&Duration::from_secs(u64::MAX)));
+        row.token = Some(token);
+        assert_eq!(row.expires_at(), None);
     }
 
     #[test]

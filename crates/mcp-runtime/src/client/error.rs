@@ -170,6 +170,15 @@ pub enum ClientError {
         /// What to do about it (`not logged in; run: mcpr login NAME`, ...).
         reason: String,
     },
+    /// The server asked for credentials, and the credential store that would hold them could
+    /// not be read (a corrupt or inaccessible file). Servers that ask for none are unaffected.
+    #[error("server `{server}`: {reason}")]
+    CredentialStore {
+        /// Server name.
+        server: String,
+        /// The store's error, naming its file.
+        reason: String,
+    },
     /// An HTTP exchange failed after the connection was made (reset, truncated response).
     #[error("server `{server}`: {phase}: HTTP connection failed: {reason}")]
     Transport {

@@ -63,6 +63,9 @@ pub(crate) enum HttpError {
     /// The event stream could not be parsed.
     #[error("event stream: {0}")]
     Sse(#[from] sse_stream::Error),
+    /// The credential store could not be read when the server asked for credentials.
+    #[error("{0}")]
+    Store(String),
     /// The server refused our credential and we could not get a better one.
     #[error("HTTP {status}: {failure}")]
     Auth {
@@ -83,7 +86,25 @@ fn plain_auth_reason(server: &str) -> String {
     .to_string()
 }
 
-/// A [`ClientError::AuthRequired`] for an OAuth failure.
+/// The [`HttpError`] for an OAuth failure after a `status` answer (or before a request): a
+/// failing credential store is its own error, not the server's refusal.
+pub(crate) fn auth_failed(
+    status: StatusCode,
+    www_authenticate: Option<String>,
+    failure: crate::auth::AuthFailure,
+) -> HttpError {
+    match failure {
+        crate::auth::AuthFailure::Store(reason) => HttpError::Store(reason),
+        failure => HttpError::Auth {
+            status,
+            www_authenticate,
+            failure,
+        },
+    }
+}
+
+/// A [`ClientError::AuthRequired`] for an OAuth failure ([`ClientError::CredentialStore`] when
+/// the store failed).
 pub(crate) fn auth_error(
     server: &str,
     url: &Url,
@@ -91,6 +112,12 @@ pub(crate) fn auth_error(
     www_authenticate: Option<String>,
     failure: &crate::auth::AuthFailure,
 ) -> ClientError {
+    if let crate::auth::AuthFailure::Store(reason) = failure {
+        return ClientError::CredentialStore {
+            server: server.to_owned(),
+            reason: reason.clone(),
+        };
+    }
     ClientError::AuthRequired {
         server: server.to_owned(),
         url: display_url(url),
@@ -351,6 +378,10 @@ fn from_http(server: &str, phase: &str, url: &Url, error: &HttpError) -> ClientE
             www_authenticate.clone(),
             failure,
         ),
+        HttpError::Store(reason) => ClientError::CredentialStore {
+            server: server.to_owned(),
+            reason: reason.clone(),
+        },
         HttpError::Status { status, body, .. } => ClientError::HttpStatus {
             server: server.to_owned(),
             phase: phase.to_owned(),

@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
-use super::http::{HttpError, status_error};
+use super::http::{HttpError, auth_failed, status_error};
 use super::sse;
 use crate::auth::session::{self, ServerAuth};
 
@@ -69,7 +69,7 @@ pub(crate) fn transport(
         .max_json_response_size(MAX_RESPONSE_BYTES)
         .max_sse_event_size(MAX_RESPONSE_BYTES)
         .max_error_response_size(super::http::BODY_EXCERPT_BYTES)
-        // SPEC B6: a 404 on an expired session re-initialises once.
+        // A 404 on an expired session re-initialises once.
         .reinit_on_expired_session(true);
     config.retry_config = Arc::new(backoff);
     let client = HttpClient {
@@ -349,11 +349,7 @@ impl HttpClient {
             return Ok(None);
         };
         auth.bearer().await.map_err(|failure| {
-            StreamableHttpError::Client(HttpError::Auth {
-                status: StatusCode::UNAUTHORIZED,
-                www_authenticate: None,
-                failure,
-            })
+            StreamableHttpError::Client(auth_failed(StatusCode::UNAUTHORIZED, None, failure))
         })
     }
 
@@ -373,13 +369,8 @@ impl HttpClient {
             .headers()
             .get(WWW_AUTHENTICATE)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        let fail = |failure| {
-            StreamableHttpError::Client(HttpError::Auth {
-                status,
-                www_authenticate: challenge.clone(),
-                failure,
-            })
-        };
+        let fail =
+            |failure| StreamableHttpError::Client(auth_failed(status, challenge.clone(), failure));
         if status == StatusCode::UNAUTHORIZED && !tries.unauthorized {
             tries.unauthorized = true;
             let next = auth

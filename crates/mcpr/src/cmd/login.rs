@@ -21,7 +21,9 @@ use crate::exit::{self, Failure, Outcome};
 pub struct LoginArgs {
     /// The server to log in to (as `mcpr servers` names it).
     pub server: String,
-    /// Do not open a browser; print the URL to open instead (e.g. over SSH).
+    /// Do not open a browser; print the URL to open instead (e.g. over SSH). Either way, only
+    /// an https URL, or an http URL to a loopback host, is opened or printed: an authorization
+    /// server that names anything else (`file:`, `smb:`, ...) fails the login.
     #[arg(long)]
     pub no_browser: bool,
     /// Also ask for this scope (repeatable), e.g. after a server asked for more access.

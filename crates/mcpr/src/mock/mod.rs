@@ -337,6 +337,12 @@ pub struct MockArgs {
     /// ask for it get it.
     #[arg(long, value_name = "SCOPE", requires = "oauth", help_heading = "OAuth")]
     pub oauth_call_scope: Option<String>,
+
+    /// Advertise URL, as it is, as the `authorization_endpoint` of the authorization server
+    /// metadata (the real endpoint stays at /authorize): a hostile authorization server for
+    /// testing what a client opens.
+    #[arg(long, value_name = "URL", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_authorize_endpoint: Option<String>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -451,6 +457,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         },
         hide_expiry: args.oauth_hide_expiry,
         call_scope,
+        authorize_endpoint: args.oauth_authorize_endpoint.clone(),
     })
 }
 

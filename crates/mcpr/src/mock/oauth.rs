@@ -71,6 +71,9 @@ pub struct OAuthKnobs {
     pub hide_expiry: bool,
     /// `--oauth-call-scope`: a scope `tools/call` needs on top of a valid token.
     pub call_scope: Option<String>,
+    /// `--oauth-authorize-endpoint`: the `authorization_endpoint` advertised instead of
+    /// `/authorize`, whatever its scheme.
+    pub authorize_endpoint: Option<String>,
 }
 
 /// A pre-registered confidential client, `ID:SECRET` on the command line. Its `Debug` output
@@ -171,7 +174,14 @@ struct Code {
 
 struct Access {
     scopes: Vec<String>,
-    expires: Instant,
+    /// `None`: a lifetime too long for the clock (`--oauth-token-ttl` near `u64::MAX`).
+    expires: Option<Instant>,
+}
+
+impl Access {
+    fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|expires| expires > now)
+    }
 }
 
 struct Refresh {
@@ -610,7 +620,7 @@ impl OAuth {
     ) -> Result<Value, OAuthError> {
         let now = Instant::now();
         // Expired tokens are only ever refused: forget them.
-        store.access.retain(|_, access| access.expires > now);
+        store.access.retain(|_, access| access.live(now));
         let access_token = random("mock-at-")?;
         let mut answer = json!({
             "access_token": access_token,
@@ -633,7 +643,7 @@ impl OAuth {
             access_token,
             Access {
                 scopes,
-                expires: now + self.knobs.token_ttl,
+                expires: now.checked_add(self.knobs.token_ttl),
             },
         );
         Ok(answer)
@@ -653,7 +663,7 @@ impl OAuth {
         };
         let mut store = self.lock();
         match store.access.get(token) {
-            Some(access) if access.expires > Instant::now() => Bearer::Valid(access.scopes.clone()),
+            Some(access) if access.live(Instant::now()) => Bearer::Valid(access.scopes.clone()),
             Some(_) => {
                 store.access.remove(token);
                 Bearer::Invalid
@@ -762,7 +772,11 @@ async fn server_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) ->
     let origin = oauth.origin(&headers);
     let mut metadata = json!({
         "issuer": origin,
-        "authorization_endpoint": format!("{origin}/authorize"),
+        "authorization_endpoint": oauth
+            .knobs
+            .authorize_endpoint
+            .clone()
+            .unwrap_or_else(|| format!("{origin}/authorize")),
         "token_endpoint": format!("{origin}/token"),
         "response_types_supported": ["code"],
         "grant_types_supported": GRANT_TYPES,
@@ -1254,6 +1268,7 @@ mod tests {
             token_ttl: Duration::from_secs(60),
             hide_expiry: false,
             call_scope: None,
+            authorize_endpoint: None,
         };
         knobs(&mut k);
         OAuth::new(k, "127.0.0.1:4000".parse().unwrap())
