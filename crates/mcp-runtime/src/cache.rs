@@ -1,4 +1,4 @@
-//! The on-disk tool cache (SPEC B10): the last tool list of every server, so start-up can offer
+//! The on-disk tool cache: the last tool list of every server, so start-up can offer
 //! a slow server's tools before it answers (deferred tools).
 //!
 //! One SQLite file per user (WAL mode: safe for several agents at once). The key is the server

@@ -1,4 +1,4 @@
-//! Start-up for a host in one call (SPEC A1, A2): discover every configured server, connect
+//! Start-up for a host in one call: discover every configured server, connect
 //! them behind the fast-start gate, and return the tools to register.
 
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ pub struct LoadedTools {
 }
 
 /// Discover, connect and load. Never fails: a discovery that throws yields no tools and one
-/// error for `.mcp.json` (SPEC A10), and each failing server is one error among working ones.
+/// error for `.mcp.json`, and each failing server is one error among working ones.
 pub async fn discover_and_load_mcp_tools(cwd: &Path, options: LoadOptions) -> LoadedTools {
     let mut manager_options = options.manager;
     manager_options.project = cwd.to_owned();

@@ -1,4 +1,4 @@
-//! A minimal tool registry for a host or the shell (SPEC A7): the host's own tools plus the
+//! A minimal tool registry for a host or the shell: the host's own tools plus the
 //! MCP tools, which can be replaced as a whole without restarting the session.
 
 use std::collections::BTreeMap;
@@ -113,7 +113,7 @@ impl Session {
         self.refresh_mcp_tools(tools);
     }
 
-    /// Wait for a server that was still connecting and bind its live tools (SPEC A7).
+    /// Wait for a server that was still connecting and bind its live tools.
     pub async fn wait_and_bind(&mut self, server: &str) -> Result<(), ManagerError> {
         self.manager.wait_for_connection(server).await?;
         self.refresh_from_manager();

@@ -1,4 +1,4 @@
-//! The manager against real servers (`mcpr mock` over real pipes): every row of SPEC A10, the
+//! The manager against real servers (`mcpr mock` over real pipes): every documented failure mode, the
 //! fast-start gate with the tool cache, health (reconnect, storm breaker, no replay),
 //! `list_changed`, partial operations, the tool bridge and the session, and process hygiene.
 
@@ -81,7 +81,7 @@ fn discovery_options(home: &Path, files: &[&Path]) -> DiscoveryOptions {
     }
 }
 
-// ---- SPEC A10 ------------------------------------------------------------------------------
+// ---- failure modes --------------------------------------------------------------------------
 
 #[tokio::test]
 async fn a10_discovery_throws_gives_empty_tools_and_a_synthetic_error() {

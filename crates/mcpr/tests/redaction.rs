@@ -1,4 +1,4 @@
-//! Secrets never appear in output (SPEC B2): run the CLI with secrets in the environment,
+//! Secrets never appear in output: run the CLI with secrets in the environment,
 //! referenced from every kind of field, and look for them in everything it prints.
 
 mod support;

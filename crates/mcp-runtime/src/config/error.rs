@@ -64,7 +64,7 @@ pub enum ConfigError {
         /// Why, and what to do instead.
         message: String,
     },
-    /// Discovery as a whole failed (SPEC A2 "hard discovery failure").
+    /// Discovery as a whole failed (a hard discovery failure).
     #[error("{path}: discovery failed: {message}")]
     Discovery {
         /// Always [`HARD_FAILURE_PATH`](super::HARD_FAILURE_PATH) (`.mcp.json`).

@@ -5,7 +5,7 @@
 //! trusted servers resolved at connect time ([`resolve_connect_values`]).
 //!
 //! - [`load_all_mcp_configs`] / [`discover_mcp_servers`]: read every AI tool's MCP config
-//!   (`HOSTS.md`), with provenance ([`ServerSource`]), trust and warnings that
+//!   (`docs/hosts.md`), with provenance ([`ServerSource`]), trust and warnings that
 //!   name file, line and column.
 //! - [`expand`]: `${VAR}` and each host's own value syntax; [`RedactedServer`] shows a
 //!   server without its secrets.

@@ -1,5 +1,5 @@
-//! A display form of a server without its secrets (SPEC B2: "`servers`, logs and errors show the
-//! unexpanded form or `***`").
+//! A display form of a server without its secrets: `servers`, logs and errors show the
+//! unexpanded form or `***`.
 //!
 //! Built from the *unexpanded* config, so values that came from `${VAR}` expansion never appear:
 //! a reference is shown as written (it names a variable, not a secret). Literal values are shown

@@ -1,4 +1,4 @@
-//! Editing mcpr's own config files — the only files mcpr ever writes (`HOSTS.md`):
+//! Editing mcpr's own config files — the only files mcpr ever writes (`docs/hosts.md`):
 //! `$XDG_CONFIG_HOME/mcpr/mcp.json` (user) and `.mcpr/mcp.json` (project).
 //!
 //! Every write is atomic (a temp file in the same directory, then `rename`) with mode 0600, and

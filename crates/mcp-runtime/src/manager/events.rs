@@ -1,4 +1,4 @@
-//! What the manager tells hosts as servers come and go (SPEC B11).
+//! What the manager tells hosts as servers come and go.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Reconnect policy (SPEC B6): back-off between attempts and a crash-storm breaker. Pure
+//! Reconnect policy: back-off between attempts and a crash-storm breaker. Pure
 //! bookkeeping, so the rules can be tested without processes or clocks.
 
 use std::collections::VecDeque;

@@ -1,4 +1,4 @@
-//! The lifecycle of many servers (SPEC A1, A3–A9, B5–B7, B10, B11): connect them all at once
+//! The lifecycle of many servers: connect them all at once
 //! behind a fast-start gate, offer cached tools for the slow ones, keep them healthy, and shut
 //! them down.
 //!
@@ -45,7 +45,7 @@ use crate::config::{ServerConfig, ServerSource, resolve_connect_values_with};
 pub use events::ManagerEvent;
 pub use health::{BACKOFF, Decision, ReconnectBudget, STORM_LIMIT, STORM_WINDOW};
 
-/// How long start-up waits before answering with what it has (SPEC A5).
+/// How long start-up waits before answering with what it has.
 pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
 
 /// Settings of a manager.
@@ -53,14 +53,14 @@ pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
 pub struct ManagerOptions {
     /// The fast-start gate.
     pub gate: Duration,
-    /// After the gate, wait for pending servers that have no cached tools (the seed's choice:
+    /// After the gate, wait for pending servers that have no cached tools (the default:
     /// correctness first). `false` returns at the gate and lets them finish in the background.
     pub wait_for_uncached: bool,
     /// The tool cache; `None` disables deferred tools.
     pub cache: Option<Arc<ToolCache>>,
     /// The project directory: offered to servers as their root, and part of the cache key.
     pub project: PathBuf,
-    /// Reconnect automatically when a connection drops (SPEC B6).
+    /// Reconnect automatically when a connection drops.
     pub reconnect: bool,
     /// OAuth for remote servers: the credential store, and whether a 401 may start a login
     /// (by default: the per-user store, never a login — a host at start-up must not block on
@@ -81,7 +81,7 @@ impl Default for ManagerOptions {
     }
 }
 
-/// A server's state as the seed defines it (SPEC A3).
+/// A server's state: connected, connecting or disconnected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerStatus {
@@ -304,8 +304,8 @@ impl McpManager {
         self.inner.events.subscribe()
     }
 
-    /// Connect every server concurrently (handshake + `tools/list`, SPEC A4) and return at the
-    /// fast-start gate (SPEC A5): servers done by then give live tools or errors; servers still
+    /// Connect every server concurrently (handshake + `tools/list`) and return at the
+    /// fast-start gate: servers done by then give live tools or errors; servers still
     /// pending give their cached tools (deferred) at once, or — without a cache entry — are
     /// waited for (bounded by their own timeouts) unless `wait_for_uncached` is off. Pending
     /// work continues in the background and replaces only that server's tools when it lands.
@@ -428,7 +428,7 @@ impl McpManager {
         report
     }
 
-    /// The status of `name` (SPEC A3): connected, connecting, or disconnected.
+    /// The status of `name`: connected, connecting, or disconnected.
     pub fn status(&self, name: &str) -> ServerStatus {
         self.lock()
             .servers
@@ -627,7 +627,7 @@ impl McpManager {
     }
 
     /// Forget `name`: stop any pending connection, close the transport (for stdio: the whole
-    /// process group), and drop its tools and source metadata (SPEC A9).
+    /// process group), and drop its tools and source metadata.
     pub async fn disconnect_server(&self, name: &str) {
         let removed = self.lock().servers.shift_remove(name);
         let Some(entry) = removed else { return };
@@ -1023,7 +1023,7 @@ fn plan_reconnect(
     }
 }
 
-/// Steps 4–7 of the pipeline (SPEC A4): resolve connect-time values, connect, list tools,
+/// Steps 4–7 of the pipeline: resolve connect-time values, connect, list tools,
 /// write the cache.
 async fn establish(
     inner: &Arc<Inner>,

@@ -83,7 +83,7 @@ pub fn mcp_tools(servers: &[ServerTools], style: NamingStyle) -> Vec<McpTool> {
 #[error("tool call aborted")]
 pub struct Aborted;
 
-/// Cap on the text a tool result may carry into the conversation (SPEC B9).
+/// Cap on the text a tool result may carry into the conversation.
 #[derive(Debug, Clone)]
 pub struct OutputCap {
     /// Most bytes of text kept.

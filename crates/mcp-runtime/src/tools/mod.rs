@@ -1,5 +1,5 @@
-//! MCP tools as a host registers them: named for the model (SPEC B3), labelled with their
-//! origin, and callable through the manager with errors turned into tool results (SPEC A6).
+//! MCP tools as a host registers them: named for the model, labelled with their
+//! origin, and callable through the manager with errors turned into tool results.
 
 mod bridge;
 mod naming;

@@ -1,4 +1,4 @@
-//! Tool names the model sees (SPEC B3): `mcp_<server>_<tool>` (or Claude Code's
+//! Tool names the model sees: `mcp_<server>_<tool>` (or Claude Code's
 //! `mcp__<server>__<tool>`), always matching `^[a-zA-Z0-9_-]{1,64}$`.
 //!
 //! Names are assigned to a whole set of (server, tool) pairs at once, because only the whole

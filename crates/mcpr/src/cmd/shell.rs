@@ -1,4 +1,4 @@
-//! `mcpr shell`: an interactive session over one manager (SPEC A7). Tools are called by their
+//! `mcpr shell`: an interactive session over one manager. Tools are called by their
 //! exposed names through a [`Session`] whose MCP tools follow the manager (late servers,
 //! `list_changed`, reconnects), and `/mcp` commands inspect and change the servers — reload,
 //! reconnect, enable, disable — without restarting the shell.
@@ -294,7 +294,7 @@ impl<'a> Shell<'a> {
             ["/mcp", "enable", name] => self.set_enabled(name, true).await,
             ["/mcp", "disable", name] => self.set_enabled(name, false).await,
             ["/mcp", "test", name] => self.test(name).await,
-            // `reauth` / `unauth`: the seed's names for the same thing.
+            // `reauth` / `unauth`: older names for the same thing.
             ["/mcp", "login" | "reauth", name] => self.login(name).await,
             ["/mcp", "logout" | "unauth", name] => self.logout(name).await,
             ["/mcp", "resources"] => self.resources().await,
@@ -428,8 +428,8 @@ impl<'a> Shell<'a> {
         }
     }
 
-    /// `/mcp reload`: disconnect everything, discover again, connect, refresh the session
-    /// (SPEC A7). If discovery fails as a whole, the running servers are kept.
+    /// `/mcp reload`: disconnect everything, discover again, connect, refresh the session.
+    /// If discovery fails as a whole, the running servers are kept.
     async fn reload(&mut self) {
         let discovery = match crate::discovery::discover(self.global) {
             Ok(discovery) => discovery,
@@ -671,7 +671,7 @@ impl<'a> Shell<'a> {
         }
     }
 
-    /// Re-read the manager's tools into the session (SPEC A7) and the completer; returns a
+    /// Re-read the manager's tools into the session and the completer; returns a
     /// note when the tool set changed since the last announcement.
     fn refresh(&mut self) -> Option<String> {
         self.session.refresh_from_manager();

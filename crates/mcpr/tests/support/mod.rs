@@ -105,7 +105,7 @@ pub fn peers_dir() -> PathBuf {
         .join("peers")
 }
 
-/// Pinned npm packages used as peers (see shared/PEERS.md).
+/// Pinned npm packages used as peers.
 pub const NPM_PEERS: &[&str] = &[
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
@@ -173,7 +173,7 @@ fn install_lock(root: &Path) -> std::fs::File {
     lock
 }
 
-/// The MCP conformance suite (pinned; see shared/PEERS.md).
+/// The MCP conformance suite (pinned).
 pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance@0.1.16";
 
 /// Install the conformance suite once (into `target/peers/npm`) and return its entry point.

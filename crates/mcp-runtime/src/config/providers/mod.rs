@@ -1,4 +1,4 @@
-//! One discovery provider per AI tool (see `HOSTS.md`): which files it reads and how its entries
+//! One discovery provider per AI tool (see `docs/hosts.md`): which files it reads and how its entries
 //! map onto the common server shape that [`server_from_json`](super::server_from_json) validates.
 //!
 //! A provider never decides trust, precedence or enablement; [`super::discover`] does, the same
@@ -260,7 +260,7 @@ pub(crate) fn no_approvals(_: &Ctx<'_>, _: &mut Vec<(PathBuf, Note)>) -> Approva
     Approvals::default()
 }
 
-/// Every provider, highest priority first (`HOSTS.md`).
+/// Every provider, highest priority first (`docs/hosts.md`).
 pub(crate) const PROVIDERS: &[Provider] = &[
     mcpr::PROVIDER,
     omp::PROVIDER,
