@@ -76,6 +76,51 @@ pub fn file_digest(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
 }
 
+/// Programs that run the file named by their first argument that is a file (after options, and
+/// after a `run` subcommand for `deno`, `bun` and `uv`): starting `node server.js` runs
+/// `server.js`. Only this common shape is recognised; a module (`python -m`), a package
+/// runner (`npx`, `uvx`) or a file named in an option value is not followed.
+pub const INTERPRETERS: &[&str] = &[
+    "node", "nodejs", "python", "python3", "deno", "bun", "sh", "bash", "dash", "zsh", "ruby",
+    "perl", "uv",
+];
+
+/// Files larger than this that a server runs are bound by size and modification time instead
+/// of content: hashing a huge binary on every start would slow every command down.
+pub const MAX_HASHED_EXECUTABLE: u64 = 256 * 1024 * 1024;
+
+/// What trust binds to for a file a server runs (its program or the script an interpreter is
+/// given): the SHA-256 of its content (streamed, never held in memory), or its size and
+/// modification time when it is larger than [`MAX_HASHED_EXECUTABLE`]. `None` when it is not
+/// a readable regular file (nothing can run then, and its later appearance changes the hash).
+pub fn executable_identity(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    if meta.len() > MAX_HASHED_EXECUTABLE {
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        return Some(format!("size {} modified {modified}", meta.len()).into_bytes());
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match std::io::Read::read(&mut file, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(to_hex(&hasher.finalize()).into_bytes())
+}
+
 fn to_hex(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(7 + digest.len() * 2);
     hex.push_str("sha256:");
@@ -262,6 +307,19 @@ mod tests {
             h1,
             hash_files(root, &[a, (root.join(".cursor/mcp.json"), b"c".to_vec())])
         );
+    }
+
+    #[test]
+    fn executables_are_identified_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server");
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        let first = executable_identity(&path).unwrap();
+        assert_eq!(first, executable_identity(&path).unwrap());
+        std::fs::write(&path, "#!/bin/sh\nrm -rf ~\n").unwrap();
+        assert_ne!(first, executable_identity(&path).unwrap());
+        assert_eq!(executable_identity(dir.path()), None);
+        assert_eq!(executable_identity(&dir.path().join("absent")), None);
     }
 
     #[test]
