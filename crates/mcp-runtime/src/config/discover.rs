@@ -1228,11 +1228,12 @@ fn run_files(stdio: &StdioConfig, cx: &Ctx<'_>, process_cwd: Option<&Path>) -> V
             .env
             .get("PATH")
             .cloned()
-            .or_else(|| cx.env.get("PATH"))
-            .unwrap_or_default();
-        for base in &bases {
+            .or_else(|| cx.env.get("PATH"));
+        // Without `PATH` the spawn searches the system's default directories, none of them
+        // relative.
+        for base in bases.iter().filter(|_| path.is_some()) {
             // The first match wins, as for the spawn; an empty entry is the working directory.
-            let found = std::env::split_paths(&path)
+            let found = std::env::split_paths(path.as_deref().unwrap_or_default())
                 .map(|dir| base.join(dir).join(command))
                 .find(|candidate| is_executable(candidate));
             files.extend(found);
