@@ -149,7 +149,7 @@ pub struct DiscoveredServer {
     /// 1-based column of the definition, when known.
     pub column: Option<usize>,
     /// Whether its file is trusted (user level, `--config`, or an approved project), and it
-    /// reads no file of an untrusted project.
+    /// neither reads nor runs a file of an untrusted project.
     pub trusted: bool,
     /// The files its values read besides its own config file (`envFile`, `{file:...}`), which
     /// trust binds to as well.
@@ -296,7 +296,7 @@ pub struct ProjectTrust {
     pub root: PathBuf,
     /// The files hashed: the project's config files, every file their servers read
     /// (`envFile`, `{file:...}`), and the project's files that servers of the user's own configs
-    /// read. A file that could not be read is left out, so its appearance changes the hash.
+    /// read, and the project's files that any server runs. A file that could not be read is left out, so its appearance changes the hash.
     pub files: Vec<PathBuf>,
     /// [`file_digest`](super::trust::file_digest) of each of `files`, in the same order.
     pub digests: Vec<String>,
