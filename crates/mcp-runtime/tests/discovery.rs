@@ -1190,3 +1190,85 @@ fn a_project_with_only_a_file_a_user_config_reads_can_be_trusted() {
     assert_eq!(s.env["K"], "v");
     assert_eq!(stdio(&found.configs["o"]).args, vec!["t", "--evil"]);
 }
+
+#[test]
+fn trust_binds_to_the_project_files_servers_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let (home, project) = (root.join("home"), root.join("project"));
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    std::fs::create_dir_all(project.join("bin")).unwrap();
+    std::fs::create_dir_all(project.join("data")).unwrap();
+    let server = project.join("bin/server");
+    std::fs::write(&server, "#!/bin/sh\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(project.join("srv.py"), "print()\n").unwrap();
+    std::fs::write(
+        home.join(".cursor/mcp.json"),
+        r#"{"mcpServers": {
+            "direct": {"command": "${workspaceFolder}/bin/server"},
+            "script": {"command": "python3.12", "args": ["-u", "srv.py"], "cwd": "${workspaceFolder}"},
+            "module": {"command": "python3", "args": ["-m", "srv", "${workspaceFolder}/data"], "cwd": "${workspaceFolder}"},
+            "directory": {"command": "/bin/sh", "args": ["${workspaceFolder}/data"]}
+        }}"#,
+    )
+    .unwrap();
+    // The project's own server runs its own program: trust binds to that program as well.
+    std::fs::write(
+        project.join(".mcp.json"),
+        r#"{"mcpServers": {"own": {"command": "./bin/server"}}}"#,
+    )
+    .unwrap();
+    let options = DiscoveryOptions {
+        home: Some(home.clone()),
+        env: EnvSource::map([("HOME", home.to_string_lossy())]),
+        trust_store: Some(root.join("trust.json")),
+        ..DiscoveryOptions::default()
+    };
+    let found = load_all_mcp_configs(&project, &options);
+    assert_eq!(found.project.state, ProjectTrustState::Untrusted);
+    for (name, file) in [("direct", "bin/server"), ("script", "srv.py")] {
+        let server = found.winner(name).unwrap();
+        assert_eq!(server.state, ServerState::PendingApproval, "{name}");
+        assert_eq!(
+            server.pending_reason,
+            Some(PendingReason::RunsProject(vec![project.join(file)])),
+            "{name}"
+        );
+        assert_eq!(
+            server.pending_reason.as_ref().unwrap().to_string(),
+            format!(
+                "runs {} from the untrusted project",
+                project.join(file).display()
+            )
+        );
+    }
+    // A module name or a directory given as an argument is not code of the project.
+    assert!(found.configs.contains_key("module"));
+    assert!(found.configs.contains_key("directory"));
+    assert!(!found.configs.contains_key("own"));
+    assert!(found.project.files.contains(&server));
+    assert!(found.project.files.contains(&project.join("srv.py")));
+
+    trust_project(&project, &options).unwrap();
+    let found = load_all_mcp_configs(&project, &options);
+    for name in ["direct", "script", "own"] {
+        assert!(found.configs.contains_key(name), "{name}");
+    }
+
+    // A changed program asks again, naming it, for the user's server and the project's alike.
+    std::fs::write(&server, "#!/bin/sh\necho changed\n").unwrap();
+    let found = load_all_mcp_configs(&project, &options);
+    assert_eq!(found.project.state, ProjectTrustState::Changed);
+    for name in ["direct", "own"] {
+        assert_eq!(
+            found.winner(name).unwrap().pending_reason,
+            Some(PendingReason::Changed(vec![server.clone()])),
+            "{name}"
+        );
+        assert!(!found.configs.contains_key(name), "{name}");
+    }
+}

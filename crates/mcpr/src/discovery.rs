@@ -85,6 +85,9 @@ pub fn pending_detail(server: &DiscoveredServer, cwd: &Path) -> Option<String> {
         PendingReason::ReadsProject(_) => {
             format!("reads {} from the untrusted project", files.join(", "))
         }
+        PendingReason::RunsProject(_) => {
+            format!("runs {} from the untrusted project", files.join(", "))
+        }
     })
 }
 

@@ -241,3 +241,151 @@ fn a_user_config_reads_a_project_env_file_only_once_the_project_is_trusted() {
     m.write(".env", "MCPR_INJECTED=changed\n");
     assert_pending(&m, "server", ".env changed since the project was trusted");
 }
+
+/// The cloned repository has no MCP config, only an executable `bin/server` that records its
+/// start in the marker of `server`; the user's own Cursor config names one server `server`
+/// with the given fields.
+fn user_config_running(server: serde_json::Value) -> Machine {
+    let m = Machine::new();
+    let script = m.write(
+        "bin/server",
+        &format!("#!/bin/sh\n{}\n", m.script("server")),
+    );
+    make_executable(&script);
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": server}}).to_string(),
+    );
+    m
+}
+
+fn make_executable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Before the project is trusted, `server` waits naming `file` and nothing runs; `mcpr trust`
+/// (in a project without MCP config of its own) lets it start.
+fn runs_only_once_trusted(m: &Machine, file: &str) {
+    let out = m.mcpr(&["tools"]);
+    assert!(
+        m.started("server").is_none(),
+        "the untrusted project's {file} was run: {}",
+        all(&out)
+    );
+    let reason = format!("runs {file} from the untrusted project");
+    assert!(
+        text(&out.stderr).contains(&format!("server ({reason})")),
+        "{}",
+        all(&out)
+    );
+    assert_pending(m, "server", &reason);
+    let out = m.mcpr(&["call", "server", "echo", r#"{"text": "x"}"#]);
+    assert!(!out.status.success(), "{}", all(&out));
+    assert!(all(&out).contains(&reason), "{}", all(&out));
+    assert!(m.started("server").is_none());
+
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(text(&out.stdout).contains(file), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("server").is_some(), "{}", all(&out));
+}
+
+#[test]
+fn a_user_config_runs_a_workspace_program_only_once_the_project_is_trusted() {
+    let m = user_config_running(serde_json::json!({
+        "command": "${workspaceFolder}/bin/server",
+    }));
+    runs_only_once_trusted(&m, "bin/server");
+
+    // The trust binds to the program's content: a pull that changes it asks again.
+    let script = m.write(
+        "bin/server",
+        &format!("#!/bin/sh\n{}\n", m.script("server").replace("env", "set")),
+    );
+    make_executable(&script);
+    assert_pending(
+        &m,
+        "server",
+        "bin/server changed since the project was trusted",
+    );
+}
+
+#[test]
+fn a_user_config_runs_a_relative_program_in_the_project_only_once_trusted() {
+    let m = user_config_running(serde_json::json!({
+        "command": "./bin/../bin/server",
+        "cwd": "${workspaceFolder}",
+    }));
+    runs_only_once_trusted(&m, "bin/server");
+}
+
+#[test]
+fn a_user_config_runs_a_program_found_on_a_project_path_only_once_trusted() {
+    let m = user_config_running(serde_json::json!({
+        "command": "server",
+        "env": {"PATH": "${workspaceFolder}/bin:/usr/bin:/bin"},
+    }));
+    runs_only_once_trusted(&m, "bin/server");
+}
+
+#[test]
+fn a_user_config_runs_a_link_into_the_project_only_once_trusted() {
+    let m = Machine::new();
+    let script = m.write(
+        "bin/server",
+        &format!("#!/bin/sh\n{}\n", m.script("server")),
+    );
+    make_executable(&script);
+    let link = m.home.join("bin/server");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&script, &link).unwrap();
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": {"command": link}}}).to_string(),
+    );
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("server").is_none(), "{}", all(&out));
+    assert_pending(&m, "server", "from the untrusted project");
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("server").is_some(), "{}", all(&out));
+}
+
+#[test]
+fn a_user_config_gives_an_interpreter_a_project_script_only_once_trusted() {
+    let m = user_config_running(serde_json::json!({
+        "command": "sh",
+        "args": ["${workspaceFolder}/bin/server"],
+    }));
+    runs_only_once_trusted(&m, "bin/server");
+}
+
+#[test]
+fn a_user_config_gives_an_interpreter_a_relative_project_script_only_once_trusted() {
+    let m = user_config_running(serde_json::json!({
+        "command": "/bin/sh",
+        "args": ["-e", "./bin/server"],
+        "cwd": "${workspaceFolder}",
+    }));
+    runs_only_once_trusted(&m, "bin/server");
+}
+
+#[test]
+fn a_project_directory_as_an_argument_is_not_code() {
+    let m = Machine::new();
+    m.write("README", "data, not code\n");
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": {
+            "command": "/bin/sh",
+            "args": ["-c", m.script("server"), "sh", "${workspaceFolder}"],
+            "cwd": "${workspaceFolder}",
+        }}})
+        .to_string(),
+    );
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("server").is_some(), "{}", all(&out));
+}

@@ -12,6 +12,12 @@
 //! waits for the project's trust as well, so a cloned repository cannot reach a server through
 //! a `.env` that a user config names with `${workspaceFolder}`.
 //!
+//! Trust binds as well to the files inside the project that a server runs: its `command` (as
+//! written with `..` resolved, against its `cwd` or `PATH`, and once symlinks are resolved), and
+//! the script a well-known interpreter is given (see [`INTERPRETERS`](super::trust::INTERPRETERS)). A definition from the
+//! user's own files that would run such a file waits for the project's trust, since the file
+//! arrived with the repository; once trusted, a change of the file's content asks again.
+//!
 //! Enablement of the winner: the mcpr user file's `disabledServers` beats its `enabledServers`,
 //! which beats the entry's own `enabled: false` (or a host's rejection such as Claude's
 //! `disabledMcpjsonServers`).
@@ -40,13 +46,16 @@ use std::path::{Component, Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::StdioConfig;
 pub use super::expand::EnvSource;
 use super::expand::{self, Context, FileReads};
 use super::formats::{self, Format};
 use super::providers::{
     self, Approvals, Ctx, Doc, Lists, Note, Out, PROVIDERS, RawEntry, explicit,
 };
-use super::trust::{TrustStore, default_store_path, file_digest, hash_files};
+use super::trust::{
+    INTERPRETERS, TrustStore, default_store_path, executable_identity, file_digest, hash_files,
+};
 use super::{ConfigError, RedactedServer, ServerConfig, Transport, server_from_json};
 
 /// The path of the synthetic error returned when discovery fails as a whole.
@@ -140,11 +149,14 @@ pub struct DiscoveredServer {
     /// 1-based column of the definition, when known.
     pub column: Option<usize>,
     /// Whether its file is trusted (user level, `--config`, or an approved project), and it
-    /// reads no file of an untrusted project.
+    /// neither reads nor runs a file of an untrusted project.
     pub trusted: bool,
     /// The files its values read besides its own config file (`envFile`, `{file:...}`), which
     /// trust binds to as well.
     pub reads: Vec<PathBuf>,
+    /// The files inside the project that starting it would run (its program, or the script
+    /// given to an interpreter), which trust binds to as well.
+    pub runs: Vec<PathBuf>,
     /// Why it waits for approval, when there is more to say than "the project is not trusted".
     pub pending_reason: Option<PendingReason>,
 }
@@ -157,13 +169,18 @@ pub enum PendingReason {
     /// A definition outside the project reads these files inside it, and the project is not
     /// trusted: their content must not reach a server before it is.
     ReadsProject(Vec<PathBuf>),
+    /// A definition outside the project runs these files inside it (its program, or the script
+    /// given to an interpreter), and the project is not trusted: they came with the project.
+    RunsProject(Vec<PathBuf>),
 }
 
 impl PendingReason {
     /// The files concerned.
     pub fn files(&self) -> &[PathBuf] {
         match self {
-            PendingReason::Changed(files) | PendingReason::ReadsProject(files) => files,
+            PendingReason::Changed(files)
+            | PendingReason::ReadsProject(files)
+            | PendingReason::RunsProject(files) => files,
         }
     }
 }
@@ -185,6 +202,9 @@ impl fmt::Display for PendingReason {
             }
             PendingReason::ReadsProject(_) => {
                 write!(f, "reads {} from the untrusted project", files.join(", "))
+            }
+            PendingReason::RunsProject(_) => {
+                write!(f, "runs {} from the untrusted project", files.join(", "))
             }
         }
     }
@@ -276,7 +296,7 @@ pub struct ProjectTrust {
     pub root: PathBuf,
     /// The files hashed: the project's config files, every file their servers read
     /// (`envFile`, `{file:...}`), and the project's files that servers of the user's own configs
-    /// read. A file that could not be read is left out, so its appearance changes the hash.
+    /// read, and the project's files that any server runs. A file that could not be read is left out, so its appearance changes the hash.
     pub files: Vec<PathBuf>,
     /// [`file_digest`](super::trust::file_digest) of each of `files`, in the same order.
     pub digests: Vec<String>,
@@ -787,6 +807,8 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
         .collect();
     let mut prepared: Vec<Prepared> = Vec::new();
     let mut extra: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    // A relative program or `cwd` is resolved by the spawn against the process's directory.
+    let process_cwd = std::env::current_dir().ok();
     for (origin, entry) in entries {
         if entry.level == Level::Project && !options.enable_project_config {
             continue;
@@ -827,6 +849,23 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
                 extra.push((path.clone(), bytes.clone()));
             }
         }
+        let runs = match &expanded {
+            Some(Ok(ServerConfig {
+                transport: Transport::Stdio(stdio),
+                ..
+            })) => run_files(stdio, &scan.cx, process_cwd.as_deref())
+                .into_iter()
+                .filter(|path| is_in_project(path, &scan.cx, &homes))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for path in &runs {
+            if !extra.iter().any(|(p, _)| p == path)
+                && let Some(identity) = executable_identity(path)
+            {
+                extra.push((path.clone(), identity));
+            }
+        }
         prepared.push(Prepared {
             origin,
             entry,
@@ -835,6 +874,7 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
             expanded,
             reads: reads.into_iter().map(|(p, _)| p).collect(),
             project_reads,
+            runs,
         });
     }
 
@@ -865,6 +905,7 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
         expanded,
         reads,
         project_reads,
+        runs,
     } in prepared
     {
         let source = ServerSource {
@@ -885,8 +926,9 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
         let host = origin.provider.map(|i| &approvals[i]);
         let host_denied = in_project && host.is_some_and(|a| a.disabled.contains(&entry.name));
         let project_trusted = result.project.is_trusted();
-        // A value read from an untrusted project never reaches a server, whoever's file names it.
-        let reads_untrusted = !project_reads.is_empty() && !project_trusted;
+        // A value read from an untrusted project never reaches a server, and no file of it runs,
+        // whoever's file names it.
+        let reads_untrusted = (!project_reads.is_empty() || !runs.is_empty()) && !project_trusted;
         let trusted = if in_project {
             project_trusted || host.is_some_and(|a| a.approves(&entry.name))
         } else {
@@ -894,12 +936,19 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
         };
         let pending_reason = (!trusted)
             .then(|| {
-                pending_reason(
-                    &result.project,
-                    &entry.path,
-                    if in_project { &reads } else { &project_reads },
-                    reads_untrusted.then_some(&project_reads),
-                )
+                let concerned: Vec<PathBuf> = if in_project { &reads } else { &project_reads }
+                    .iter()
+                    .chain(&runs)
+                    .cloned()
+                    .collect();
+                let outside = reads_untrusted.then(|| {
+                    if runs.is_empty() {
+                        PendingReason::ReadsProject(project_reads.clone())
+                    } else {
+                        PendingReason::RunsProject(runs.clone())
+                    }
+                });
+                pending_reason(&result.project, &entry.path, &concerned, outside)
             })
             .flatten();
         let mut shown = DiscoveredServer {
@@ -911,6 +960,7 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
             column: entry.position.map(|p| p.1),
             trusted,
             reads,
+            runs,
             pending_reason,
         };
         // Every valid definition was expanded above; `None` cannot occur for one.
@@ -1074,6 +1124,8 @@ struct Prepared {
     reads: Vec<PathBuf>,
     /// For a definition outside the project: the files it reads inside the project.
     project_reads: Vec<PathBuf>,
+    /// The files inside the project it would run.
+    runs: Vec<PathBuf>,
 }
 
 /// How a file is named in the trust store: relative to the project when inside it.
@@ -1111,11 +1163,8 @@ fn changed_files(
     changed
 }
 
-/// Whether `path` lies inside the project directory: as written (`..` resolved) or once
-/// symlinks are resolved, since a link inside a repository points wherever its author chose.
-/// When the project directory holds the home directory (mcpr run from `/` or `/home`), files in
-/// the home are the user's own.
-fn is_in_project(path: &Path, cx: &Ctx<'_>, homes: &[&Path]) -> bool {
+/// `path` with `.` and `..` resolved as written, without looking at symlinks.
+fn lexical(path: &Path) -> PathBuf {
     let mut lexical = PathBuf::new();
     for component in path.components() {
         match component {
@@ -1126,6 +1175,15 @@ fn is_in_project(path: &Path, cx: &Ctx<'_>, homes: &[&Path]) -> bool {
             other => lexical.push(other.as_os_str()),
         }
     }
+    lexical
+}
+
+/// Whether `path` lies inside the project directory: as written (`..` resolved) or once
+/// symlinks are resolved, since a link inside a repository points wherever its author chose.
+/// When the project directory holds the home directory (mcpr run from `/` or `/home`), files in
+/// the home are the user's own.
+fn is_in_project(path: &Path, cx: &Ctx<'_>, homes: &[&Path]) -> bool {
+    let lexical = lexical(path);
     let real = std::fs::canonicalize(path).ok();
     let candidates: Vec<&Path> = std::iter::once(lexical.as_path())
         .chain(real.as_deref())
@@ -1139,13 +1197,102 @@ fn is_in_project(path: &Path, cx: &Ctx<'_>, homes: &[&Path]) -> bool {
     candidates.iter().any(|p| inside(p)) && !candidates.iter().all(|p| in_home(p))
 }
 
+/// The files starting `stdio` would run: its program, resolved the way the spawn resolves it
+/// (a path with a separator against the server's `cwd`, else the process's directory and the
+/// project's; a bare name on the server's `PATH`), and the script it is given when the program is
+/// one of [`INTERPRETERS`]. Paths have `..` resolved but not symlinks: [`is_in_project`] checks
+/// both.
+fn run_files(stdio: &StdioConfig, cx: &Ctx<'_>, process_cwd: Option<&Path>) -> Vec<PathBuf> {
+    let mut bases: Vec<PathBuf> = Vec::new();
+    let dirs = process_cwd.into_iter().chain(std::iter::once(cx.cwd));
+    match &stdio.cwd {
+        Some(cwd) if cwd.is_absolute() => bases.push(cwd.clone()),
+        Some(cwd) => bases.extend(dirs.map(|d| d.join(cwd))),
+        None => bases.extend(dirs.map(Path::to_owned)),
+    }
+    bases.dedup();
+    let against = |name: &str| -> Vec<PathBuf> {
+        let path = Path::new(name);
+        if path.is_absolute() {
+            vec![path.to_owned()]
+        } else {
+            bases.iter().map(|b| b.join(path)).collect()
+        }
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    let command = stdio.command.as_str();
+    if command.contains('/') || (cfg!(windows) && command.contains('\\')) {
+        files.extend(against(command));
+    } else if !command.is_empty() {
+        let path = stdio
+            .env
+            .get("PATH")
+            .cloned()
+            .or_else(|| cx.env.get("PATH"));
+        // Without `PATH` the spawn searches the system's default directories, none of them
+        // relative.
+        for base in bases.iter().filter(|_| path.is_some()) {
+            // The first match wins, as for the spawn; an empty entry is the working directory.
+            let found = std::env::split_paths(path.as_deref().unwrap_or_default())
+                .map(|dir| base.join(dir).join(command))
+                .find(|candidate| is_executable(candidate));
+            files.extend(found);
+        }
+    }
+    let program = Path::new(command)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let program = program.strip_suffix(".exe").unwrap_or(&program);
+    let interpreter = INTERPRETERS.contains(&program)
+        || program
+            .strip_prefix("python3.")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit()));
+    if interpreter {
+        let mut args = stdio.args.iter().peekable();
+        if matches!(program, "deno" | "bun" | "uv") && args.peek().is_some_and(|a| *a == "run") {
+            args.next();
+        }
+        for arg in args.filter(|a| !a.starts_with('-') && !a.is_empty()) {
+            let candidates = against(arg);
+            if candidates.iter().any(|c| c.is_file()) {
+                files.extend(candidates.into_iter().filter(|c| c.is_file()));
+                break;
+            }
+        }
+    }
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for file in files.iter().map(|f| lexical(f)) {
+        if !unique.contains(&file) {
+            unique.push(file);
+        }
+    }
+    unique
+}
+
+/// A regular file the spawn could execute.
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
 /// The reason a definition waits, when it can name files: those of its files that changed since
 /// the project was trusted, else the project files it reads from outside the project.
 fn pending_reason(
     project: &ProjectTrust,
     config: &Path,
     reads: &[PathBuf],
-    project_reads: Option<&Vec<PathBuf>>,
+    outside: Option<PendingReason>,
 ) -> Option<PendingReason> {
     if project.state == ProjectTrustState::Changed {
         let changed: Vec<PathBuf> = std::iter::once(config)
@@ -1157,7 +1304,7 @@ fn pending_reason(
             return Some(PendingReason::Changed(changed));
         }
     }
-    project_reads.map(|files| PendingReason::ReadsProject(files.clone()))
+    outside
 }
 
 /// The reason of a per-server error without the file (shown next to the file anyway).

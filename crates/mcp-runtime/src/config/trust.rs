@@ -2,7 +2,8 @@
 //! arrive with a cloned repository) start only once the user trusts that project. Trust is
 //! recorded per project path and bound to a SHA-256 hash of the project's config files and of
 //! every file their servers read (`envFile`, `{file:...}`, and project files that a user's own
-//! config reads), so a changed (or added, or removed) file asks again. Each file's own digest is
+//! config reads) or run (a program or interpreter script inside the project, see
+//! [`executable_identity`]), so a changed (or added, or removed) file asks again. Each file's own digest is
 //! kept too, so that the file that changed can be named.
 //!
 //! The store is one small JSON file, `$XDG_DATA_HOME/mcpr/trust.json` (default
@@ -74,6 +75,51 @@ pub fn hash_files(root: &Path, files: &[(PathBuf, Vec<u8>)]) -> String {
 /// SHA-256 of one file's bytes, as `sha256:<hex>`.
 pub fn file_digest(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
+}
+
+/// Programs that run the file named by their first argument that is a file (after options, and
+/// after a `run` subcommand for `deno`, `bun` and `uv`): starting `node server.js` runs
+/// `server.js`. Only this common shape is recognised; a module (`python -m`), a package
+/// runner (`npx`, `uvx`) or a file named in an option value is not followed.
+pub const INTERPRETERS: &[&str] = &[
+    "node", "nodejs", "python", "python3", "deno", "bun", "sh", "bash", "dash", "zsh", "ruby",
+    "perl", "uv",
+];
+
+/// Files larger than this that a server runs are bound by size and modification time instead
+/// of content: hashing a huge binary on every start would slow every command down.
+pub const MAX_HASHED_EXECUTABLE: u64 = 256 * 1024 * 1024;
+
+/// What trust binds to for a file a server runs (its program or the script an interpreter is
+/// given): the SHA-256 of its content (streamed, never held in memory), or its size and
+/// modification time when it is larger than [`MAX_HASHED_EXECUTABLE`]. `None` when it is not
+/// a readable regular file (nothing can run then, and its later appearance changes the hash).
+pub fn executable_identity(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    if meta.len() > MAX_HASHED_EXECUTABLE {
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        return Some(format!("size {} modified {modified}", meta.len()).into_bytes());
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match std::io::Read::read(&mut file, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(to_hex(&hasher.finalize()).into_bytes())
 }
 
 fn to_hex(digest: &[u8]) -> String {
@@ -262,6 +308,19 @@ mod tests {
             h1,
             hash_files(root, &[a, (root.join(".cursor/mcp.json"), b"c".to_vec())])
         );
+    }
+
+    #[test]
+    fn executables_are_identified_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server");
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        let first = executable_identity(&path).unwrap();
+        assert_eq!(first, executable_identity(&path).unwrap());
+        std::fs::write(&path, "#!/bin/sh\nrm -rf ~\n").unwrap();
+        assert_ne!(first, executable_identity(&path).unwrap());
+        assert_eq!(executable_identity(dir.path()), None);
+        assert_eq!(executable_identity(&dir.path().join("absent")), None);
     }
 
     #[test]
