@@ -1,7 +1,7 @@
 //! Discovery: every AI tool's MCP config, merged by priority, with provenance,
 //! trust, enablement and warnings that name file, line and column.
 //!
-//! Order: `--config` files, then each provider of `HOSTS.md` by priority (project files before
+//! Order: `--config` files, then each provider of `docs/hosts.md` by priority (project files before
 //! user files inside a provider; Claude Code: local, project, user). The first *trusted*
 //! definition of a name wins; later ones are kept as `shadowed by <provider>` for display. A
 //! definition that is pending approval does not claim its name, so a cloned repository can
@@ -503,7 +503,7 @@ impl CliFlags {
     }
 }
 
-/// A provider of `HOSTS.md`, for display.
+/// A provider of `docs/hosts.md`, for display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProviderInfo {
     /// Stable id.

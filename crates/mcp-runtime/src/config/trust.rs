@@ -87,8 +87,9 @@ pub const INTERPRETERS: &[&str] = &[
 ];
 
 /// Files larger than this that a server runs are bound by size and modification time instead
-/// of content: hashing a huge binary on every start would slow every command down.
-pub const MAX_HASHED_EXECUTABLE: u64 = 256 * 1024 * 1024;
+/// of content: discovery hashes them on every start, and a compiled server of tens of MiB would
+/// cost every command tens of milliseconds. Scripts, the usual case, are far below it.
+pub const MAX_HASHED_EXECUTABLE: u64 = 8 * 1024 * 1024;
 
 /// What trust binds to for a file a server runs (its program or the script an interpreter is
 /// given): the SHA-256 of its content (streamed, never held in memory), or its size and
