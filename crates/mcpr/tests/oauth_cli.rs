@@ -6,63 +6,21 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{ChildGuard, MCPR};
+use support::{ChildGuard, MCPR, Run, drain, wait_bounded};
 
 /// Upper bound of any one `mcpr` run (and of a login's wait for its redirect).
 const RUN_BOUND: Duration = Duration::from_secs(60);
 
 /// A non-interactive command that needs a login must fail at least this fast.
 const QUICK: Duration = Duration::from_secs(15);
-
-/// What one `mcpr` run did.
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl Run {
-    fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-
-    fn both(&self) -> String {
-        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
-    }
-}
-
-/// Read a pipe to its end on a thread.
-fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
-/// Wait for `child` to exit within `bound`; panics (and the guard kills it) otherwise.
-fn wait_bounded(child: &mut ChildGuard, bound: Duration, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + bound;
-    loop {
-        if let Some(status) = child.0.try_wait().expect("try_wait") {
-            return status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "`{what}` did not exit within {bound:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// `mcpr mock --http 127.0.0.1:0 --oauth ...` with `RUST_LOG=debug`, its stderr kept.
 struct OAuthMock {

@@ -15,61 +15,20 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{ChildGuard, MCPR};
+use support::{ChildGuard, MCPR, Run, drain, wait_bounded};
 
 /// Upper bound of any one `mcpr` run (and of a login's wait for its redirect).
 const RUN_BOUND: Duration = Duration::from_secs(60);
 
 /// What error messages say about the URLs a login opens.
 const RULE: &str = "a login opens or prints only https URLs, or http URLs to a loopback host (localhost, 127.0.0.1, [::1])";
-
-/// What one `mcpr` run did.
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-
-    fn both(&self) -> String {
-        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
-    }
-}
-
-/// Read a pipe to its end on a thread.
-fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
-/// Wait for `child` to exit within `bound`; panics (and the guard kills it) otherwise.
-fn wait_bounded(child: &mut ChildGuard, bound: Duration, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + bound;
-    loop {
-        if let Some(status) = child.0.try_wait().expect("try_wait") {
-            return status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "`{what}` did not exit within {bound:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// `mcpr mock --http 127.0.0.1:0 FLAGS` (add `--oauth` to the flags for an OAuth server).
 struct Mock {
@@ -232,6 +191,7 @@ impl Home {
 
     /// Run `command` to its end (bounded).
     fn run_command(&self, mut command: Command, what: &str) -> Run {
+        let started = Instant::now();
         let mut child = ChildGuard::spawn(&mut command);
         let stdout = drain(child.0.stdout.take().expect("stdout"));
         let stderr = drain(child.0.stderr.take().expect("stderr"));
@@ -240,6 +200,7 @@ impl Home {
             status,
             stdout: stdout.join().expect("stdout reader"),
             stderr: stderr.join().expect("stderr reader"),
+            elapsed: started.elapsed(),
         }
     }
 }
@@ -289,6 +250,7 @@ fn login_opens_and_prints_nothing_but_a_web_page() {
 /// must be at `endpoint` (the advertised authorization endpoint), then play the browser against
 /// the mock's real `/authorize` and deliver its redirect to mcpr. Returns the finished run.
 fn login_through_the_opener(home: &Home, mock: &Mock, endpoint: &str) -> Run {
+    let started = Instant::now();
     let mut child = ChildGuard::spawn(&mut home.command(&["login", "svc"]));
     let stdout = drain(child.0.stdout.take().expect("stdout"));
     let stderr = drain(child.0.stderr.take().expect("stderr"));
@@ -324,6 +286,7 @@ fn login_through_the_opener(home: &Home, mock: &Mock, endpoint: &str) -> Run {
         status,
         stdout: stdout.join().expect("stdout reader"),
         stderr: stderr.join().expect("stderr reader"),
+        elapsed: started.elapsed(),
     }
 }
 

@@ -242,6 +242,54 @@ impl Drop for ChildGuard {
         let _ = self.0.wait();
     }
 }
+/// What one bounded run of a process printed and how it ended.
+pub struct Run {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// From spawn to exit.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// The exit code (`None` when a signal ended it).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Both streams, labelled, for assertion messages.
+    pub fn both(&self) -> String {
+        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// Read a pipe to its end on a thread.
+pub fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Wait for `child` to exit within `bound`; panics (and the guard kills it) otherwise.
+pub fn wait_bounded(
+    child: &mut ChildGuard,
+    bound: Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`{what}` did not exit within {bound:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 /// A free loopback port (there is a small window before the peer binds it).
 pub fn free_port() -> u16 {
