@@ -22,7 +22,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{ChildGuard, MCPR, Run, drain, wait_bounded};
+use support::{ChildGuard, MCPR, Run, drain, http_get, wait_bounded};
 
 /// Upper bound of any one `mcpr` run (and of a login's wait for its redirect).
 const RUN_BOUND: Duration = Duration::from_secs(60);
@@ -74,46 +74,6 @@ impl Mock {
         assert_eq!(response.status, 200, "stats: {}", response.body);
         serde_json::from_str(&response.body).expect("stats are JSON")
     }
-}
-
-/// One HTTP answer.
-struct Answer {
-    status: u16,
-    location: Option<String>,
-    body: String,
-}
-
-/// GET `url` without following redirects (the browser's part, played by hand).
-fn http_get(url: &str) -> Answer {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(20))
-            .build()
-            .expect("a reqwest client");
-        let response = client
-            .get(url)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-        let status = response.status().as_u16();
-        let location = response
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = response.text().await.unwrap_or_default();
-        Answer {
-            status,
-            location,
-            body,
-        }
-    })
 }
 
 /// A home of its own with a config file, and a `bin` directory first on `PATH` whose `xdg-open`

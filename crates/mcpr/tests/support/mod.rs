@@ -242,6 +242,46 @@ impl Drop for ChildGuard {
         let _ = self.0.wait();
     }
 }
+/// One HTTP answer.
+pub struct Answer {
+    pub status: u16,
+    pub location: Option<String>,
+    pub body: String,
+}
+
+/// GET `url` without following redirects (the browser's part, played by hand).
+pub fn http_get(url: &str) -> Answer {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(20))
+            .build()
+            .expect("a reqwest client");
+        let response = client
+            .get(url)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = response.text().await.unwrap_or_default();
+        Answer {
+            status,
+            location,
+            body,
+        }
+    })
+}
+
 /// What one bounded run of a process printed and how it ended.
 pub struct Run {
     pub status: std::process::ExitStatus,
