@@ -82,8 +82,7 @@ impl RegistryClient {
                 query.append_pair("cursor", cursor);
             }
         }
-        let body = self.get(url.as_str()).await?;
-        decode(url.as_str(), &body)
+        self.get(url.as_str()).await
     }
 
     /// Every page of a search, up to `limit` entries.
@@ -127,14 +126,13 @@ impl RegistryClient {
             encode(name),
             encode(version.unwrap_or("latest"))
         );
-        let body = self.get(&url).await.map_err(|e| match e {
+        let entry: ServerResponse = self.get(&url).await.map_err(|e| match e {
             RegistryError::Status { status: 404, .. } => RegistryError::NotFound {
                 name: name.to_owned(),
                 version: version.unwrap_or("latest").to_owned(),
             },
             other => other,
         })?;
-        let entry: ServerResponse = decode(&url, &body)?;
         if entry.server.name != name {
             return Err(RegistryError::Invalid {
                 url,
@@ -147,22 +145,22 @@ impl RegistryClient {
         Ok(entry)
     }
 
-    /// The body of `url`, from the cache when fresh.
-    async fn get(&self, url: &str) -> Result<Vec<u8>, RegistryError> {
+    /// The decoded answer of `url`, from the cache when fresh. Only answers that decode are
+    /// cached: a bad one is asked for again next time.
+    async fn get<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, RegistryError> {
         let cached = self.cache_dir.as_ref().map(|dir| cache_file(dir, url));
         if let Some(path) = &cached
             && let Some(body) = read_fresh(path, self.ttl)
+            && let Ok(answer) = serde_json::from_slice(&body)
         {
-            return Ok(body);
+            return Ok(answer);
         }
         let body = fetch(url, MAX_ANSWER).await?;
-        // Only answers that decode are worth keeping; a bad one is asked again next time.
-        if let Some(path) = &cached
-            && serde_json::from_slice::<serde_json::Value>(&body).is_ok()
-        {
+        let answer = decode(url, &body)?;
+        if let Some(path) = &cached {
             let _ = crate::config::writer::write_atomic(path, &body);
         }
-        Ok(body)
+        Ok(answer)
     }
 }
 
