@@ -209,3 +209,69 @@ fn read_manifest(dir: &Path) -> Result<BundleCommand, String> {
         env,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn archive(entries: &[(&str, u32, &[u8])]) -> Vec<u8> {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        for (name, mode, data) in entries {
+            let options = zip::write::SimpleFileOptions::default().unix_permissions(*mode);
+            if mode & 0o170000 == 0o120000 {
+                zip.add_symlink(*name, std::str::from_utf8(data).unwrap(), options)
+                    .unwrap();
+            } else {
+                zip.start_file(*name, options).unwrap();
+                zip.write_all(data).unwrap();
+            }
+        }
+        zip.finish().unwrap();
+        buf.into_inner()
+    }
+
+    #[test]
+    fn entries_escaping_the_bundle_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let into = root.path().join("bundle");
+        for name in ["../escaped", "/etc/escaped", "a/../../escaped"] {
+            let bytes = archive(&[("manifest.json", 0o644, b"{}"), (name, 0o644, b"x")]);
+            let err = unpack(&bytes, &into).unwrap_err();
+            assert!(err.contains("outside the bundle"), "{name}: {err}");
+            assert!(!root.path().join("escaped").exists());
+        }
+    }
+
+    #[test]
+    fn symbolic_links_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let bytes = archive(&[("link", 0o120777, b"/etc/passwd")]);
+        let err = unpack(&bytes, &root.path().join("b")).unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
+    }
+
+    #[test]
+    fn the_manifest_gives_the_command() {
+        let root = tempfile::tempdir().unwrap();
+        let manifest = br#"{"server": {"mcp_config": {"command": "node",
+            "args": ["${__dirname}/server/index.js"], "env": {"A": "b"}}}}"#;
+        unpack(&archive(&[("manifest.json", 0o644, manifest)]), root.path()).unwrap();
+        let command = read_manifest(root.path()).unwrap();
+        assert_eq!(command.command, "node");
+        assert_eq!(
+            command.args,
+            [format!("{}/server/index.js", root.path().display())]
+        );
+        let manifest = br#"{"server": {"mcp_config": {"command": "node",
+            "args": ["${user_config.key}"]}}}"#;
+        std::fs::write(root.path().join("manifest.json"), manifest).unwrap();
+        assert!(
+            read_manifest(root.path())
+                .unwrap_err()
+                .contains("user_config")
+        );
+    }
+}
