@@ -892,3 +892,65 @@ fn a_project_server_reusing_the_name_gets_no_stored_secret() {
     assert!(!shown.contains(SECRET), "{shown}");
     assert!(!leak.exists(), "the project's program received the secret");
 }
+
+#[test]
+fn on_a_terminal_required_values_are_asked_for_and_secrets_are_not_echoed() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is needed for a terminal");
+        return;
+    }
+    let registry = Registry::start();
+    let home = home();
+    let line = format!(
+        "{MCPR} add everything --from-registry io.test/everything --cwd {}",
+        home.join("project").display()
+    );
+    let mut command = Command::new("script");
+    command.args(["-qefc", &line, "/dev/null"]);
+    support::isolate_env(&mut command, &home);
+    let mut child = command
+        .env("MCPR_REGISTRY_URL", &registry.url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run script");
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    // Answer only once the prompt is shown: the echo is off by then.
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("(secret): ") {
+        let chunk = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no prompt: {}", String::from_utf8_lossy(&seen)));
+        seen.extend(chunk);
+    }
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(format!("{SECRET}\n").as_bytes())
+        .unwrap();
+    let status = child.wait().unwrap();
+    while let Ok(chunk) = rx.recv_timeout(std::time::Duration::from_secs(5)) {
+        seen.extend(chunk);
+    }
+    let shown = String::from_utf8_lossy(&seen);
+    assert!(status.success(), "{shown}");
+    assert!(shown.contains("API_KEY (Your key) (secret): "), "{shown}");
+    assert!(!shown.contains(SECRET), "the secret was echoed: {shown}");
+    assert!(shown.contains("Added `everything`"), "{shown}");
+    assert_eq!(
+        entry(&home, "everything")["env"]["API_KEY"],
+        "mcpr-secret:env.API_KEY"
+    );
+    assert_only_in_store(&home, SECRET);
+}
