@@ -732,6 +732,26 @@ fn a_missing_required_value_is_named_and_nothing_is_written() {
     );
     assert!(!out.status.success());
     assert!(text(&out).contains("metric, imperial"), "{}", text(&out));
+    // A value the entry does not ask for (a typo) is refused, not dropped.
+    let out = mcpr(
+        &home,
+        &registry.url,
+        &[
+            "add",
+            "e",
+            "--from-registry",
+            "io.test/everything",
+            "--env",
+            &format!("API_KEYS={SECRET}"),
+        ],
+    );
+    let shown = text(&out);
+    assert!(!out.status.success(), "{shown}");
+    assert!(
+        shown.contains("asks for no value --env API_KEYS") && shown.contains("--env API_KEY,"),
+        "{shown}"
+    );
+    assert!(!shown.contains(SECRET), "{shown}");
     assert!(!user_config(&home).exists());
     assert!(!home.join(".local/share/mcpr/secrets.json").exists());
 }
@@ -755,14 +775,7 @@ fn bad_registry_answers_are_clear_errors_and_leave_nothing_behind() {
         let out = mcpr(
             &home,
             &registry.url,
-            &[
-                "add",
-                "x",
-                "--from-registry",
-                server,
-                "--env",
-                &format!("K={SECRET}"),
-            ],
+            &["add", "x", "--from-registry", server],
         );
         let shown = text(&out);
         assert!(!out.status.success(), "{server}: {shown}");

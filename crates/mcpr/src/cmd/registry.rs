@@ -416,6 +416,29 @@ pub async fn add(global: &GlobalArgs, args: FromRegistry<'_>) -> Outcome {
         Status::Active => {}
     }
     let plan = registry::plan(&entry.server, args.kind.map(Into::into)).map_err(fail)?;
+    // A value the entry does not ask for would be dropped silently: a typo, or a secret given
+    // under the wrong name.
+    let needs = plan.needs();
+    let unknown: Vec<String> = values
+        .0
+        .keys()
+        .filter(|(source, key)| !needs.iter().any(|n| n.source == *source && n.key == *key))
+        .map(|(source, key)| format!("{} {key}", source.flag()))
+        .collect();
+    if !unknown.is_empty() {
+        let takes: Vec<String> = needs.iter().map(Need::flag).collect();
+        return Err(Failure::usage(format!(
+            "server `{}`: `{}` asks for no value {} (it takes: {}); nothing was written",
+            args.name,
+            term::line(server_name),
+            unknown.join(", "),
+            if takes.is_empty() {
+                "none".to_owned()
+            } else {
+                takes.join(", ")
+            }
+        )));
+    }
     if !plan.missing(&values).is_empty() && std::io::stdin().is_terminal() {
         prompt(&plan, &mut values)?;
     }
