@@ -593,7 +593,14 @@ fn every_package_kind_becomes_a_working_entry() {
     ok(mcpr(
         &home,
         &registry.url,
-        &["add", "container", "--from-registry", "io.test/oci"],
+        &[
+            "add",
+            "container",
+            "--from-registry",
+            "io.test/oci",
+            "--timeout",
+            "60000",
+        ],
     ));
     let oci = entry(&home, "container");
     assert_eq!(oci["command"], "docker");
@@ -611,6 +618,7 @@ fn every_package_kind_becomes_a_working_entry() {
         ])
     );
     assert_eq!(oci["env"]["REGION"], "eu");
+    assert_eq!(oci["timeout"], 60000);
 
     // A remote with a URL template and a secret header given as a reference: nothing to store.
     ok(mcpr(

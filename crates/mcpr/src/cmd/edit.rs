@@ -230,6 +230,7 @@ pub async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
                 header_values: &args.header_values,
                 arg_values: &args.arg_values,
                 force: args.force,
+                timeout: args.timeout,
                 registry: &args.registry,
             },
         )

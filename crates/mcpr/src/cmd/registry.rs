@@ -305,6 +305,8 @@ pub struct FromRegistry<'a> {
     pub arg_values: &'a [String],
     /// Replace an existing entry.
     pub force: bool,
+    /// `--timeout` (ms) for the entry.
+    pub timeout: Option<u64>,
     /// Which registry.
     pub registry: &'a RegistryArg,
 }
@@ -512,9 +514,10 @@ fn write_entry(
     bundle: Option<&registry::UnpackedBundle>,
     path: &std::path::Path,
 ) -> Result<(registry::Installed, Option<SecretStore>), Failure> {
-    let installed = plan
+    let mut installed = plan
         .build(args.name, values, bundle.map(|b| &b.command))
         .map_err(fail)?;
+    installed.config.timeout_ms = args.timeout;
     // Validate exactly as discovery will read it back.
     let config = server_from_json(args.name, &writer::server_to_json(&installed.config))
         .map_err(Failure::usage)?;
