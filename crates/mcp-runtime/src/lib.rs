@@ -9,6 +9,7 @@
 //! them: start-up gate, cache, health, shutdown) → [`tools`] (names and calls for the model) →
 //! [`session`] (a host's tool registry). [`loader`] strings them together for a host, and
 //! [`gateway`] serves all the tools again as one MCP server (or hands them to a sub-agent).
+//! [`registry`] finds servers in an MCP Registry and turns them into config entries.
 //!
 //! ```no_run
 //! # async fn host() {
@@ -29,6 +30,7 @@ pub mod config;
 pub mod gateway;
 pub mod loader;
 pub mod manager;
+pub mod registry;
 pub mod session;
 pub mod tools;
 

@@ -62,7 +62,9 @@ pub enum Command {
     Servers(crate::cmd::servers::ServersArgs),
     /// Trust the project's MCP config files so that their servers may start.
     Trust(crate::cmd::trust::TrustArgs),
-    /// Add a server to mcpr's own config.
+    /// Find servers in an MCP Registry (`search`, `show`); add one with `add --from-registry`.
+    Registry(crate::cmd::registry::RegistryArgs),
+    /// Add a server to mcpr's own config (by hand, or from an MCP Registry).
     Add(crate::cmd::edit::AddArgs),
     /// Remove a server from mcpr's own config.
     Remove(crate::cmd::edit::RemoveArgs),

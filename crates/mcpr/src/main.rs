@@ -42,6 +42,7 @@ fn main() -> std::process::ExitCode {
             Command::Enable(args) => cmd::edit::enable(&cli.global, args).await,
             Command::Disable(args) => cmd::edit::disable(&cli.global, args).await,
             Command::Serve(args) => cmd::serve::run(&cli.global, args).await,
+            Command::Registry(args) => cmd::registry::run(&cli.global, args).await,
             Command::Login(args) => cmd::login::login(&cli.global, args).await,
             Command::Logout(args) => cmd::login::logout(&cli.global, args).await,
             Command::Conformance(args) => cmd::conformance::run(args).await,

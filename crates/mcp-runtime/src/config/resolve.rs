@@ -36,7 +36,9 @@ pub fn resolve_connect_values(
 ///   becomes that variable's value;
 /// - `env_vars` names are copied from the environment (when set, unless `env` has them);
 /// - `bearer_token_env_var` becomes `Authorization: Bearer <value>` (unset: an error);
-/// - `env_http_headers` add headers from variables that are set.
+/// - `env_http_headers` add headers from variables that are set;
+/// - a value `mcpr-secret:FIELD` becomes the value kept for this server in mcpr's secret store
+///   (see [`crate::registry::secrets`]).
 ///
 /// ```
 /// use mcp_runtime::config::{EnvSource, ServerConfig, Transport, resolve_connect_values_with};
@@ -112,6 +114,9 @@ pub fn resolve_connect_values_with(
             }
         }
     }
+    // After the rules above, so that a stored value is never run as a `!command` or read as a
+    // variable name.
+    crate::registry::secrets::inject(name, config, &mut out, env)?;
     Ok(out)
 }
 

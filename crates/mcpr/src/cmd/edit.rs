@@ -4,6 +4,7 @@
 //! ```text
 //! mcpr add NAME [--scope user|project] [-e K=V]... -- CMD ARGS...
 //! mcpr add NAME --url URL [--transport http|sse] [-H 'K: V']...
+//! mcpr add NAME --from-registry SERVER[@VERSION] [-e K=V]... [--header-value VAR=V]...
 //! mcpr remove NAME [--scope user|project]
 //! mcpr enable NAME | mcpr disable NAME
 //! ```
@@ -58,10 +59,35 @@ pub struct AddArgs {
     /// Which file to write.
     #[arg(long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
+    /// Write the project's `.mcpr/mcp.json` (the same as `--scope project`).
+    #[arg(long, conflicts_with = "scope")]
+    pub project: bool,
     /// An environment variable for a stdio server (repeatable). `${VAR}` is expanded when the
-    /// server starts, so secrets need not be written to the file.
+    /// server starts, so secrets need not be written to the file. With `--from-registry`: a
+    /// value the registry entry asks for.
     #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
+    /// Install the server published in an MCP Registry under this name (`NAME@VERSION` for a
+    /// version other than the latest).
+    #[arg(long, value_name = "SERVER[@VERSION]", conflicts_with_all = ["url", "command", "headers", "transport"])]
+    pub from_registry: Option<String>,
+    /// With `--from-registry`: a value of a header or URL variable (repeatable). Secret values
+    /// go to mcpr's secret store, or write `${VAR}` to read them from the environment.
+    #[arg(
+        long = "header-value",
+        value_name = "VAR=VALUE",
+        requires = "from_registry"
+    )]
+    pub header_values: Vec<String>,
+    /// With `--from-registry`: a value of a command-line argument, by its flag or value hint
+    /// (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE", requires = "from_registry")]
+    pub arg_values: Vec<String>,
+    /// With `--from-registry`: install this kind when the server offers several.
+    #[arg(long, value_enum, requires = "from_registry")]
+    pub kind: Option<crate::cmd::registry::KindArg>,
+    #[command(flatten)]
+    pub registry: crate::cmd::registry::RegistryArg,
     /// The endpoint of a remote server.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
@@ -187,9 +213,34 @@ fn context(global: &GlobalArgs) -> (CliFlags, std::path::PathBuf, DiscoveryOptio
 
 /// `mcpr add`.
 pub async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
+    let scope: Scope = if args.project {
+        Scope::Project
+    } else {
+        args.scope.into()
+    };
+    if let Some(spec) = &args.from_registry {
+        return crate::cmd::registry::add(
+            global,
+            crate::cmd::registry::FromRegistry {
+                name: &args.name,
+                spec,
+                scope,
+                kind: args.kind,
+                env: &args.env,
+                header_values: &args.header_values,
+                arg_values: &args.arg_values,
+                force: args.force,
+                timeout: args.timeout,
+                registry: &args.registry,
+            },
+        )
+        .await;
+    }
+    if args.registry.registry.is_some() {
+        return Err(Failure::usage("--registry goes with --from-registry"));
+    }
     let config = build(&args).map_err(Failure::usage)?;
     let (_, cwd, options) = context(global);
-    let scope: Scope = args.scope.into();
     let was_trusted = scope == Scope::Project && project_trusted(&cwd, &options);
     let path = writer::add_server(&options, &cwd, scope, &args.name, &config, args.force)
         .map_err(Failure::usage)?;
@@ -242,6 +293,16 @@ pub async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
     }
     println!("Removed `{}` from {}", args.name, tilde(&path));
     let after = load_all_mcp_configs(&cwd, &options);
+    if after.winner(&args.name).is_none()
+        && let Some(store) = mcp_runtime::registry::SecretStore::default_path(&options.env)
+            .map(mcp_runtime::registry::SecretStore::new)
+    {
+        match store.remove(&args.name) {
+            Ok(true) => println!("Forgot its stored secrets."),
+            Ok(false) => {}
+            Err(e) => eprintln!("warning: could not forget its stored secrets: {e}"),
+        }
+    }
     if let Some(next) = after.winner(&args.name) {
         println!(
             "`{}` is still defined by {} in {} ({})",

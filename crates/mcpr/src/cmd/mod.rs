@@ -5,6 +5,7 @@ pub mod conformance;
 pub mod demo;
 pub mod edit;
 pub mod login;
+pub mod registry;
 pub mod serve;
 pub mod servers;
 pub mod shell;
