@@ -389,3 +389,31 @@ fn a_project_directory_as_an_argument_is_not_code() {
     let out = m.mcpr(&["tools"]);
     assert!(m.started("server").is_some(), "{}", all(&out));
 }
+
+#[test]
+fn the_trust_review_and_start_up_show_project_text_escaped() {
+    // Escape sequences that would retitle the window and clear the screen, hiding what is
+    // about to be trusted, in a server's name, its command and the name of a file it reads.
+    const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let m = Machine::new();
+    m.write(
+        ".vscode/mcp.json",
+        &serde_json::json!({"servers": {format!("s{EVIL}"): {
+            "type": "stdio",
+            "command": format!("/nonexistent/x{EVIL}"),
+            "envFile": format!("${{workspaceFolder}}/e{EVIL}.env"),
+        }}})
+        .to_string(),
+    );
+    m.write(&format!("e{EVIL}.env"), "A=1\n");
+    for args in [&["trust"][..], &["status"], &["tools"]] {
+        let out = m.mcpr(args);
+        let shown = all(&out);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "raw escape from `mcpr {}`: {shown:?}",
+            args[0]
+        );
+        assert!(shown.contains("s\\u{1b}]0;pwned\\u{7}"), "{shown}");
+    }
+}
