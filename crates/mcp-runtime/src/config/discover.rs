@@ -646,13 +646,10 @@ impl Scan<'_> {
         level: Level,
         parse: &dyn Fn(&Ctx<'_>, &Doc<'_>, &mut Out),
     ) -> Option<Out> {
-        let bytes = match std::fs::read(path) {
+        let bytes = match super::file::read_regular(path, super::file::MAX_CONFIG_FILE) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            Err(e) if path.is_dir() => {
-                let _ = e;
-                return None;
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => return None,
             Err(e) => {
                 self.warn(path, None, None, format!("cannot read: {e}"));
                 return None;
