@@ -135,3 +135,41 @@ fn config_files_that_are_fifos_or_devices_are_warnings_not_hangs() {
         );
     }
 }
+
+#[test]
+fn deep_nesting_after_a_json5_line_end_is_found() {
+    let dir = temp_dir();
+    let home = dir.path();
+    let user = home.join(".config/mcpr/mcp.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user,
+        json!({"mcpServers": {"good": {"command": MCPR, "args": ["mock"]}}}).to_string(),
+    )
+    .unwrap();
+    // The attack: JSON5 ends a `//` comment at a carriage return or a Unicode line or
+    // paragraph separator too, so what follows is structure to the parser, not comment.
+    let files = [
+        (".vscode/mcp.json", "\r"),
+        (".cursor/mcp.json", "\u{2028}"),
+        (".mcp.json", "\u{2029}"),
+    ];
+    for (path, line_end) in files {
+        let path = home.join("project").join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("// x{line_end}{}", "[".repeat(LEVELS))).unwrap();
+    }
+    let out = run(home, &["servers", "--trust-project"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("good"), "{stdout}\n{stderr}");
+    for (file, _) in files {
+        assert!(
+            stderr
+                .lines()
+                .any(|line| line.contains(file) && line.contains("levels deep")),
+            "no warning for {file}:\n{stderr}"
+        );
+    }
+}
