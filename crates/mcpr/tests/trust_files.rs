@@ -416,4 +416,10 @@ fn the_trust_review_and_start_up_show_project_text_escaped() {
         );
         assert!(shown.contains("s\\u{1b}]0;pwned\\u{7}"), "{shown}");
     }
+    // A pull changes the file: the note that names it is escaped too.
+    m.write(&format!("e{EVIL}.env"), "A=2\n");
+    let out = m.mcpr(&["servers"]);
+    let shown = all(&out);
+    assert!(shown.contains("changed since you trusted it"), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "raw escape: {shown:?}");
 }
