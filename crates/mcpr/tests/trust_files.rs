@@ -423,3 +423,48 @@ fn the_trust_review_and_start_up_show_project_text_escaped() {
     assert!(shown.contains("changed since you trusted it"), "{shown}");
     assert!(!shown.contains('\u{1b}'), "raw escape: {shown:?}");
 }
+
+/// That the user-level `server` waits naming the project's `file` and that `mcpr trust` binds
+/// it; nothing is run (the interpreter need not exist).
+fn waits_for_the_project(m: &Machine, file: &str) {
+    let reason = format!("runs {file} from the untrusted project");
+    assert_pending(m, "server", &reason);
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(text(&out.stdout).contains(file), "{}", all(&out));
+}
+
+#[test]
+fn a_project_script_after_a_flag_value_is_bound() {
+    let m = Machine::new();
+    let outside = m.write("~/preload.js", "// the user's own\n");
+    m.write("bin/server.js", "// the project's\n");
+    // The attack: the interpreter's first file argument is a flag's value outside the project;
+    // the script it runs is the project's.
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": {
+            "command": "node",
+            "args": ["-r", outside.to_string_lossy(), "${workspaceFolder}/bin/server.js"],
+        }}})
+        .to_string(),
+    );
+    waits_for_the_project(&m, "bin/server.js");
+}
+
+#[test]
+fn a_project_file_in_an_interpreter_flag_is_bound() {
+    let m = Machine::new();
+    let outside = m.write("~/server.js", "// the user's own\n");
+    m.write("bin/hook.js", "// the project's\n");
+    // The attack: `--require=FILE` runs the project's file before the user's own script.
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": {
+            "command": "node",
+            "args": ["--require=${workspaceFolder}/bin/hook.js", outside.to_string_lossy()],
+        }}})
+        .to_string(),
+    );
+    waits_for_the_project(&m, "bin/hook.js");
+}
