@@ -123,7 +123,11 @@ struct LiveView {
 
 impl LiveView {
     fn new(names: &[String], progress: Progress) -> Self {
-        let width = names.iter().map(String::len).max().unwrap_or(0);
+        let width = names
+            .iter()
+            .map(|name| crate::term::line(name).len())
+            .max()
+            .unwrap_or(0);
         let live = progress == Progress::Show && std::io::stderr().is_terminal();
         let bars = live.then(|| {
             let multi = MultiProgress::new();
@@ -134,7 +138,8 @@ impl LiveView {
                 .map(|name| {
                     let bar = multi.add(ProgressBar::new_spinner());
                     bar.set_style(style.clone());
-                    bar.set_message(format!("{name:width$}  connecting…"));
+                    let shown = crate::term::line(name);
+                    bar.set_message(format!("{shown:width$}  connecting…"));
                     bar.enable_steady_tick(Duration::from_millis(80));
                     (name.clone(), bar)
                 })
@@ -157,27 +162,23 @@ impl LiveView {
                 Err(broadcast::error::RecvError::Closed) => return,
             };
             let width = self.width;
+            // Server names come from config files, maybe a project's: escaped like the rest.
+            let name = crate::term::line(event.server());
             let (line, done) = match &event {
-                ManagerEvent::Connected {
-                    server,
-                    tools,
-                    elapsed,
-                } => (
+                ManagerEvent::Connected { tools, elapsed, .. } => (
                     format!(
-                        "{server:width$}  connected in {} ms with {tools} tool{}",
+                        "{name:width$}  connected in {} ms with {tools} tool{}",
                         elapsed.as_millis(),
                         if *tools == 1 { "" } else { "s" }
                     ),
                     true,
                 ),
-                ManagerEvent::Failed { server, error, .. } => {
+                ManagerEvent::Failed { error, .. } => {
                     let first = crate::term::line(error.lines().next().unwrap_or_default());
-                    (format!("{server:width$}  failed: {first}"), true)
+                    (format!("{name:width$}  failed: {first}"), true)
                 }
-                ManagerEvent::Reconnecting {
-                    server, attempt, ..
-                } => (
-                    format!("{server:width$}  reconnecting (attempt {attempt})…"),
+                ManagerEvent::Reconnecting { attempt, .. } => (
+                    format!("{name:width$}  reconnecting (attempt {attempt})…"),
                     false,
                 ),
                 _ => continue,

@@ -336,6 +336,38 @@ fn reads_reach_a_server_only_for_uris_it_listed_or_templates() {
     assert_eq!(echo["result"]["content"][0]["text"], "still here", "{echo}");
 }
 
+#[test]
+fn encoded_uris_neither_slip_past_deny_patterns_nor_climb_out_of_a_template() {
+    let world = World::new(&["a"]);
+    let mut gateway = StdioClient::start(
+        &world,
+        &[
+            "--deny-resources",
+            "a/mock://a/private",
+            "--deny-resources",
+            "a/mock://a/items/secret*",
+        ],
+    );
+    assert_eq!(
+        read_text(&gateway.read("mock://a/items/7")),
+        "contents of mock://a/items/7"
+    );
+    // The attack: URIs the template `mock://a/items/{id}` produces, which a server that
+    // decodes percent-encoding (or ignores case) reads as a denied resource, or as one outside
+    // the template once `%2F` becomes a `/`.
+    for uri in [
+        "mock://a/items/%73ecret-1",
+        "mock://a/items/%2573ecret-1",
+        "mock://a/items/SECRET-1",
+        "mock://a/items/..%2Fprivate",
+        "mock://a/items/x%2F..%2F..%2Fprivate",
+        "mock://a/items/%2e%2e%5Cprivate",
+    ] {
+        assert_not_found(&gateway.read(uri), uri);
+    }
+    assert_eq!(world.reads("a"), ["mock://a/items/7"]);
+}
+
 /// `mcpr serve --http ADDR` with `flags`, running until dropped; its printed URL.
 fn http_gateway(world: &World, addr: &str, flags: &[&str]) -> (ChildGuard, String) {
     let (child, url, _) = http_gateway_said(world, addr, flags);

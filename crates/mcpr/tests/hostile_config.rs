@@ -84,3 +84,92 @@ fn deeply_nested_configs_are_warnings_and_the_other_servers_still_work() {
         }
     }
 }
+
+#[test]
+fn config_files_that_are_fifos_or_devices_are_warnings_not_hangs() {
+    let dir = temp_dir();
+    let home = dir.path();
+    let project = home.join("project");
+    std::fs::create_dir_all(project.join(".cursor")).unwrap();
+    let user = home.join(".config/mcpr/mcp.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user,
+        json!({"mcpServers": {"good": {"command": MCPR, "args": ["mock"]}}}).to_string(),
+    )
+    .unwrap();
+    // The attack: a checkout whose `.mcp.json` is a FIFO (opening it blocks until a writer
+    // comes) and whose `.cursor/mcp.json` links to a device that never ends.
+    let made = Command::new("mkfifo")
+        .arg(project.join(".mcp.json"))
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", project.join(".cursor/mcp.json")).unwrap();
+
+    let mut command = Command::new(MCPR);
+    command
+        .args(["servers", "--trust-project"])
+        .current_dir(&project)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    support::isolate_env(&mut command, home);
+    let mut child = support::ChildGuard::spawn(&mut command);
+    let stdout = support::drain(child.0.stdout.take().unwrap());
+    let stderr = support::drain(child.0.stderr.take().unwrap());
+    let status = support::wait_bounded(
+        &mut child,
+        std::time::Duration::from_secs(120),
+        "mcpr servers",
+    );
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
+    assert!(stdout.contains("good"), "{stdout}\n{stderr}");
+    for file in [".mcp.json", ".cursor/mcp.json"] {
+        assert!(
+            stderr
+                .lines()
+                .any(|line| line.contains(file) && line.contains("not a regular file")),
+            "no warning for {file}:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn deep_nesting_after_a_json5_line_end_is_found() {
+    let dir = temp_dir();
+    let home = dir.path();
+    let user = home.join(".config/mcpr/mcp.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user,
+        json!({"mcpServers": {"good": {"command": MCPR, "args": ["mock"]}}}).to_string(),
+    )
+    .unwrap();
+    // The attack: JSON5 ends a `//` comment at a carriage return or a Unicode line or
+    // paragraph separator too, so what follows is structure to the parser, not comment.
+    let files = [
+        (".vscode/mcp.json", "\r"),
+        (".cursor/mcp.json", "\u{2028}"),
+        (".mcp.json", "\u{2029}"),
+    ];
+    for (path, line_end) in files {
+        let path = home.join("project").join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("// x{line_end}{}", "[".repeat(LEVELS))).unwrap();
+    }
+    let out = run(home, &["servers", "--trust-project"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("good"), "{stdout}\n{stderr}");
+    for (file, _) in files {
+        assert!(
+            stderr
+                .lines()
+                .any(|line| line.contains(file) && line.contains("levels deep")),
+            "no warning for {file}:\n{stderr}"
+        );
+    }
+}

@@ -425,3 +425,23 @@ fn a_broken_credential_store_breaks_only_the_servers_that_need_it() {
     assert_eq!(stats["registrations"], 0, "{stats}");
     assert_eq!(stats["authorizations"], 0, "{stats}");
 }
+
+/// An authorization server that grants "scopes" holding escape sequences: the login's summary
+/// and the status views show them escaped.
+#[test]
+fn granted_scopes_reach_the_terminal_escaped() {
+    const EVIL: &str = "mcp:tools \u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let mock = Mock::start(&["--oauth", "--oauth-token-scope", EVIL]);
+    let home = Home::new(json!({ "svc": { "url": mock.url } }));
+    let endpoint = format!("{}/authorize", mock.origin());
+    let run = login_through_the_opener(&home, &mock, &endpoint);
+    assert_eq!(run.code(), Some(0), "{}", run.both());
+    assert!(run.stdout.contains("Scopes: mcp:tools"), "{}", run.both());
+    for run in [run, home.run(&["status"]), home.run(&["servers"])] {
+        assert!(
+            !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
+            "raw escape: {:?}",
+            run.both()
+        );
+    }
+}

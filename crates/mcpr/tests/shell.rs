@@ -446,3 +446,22 @@ fn escape_sequences_from_servers_are_shown_escaped() {
     }
     assert!(shell.close().success());
 }
+
+#[test]
+fn a_server_name_from_a_config_is_shown_escaped() {
+    const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let dir = temp_dir();
+    let config = dir.path().join("mcp.json");
+    let name = format!("n{EVIL}");
+    write_config(&config, &[(name.as_str(), vec!["--resources".to_owned()])]);
+    let mut shell = Shell::start(&config);
+    for command in ["/mcp", "/mcp list", "/mcp resources", "/mcp prompts"] {
+        let output = shell.run(command);
+        assert!(output.contains("n\\u{1b}]0;pwned"), "{command}: {output}");
+        assert!(
+            !output.contains('\u{1b}'),
+            "raw ESC from {command}: {output:?}"
+        );
+    }
+    assert!(shell.close().success());
+}

@@ -389,3 +389,82 @@ fn a_project_directory_as_an_argument_is_not_code() {
     let out = m.mcpr(&["tools"]);
     assert!(m.started("server").is_some(), "{}", all(&out));
 }
+
+#[test]
+fn the_trust_review_and_start_up_show_project_text_escaped() {
+    // Escape sequences that would retitle the window and clear the screen, hiding what is
+    // about to be trusted, in a server's name, its command and the name of a file it reads.
+    const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let m = Machine::new();
+    m.write(
+        ".vscode/mcp.json",
+        &serde_json::json!({"servers": {format!("s{EVIL}"): {
+            "type": "stdio",
+            "command": format!("/nonexistent/x{EVIL}"),
+            "envFile": format!("${{workspaceFolder}}/e{EVIL}.env"),
+        }}})
+        .to_string(),
+    );
+    m.write(&format!("e{EVIL}.env"), "A=1\n");
+    for args in [&["trust"][..], &["status"], &["tools"]] {
+        let out = m.mcpr(args);
+        let shown = all(&out);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "raw escape from `mcpr {}`: {shown:?}",
+            args[0]
+        );
+        assert!(shown.contains("s\\u{1b}]0;pwned\\u{7}"), "{shown}");
+    }
+    // A pull changes the file: the note that names it is escaped too.
+    m.write(&format!("e{EVIL}.env"), "A=2\n");
+    let out = m.mcpr(&["servers"]);
+    let shown = all(&out);
+    assert!(shown.contains("changed since you trusted it"), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "raw escape: {shown:?}");
+}
+
+/// That the user-level `server` waits naming the project's `file` and that `mcpr trust` binds
+/// it; nothing is run (the interpreter need not exist).
+fn waits_for_the_project(m: &Machine, file: &str) {
+    let reason = format!("runs {file} from the untrusted project");
+    assert_pending(m, "server", &reason);
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(text(&out.stdout).contains(file), "{}", all(&out));
+}
+
+#[test]
+fn a_project_script_after_a_flag_value_is_bound() {
+    let m = Machine::new();
+    let outside = m.write("~/preload.js", "// the user's own\n");
+    m.write("bin/server.js", "// the project's\n");
+    // The attack: the interpreter's first file argument is a flag's value outside the project;
+    // the script it runs is the project's.
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": {
+            "command": "node",
+            "args": ["-r", outside.to_string_lossy(), "${workspaceFolder}/bin/server.js"],
+        }}})
+        .to_string(),
+    );
+    waits_for_the_project(&m, "bin/server.js");
+}
+
+#[test]
+fn a_project_file_in_an_interpreter_flag_is_bound() {
+    let m = Machine::new();
+    let outside = m.write("~/server.js", "// the user's own\n");
+    m.write("bin/hook.js", "// the project's\n");
+    // The attack: `--require=FILE` runs the project's file before the user's own script.
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"server": {
+            "command": "node",
+            "args": ["--require=${workspaceFolder}/bin/hook.js", outside.to_string_lossy()],
+        }}})
+        .to_string(),
+    );
+    waits_for_the_project(&m, "bin/hook.js");
+}

@@ -646,13 +646,10 @@ impl Scan<'_> {
         level: Level,
         parse: &dyn Fn(&Ctx<'_>, &Doc<'_>, &mut Out),
     ) -> Option<Out> {
-        let bytes = match std::fs::read(path) {
+        let bytes = match super::file::read_regular(path, super::file::MAX_CONFIG_FILE) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            Err(e) if path.is_dir() => {
-                let _ = e;
-                return None;
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => return None,
             Err(e) => {
                 self.warn(path, None, None, format!("cannot read: {e}"));
                 return None;
@@ -1253,12 +1250,31 @@ fn run_files(stdio: &StdioConfig, cx: &Ctx<'_>, process_cwd: Option<&Path>) -> V
         if matches!(program, "deno" | "bun" | "uv") && args.peek().is_some_and(|a| *a == "run") {
             args.next();
         }
-        for arg in args.filter(|a| !a.starts_with('-') && !a.is_empty()) {
-            let candidates = against(arg);
-            if candidates.iter().any(|c| c.is_file()) {
-                files.extend(candidates.into_iter().filter(|c| c.is_file()));
+        let mut after_flag = false;
+        for arg in args {
+            let existing = |value: &str| -> Vec<PathBuf> {
+                against(value).into_iter().filter(|c| c.is_file()).collect()
+            };
+            if let Some(flag) = arg.strip_prefix('-') {
+                // A flag's file (`--require=./hook.js`) runs before the script does.
+                if let Some((_, value)) = flag.split_once('=') {
+                    files.extend(existing(value));
+                }
+                after_flag = !flag.contains('=');
+                continue;
+            }
+            if arg.is_empty() {
+                continue;
+            }
+            let found = existing(arg);
+            let script = !found.is_empty() && !after_flag;
+            files.extend(found);
+            // The first file that is no flag's value (`-r ./hook.js`) is the script; the
+            // arguments after it are its data.
+            if script {
                 break;
             }
+            after_flag = false;
         }
     }
     let mut unique: Vec<PathBuf> = Vec::new();

@@ -18,7 +18,6 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -174,18 +173,13 @@ pub const MAX_REFERENCED_FILE: u64 = 1024 * 1024;
 /// Read a file named by a config value: a regular file of at most [`MAX_REFERENCED_FILE`]
 /// bytes (a FIFO or device would block or never end), recorded in `cx.reads`.
 fn read_referenced(path: &Path, cx: &Context<'_>) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_REFERENCED_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_REFERENCED_FILE {
-        return Err(format!("larger than {} KiB", MAX_REFERENCED_FILE / 1024));
-    }
+    let bytes = super::file::read_regular(path, MAX_REFERENCED_FILE).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::IsADirectory {
+            "not a regular file".to_owned()
+        } else {
+            e.to_string()
+        }
+    })?;
     if let Some(reads) = cx.reads {
         reads.record(path, &bytes);
     }

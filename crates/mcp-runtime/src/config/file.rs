@@ -8,6 +8,44 @@ use serde_json::Value;
 use super::ConfigError;
 use super::{ServerConfig, server_from_json};
 
+/// The largest config file read (user configs such as `~/.claude.json` also keep history).
+pub(crate) const MAX_CONFIG_FILE: u64 = 64 * 1024 * 1024;
+
+/// Read `path` when it is a regular file of at most `max` bytes.
+///
+/// The file is opened without blocking and checked on the open handle, so that a FIFO (whose
+/// open blocks until a writer comes), a device (`/dev/zero` never ends) or a file swapped for
+/// one after a check can neither hang the caller nor fill its memory. A directory is an error
+/// of kind [`std::io::ErrorKind::IsADirectory`].
+pub(crate) fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB",
+            max / 1024
+        )));
+    }
+    Ok(bytes)
+}
+
 /// A parsed config file: every server it names, valid or not, in file order.
 #[derive(Debug)]
 pub struct ConfigFile {
@@ -38,9 +76,13 @@ impl ConfigFile {
 /// A file that cannot be read or parsed is an error naming the path (and line and column for
 /// syntax errors); an invalid server is kept as an error entry and does not fail the file.
 pub fn load_config_file(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let bytes = read_regular(path, MAX_CONFIG_FILE).map_err(|source| ConfigError::Read {
         path: path.to_owned(),
         source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| ConfigError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
     })?;
     parse_config_str(path, &text)
 }

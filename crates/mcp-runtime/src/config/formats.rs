@@ -126,7 +126,7 @@ fn json_too_deep(bytes: &[u8]) -> Option<usize> {
     while i < bytes.len() {
         match bytes[i] {
             quote @ (b'"' | b'\'') => i = skip_quoted(bytes, i + 1, quote, true),
-            b'/' if bytes.get(i + 1) == Some(&b'/') => i = skip_line(bytes, i),
+            b'/' if bytes.get(i + 1) == Some(&b'/') => i = skip_json5_line(bytes, i),
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
                 i = find(bytes, i + 2, b"*/").map_or(bytes.len(), |end| end + 2);
             }
@@ -311,6 +311,25 @@ fn skip_quoted(bytes: &[u8], mut from: usize, quote: u8, escapes: bool) -> usize
 /// The offset of the next newline at or after `from` (the end when none).
 fn skip_line(bytes: &[u8], from: usize) -> usize {
     find(bytes, from, b"\n").unwrap_or(bytes.len())
+}
+
+/// The offset of the next JSON5 line terminator at or after `from`: JSON5 also ends a `//`
+/// comment at a carriage return, U+2028 and U+2029, so the text after one is structure.
+fn skip_json5_line(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' | b'\r' => return i,
+            // U+2028 and U+2029 in UTF-8.
+            0xE2 if bytes.get(i + 1) == Some(&0x80)
+                && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9)) =>
+            {
+                return i;
+            }
+            _ => i += 1,
+        }
+    }
+    bytes.len()
 }
 
 /// The offset of `needle` at or after `from`.

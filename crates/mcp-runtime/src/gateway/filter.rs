@@ -137,13 +137,26 @@ impl ToolFilter {
 
     /// Whether the resource `uri` of `server` is offered (also used for the URIs a client reads
     /// through a resource template, and for the templates themselves).
+    ///
+    /// Deny patterns also match regardless of percent-encoding, case, backslashes and repeated
+    /// slashes: a client chooses the URI it reads through a template, and a server may decode
+    /// `%73ecret` or `//secret` into what a pattern denies.
     pub fn allows_resource(&self, server: &str, uri: &str) -> bool {
         if !self.allows_server(server) {
             return false;
         }
         let raw = format!("{server}/{uri}");
-        let matches = |glob: &String| glob_match(glob, &raw);
-        self.passes(&self.allow_resources, &self.deny_resources, matches)
+        let plain = plain_uri(&raw);
+        let allowed = !self.is_allow_list()
+            || self
+                .allow_resources
+                .iter()
+                .any(|glob| glob_match(glob, &raw));
+        allowed
+            && !self
+                .deny_resources
+                .iter()
+                .any(|glob| glob_match(glob, &raw) || glob_match(&plain_uri(glob), &plain))
     }
 
     /// [`allows`](Self::allows) for a built tool.
@@ -160,6 +173,35 @@ impl ToolFilter {
         };
         allowed && !deny.iter().any(matches)
     }
+}
+
+/// How lenient servers may read `uri`: percent-decoded (repeatedly, for servers that decode
+/// twice), lower case, `\\` as `/`, and runs of `/` as one.
+pub(crate) fn plain_uri(uri: &str) -> String {
+    let decoded = fully_decoded(uri).to_lowercase().replace('\\', "/");
+    let mut plain = String::with_capacity(decoded.len());
+    for c in decoded.chars() {
+        if !(c == '/' && plain.ends_with('/')) {
+            plain.push(c);
+        }
+    }
+    plain
+}
+
+/// `text` percent-decoded until nothing changes (a few rounds at most).
+pub(crate) fn fully_decoded(text: &str) -> String {
+    let mut text = text.to_owned();
+    // Each round that changes something shortens the text; four rounds cover any server.
+    for _ in 0..4 {
+        let decoded = percent_encoding::percent_decode_str(&text)
+            .decode_utf8_lossy()
+            .into_owned();
+        if decoded == text {
+            break;
+        }
+        text = decoded;
+    }
+    text
 }
 
 /// `*` matches any run of characters (also none), `?` exactly one; everything else itself.
@@ -238,6 +280,26 @@ mod tests {
         // Tool deny patterns do not hide resources, nor the other way round.
         let filter = ToolFilter::default().deny("*");
         assert!(filter.allows_resource("a", "mock://a/public"));
+    }
+
+    #[test]
+    fn resource_deny_patterns_see_through_encodings() {
+        let filter = ToolFilter::default().deny_resource("fs/file:///srv/secret/*");
+        for uri in [
+            "file:///srv/secret/key",
+            "file:///srv//secret/key",
+            "file:///srv/%73ecret/key",
+            "file:///srv/%2573ecret/key",
+            "file:///srv/secret%2Fkey",
+            "file:///srv\\secret\\key",
+            "FILE:///SRV/Secret/key",
+        ] {
+            assert!(!filter.allows_resource("fs", uri), "{uri}");
+        }
+        assert!(filter.allows_resource("fs", "file:///srv/public/key"));
+        // Allow patterns stay literal: an encoding never widens what is offered.
+        let filter = ToolFilter::default().allow_resource("fs/file:///srv/public/*");
+        assert!(!filter.allows_resource("fs", "file:///srv/%70ublic/key"));
     }
 
     #[test]

@@ -169,12 +169,14 @@ fn reserved_or_unreserved(c: u8) -> bool {
         )
 }
 
-/// Whether `uri` has a `.` or `..` segment (also percent-encoded, or between backslashes).
+/// Whether `uri` has a `.` or `..` segment once decoded as a lenient server might: percent-
+/// encoding undone (so `..%2F` climbs too), backslashes as separators, and the query and
+/// fragment included (a server that joins the URI to a directory reads them as path).
 fn has_dot_segment(uri: &str) -> bool {
-    let path = uri.split(['?', '#']).next().unwrap_or(uri);
-    path.split(['/', '\\']).any(|segment| {
-        let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
-        decoded == "." || decoded == ".."
+    let decoded = super::filter::fully_decoded(uri);
+    decoded.split(['/', '\\', '?', '#', ';']).any(|segment| {
+        let segment = segment.trim();
+        segment == "." || segment == ".."
     })
 }
 
@@ -212,6 +214,29 @@ mod tests {
         assert!(!matches("file:///srv/{+path}", "file:///srv/./x"));
         assert!(!matches("mock://a/items/{id}", "mock://a/items/.."));
         assert!(matches("file:///srv/{+path}", "file:///srv/a..b/.hidden"));
+        // Encoded separators, queries and fragments a lenient server reads as path.
+        assert!(!matches(
+            "file:///srv/{+path}",
+            "file:///srv/..%2Fetc/passwd"
+        ));
+        assert!(!matches(
+            "file:///srv/{+path}",
+            "file:///srv/%252e%252e/etc"
+        ));
+        assert!(!matches(
+            "file:///srv/{+path}",
+            "file:///srv/x?/../../etc/passwd"
+        ));
+        assert!(!matches(
+            "file:///srv/{+path}",
+            "file:///srv/x#/../../etc/passwd"
+        ));
+        assert!(!matches(
+            "file:///srv/{+path}",
+            "file:///srv/..;/etc/passwd"
+        ));
+        assert!(!matches("mock://a/items/{id}", "mock://a/items/..%5Cx"));
+        assert!(matches("mock://a/items/{id}", "mock://a/items/a%2Fb"));
     }
 
     #[test]

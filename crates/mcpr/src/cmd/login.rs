@@ -72,7 +72,8 @@ pub async fn login(global: &GlobalArgs, args: LoginArgs) -> Outcome {
     }
     println!("{line}.");
     if !outcome.scopes.is_empty() {
-        println!("Scopes: {}", outcome.scopes.join(" "));
+        // The authorization server names them.
+        println!("Scopes: {}", crate::term::line(&outcome.scopes.join(" ")));
     }
     Ok(exit::OK)
 }

@@ -140,6 +140,8 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
             }
             _ => "the project's files are not trusted yet".to_owned(),
         };
+        // File names come from the project.
+        let why = crate::term::line(&why);
         eprintln!("{pending} server(s) pending approval: {why}; review them and run `mcpr trust`");
     }
     Ok(exit::OK)

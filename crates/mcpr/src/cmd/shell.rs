@@ -811,7 +811,8 @@ fn print_listings<T>(listings: Vec<Listing<T>>, noun: &str, line: fn(&T) -> Stri
         println!("{}", no_servers());
     }
     for listing in listings {
-        let server = &listing.server;
+        // Server names come from config files, maybe a project's.
+        let server = term::line(&listing.server);
         match listing.result {
             None => println!("{server}: not connected ({})", listing.state),
             Some(Err(e)) => println!("{server}: error: {}", term::text(&e.to_string())),

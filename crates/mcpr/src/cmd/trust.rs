@@ -9,6 +9,7 @@ use mcp_runtime::config::{
 use crate::cli::GlobalArgs;
 use crate::discovery::{display_path, print_warnings, tilde};
 use crate::exit::{self, Failure, Outcome};
+use crate::term;
 
 /// Arguments of `mcpr trust`.
 #[derive(Debug, clap::Args)]
@@ -81,9 +82,14 @@ pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
     }
     let pending: Vec<_> = before.pending().collect();
     let project = trust_project(&cwd, &options).map_err(Failure::internal)?;
-    println!("Trusted {} with these files:", tilde(&project.root));
+    // Names, commands and file names come from the project being reviewed: escaped, so that
+    // an escape sequence cannot hide or rewrite what the person is trusting.
+    println!(
+        "Trusted {} with these files:",
+        term::line(&tilde(&project.root))
+    );
     for file in &project.files {
-        println!("  {}", display_path(file, &cwd));
+        println!("  {}", term::line(&display_path(file, &cwd)));
     }
     if !pending.is_empty() {
         println!("Servers that may now start:");
@@ -91,7 +97,9 @@ pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
             let target = server.redacted().map(|r| r.target()).unwrap_or_default();
             println!(
                 "  {}  {}  ({})",
-                server.name, target, server.source.provider_name
+                term::line(&server.name),
+                term::line(&target),
+                server.source.provider_name
             );
         }
     }

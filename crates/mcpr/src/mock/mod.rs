@@ -343,6 +343,10 @@ pub struct MockArgs {
     /// testing what a client opens.
     #[arg(long, value_name = "URL", requires = "oauth", help_heading = "OAuth")]
     pub oauth_authorize_endpoint: Option<String>,
+    /// The `scope` every token response carries, verbatim, whatever was granted: a hostile
+    /// authorization server for testing what a client prints.
+    #[arg(long, value_name = "TEXT", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_token_scope: Option<String>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -458,6 +462,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         hide_expiry: args.oauth_hide_expiry,
         call_scope,
         authorize_endpoint: args.oauth_authorize_endpoint.clone(),
+        token_scope: args.oauth_token_scope.clone(),
     })
 }
 

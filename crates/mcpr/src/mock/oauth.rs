@@ -74,6 +74,8 @@ pub struct OAuthKnobs {
     /// `--oauth-authorize-endpoint`: the `authorization_endpoint` advertised instead of
     /// `/authorize`, whatever its scheme.
     pub authorize_endpoint: Option<String>,
+    /// `--oauth-token-scope`: the `scope` of every token response, verbatim.
+    pub token_scope: Option<String>,
 }
 
 /// A pre-registered confidential client, `ID:SECRET` on the command line. Its `Debug` output
@@ -627,7 +629,7 @@ impl OAuth {
             "token_type": "Bearer",
             "expires_in": u64::try_from(self.knobs.token_ttl.as_millis().div_ceil(1000))
                 .unwrap_or(u64::MAX),
-            "scope": scopes.join(" "),
+            "scope": self.knobs.token_scope.clone().unwrap_or_else(|| scopes.join(" ")),
         });
         if self.knobs.hide_expiry
             && let Some(fields) = answer.as_object_mut()
@@ -1269,6 +1271,7 @@ mod tests {
             hide_expiry: false,
             call_scope: None,
             authorize_endpoint: None,
+            token_scope: None,
         };
         knobs(&mut k);
         OAuth::new(k, "127.0.0.1:4000".parse().unwrap())
