@@ -261,7 +261,8 @@ pub async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
         .map(|s| format!("{} ({})", s.source.provider_name, tilde(&s.source.path)))
         .collect();
     if !others.is_empty() {
-        println!("Also defined by: {}", others.join(", "));
+        // Paths of other tools' files, some inside the project: shown escaped.
+        println!("Also defined by: {}", crate::term::line(&others.join(", ")));
     }
     if let Some(winner) = found.winner(&args.name)
         && winner.source.path == path
