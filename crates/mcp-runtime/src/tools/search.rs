@@ -1,0 +1,389 @@
+//! Search over many tools, so a host can defer their definitions and let the model find the few
+//! it needs: an inverted index over each tool's name, title, description, server and parameters,
+//! ranked by BM25.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::McpTool;
+
+/// A ranked match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// The tool, as it was indexed.
+    pub tool: McpTool,
+    /// Relevance; higher is better, always positive.
+    pub score: f32,
+}
+
+/// How hits are scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ranking {
+    /// Plain BM25 over all of a tool's text as one bag of words (the baseline).
+    Bm25,
+    /// Field-weighted BM25 (BM25F) with query expansion; the default.
+    #[default]
+    Tuned,
+}
+
+/// The fields of a tool that are indexed.
+const FIELDS: usize = 5;
+const NAME: usize = 0;
+const TITLE: usize = 1;
+const DESCRIPTION: usize = 2;
+const SERVER: usize = 3;
+const PARAMS: usize = 4;
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+#[derive(Debug, Clone)]
+struct Doc {
+    tool: McpTool,
+    lens: [u32; FIELDS],
+    /// Term ids this document contains (to unlink it from the postings).
+    terms: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    tf: [u16; FIELDS],
+}
+
+/// An inverted index over tools, updated one server at a time.
+///
+/// ```
+/// use mcp_runtime::tools::{McpTool, ToolIndex};
+///
+/// let tool = |name: &str, description: &str| McpTool {
+///     name: format!("mcp_git_{name}"),
+///     server: "git".into(),
+///     tool: name.into(),
+///     definition: serde_json::from_value(
+///         serde_json::json!({"name": name, "description": description}),
+///     )
+///     .unwrap(),
+///     label: "mcp:git".into(),
+///     deferred: false,
+/// };
+/// let mut index = ToolIndex::new();
+/// index.set_server("git", &[
+///     tool("git_status", "Shows the working tree status"),
+///     tool("git_diff_unstaged", "Shows changes in the working directory that are not yet staged"),
+/// ]);
+/// let hits = index.search("unstaged changes", 5);
+/// assert_eq!(hits[0].tool.tool, "git_diff_unstaged");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ToolIndex {
+    ranking: Ranking,
+    docs: Vec<Option<Doc>>,
+    free: Vec<u32>,
+    by_server: HashMap<String, Vec<u32>>,
+    vocab: HashMap<String, u32>,
+    postings: Vec<Vec<Posting>>,
+    total_lens: [u64; FIELDS],
+    live: usize,
+}
+
+impl ToolIndex {
+    /// An empty index with the default ranking.
+    pub fn new() -> Self {
+        Self::with_ranking(Ranking::default())
+    }
+
+    /// An empty index ranking with `ranking`.
+    pub fn with_ranking(ranking: Ranking) -> Self {
+        ToolIndex {
+            ranking,
+            ..Default::default()
+        }
+    }
+
+    /// The ranking in use.
+    pub fn ranking(&self) -> Ranking {
+        self.ranking
+    }
+
+    /// Replace everything indexed for `server` with `tools` (other servers are untouched), as a
+    /// server's tool list changes, it reconnects or the configuration is reloaded.
+    pub fn set_server(&mut self, server: &str, tools: &[McpTool]) {
+        self.remove_server(server);
+        let ids: Vec<u32> = tools.iter().map(|tool| self.add(tool.clone())).collect();
+        if !ids.is_empty() {
+            self.by_server.insert(server.to_owned(), ids);
+        }
+    }
+
+    /// Forget every tool of `server`.
+    pub fn remove_server(&mut self, server: &str) {
+        let Some(ids) = self.by_server.remove(server) else {
+            return;
+        };
+        let mut touched: Vec<u32> = Vec::new();
+        for &id in &ids {
+            if let Some(doc) = self.docs[id as usize].take() {
+                for (field, len) in doc.lens.iter().enumerate() {
+                    self.total_lens[field] -= u64::from(*len);
+                }
+                touched.extend(doc.terms);
+                self.live -= 1;
+            }
+            self.free.push(id);
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        let gone: HashSet<u32> = ids.into_iter().collect();
+        for term in touched {
+            self.postings[term as usize].retain(|posting| !gone.contains(&posting.doc));
+        }
+    }
+
+    /// How many tools are indexed.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether no tool is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// The best `k` tools for `query`, best first; only hits with a positive score.
+    pub fn search(&self, query: &str, k: usize) -> Vec<SearchHit> {
+        self.search_filtered(query, k, &|_| true)
+    }
+
+    /// Like [`ToolIndex::search`], among only the tools for which `allow` is true (a scoped
+    /// view never finds what it cannot call).
+    pub fn search_filtered(
+        &self,
+        query: &str,
+        k: usize,
+        allow: &dyn Fn(&McpTool) -> bool,
+    ) -> Vec<SearchHit> {
+        if k == 0 || self.live == 0 {
+            return Vec::new();
+        }
+        let mut ranked: Vec<(u32, f32)> = self
+            .score(query)
+            .into_iter()
+            .filter(|(_, score)| *score > 0.0 && score.is_finite())
+            .collect();
+        let name = |id: u32| self.docs[id as usize].as_ref().map(|doc| &doc.tool.name);
+        // Ties broken by name so results are stable.
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| name(a.0).cmp(&name(b.0))));
+        let mut hits = Vec::with_capacity(k.min(ranked.len()));
+        for (id, score) in ranked {
+            let Some(doc) = &self.docs[id as usize] else {
+                continue;
+            };
+            if !allow(&doc.tool) {
+                continue;
+            }
+            hits.push(SearchHit {
+                tool: doc.tool.clone(),
+                score,
+            });
+            if hits.len() == k {
+                break;
+            }
+        }
+        hits
+    }
+
+    fn add(&mut self, tool: McpTool) -> u32 {
+        let fields = fields_of(&tool);
+        let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
+        let mut lens = [0u32; FIELDS];
+        for (field, text) in fields.iter().enumerate() {
+            for token in tokens(text) {
+                let term = self.term_id(&token);
+                let tf = &mut counts.entry(term).or_insert([0; FIELDS])[field];
+                *tf = tf.saturating_add(1);
+                lens[field] += 1;
+            }
+        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.docs.push(None);
+                (self.docs.len() - 1) as u32
+            }
+        };
+        let mut terms = Vec::with_capacity(counts.len());
+        for (term, tf) in counts {
+            self.postings[term as usize].push(Posting { doc: id, tf });
+            terms.push(term);
+        }
+        for (field, len) in lens.iter().enumerate() {
+            self.total_lens[field] += u64::from(*len);
+        }
+        self.docs[id as usize] = Some(Doc { tool, lens, terms });
+        self.live += 1;
+        id
+    }
+
+    fn term_id(&mut self, token: &str) -> u32 {
+        if let Some(&id) = self.vocab.get(token) {
+            return id;
+        }
+        let id = self.postings.len() as u32;
+        self.postings.push(Vec::new());
+        self.vocab.insert(token.to_owned(), id);
+        id
+    }
+
+    fn idf(&self, df: usize) -> f32 {
+        let n = self.live as f32;
+        let df = df as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    fn score(&self, query: &str) -> HashMap<u32, f32> {
+        let mut terms: Vec<u32> = tokens(query)
+            .iter()
+            .filter_map(|token| self.vocab.get(token).copied())
+            .collect();
+        terms.sort_unstable();
+        terms.dedup();
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let total: u64 = self.total_lens.iter().sum();
+        let avg = (total as f32 / self.live as f32).max(1.0);
+        for term in terms {
+            let postings = &self.postings[term as usize];
+            if postings.is_empty() {
+                continue;
+            }
+            let idf = self.idf(postings.len());
+            for posting in postings {
+                let Some(doc) = &self.docs[posting.doc as usize] else {
+                    continue;
+                };
+                let tf: f32 = posting.tf.iter().map(|&tf| f32::from(tf)).sum();
+                let len: u32 = doc.lens.iter().sum();
+                let norm = K1 * (1.0 - B + B * len as f32 / avg);
+                *scores.entry(posting.doc).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
+            }
+        }
+        scores
+    }
+}
+
+/// The indexed text of a tool, by field.
+fn fields_of(tool: &McpTool) -> [String; FIELDS] {
+    let definition = &tool.definition;
+    let mut params = String::new();
+    if let Some(properties) = definition
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    {
+        for (name, schema) in properties {
+            params.push_str(name);
+            params.push(' ');
+            if let Some(description) = schema.get("description").and_then(Value::as_str) {
+                params.push_str(description);
+                params.push(' ');
+            }
+        }
+    }
+    let mut out: [String; FIELDS] = Default::default();
+    out[NAME] = tool.tool.clone();
+    out[TITLE] = definition.title.clone().unwrap_or_default();
+    out[DESCRIPTION] = definition.description.clone().unwrap_or_default();
+    out[SERVER] = tool.server.clone();
+    out[PARAMS] = params;
+    out
+}
+
+/// Words of `text`, lower-cased, with identifiers split at `_`, `.`, `-`, `/` and at
+/// camelCase boundaries (`readFile` → `read`, `file`; `HTTPServer` → `http`, `server`).
+pub fn split_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+        if chunk.is_empty() {
+            continue;
+        }
+        let chars: Vec<char> = chunk.chars().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let (prev, cur) = (chars[i - 1], chars[i]);
+            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            let boundary = (prev.is_lowercase() && cur.is_uppercase())
+                || (prev.is_uppercase() && cur.is_uppercase() && next_lower)
+                || (prev.is_alphabetic() && cur.is_ascii_digit())
+                || (prev.is_ascii_digit() && cur.is_alphabetic());
+            if boundary {
+                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                start = i;
+            }
+        }
+        words.push(chars[start..].iter().collect::<String>().to_lowercase());
+    }
+    words
+}
+
+/// The index terms of `text`.
+fn tokens(text: &str) -> Vec<String> {
+    split_words(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(server: &str, name: &str, description: &str) -> McpTool {
+        McpTool {
+            name: format!("mcp_{server}_{name}"),
+            server: server.into(),
+            tool: name.into(),
+            definition: serde_json::from_value(
+                serde_json::json!({"name": name, "description": description}),
+            )
+            .unwrap(),
+            label: format!("mcp:{server}"),
+            deferred: false,
+        }
+    }
+
+    #[test]
+    fn identifiers_are_split() {
+        assert_eq!(split_words("read_file"), ["read", "file"]);
+        assert_eq!(
+            split_words("readMultipleFiles"),
+            ["read", "multiple", "files"]
+        );
+        assert_eq!(
+            split_words("HTTPServer.get-v2"),
+            ["http", "server", "get", "v", "2"]
+        );
+        assert_eq!(split_words("browser_click"), ["browser", "click"]);
+    }
+
+    #[test]
+    fn plain_bm25_ranks_and_updates() {
+        let mut index = ToolIndex::with_ranking(Ranking::Bm25);
+        index.set_server(
+            "fs",
+            &[
+                tool("fs", "read_file", "Read a file"),
+                tool("fs", "write_file", "Write a file"),
+            ],
+        );
+        index.set_server("web", &[tool("web", "fetch", "Fetch a URL")]);
+        assert_eq!(index.len(), 3);
+        assert_eq!(index.search("write", 5)[0].tool.tool, "write_file");
+        assert!(index.search("nothing matches this", 5).is_empty());
+        index.set_server("fs", &[tool("fs", "delete_file", "Delete a file")]);
+        assert_eq!(index.len(), 2);
+        assert!(index.search("write", 5).is_empty());
+        index.remove_server("web");
+        assert_eq!(index.len(), 1);
+        assert!(index.search("url", 5).is_empty());
+        let hits = index.search_filtered("file", 5, &|tool| tool.server != "fs");
+        assert!(hits.is_empty());
+    }
+}
