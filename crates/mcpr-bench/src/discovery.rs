@@ -118,6 +118,41 @@ const NPM: &[(&str, &str, &str, &[&str], &[(&str, &str)])] = &[
         &[],
         &[("NOTION_TOKEN", "dummy")],
     ),
+    (
+        "supabase",
+        "@supabase/mcp-server-supabase@0.13.0",
+        "mcp-server-supabase",
+        &["--access-token", "dummy"],
+        &[],
+    ),
+    (
+        "firecrawl",
+        "firecrawl-mcp@3.26.0",
+        "firecrawl-mcp",
+        &[],
+        &[("FIRECRAWL_API_KEY", "fc-dummy")],
+    ),
+    (
+        "kubernetes",
+        "mcp-server-kubernetes@4.1.7",
+        "mcp-server-kubernetes",
+        &[],
+        &[("KUBECONFIG", "{work}/kubeconfig")],
+    ),
+    (
+        "tavily",
+        "tavily-mcp@0.2.22",
+        "tavily-mcp",
+        &[],
+        &[("TAVILY_API_KEY", "tvly-dummy")],
+    ),
+    (
+        "context7",
+        "@upstash/context7-mcp@4.1.1",
+        "context7-mcp",
+        &[],
+        &[],
+    ),
 ];
 
 /// The PyPI servers of the corpus, pinned: (server name, requirement, script, args).
@@ -135,13 +170,21 @@ const PYPI: &[(&str, &str, &str, &[&str])] = &[
         "mcp-server-time",
         &["--local-timezone", "UTC"],
     ),
-    (
-        "sqlite",
-        "mcp-server-sqlite==2025.4.25",
-        "mcp-server-sqlite",
-        &["--db-path", "{work}/bench.db"],
-    ),
 ];
+
+/// mcp-server-sqlite breaks with the current Python SDK (it uses an API the SDK dropped), so it
+/// gets a venv of its own with the SDK it was released against.
+const SQLITE: (&str, &[&str]) = (
+    "sqlite",
+    &[
+        "mcp-server-sqlite==2025.4.25",
+        "mcp==1.6.0",
+        "pydantic==2.10.6",
+    ],
+);
+
+/// The Kubernetes server reads a kubeconfig at start-up; this one points at a closed port.
+const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: none\n  cluster: {server: 'https://127.0.0.1:9'}\nusers:\n- name: none\n  user: {token: dummy}\ncontexts:\n- name: none\n  context: {cluster: none, user: none}\ncurrent-context: none\n";
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
@@ -202,7 +245,10 @@ fn capture() -> Result<(), String> {
     let peers = peers_dir();
     let npm_root = peers.join("discovery-npm");
     let venv = peers.join("discovery-py/venv");
-    if !npm_root.join("node_modules/.bin/playwright-mcp").exists() {
+    if !NPM
+        .iter()
+        .all(|s| npm_root.join("node_modules/.bin").join(s.2).exists())
+    {
         std::fs::create_dir_all(&npm_root).map_err(|e| e.to_string())?;
         std::fs::write(npm_root.join("package.json"), "{\"private\":true}")
             .map_err(|e| e.to_string())?;
@@ -218,7 +264,7 @@ fn capture() -> Result<(), String> {
             "npm install",
         )?;
     }
-    if !venv.join("bin/mcp-server-sqlite").exists() {
+    if !venv.join("bin/mcp-server-time").exists() {
         eprintln!("» pip install into {}", venv.display());
         run(
             Command::new("python3").args(["-m", "venv"]).arg(&venv),
@@ -231,9 +277,26 @@ fn capture() -> Result<(), String> {
             "pip install",
         )?;
     }
+    let sqlite_venv = peers.join("discovery-py-sqlite/venv");
+    if !sqlite_venv.join("bin/.pinned").exists() {
+        run(
+            Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&sqlite_venv),
+            "python3 -m venv",
+        )?;
+        run(
+            Command::new(sqlite_venv.join("bin/pip"))
+                .args(["install", "-q"])
+                .args(SQLITE.1),
+            "pip install (sqlite)",
+        )?;
+        std::fs::write(sqlite_venv.join("bin/.pinned"), "").map_err(|e| e.to_string())?;
+    }
     let work = tempfile::tempdir().map_err(|e| e.to_string())?;
     let work_str = work.path().to_string_lossy().into_owned();
     let fill = |s: &str| s.replace("{work}", &work_str);
+    std::fs::write(work.path().join("kubeconfig"), KUBECONFIG).map_err(|e| e.to_string())?;
     let mut configs: IndexMap<String, ServerConfig> = IndexMap::new();
     let mut versions: IndexMap<String, (String, String)> = IndexMap::new();
     for (name, package, bin, args, env) in NPM {
@@ -279,6 +342,18 @@ fn capture() -> Result<(), String> {
             (format!("PyPI {package}"), version.to_owned()),
         );
     }
+    let mut sqlite = ServerConfig::stdio(
+        sqlite_venv.join("bin/mcp-server-sqlite").to_string_lossy(),
+        ["--db-path".to_owned(), fill("{work}/bench.db")],
+    );
+    if let Transport::Stdio(stdio) = &mut sqlite.transport {
+        stdio.cwd = Some(work.path().to_owned());
+    }
+    configs.insert(SQLITE.0.into(), sqlite);
+    versions.insert(
+        SQLITE.0.into(),
+        ("PyPI mcp-server-sqlite".into(), "2025.4.25".into()),
+    );
     // The git server wants a repository to stand in.
     let _ = Command::new("git")
         .args(["init", "-q"])
