@@ -1,9 +1,14 @@
 //! Search over many tools, so a host can defer their definitions and let the model find the few
-//! it needs: an inverted index over each tool's name, title, description, server and parameters,
-//! ranked by BM25.
+//! it needs: an inverted index over each tool's name, title, description, server and parameters.
+//!
+//! The default ranking is BM25F: identifiers are split, words are stemmed (Snowball English),
+//! filler words are dropped, each field has its own weight and length normalisation, the query
+//! is widened with a small table of verbs and nouns that tools describe in different words, and
+//! tools whose name the query covers rank higher. Plain BM25 stays available as the baseline.
 
 use std::collections::{HashMap, HashSet};
 
+use rust_stemmers::{Algorithm, Stemmer};
 use serde_json::Value;
 
 use super::McpTool;
@@ -38,12 +43,78 @@ const PARAMS: usize = 4;
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
+/// BM25F weight of each field: a word in the name says more than one in a parameter.
+const WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 1.0, 1.5, 0.4];
+/// BM25F length normalisation of each field (names are short and alike, so barely normalised).
+const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75];
+/// Weight of a word the query did not say but that means the same (see [`SYNONYMS`]).
+const EXPANSION_WEIGHT: f32 = 0.35;
+/// How much a tool gains when the query covers every word of its name.
+const COVERAGE_BONUS: f32 = 0.6;
+
+/// Words that tools and agents use for the same thing. Each group expands to the others.
+const SYNONYMS: &[&[&str]] = &[
+    &["get", "fetch", "retrieve", "read", "obtain", "load", "view"],
+    &["create", "add", "new", "make", "insert", "generate"],
+    &["delete", "remove", "erase", "drop", "destroy", "trash"],
+    &["update", "edit", "modify", "change", "patch", "alter"],
+    &["list", "enumerate", "browse"],
+    &[
+        "search", "find", "query", "lookup", "locate", "grep", "seek",
+    ],
+    &["write", "save", "store", "persist"],
+    &["move", "rename", "relocate"],
+    &["run", "execute", "invoke", "evaluate", "eval"],
+    &["url", "link", "address", "webpage", "website"],
+    &["click", "press", "tap"],
+    &["type", "enter", "fill", "input"],
+    &["directory", "folder", "dir"],
+    &["issue", "ticket", "bug"],
+    &["pull", "pr"],
+    &["time", "clock", "timezone"],
+    &["convert", "translate", "transform"],
+    &["screenshot", "capture", "snapshot", "picture"],
+    &["message", "post", "send", "chat"],
+    &["user", "person", "member", "people", "account"],
+    &["comment", "reply", "respond"],
+    &["entity", "node"],
+    &["relation", "edge", "connection"],
+    &["observation", "fact"],
+    &["wait", "sleep", "pause"],
+    &["navigate", "visit", "goto", "open"],
+    &["close", "quit", "exit"],
+    &["resize", "dimension"],
+    &["upload", "attach"],
+    &["diff", "difference", "compare"],
+    &["log", "history"],
+    &["repository", "repo"],
+    &["database", "db", "sql"],
+    &["hover", "mouseover"],
+    &["drag", "drop"],
+    &["dialog", "alert", "popup"],
+    &["console", "devtools"],
+    &["request", "network"],
+    &["place", "location", "geocode"],
+    &["route", "direction"],
+];
+
+/// Words that carry no meaning in a query ("I need to ... the ...").
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
+    "do", "does", "for", "from", "have", "how", "i", "i'd", "if", "in", "into", "is", "it", "its",
+    "just", "let", "lets", "me", "my", "need", "now", "of", "on", "or", "our", "please", "should",
+    "so", "some", "that", "the", "their", "them", "then", "there", "this", "to", "up", "us",
+    "want", "was", "we", "what", "which", "will", "with", "would", "you", "your",
+];
+
 #[derive(Debug, Clone)]
 struct Doc {
     tool: McpTool,
     lens: [u32; FIELDS],
     /// Term ids this document contains (to unlink it from the postings).
     terms: Vec<u32>,
+    /// Distinct term ids of the tool's own name (for the coverage bonus).
+    name_terms: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -76,9 +147,10 @@ struct Posting {
 /// let hits = index.search("unstaged changes", 5);
 /// assert_eq!(hits[0].tool.tool, "git_diff_unstaged");
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ToolIndex {
     ranking: Ranking,
+    analyzer: Analyzer,
     docs: Vec<Option<Doc>>,
     free: Vec<u32>,
     by_server: HashMap<String, Vec<u32>>,
@@ -86,6 +158,16 @@ pub struct ToolIndex {
     postings: Vec<Vec<Posting>>,
     total_lens: [u64; FIELDS],
     live: usize,
+}
+
+impl std::fmt::Debug for ToolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolIndex")
+            .field("ranking", &self.ranking)
+            .field("tools", &self.live)
+            .field("terms", &self.vocab.len())
+            .finish()
+    }
 }
 
 impl ToolIndex {
@@ -98,6 +180,7 @@ impl ToolIndex {
     pub fn with_ranking(ranking: Ranking) -> Self {
         ToolIndex {
             ranking,
+            analyzer: Analyzer::new(ranking),
             ..Default::default()
         }
     }
@@ -167,8 +250,11 @@ impl ToolIndex {
         if k == 0 || self.live == 0 {
             return Vec::new();
         }
-        let mut ranked: Vec<(u32, f32)> = self
-            .score(query)
+        let scores = match self.ranking {
+            Ranking::Bm25 => self.score_bm25(query),
+            Ranking::Tuned => self.score_tuned(query),
+        };
+        let mut ranked: Vec<(u32, f32)> = scores
             .into_iter()
             .filter(|(_, score)| *score > 0.0 && score.is_finite())
             .collect();
@@ -198,12 +284,16 @@ impl ToolIndex {
         let fields = fields_of(&tool);
         let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
         let mut lens = [0u32; FIELDS];
+        let mut name_terms = Vec::new();
         for (field, text) in fields.iter().enumerate() {
-            for token in tokens(text) {
+            for token in self.analyzer.tokens(text) {
                 let term = self.term_id(&token);
                 let tf = &mut counts.entry(term).or_insert([0; FIELDS])[field];
                 *tf = tf.saturating_add(1);
                 lens[field] += 1;
+                if field == NAME && !name_terms.contains(&term) {
+                    name_terms.push(term);
+                }
             }
         }
         let id = match self.free.pop() {
@@ -221,7 +311,12 @@ impl ToolIndex {
         for (field, len) in lens.iter().enumerate() {
             self.total_lens[field] += u64::from(*len);
         }
-        self.docs[id as usize] = Some(Doc { tool, lens, terms });
+        self.docs[id as usize] = Some(Doc {
+            tool,
+            lens,
+            terms,
+            name_terms,
+        });
         self.live += 1;
         id
     }
@@ -242,8 +337,10 @@ impl ToolIndex {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    fn score(&self, query: &str) -> HashMap<u32, f32> {
-        let mut terms: Vec<u32> = tokens(query)
+    fn score_bm25(&self, query: &str) -> HashMap<u32, f32> {
+        let mut terms: Vec<u32> = self
+            .analyzer
+            .tokens(query)
             .iter()
             .filter_map(|token| self.vocab.get(token).copied())
             .collect();
@@ -269,6 +366,131 @@ impl ToolIndex {
             }
         }
         scores
+    }
+}
+
+impl ToolIndex {
+    /// The query's terms with their weights: what it says (1.0), then what it means
+    /// ([`EXPANSION_WEIGHT`]); terms unknown to the index are dropped.
+    fn query_terms(&self, query: &str) -> Vec<(u32, f32)> {
+        let mut out: Vec<(u32, f32)> = Vec::new();
+        let said = self.analyzer.tokens(query);
+        for token in &said {
+            if let Some(&term) = self.vocab.get(token)
+                && !out.iter().any(|(t, _)| *t == term)
+            {
+                out.push((term, 1.0));
+            }
+        }
+        for token in &said {
+            for other in self.analyzer.synonyms(token) {
+                if let Some(&term) = self.vocab.get(other)
+                    && !out.iter().any(|(t, _)| *t == term)
+                {
+                    out.push((term, EXPANSION_WEIGHT));
+                }
+            }
+        }
+        out
+    }
+
+    fn score_tuned(&self, query: &str) -> HashMap<u32, f32> {
+        let terms = self.query_terms(query);
+        let mut avg = [1.0f32; FIELDS];
+        for (field, total) in self.total_lens.iter().enumerate() {
+            avg[field] = (*total as f32 / self.live as f32).max(1.0);
+        }
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        for &(term, weight) in &terms {
+            let postings = &self.postings[term as usize];
+            if postings.is_empty() {
+                continue;
+            }
+            let idf = self.idf(postings.len());
+            for posting in postings {
+                let Some(doc) = &self.docs[posting.doc as usize] else {
+                    continue;
+                };
+                let mut tf = 0.0f32;
+                for field in 0..FIELDS {
+                    if posting.tf[field] == 0 {
+                        continue;
+                    }
+                    let norm =
+                        1.0 - FIELD_B[field] + FIELD_B[field] * doc.lens[field] as f32 / avg[field];
+                    tf += WEIGHTS[field] * f32::from(posting.tf[field]) / norm;
+                }
+                *scores.entry(posting.doc).or_default() +=
+                    weight * idf * tf * (K1 + 1.0) / (tf + K1);
+            }
+        }
+        // A tool whose whole name the query says is very likely the one meant (read_file rather
+        // than read_multiple_files for "read the file").
+        for (doc, score) in scores.iter_mut() {
+            let Some(doc) = &self.docs[*doc as usize] else {
+                continue;
+            };
+            if doc.name_terms.is_empty() {
+                continue;
+            }
+            let covered = doc
+                .name_terms
+                .iter()
+                .filter(|term| terms.iter().any(|(t, w)| t == *term && *w == 1.0))
+                .count();
+            *score *= 1.0 + COVERAGE_BONUS * covered as f32 / doc.name_terms.len() as f32;
+        }
+        scores
+    }
+}
+
+/// Turns text into index terms, the same way for tools and queries.
+#[derive(Clone, Default)]
+struct Analyzer {
+    /// Stem and drop filler words (the tuned ranking); plain BM25 only splits and lower-cases.
+    tuned: bool,
+    /// Stemmed word → the stemmed words of its synonym groups.
+    synonyms: HashMap<String, Vec<String>>,
+}
+
+impl Analyzer {
+    fn new(ranking: Ranking) -> Self {
+        let tuned = ranking == Ranking::Tuned;
+        let mut synonyms: HashMap<String, Vec<String>> = HashMap::new();
+        if tuned {
+            let stemmer = Stemmer::create(Algorithm::English);
+            for group in SYNONYMS {
+                let stems: Vec<String> =
+                    group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
+                for stem in &stems {
+                    let entry = synonyms.entry(stem.clone()).or_default();
+                    for other in &stems {
+                        if other != stem && !entry.contains(other) {
+                            entry.push(other.clone());
+                        }
+                    }
+                }
+            }
+        }
+        Analyzer { tuned, synonyms }
+    }
+
+    fn tokens(&self, text: &str) -> Vec<String> {
+        let words = split_words(text);
+        if !self.tuned {
+            return words;
+        }
+        // A `Stemmer` is only a function pointer: creating one per call costs nothing.
+        let stemmer = Stemmer::create(Algorithm::English);
+        words
+            .into_iter()
+            .filter(|word| !STOPWORDS.contains(&word.as_str()))
+            .map(|word| stemmer.stem(&word).into_owned())
+            .collect()
+    }
+
+    fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
+        self.synonyms.get(term).into_iter().flatten()
     }
 }
 
@@ -324,11 +546,6 @@ pub fn split_words(text: &str) -> Vec<String> {
         words.push(chars[start..].iter().collect::<String>().to_lowercase());
     }
     words
-}
-
-/// The index terms of `text`.
-fn tokens(text: &str) -> Vec<String> {
-    split_words(text)
 }
 
 #[cfg(test)]
