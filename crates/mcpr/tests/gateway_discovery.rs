@@ -743,3 +743,56 @@ fn bad_discovery_modes_are_refused_with_what_is_expected() {
         assert!(!stderr.contains("panicked"), "{bad}: {stderr}");
     }
 }
+
+#[tokio::test]
+async fn sub_agent_handle_finds_only_inside_its_scope() {
+    use indexmap::IndexMap;
+    use mcp_runtime::gateway::{SubAgentHandle, SubAgentOptions, ToolFilter};
+    use mcp_runtime::manager::{ManagerOptions, McpManager};
+
+    let world = World::new(0);
+    let manager = McpManager::new(ManagerOptions {
+        cache: None,
+        project: world.path(""),
+        ..ManagerOptions::default()
+    });
+    let file = |name: &str| world.path(name).to_string_lossy().into_owned();
+    let mut configs = IndexMap::new();
+    configs.insert(
+        "forge".to_owned(),
+        support::mock(&["--tool-file", &file("forge.json")]),
+    );
+    configs.insert(
+        "files".to_owned(),
+        support::mock(&["--tool-file", &file("files.json")]),
+    );
+    manager.connect_servers(configs, IndexMap::new()).await;
+
+    let whole = SubAgentHandle::new(manager.clone(), SubAgentOptions::default());
+    let found: Vec<String> = whole
+        .search_tools("read several files at once", 3)
+        .into_iter()
+        .map(|hit| hit.tool.name)
+        .collect();
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("mcp_files_read_multiple_files"),
+        "{found:?}"
+    );
+
+    let scoped = SubAgentHandle::new(
+        manager.clone(),
+        SubAgentOptions {
+            filter: ToolFilter::default().with_servers(["forge"]),
+            ..SubAgentOptions::default()
+        },
+    );
+    let hits = scoped.search_tools("read several files at once", 10);
+    assert!(
+        hits.iter().all(|hit| hit.tool.server == "forge"),
+        "found outside the scope: {hits:?}"
+    );
+    let hits = scoped.search_tools("merge pull request", 1);
+    assert_eq!(hits[0].tool.name, "mcp_forge_merge_pull_request");
+    manager.disconnect_all().await;
+}

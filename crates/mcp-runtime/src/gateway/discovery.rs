@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::filter::ToolFilter;
 use super::view::View;
-use crate::tools::{McpTool, ToolIndex};
+use crate::tools::{McpTool, SearchHit, ToolIndex};
 
 /// The name of the search tool in discovery mode.
 pub const SEARCH_TOOL: &str = "mcpr_search_tools";
@@ -194,6 +194,22 @@ impl Discovery {
         tools
     }
 
+    /// The tools of `view` that best match `query`, best first, at most `limit`.
+    pub fn find(
+        &self,
+        view: &Arc<View>,
+        listed: &[Tool],
+        filter: &ToolFilter,
+        query: &str,
+        limit: usize,
+    ) -> Vec<SearchHit> {
+        let indexed = self.sync(view, listed);
+        // The index holds the view's tools only; the filter is checked again so that nothing
+        // outside the view can ever be returned, whatever the index holds.
+        let allow = |tool: &McpTool| filter.allows_tool(tool) && view.get(&tool.name).is_some();
+        indexed.index.search_filtered(query, limit, &allow)
+    }
+
     /// Run the search tool: the compact matches as a tool result, and the names found (to
     /// activate). Bad arguments give an error result naming the field.
     pub fn search(
@@ -207,12 +223,7 @@ impl Discovery {
             Ok(parsed) => parsed,
             Err(message) => return (error_result(&message), Vec::new()),
         };
-        let indexed = self.sync(view, listed);
-        // The index holds the view's tools only; the filter is checked again so that nothing
-        // outside the view can ever be returned, whatever the index holds.
-        let allow = |tool: &McpTool| filter.allows_tool(tool) && view.get(&tool.name).is_some();
-        let hits = indexed.index.search_filtered(&query, limit, &allow);
-        drop(indexed);
+        let hits = self.find(view, listed, filter, &query, limit);
         let names: Vec<String> = hits.iter().map(|hit| hit.tool.name.clone()).collect();
         let matches: Vec<Value> = hits
             .iter()
