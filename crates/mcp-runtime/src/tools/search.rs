@@ -96,6 +96,8 @@ const SYNONYMS: &[&[&str]] = &[
     &["request", "network"],
     &["place", "location", "geocode"],
     &["route", "direction"],
+    &["multiple", "several", "many", "batch", "bulk"],
+    &["simultaneously", "once", "together"],
 ];
 
 /// Words that carry no meaning in a query ("I need to ... the ...").
