@@ -96,6 +96,8 @@ const SYNONYMS: &[&[&str]] = &[
     &["request", "network"],
     &["place", "location", "geocode"],
     &["route", "direction"],
+    &["multiple", "several", "many", "batch", "bulk"],
+    &["simultaneously", "once", "together"],
 ];
 
 /// Words that carry no meaning in a query ("I need to ... the ...").
@@ -254,27 +256,41 @@ impl ToolIndex {
             Ranking::Bm25 => self.score_bm25(query),
             Ranking::Tuned => self.score_tuned(query),
         };
-        let mut ranked: Vec<(u32, f32)> = scores
-            .into_iter()
-            .filter(|(_, score)| *score > 0.0 && score.is_finite())
-            .collect();
+        // Best first; ties by name so results are stable. Only the allowed candidates are
+        // ranked, and only the best `k` of them are kept (a bounded heap, no full sort).
         let name = |id: u32| self.docs[id as usize].as_ref().map(|doc| &doc.tool.name);
-        // Ties broken by name so results are stable.
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| name(a.0).cmp(&name(b.0))));
-        let mut hits = Vec::with_capacity(k.min(ranked.len()));
-        for (id, score) in ranked {
+        let better = |a: &(u32, f32), b: &(u32, f32)| {
+            b.1.total_cmp(&a.1).then_with(|| name(a.0).cmp(&name(b.0)))
+        };
+        let mut best: Vec<(u32, f32)> = Vec::with_capacity(k + 1);
+        for (id, score) in scores {
+            if !(score > 0.0 && score.is_finite()) {
+                continue;
+            }
+            if best.len() == k
+                && better(&(id, score), best.last().expect("k > 0")) != std::cmp::Ordering::Less
+            {
+                continue;
+            }
             let Some(doc) = &self.docs[id as usize] else {
                 continue;
             };
             if !allow(&doc.tool) {
                 continue;
             }
-            hits.push(SearchHit {
-                tool: doc.tool.clone(),
-                score,
-            });
-            if hits.len() == k {
-                break;
+            let at = best
+                .binary_search_by(|probe| better(probe, &(id, score)))
+                .unwrap_or_else(|at| at);
+            best.insert(at, (id, score));
+            best.truncate(k);
+        }
+        let mut hits = Vec::with_capacity(best.len());
+        for (id, score) in best {
+            if let Some(doc) = &self.docs[id as usize] {
+                hits.push(SearchHit {
+                    tool: doc.tool.clone(),
+                    score,
+                });
             }
         }
         hits
@@ -337,7 +353,7 @@ impl ToolIndex {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    fn score_bm25(&self, query: &str) -> HashMap<u32, f32> {
+    fn score_bm25(&self, query: &str) -> Vec<(u32, f32)> {
         let mut terms: Vec<u32> = self
             .analyzer
             .tokens(query)
@@ -346,7 +362,7 @@ impl ToolIndex {
             .collect();
         terms.sort_unstable();
         terms.dedup();
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut scores = Accumulator::new(self.docs.len());
         let total: u64 = self.total_lens.iter().sum();
         let avg = (total as f32 / self.live as f32).max(1.0);
         for term in terms {
@@ -362,10 +378,10 @@ impl ToolIndex {
                 let tf: f32 = posting.tf.iter().map(|&tf| f32::from(tf)).sum();
                 let len: u32 = doc.lens.iter().sum();
                 let norm = K1 * (1.0 - B + B * len as f32 / avg);
-                *scores.entry(posting.doc).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
+                scores.add(posting.doc, idf * tf * (K1 + 1.0) / (tf + norm));
             }
         }
-        scores
+        scores.into_hits()
     }
 }
 
@@ -394,13 +410,13 @@ impl ToolIndex {
         out
     }
 
-    fn score_tuned(&self, query: &str) -> HashMap<u32, f32> {
+    fn score_tuned(&self, query: &str) -> Vec<(u32, f32)> {
         let terms = self.query_terms(query);
         let mut avg = [1.0f32; FIELDS];
         for (field, total) in self.total_lens.iter().enumerate() {
             avg[field] = (*total as f32 / self.live as f32).max(1.0);
         }
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut scores = Accumulator::new(self.docs.len());
         for &(term, weight) in &terms {
             let postings = &self.postings[term as usize];
             if postings.is_empty() {
@@ -420,13 +436,13 @@ impl ToolIndex {
                         1.0 - FIELD_B[field] + FIELD_B[field] * doc.lens[field] as f32 / avg[field];
                     tf += WEIGHTS[field] * f32::from(posting.tf[field]) / norm;
                 }
-                *scores.entry(posting.doc).or_default() +=
-                    weight * idf * tf * (K1 + 1.0) / (tf + K1);
+                scores.add(posting.doc, weight * idf * tf * (K1 + 1.0) / (tf + K1));
             }
         }
+        let mut scores = scores.into_hits();
         // A tool whose whole name the query says is very likely the one meant (read_file rather
         // than read_multiple_files for "read the file").
-        for (doc, score) in scores.iter_mut() {
+        for (doc, score) in &mut scores {
             let Some(doc) = &self.docs[*doc as usize] else {
                 continue;
             };
@@ -441,6 +457,38 @@ impl ToolIndex {
             *score *= 1.0 + COVERAGE_BONUS * covered as f32 / doc.name_terms.len() as f32;
         }
         scores
+    }
+}
+
+/// Per-document score sums in a dense array (cheaper than a map at thousands of tools), with
+/// the documents touched kept in order of first touch.
+struct Accumulator {
+    scores: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+impl Accumulator {
+    fn new(docs: usize) -> Self {
+        Accumulator {
+            scores: vec![0.0; docs],
+            touched: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, doc: u32, score: f32) {
+        let slot = &mut self.scores[doc as usize];
+        if *slot == 0.0 {
+            self.touched.push(doc);
+        }
+        *slot += score;
+    }
+
+    fn into_hits(self) -> Vec<(u32, f32)> {
+        let scores = self.scores;
+        self.touched
+            .into_iter()
+            .map(|doc| (doc, scores[doc as usize]))
+            .collect()
     }
 }
 
