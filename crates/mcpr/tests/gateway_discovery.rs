@@ -796,3 +796,31 @@ async fn sub_agent_handle_finds_only_inside_its_scope() {
     assert_eq!(hits[0].tool.name, "mcp_forge_merge_pull_request");
     manager.disconnect_all().await;
 }
+
+#[test]
+fn discovery_list_is_a_small_fraction_of_the_full_list() {
+    // 1,000 generated tools and the realistic sets; the alwaysLoad server stays listed.
+    let world = World::new(1000);
+    let size = |extra: &[&str]| {
+        let mut client = Client::start(Sdk::Python, Target::Stdio(&world, extra));
+        let tools = client.tools();
+        client.close();
+        (
+            tools.len(),
+            serde_json::to_string(&tools).unwrap().chars().count(),
+        )
+    };
+    let (full_tools, full_chars) = size(&[]);
+    let (listed_tools, listed_chars) = size(&["--discovery"]);
+    eprintln!(
+        "full list: {full_tools} tools, ~{} tokens; discovery list: {listed_tools} tools, ~{} \
+         tokens (characters / 4)",
+        full_chars / 4,
+        listed_chars / 4
+    );
+    assert!(full_tools > 1000, "{full_tools}");
+    assert!(
+        listed_chars * 20 <= full_chars,
+        "discovery list is {listed_chars} characters, over 5% of {full_chars}"
+    );
+}
