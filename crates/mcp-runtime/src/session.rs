@@ -1,13 +1,16 @@
 //! A minimal tool registry for a host or the shell: the host's own tools plus the
-//! MCP tools, which can be replaced as a whole without restarting the session.
+//! MCP tools, which can be replaced as a whole without restarting the session; and
+//! [`Discovery`], which lets the model search for MCP tools instead of seeing them all.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::client::ToolOutput;
+use crate::client::{ToolDefinition, ToolOutput};
 use crate::manager::{ManagerError, McpManager};
-use crate::tools::{Aborted, McpTool, NamingStyle, ToolCallOptions, mcp_tools};
+use crate::tools::{
+    Aborted, McpTool, NamingStyle, SearchHit, ToolCallOptions, ToolIndex, mcp_tools,
+};
 
 /// A tool the host implements itself (shown next to MCP tools; the host runs it).
 #[derive(Debug, Clone, PartialEq)]
@@ -146,4 +149,272 @@ impl Session {
             None => Err(SessionError::UnknownTool(name.to_owned())),
         }
     }
+}
+
+/// Discovery mode for a host: instead of every MCP tool, the model sees one search tool (plus
+/// the tools of servers marked `alwaysLoad`); the tools a search finds are activated for the
+/// session and their full definitions handed over for the host to register.
+///
+/// ```
+/// use mcp_runtime::session::Discovery;
+/// use mcp_runtime::tools::McpTool;
+///
+/// let tool = |server: &str, name: &str, description: &str| McpTool {
+///     name: format!("mcp_{server}_{name}"),
+///     server: server.into(),
+///     tool: name.into(),
+///     definition: serde_json::from_value(
+///         serde_json::json!({"name": name, "description": description}),
+///     )
+///     .unwrap(),
+///     label: format!("mcp:{server}"),
+///     deferred: false,
+/// };
+/// let mut discovery = Discovery::new();
+/// discovery.set_always_load(["time"]);
+/// discovery.set_tools(vec![
+///     tool("git", "git_log", "Shows the commit logs"),
+///     tool("git", "git_status", "Shows the working tree status"),
+///     tool("time", "get_current_time", "Current time in a time zone"),
+/// ]);
+/// // Before any search: the search tool, and the alwaysLoad server's tools.
+/// assert_eq!(Discovery::search_tool_definition().name, Discovery::SEARCH_TOOL);
+/// let loaded: Vec<_> = discovery.loaded_tools().iter().map(|t| t.tool.clone()).collect();
+/// assert_eq!(loaded, ["get_current_time"]);
+///
+/// // The model calls the search tool; what it finds is activated.
+/// let arguments = serde_json::json!({"query": "recent commits", "limit": 3});
+/// let found = discovery.call_search(arguments.as_object().unwrap()).unwrap();
+/// assert_eq!(found.activated[0].tool, "git_log");
+/// assert!(found.text.contains("mcp_git_git_log"));
+/// assert!(discovery.is_loaded("mcp_git_git_log"));
+/// // The host registers the loaded tools, e.g. `session.refresh_mcp_tools(discovery.loaded_tools())`.
+/// ```
+#[derive(Debug, Default)]
+pub struct Discovery {
+    index: ToolIndex,
+    tools: BTreeMap<String, McpTool>,
+    always_load: BTreeSet<String>,
+    active: BTreeSet<String>,
+}
+
+/// What a call of the search tool returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscoveryResult {
+    /// The text for the model: one compact entry per match (name, one-line description,
+    /// parameters), best first.
+    pub text: String,
+    /// The full definitions of the matches, now activated (to register with the host).
+    pub activated: Vec<McpTool>,
+}
+
+/// Why a call of the search tool was refused.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum DiscoveryError {
+    /// `query` is missing, not a string, or blank.
+    #[error("`{tool}` needs a non-empty string `query`")]
+    MissingQuery {
+        /// The search tool's name.
+        tool: &'static str,
+    },
+    /// `limit` is not a positive integer.
+    #[error("`{tool}`: `limit` must be a positive integer")]
+    BadLimit {
+        /// The search tool's name.
+        tool: &'static str,
+    },
+}
+
+impl Discovery {
+    /// The name of the search tool the model sees.
+    pub const SEARCH_TOOL: &'static str = "search_tools";
+    /// Matches returned when the model gives no `limit`.
+    pub const DEFAULT_LIMIT: usize = 5;
+    /// The most matches one search returns (and activates).
+    pub const MAX_LIMIT: usize = 20;
+
+    /// An empty discovery state with the default ranking.
+    pub fn new() -> Self {
+        Discovery {
+            index: ToolIndex::new(),
+            ..Default::default()
+        }
+    }
+
+    /// The servers whose tools are always loaded (their `alwaysLoad` config key; see
+    /// [`crate::config::ServerConfig::always_load`]).
+    pub fn set_always_load<I, S>(&mut self, servers: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.always_load = servers.into_iter().map(Into::into).collect();
+    }
+
+    /// Replace the known MCP tools (live and cached), e.g. after `list_changed`, a reconnect or
+    /// a reload. Only the servers whose tools changed are re-indexed; activated tools that no
+    /// longer exist are dropped.
+    pub fn set_tools(&mut self, tools: Vec<McpTool>) {
+        let mut by_server: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
+        for tool in tools {
+            by_server.entry(tool.server.clone()).or_default().push(tool);
+        }
+        let old_servers: BTreeSet<String> = self.tools.values().map(|t| t.server.clone()).collect();
+        for server in old_servers.iter().filter(|s| !by_server.contains_key(*s)) {
+            self.index.remove_server(server);
+        }
+        for (server, tools) in &by_server {
+            let unchanged = {
+                let mut old: Vec<&McpTool> = self
+                    .tools
+                    .values()
+                    .filter(|t| &t.server == server)
+                    .collect();
+                old.sort_by(|a, b| a.name.cmp(&b.name));
+                let mut new: Vec<&McpTool> = tools.iter().collect();
+                new.sort_by(|a, b| a.name.cmp(&b.name));
+                old == new
+            };
+            if !unchanged {
+                self.index.set_server(server, tools);
+            }
+        }
+        self.tools = by_server
+            .into_values()
+            .flatten()
+            .map(|tool| (tool.name.clone(), tool))
+            .collect();
+        let tools = &self.tools;
+        self.active.retain(|name| tools.contains_key(name));
+    }
+
+    /// The search tool's definition, to show the model in place of the deferred tools.
+    pub fn search_tool_definition() -> ToolDefinition {
+        serde_json::from_value(serde_json::json!({
+            "name": Self::SEARCH_TOOL,
+            "description": "Search the available MCP tools by what you need to do. \
+                The matches are loaded and can be called from your next step.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What the tool should do, in a few words"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": Self::MAX_LIMIT, "description": "Most matches to load (default 5)"}
+                },
+                "required": ["query"]
+            }
+        }))
+        .expect("a valid tool definition")
+    }
+
+    /// Search without activating anything.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.index.search(query, limit.min(Self::MAX_LIMIT))
+    }
+
+    /// Handle a call of the search tool: search, activate the matches, describe them.
+    pub fn call_search(
+        &mut self,
+        arguments: &Map<String, Value>,
+    ) -> Result<DiscoveryResult, DiscoveryError> {
+        let tool = Self::SEARCH_TOOL;
+        let query = arguments
+            .get("query")
+            .and_then(Value::as_str)
+            .filter(|q| !q.trim().is_empty())
+            .ok_or(DiscoveryError::MissingQuery { tool })?;
+        let limit = match arguments.get("limit") {
+            None | Some(Value::Null) => Self::DEFAULT_LIMIT,
+            Some(value) => value
+                .as_u64()
+                .filter(|n| *n > 0)
+                .ok_or(DiscoveryError::BadLimit { tool })? as usize,
+        };
+        let hits = self.search(query, limit);
+        let mut lines = Vec::new();
+        let mut activated = Vec::new();
+        for hit in hits {
+            lines.push(compact(&hit.tool));
+            self.active.insert(hit.tool.name.clone());
+            activated.push(hit.tool);
+        }
+        let text = if lines.is_empty() {
+            format!("No tool matches {query:?}. Try other words.")
+        } else {
+            format!(
+                "Loaded {} tool(s); call them by name:\n{}",
+                lines.len(),
+                lines.join("\n")
+            )
+        };
+        Ok(DiscoveryResult { text, activated })
+    }
+
+    /// Whether the tool named `name` is loaded: its server is `alwaysLoad` or a search found it.
+    pub fn is_loaded(&self, name: &str) -> bool {
+        self.active.contains(name)
+            || self
+                .tools
+                .get(name)
+                .is_some_and(|tool| self.always_load.contains(&tool.server))
+    }
+
+    /// The tools to register now: the `alwaysLoad` servers' and those activated, by name.
+    pub fn loaded_tools(&self) -> Vec<McpTool> {
+        self.tools
+            .values()
+            .filter(|tool| self.is_loaded(&tool.name))
+            .cloned()
+            .collect()
+    }
+
+    /// How many tools are indexed.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no tool is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+}
+
+/// `name — first line of the description (param: type, param?: type)`.
+fn compact(tool: &McpTool) -> String {
+    let description = tool
+        .definition
+        .description
+        .as_deref()
+        .unwrap_or("")
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("");
+    let required: Vec<&str> = tool
+        .definition
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let params: Vec<String> = tool
+        .definition
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, schema)| {
+                    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("any");
+                    let optional = if required.contains(&name.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    format!("{name}{optional}: {kind}")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("- {} — {} ({})", tool.name, description, params.join(", "))
 }

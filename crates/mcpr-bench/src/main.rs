@@ -11,6 +11,7 @@
 
 mod callgrind;
 mod client;
+mod discovery;
 mod gateway;
 mod machine;
 mod memory;
@@ -106,8 +107,10 @@ pub fn isolate(command: &mut Command, env: &[(String, String)]) {
 fn help() {
     println!(
         "mcpr-bench: mcpr against its peers, side by side in one run\n\n\
-         Usage: cargo run --release -p mcpr-bench [-- --update]\n\n\
-         --update   also write the results into BENCHMARKS.md\n\n\
+         Usage: cargo run --release -p mcpr-bench [-- --update]\n\
+         \x20      cargo run -p mcpr-bench -- discovery [--capture] [--update]\n\n\
+         --update   also write the results into BENCHMARKS.md\n\
+         discovery  tool search quality and speed (--capture lists the corpus live again)\n\n\
          Environment:"
     );
     for (name, default, meaning) in settings::KNOBS {
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("--callgrind-target") => return callgrind::target(&args[1..]),
         Some("--rss-target") => return memory::target(&args[1..]),
+        Some("discovery") => return discovery::main(&args[1..]),
         Some("-h" | "--help") => {
             help();
             return ExitCode::SUCCESS;

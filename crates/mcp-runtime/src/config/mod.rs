@@ -71,6 +71,9 @@ pub struct ServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// These tools are never exposed (Codex `disabled_tools`, Gemini `excludeTools`).
     pub disabled_tools: Vec<String>,
+    /// `alwaysLoad` (Claude Code's spelling; `always_load` also read): in discovery mode this
+    /// server's tools stay in the tool list instead of waiting to be found. Default `false`.
+    pub always_load: bool,
 }
 
 /// The transport of a server and its fields.
@@ -248,6 +251,7 @@ impl ServerConfig {
             env_headers: BTreeMap::new(),
             enabled_tools: None,
             disabled_tools: Vec::new(),
+            always_load: false,
         }
     }
 

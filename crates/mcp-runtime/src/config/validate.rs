@@ -17,7 +17,8 @@ use super::{
 /// `serverUrl`, Gemini's `httpUrl`) means streamable HTTP; both at once is an error. Besides the
 /// Claude fields (`type, command, args, env, cwd, url, headers, timeout, enabled`) it reads
 /// `disabled` (Cline, Kiro), `startup_timeout_ms`, `tool_timeout_ms`, `env_vars`,
-/// `bearer_token_env_var`, `env_http_headers`, `enabled_tools` and `disabled_tools`.
+/// `bearer_token_env_var`, `env_http_headers`, `enabled_tools`, `disabled_tools` and
+/// `alwaysLoad` (or `always_load`).
 ///
 /// ```
 /// use mcp_runtime::config::server_from_json;
@@ -141,6 +142,15 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
             Some(_) => Some(fields.string_list("enabled_tools")?),
         },
         disabled_tools: fields.string_list("disabled_tools")?,
+        always_load: match (fields.flag("alwaysLoad")?, fields.flag("always_load")?) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(invalid(
+                    "always_load",
+                    "both `alwaysLoad` and `always_load` are set and disagree; use one".into(),
+                ));
+            }
+            (a, b) => a.or(b).unwrap_or(false),
+        },
     })
 }
 
@@ -382,6 +392,24 @@ mod tests {
         assert!(err(json!({"command": "x", "args": "nope"})).contains("field `args`"));
         assert!(err(json!({"command": "x", "timeout": "soon"})).contains("field `timeout`"));
         assert!(err(json!({})).contains("server `srv`"));
+    }
+
+    #[test]
+    fn always_load_in_either_spelling() {
+        let read = |entry: Value| server_from_json("s", &entry).unwrap().always_load;
+        assert!(!read(json!({"command": "x"})));
+        assert!(read(json!({"command": "x", "alwaysLoad": true})));
+        assert!(read(json!({"command": "x", "always_load": "true"})));
+        assert!(read(
+            json!({"command": "x", "alwaysLoad": true, "always_load": true})
+        ));
+        let wrong = err(json!({"command": "x", "alwaysLoad": "yes"}));
+        assert!(
+            wrong.contains("server `srv`") && wrong.contains("`alwaysLoad`"),
+            "{wrong}"
+        );
+        let clash = err(json!({"command": "x", "alwaysLoad": true, "always_load": false}));
+        assert!(clash.contains("disagree"), "{clash}");
     }
 
     #[test]

@@ -525,6 +525,9 @@ pub fn server_to_json(config: &ServerConfig) -> Value {
     if !config.disabled_tools.is_empty() {
         entry.insert("disabled_tools".into(), json!(config.disabled_tools));
     }
+    if config.always_load {
+        entry.insert("alwaysLoad".into(), json!(true));
+    }
     Value::Object(entry)
 }
 
@@ -768,6 +771,7 @@ mod tests {
         cfg.env_vars = vec!["HOME".into()];
         cfg.disabled_tools = vec!["rm".into()];
         cfg.enabled_tools = Some(vec!["ls".into()]);
+        cfg.always_load = true;
         assert_eq!(
             super::super::server_from_json("x", &server_to_json(&cfg)).unwrap(),
             cfg

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 
 use super::Gateway;
 use super::catalog::CatalogError;
+use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
 use super::view::{CallSettings, View, error_output};
 use crate::client::{ProgressUpdate, ToolOutput};
 use crate::tools::McpTool;
@@ -138,7 +139,16 @@ impl ServerHandler for Gateway {
     ) -> Result<ListToolsResult, McpError> {
         self.wait_started().await;
         let view = self.inner.scope.view();
-        Ok(ListToolsResult::with_all_items(listed(&view).to_vec()))
+        let all = listed(&view);
+        let discovery = &self.inner.discovery;
+        if discovery.active(&view, &all) {
+            return Ok(ListToolsResult::with_all_items(discovery.listed(
+                &view,
+                &all,
+                &self.session,
+            )));
+        }
+        Ok(ListToolsResult::with_all_items(all.to_vec()))
     }
 
     async fn call_tool(
@@ -147,6 +157,67 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        if name == SEARCH_TOOL || name == INVOKE_TOOL {
+            self.wait_started().await;
+            let view = self.inner.scope.view();
+            let all = listed(&view);
+            if self.inner.discovery.active(&view, &all) {
+                return self
+                    .discovery_call(&name, &view, &all, request, context)
+                    .await;
+            }
+        }
+        self.call_named(name, request.arguments, context).await
+    }
+}
+
+impl Gateway {
+    /// The search or the invoke tool of discovery mode.
+    async fn discovery_call(
+        &self,
+        name: &str,
+        view: &Arc<View>,
+        all: &[Tool],
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.as_ref();
+        if name == SEARCH_TOOL {
+            let filter = &self.inner.scope.filter;
+            let (result, found) = self.inner.discovery.search(view, all, filter, arguments);
+            if self.session.activate(found.iter().map(String::as_str)) {
+                // Only this client's list changed. Sent from a task of its own so the answer
+                // is not held up by a slow client; the send itself is bounded.
+                let peer = context.peer.clone();
+                tokio::spawn(async move {
+                    let sent = tokio::time::timeout(
+                        std::time::Duration::from_secs(2),
+                        peer.notify_tool_list_changed(),
+                    );
+                    if !matches!(sent.await, Ok(Ok(()))) {
+                        tracing::debug!("gateway: list_changed not delivered after a search");
+                    }
+                });
+            }
+            return Ok(wire_result(result).into());
+        }
+        let (target, arguments) = match invoke_arguments(arguments) {
+            Ok(parsed) => parsed,
+            Err(result) => return Ok(wire_result(result).into()),
+        };
+        if self.inner.scope.route(&target).is_none() {
+            return Ok(wire_result(unknown_tool(&target)).into());
+        }
+        self.call_named(target, arguments, context).await
+    }
+
+    /// Call the tool exposed as `name` on its server.
+    async fn call_named(
+        &self,
+        name: String,
+        arguments: Option<serde_json::Map<String, Value>>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let scope = &self.inner.scope;
         let tool = match scope.route(&name) {
             Some(tool) => tool,
@@ -174,7 +245,7 @@ impl ServerHandler for Gateway {
             cancel: context.ct.clone(),
             progress,
         };
-        let call = scope.call_tool(&tool, request.arguments, settings);
+        let call = scope.call_tool(&tool, arguments, settings);
         tokio::pin!(call);
         let mut forwarder = token.map(|token| Forwarder::new(token, &context));
         let result = loop {
@@ -312,6 +383,14 @@ fn listed_tool(tool: &McpTool) -> Result<Tool, serde_json::Error> {
         }
     }
     serde_json::from_value(wire)
+}
+
+/// A result written in the wire format as an rmcp result.
+fn wire_result(result: Value) -> CallToolResult {
+    serde_json::from_value(result).unwrap_or_else(|e| {
+        tracing::warn!("gateway: a discovery result could not be built: {e}");
+        CallToolResult::error(Vec::new())
+    })
 }
 
 /// Our tool output as an rmcp result, through the wire format both follow.

@@ -155,7 +155,8 @@ impl HttpServer {
         }
         let gateway = self.gateway;
         let service = StreamableHttpService::new(
-            move || Ok(gateway.clone()),
+            // Each session gets its own client state (activated tools in discovery mode).
+            move || Ok(gateway.for_new_client()),
             Arc::new(LocalSessionManager::default()),
             config,
         );

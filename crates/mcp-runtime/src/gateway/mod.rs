@@ -11,6 +11,9 @@
 //!   too, namespaced by server.
 //! - [`SubAgentHandle`] gives a sub-agent running in the same process the same view and calls,
 //!   with a per-call time cap and an abort that reaches the server, without a protocol hop.
+//! - In discovery mode ([`DiscoveryMode`]) a client lists a search tool, an invoke tool, the
+//!   tools of `alwaysLoad` servers and the tools it found, instead of every tool; each client
+//!   has its own activated tools.
 //! - [`ToolFilter`] scopes either of them to some servers, tools, prompts and resources. A
 //!   scoped view is a boundary: what it does not offer cannot be listed, called, read or got
 //!   through it, and a resource read reaches a server only for a URI that server listed or
@@ -46,6 +49,7 @@
 //! ```
 
 mod catalog;
+mod discovery;
 mod filter;
 mod handler;
 pub mod http;
@@ -54,6 +58,7 @@ mod subagent;
 mod template;
 mod view;
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,6 +73,10 @@ use crate::manager::McpManager;
 use crate::tools::{McpTool, NamingStyle};
 
 pub use catalog::CatalogError;
+pub use discovery::{
+    DEFAULT_LIMIT, DiscoveryMode, INVOKE_TOOL, MAX_LIMIT, MAX_QUERY_CHARS, SEARCH_TOOL,
+    estimate_tokens,
+};
 pub use filter::ToolFilter;
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentCall, SubAgentHandle, SubAgentOptions};
 
@@ -95,6 +104,10 @@ pub struct GatewayOptions {
     pub startup_wait: Duration,
     /// `serverInfo.name` told to clients.
     pub name: String,
+    /// Whether clients list every tool or search for them (default: every tool).
+    pub discovery: DiscoveryMode,
+    /// Servers whose tools are listed in discovery mode too (`alwaysLoad` in the config).
+    pub always_load: BTreeSet<String>,
 }
 
 impl Default for GatewayOptions {
@@ -106,6 +119,8 @@ impl Default for GatewayOptions {
             call_timeout: None,
             startup_wait: DEFAULT_STARTUP_WAIT,
             name: "mcpr-gateway".to_owned(),
+            discovery: DiscoveryMode::Off,
+            always_load: BTreeSet::new(),
         }
     }
 }
@@ -150,6 +165,8 @@ pub enum GatewayError {
 #[derive(Clone)]
 pub struct Gateway {
     inner: Arc<Inner>,
+    /// The state of the one client this handler serves (see [`Gateway::for_new_client`]).
+    session: Arc<discovery::Session>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -165,6 +182,7 @@ impl std::fmt::Debug for Gateway {
 struct Inner {
     scope: ScopedTools,
     catalog: catalog::Catalog,
+    discovery: discovery::Discovery,
     options: GatewayOptions,
     clients: Arc<Clients>,
     /// `false` while a [`Starting`] guard is alive.
@@ -194,11 +212,16 @@ impl Gateway {
             inner: Arc::new(Inner {
                 scope: ScopedTools::new(manager, options.filter.clone(), options.naming),
                 catalog: catalog::Catalog::default(),
+                discovery: discovery::Discovery::new(
+                    options.discovery,
+                    options.always_load.clone(),
+                ),
                 options,
                 clients,
                 started,
                 _forwarder: stop.drop_guard(),
             }),
+            session: Arc::default(),
         }
     }
 
@@ -233,6 +256,15 @@ impl Gateway {
         SubAgentHandle::new(self.manager().clone(), options)
     }
 
+    /// A handler for one more client: it shares everything with this one but the client's own
+    /// state (the tools it activated in discovery mode).
+    pub(crate) fn for_new_client(&self) -> Gateway {
+        Gateway {
+            inner: self.inner.clone(),
+            session: Arc::default(),
+        }
+    }
+
     /// Serve one client over the process's stdin and stdout until the client closes stdin.
     /// Nothing else may write to stdout meanwhile.
     pub async fn serve_stdio(self) -> Result<(), GatewayError> {
@@ -246,7 +278,7 @@ impl Gateway {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let transport = AsyncRwTransport::new_server(reader, writer);
-        match rmcp::serve_server(self, transport).await {
+        match rmcp::serve_server(self.for_new_client(), transport).await {
             Ok(running) => running
                 .waiting()
                 .await

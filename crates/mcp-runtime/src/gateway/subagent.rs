@@ -12,13 +12,14 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{Catalog, CatalogError};
+use super::discovery::{Discovery, DiscoveryMode};
 use super::filter::ToolFilter;
 use super::view::{CallSettings, ScopedTools, error_output};
 use crate::client::{
     ProgressUpdate, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolOutput,
 };
 use crate::manager::{ManagerEvent, McpManager};
-use crate::tools::{Aborted, McpTool, NamingStyle};
+use crate::tools::{Aborted, McpTool, NamingStyle, SearchHit};
 
 /// The default cap on one sub-agent tool call, waiting for a connecting server included.
 pub const DEFAULT_CALL_CAP: Duration = Duration::from_secs(60);
@@ -84,6 +85,8 @@ pub struct SubAgentCall {
 pub struct SubAgentHandle {
     scope: Arc<ScopedTools>,
     catalog: Arc<Catalog>,
+    /// The search index over the handle's view (see [`SubAgentHandle::search_tools`]).
+    discovery: Arc<Discovery>,
     cap: Option<Duration>,
     abort: CancellationToken,
 }
@@ -104,6 +107,7 @@ impl SubAgentHandle {
         SubAgentHandle {
             scope: Arc::new(ScopedTools::new(manager, options.filter, options.naming)),
             catalog: Arc::new(Catalog::default()),
+            discovery: Arc::new(Discovery::new(DiscoveryMode::On, Default::default())),
             cap: options.call_cap,
             abort: CancellationToken::new(),
         }
@@ -112,6 +116,15 @@ impl SubAgentHandle {
     /// The tools the sub-agent may call, right now (live and cached, filtered, sorted by name).
     pub fn tools(&self) -> Vec<McpTool> {
         self.scope.view().to_vec()
+    }
+
+    /// The tools of this handle's view that best match `query` (what the tool should do), best
+    /// first, at most `limit`: a host can hand a sub-agent only these instead of every tool.
+    /// Nothing outside the handle's scope is ever found.
+    pub fn search_tools(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        let view = self.scope.view();
+        self.discovery
+            .find(&view, &[], &self.scope.filter, query, limit)
     }
 
     /// The parent's server events; a [`ManagerEvent::ToolsChanged`] means [`tools`](Self::tools)

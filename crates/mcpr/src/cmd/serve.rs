@@ -6,12 +6,13 @@
 //! However it stops — the client closes stdin, SIGINT, SIGTERM — every server is disconnected
 //! before exiting, so no server process outlives the gateway.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_runtime::gateway::http::{self, HttpOptions};
-use mcp_runtime::gateway::{Gateway, GatewayError, GatewayOptions, ToolFilter};
+use mcp_runtime::gateway::{DiscoveryMode, Gateway, GatewayError, GatewayOptions, ToolFilter};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use mcp_runtime::tools::NamingStyle;
 use tokio_util::sync::CancellationToken;
@@ -35,11 +36,19 @@ const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
         (403). On a loopback address without a token, every local user and process can call \
         your tools: give --token-file (or MCPR_GATEWAY_TOKEN) to require a bearer token there \
         too.\n\n\
+        With --discovery, clients list two tools instead of every tool: mcpr_search_tools, \
+        which finds tools for a task and adds them to that client's list (the client is sent \
+        notifications/tools/list_changed), and mcpr_invoke_tool, which calls a tool by name \
+        for clients that do not refresh their list. Servers marked `alwaysLoad` in the config \
+        keep their tools listed. --discovery=auto:N switches it on only while the full tool \
+        list would be over N tokens, estimated as its JSON's characters / 4. A search finds, \
+        and the invoke tool calls, only what --servers and --tools offer.\n\n\
         Examples:\n  \
         mcpr serve                                   # stdio, every configured server\n  \
         mcpr serve --servers github,files --tools 'files/read*' --deny-tools '*delete*'\n  \
         mcpr serve --servers files --resources 'files/file:///srv/docs/*'\n  \
         mcpr serve --http 127.0.0.1:8931             # http://127.0.0.1:8931/mcp\n  \
+        mcpr serve --discovery=auto:10000            # search when the tools pass ~10k tokens\n  \
         MCPR_GATEWAY_TOKEN=... mcpr serve --http 0.0.0.0:8931"
 )]
 pub struct ServeArgs {
@@ -73,6 +82,18 @@ pub struct ServeArgs {
     /// Time limit of each tool call in ms (default: each server's own tool timeout).
     #[arg(long, value_name = "MS")]
     pub timeout: Option<u64>,
+    /// Offer a search tool and an invoke tool instead of every tool: `--discovery` (or `=on`)
+    /// always, `--discovery=auto:N` while the full tool list would pass N estimated tokens
+    /// (characters of its JSON / 4), `=off` never (the default).
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on",
+        value_parser = clap::value_parser!(DiscoveryMode)
+    )]
+    pub discovery: Option<DiscoveryMode>,
 }
 
 pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
@@ -103,6 +124,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         return Err(Failure::usage(GatewayError::TokenRequired { addr }));
     }
     let filter = filter(&args);
+    let always_load = always_loaded(&discovery.configs);
 
     let manager = McpManager::new(ManagerOptions {
         project: discovery.cwd.clone(),
@@ -119,6 +141,8 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
                 NamingStyle::Mcpr
             },
             call_timeout: args.timeout.map(Duration::from_millis),
+            discovery: args.discovery.unwrap_or_default(),
+            always_load,
             ..GatewayOptions::default()
         },
     );
@@ -215,6 +239,17 @@ fn warn_if_shared(path: &std::path::Path) {
             );
         }
     }
+}
+
+/// The servers marked `alwaysLoad`: their tools stay listed in discovery mode.
+fn always_loaded(
+    configs: &indexmap::IndexMap<String, mcp_runtime::config::ServerConfig>,
+) -> BTreeSet<String> {
+    configs
+        .iter()
+        .filter(|(_, config)| config.always_load)
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// The scoped view of the flags.

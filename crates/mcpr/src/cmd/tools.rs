@@ -1,7 +1,8 @@
-//! `mcpr tools`: start every configured server and list the tools an agent would get.
+//! `mcpr tools`: start every configured server and list the tools an agent would get, or
+//! (`--search`) the ones that best match a need, ranked.
 
-use mcp_runtime::tools::{NamingStyle, mcp_tools};
-use serde_json::json;
+use mcp_runtime::tools::{McpTool, NamingStyle, ToolIndex, mcp_tools};
+use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
@@ -19,12 +20,25 @@ pub struct ToolsArgs {
     /// Name tools as Claude Code does (`mcp__server__tool`).
     #[arg(long)]
     pub claude_names: bool,
-    /// Print JSON (one object per tool, with its server, raw name and full schema).
+    /// Print JSON (one object per tool, with its server, raw name and full schema; with
+    /// `--search`, plus its `score`).
     #[arg(long)]
     pub json: bool,
+    /// Only the tools that match QUERY (words of what the tool should do), best first.
+    #[arg(long, value_name = "QUERY")]
+    pub search: Option<String>,
+    /// With `--search`: at most K tools.
+    #[arg(long, value_name = "K", requires = "search", default_value_t = 10,
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub limit: u16,
 }
 
 pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
+    if let Some(query) = &args.search
+        && query.trim().is_empty()
+    {
+        return Err(Failure::usage("`--search` needs words to search for"));
+    }
     let mut discovery = crate::discovery::discover_some(global)?;
     if let Some(only) = &args.server {
         discovery.configs.retain(|name, _| name == only);
@@ -56,24 +70,42 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     let tools = mcp_tools(&started.report.servers, naming);
     started.manager.disconnect_all().await;
 
-    if args.json {
-        let listing: Vec<_> = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "server": tool.server,
-                    "tool": tool.tool,
-                    "label": tool.label,
-                    "deferred": tool.deferred,
-                    "title": tool.definition.title,
-                    "description": tool.definition.description,
-                    "inputSchema": tool.definition.input_schema,
-                    "outputSchema": tool.definition.output_schema,
-                    "annotations": tool.definition.annotations,
+    if let Some(query) = &args.search {
+        let mut index = ToolIndex::new();
+        for server in &started.report.servers {
+            let mine: Vec<McpTool> = tools
+                .iter()
+                .filter(|t| t.server == server.server)
+                .cloned()
+                .collect();
+            index.set_server(&server.server, &mine);
+        }
+        let hits = index.search(query, usize::from(args.limit));
+        if args.json {
+            let listing: Vec<Value> = hits
+                .iter()
+                .map(|hit| {
+                    let mut object = tool_json(&hit.tool);
+                    object["score"] = json!(hit.score);
+                    object
                 })
-            })
-            .collect();
+                .collect();
+            let text = serde_json::to_string_pretty(&listing).map_err(Failure::internal)?;
+            println!("{text}");
+        } else if hits.is_empty() {
+            eprintln!("no tool matches {}", term::line(query));
+        } else {
+            for hit in &hits {
+                println!(
+                    "{:>6.2}  {:<32} {}",
+                    hit.score,
+                    hit.tool.name,
+                    term::line(summary(&hit.tool))
+                );
+            }
+        }
+    } else if args.json {
+        let listing: Vec<Value> = tools.iter().map(tool_json).collect();
         let text = serde_json::to_string_pretty(&listing).map_err(Failure::internal)?;
         println!("{text}");
     } else {
@@ -89,13 +121,7 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
                 server.tools.len()
             );
             for tool in tools.iter().filter(|t| t.server == server.server) {
-                let summary = tool
-                    .definition
-                    .description
-                    .as_deref()
-                    .and_then(|d| d.lines().next())
-                    .unwrap_or("");
-                println!("  {:<32} {}", tool.name, term::line(summary));
+                println!("  {:<32} {}", tool.name, term::line(summary(tool)));
             }
         }
     }
@@ -106,6 +132,31 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         exit::OK
     } else {
         exit::CONNECTION
+    })
+}
+
+/// The first line of a tool's description.
+fn summary(tool: &McpTool) -> &str {
+    tool.definition
+        .description
+        .as_deref()
+        .and_then(|d| d.lines().next())
+        .unwrap_or("")
+}
+
+/// One tool as `--json` prints it.
+fn tool_json(tool: &McpTool) -> Value {
+    json!({
+        "name": tool.name,
+        "server": tool.server,
+        "tool": tool.tool,
+        "label": tool.label,
+        "deferred": tool.deferred,
+        "title": tool.definition.title,
+        "description": tool.definition.description,
+        "inputSchema": tool.definition.input_schema,
+        "outputSchema": tool.definition.output_schema,
+        "annotations": tool.definition.annotations,
     })
 }
 

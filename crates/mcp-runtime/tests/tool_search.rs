@@ -1,0 +1,306 @@
+//! The tool index and discovery mode against a fixed set of tools: ranking with near-miss
+//! distractors, identifier splitting, incremental updates, scoped search, and activation.
+
+use mcp_runtime::session::{Discovery, DiscoveryError};
+use mcp_runtime::tools::{McpTool, Ranking, ToolIndex};
+use serde_json::{Value, json};
+
+fn tool(server: &str, name: &str, description: &str, params: Value) -> McpTool {
+    McpTool {
+        name: format!("mcp_{server}_{name}"),
+        server: server.into(),
+        tool: name.into(),
+        definition: serde_json::from_value(json!({
+            "name": name,
+            "description": description,
+            "inputSchema": {"type": "object", "properties": params},
+        }))
+        .unwrap(),
+        label: format!("mcp:{server}"),
+        deferred: false,
+    }
+}
+
+fn git() -> Vec<McpTool> {
+    vec![
+        tool(
+            "git",
+            "git_status",
+            "Shows the working tree status",
+            json!({"repo_path": {"type": "string"}}),
+        ),
+        tool(
+            "git",
+            "git_diff_unstaged",
+            "Shows changes in the working directory that are not yet staged",
+            json!({}),
+        ),
+        tool(
+            "git",
+            "git_diff_staged",
+            "Shows changes that are staged for commit",
+            json!({}),
+        ),
+        tool(
+            "git",
+            "git_diff",
+            "Shows differences between branches or commits",
+            json!({"target": {"type": "string", "description": "Target branch or commit to compare with"}}),
+        ),
+        tool(
+            "git",
+            "git_log",
+            "Shows the commit logs",
+            json!({"max_count": {"type": "integer"}}),
+        ),
+    ]
+}
+
+fn fs() -> Vec<McpTool> {
+    vec![
+        tool(
+            "fs",
+            "read_file",
+            "Read the complete contents of a file from the file system",
+            json!({"path": {"type": "string"}}),
+        ),
+        tool(
+            "fs",
+            "read_multiple_files",
+            "Read the contents of multiple files simultaneously",
+            json!({"paths": {"type": "array"}}),
+        ),
+        tool(
+            "fs",
+            "list_directory",
+            "Get a detailed listing of all files and directories in a specified path",
+            json!({"path": {"type": "string"}}),
+        ),
+    ]
+}
+
+fn browser() -> Vec<McpTool> {
+    vec![
+        tool(
+            "web",
+            "browser_click",
+            "Perform click on a web page",
+            json!({"element": {"type": "string"}}),
+        ),
+        tool(
+            "web",
+            "browser_hover",
+            "Hover over element on page",
+            json!({"element": {"type": "string"}}),
+        ),
+        tool(
+            "web",
+            "browserTakeScreenshot",
+            "Take a screenshot of the current page",
+            json!({}),
+        ),
+    ]
+}
+
+fn index(ranking: Ranking) -> ToolIndex {
+    let mut index = ToolIndex::with_ranking(ranking);
+    index.set_server("git", &git());
+    index.set_server("fs", &fs());
+    index.set_server("web", &browser());
+    index
+}
+
+fn top(index: &ToolIndex, query: &str) -> String {
+    index
+        .search(query, 5)
+        .first()
+        .map(|hit| hit.tool.tool.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn near_misses_rank_the_meant_tool_first() {
+    let index = index(Ranking::Tuned);
+    assert_eq!(
+        top(&index, "what did I change that is not staged yet"),
+        "git_diff_unstaged"
+    );
+    assert_eq!(top(&index, "show the staged changes"), "git_diff_staged");
+    assert_eq!(top(&index, "is the working tree clean"), "git_status");
+    assert_eq!(top(&index, "read the file src/main.rs"), "read_file");
+    assert_eq!(
+        top(&index, "read several files at once"),
+        "read_multiple_files"
+    );
+    assert_eq!(top(&index, "click the submit button"), "browser_click");
+    assert_eq!(top(&index, "hover over the menu"), "browser_hover");
+}
+
+#[test]
+fn hits_are_ranked_bounded_and_positive() {
+    let index = index(Ranking::Tuned);
+    let hits = index.search("diff changes", 2);
+    assert_eq!(hits.len(), 2);
+    assert!(hits[0].score >= hits[1].score && hits[1].score > 0.0);
+    assert!(index.search("diff changes", 0).is_empty());
+    assert!(index.search("", 5).is_empty());
+    assert!(
+        index.search("the a of to", 5).is_empty(),
+        "filler words alone match nothing"
+    );
+    assert!(index.search("kubernetes", 5).is_empty());
+}
+
+#[test]
+fn identifiers_are_split_and_stemmed() {
+    let index = index(Ranking::Tuned);
+    // camelCase
+    assert_eq!(top(&index, "screenshot"), "browserTakeScreenshot");
+    // snake_case in a parameter name, and stemming (commits → commit, logs → log)
+    assert_eq!(top(&index, "max count of commits in the logs"), "git_log");
+    let plain = index_plain_top("screenshot");
+    assert_eq!(
+        plain, "browserTakeScreenshot",
+        "plain BM25 splits identifiers too"
+    );
+}
+
+fn index_plain_top(query: &str) -> String {
+    top(&index(Ranking::Bm25), query)
+}
+
+#[test]
+fn updates_replace_one_server_and_leave_the_others() {
+    let mut index = index(Ranking::Tuned);
+    assert_eq!(index.len(), 11);
+    // The git server's tools change (list_changed): git_log goes, git_blame comes.
+    let mut changed = git();
+    changed.retain(|t| t.tool != "git_log");
+    changed.push(tool(
+        "git",
+        "git_blame",
+        "Show who last changed each line of a file",
+        json!({}),
+    ));
+    index.set_server("git", &changed);
+    assert_eq!(index.len(), 11);
+    assert!(
+        index
+            .search("commit logs", 5)
+            .iter()
+            .all(|h| h.tool.tool != "git_log")
+    );
+    assert_eq!(top(&index, "who changed this line last"), "git_blame");
+    assert_eq!(
+        top(&index, "click the button"),
+        "browser_click",
+        "other servers untouched"
+    );
+    // The server goes away (reload): none of its tools are found.
+    index.remove_server("git");
+    assert_eq!(index.len(), 6);
+    assert!(
+        index
+            .search("git diff staged blame", 10)
+            .iter()
+            .all(|h| h.tool.server != "git")
+    );
+    // And comes back.
+    index.set_server("git", &git());
+    assert_eq!(top(&index, "show the staged changes"), "git_diff_staged");
+    index.set_server("git", &[]);
+    assert_eq!(index.len(), 6);
+}
+
+#[test]
+fn filtered_search_never_finds_outside_its_scope() {
+    let index = index(Ranking::Tuned);
+    let only_fs = |tool: &McpTool| tool.server == "fs";
+    let hits = index.search_filtered("git diff staged changes", 5, &only_fs);
+    assert!(hits.iter().all(|h| h.tool.server == "fs"), "{hits:?}");
+    let hits = index.search_filtered("read file", 1, &only_fs);
+    assert_eq!(hits[0].tool.tool, "read_file");
+    let hits = index.search_filtered("read file", 5, &|_| false);
+    assert!(hits.is_empty());
+    // k counts allowed hits only.
+    let no_read_file = |tool: &McpTool| tool.tool != "read_file";
+    let hits = index.search_filtered("read file", 1, &no_read_file);
+    assert_eq!(hits.len(), 1);
+    assert_ne!(hits[0].tool.tool, "read_file");
+}
+
+#[test]
+fn discovery_activates_what_it_finds_and_keeps_always_load_servers() {
+    let mut discovery = Discovery::new();
+    discovery.set_always_load(["fs"]);
+    let mut all = git();
+    all.extend(fs());
+    all.extend(browser());
+    discovery.set_tools(all.clone());
+    assert_eq!(discovery.len(), 11);
+    let loaded: Vec<String> = discovery
+        .loaded_tools()
+        .into_iter()
+        .map(|t| t.tool)
+        .collect();
+    assert_eq!(loaded.len(), 3, "only the alwaysLoad server: {loaded:?}");
+    assert!(loaded.iter().all(|t| fs().iter().any(|f| &f.tool == t)));
+
+    let args = json!({"query": "unstaged changes", "limit": 1});
+    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
+    assert_eq!(found.activated.len(), 1);
+    assert_eq!(found.activated[0].tool, "git_diff_unstaged");
+    assert!(
+        found.activated[0].definition.input_schema.is_object(),
+        "full definition handed over"
+    );
+    assert!(
+        found.text.contains("mcp_git_git_diff_unstaged"),
+        "{}",
+        found.text
+    );
+    assert!(discovery.is_loaded("mcp_git_git_diff_unstaged"));
+    assert_eq!(discovery.loaded_tools().len(), 4);
+
+    // The server's tools change and the activated one disappears: it is no longer loaded.
+    let mut changed: Vec<McpTool> = all
+        .into_iter()
+        .filter(|t| t.tool != "git_diff_unstaged")
+        .collect();
+    discovery.set_tools(changed.clone());
+    assert!(!discovery.is_loaded("mcp_git_git_diff_unstaged"));
+    assert_eq!(discovery.loaded_tools().len(), 3);
+    changed.retain(|t| t.server != "web");
+    discovery.set_tools(changed);
+    assert!(discovery.search("click", 5).is_empty());
+
+    // Nothing found: a helpful text, nothing activated.
+    let args = json!({"query": "zzz qqq"});
+    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
+    assert!(found.activated.is_empty() && found.text.contains("No tool matches"));
+}
+
+#[test]
+fn discovery_refuses_bad_arguments_clearly() {
+    let mut discovery = Discovery::new();
+    discovery.set_tools(git());
+    for bad in [json!({}), json!({"query": 3}), json!({"query": "  "})] {
+        let err = discovery.call_search(bad.as_object().unwrap()).unwrap_err();
+        assert!(matches!(err, DiscoveryError::MissingQuery { .. }));
+        assert!(err.to_string().contains("`query`"), "{err}");
+    }
+    for bad in [
+        json!({"query": "diff", "limit": 0}),
+        json!({"query": "diff", "limit": "5"}),
+        json!({"query": "diff", "limit": -1}),
+    ] {
+        let err = discovery.call_search(bad.as_object().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("`limit`"), "{err}");
+    }
+    // A huge limit is capped, not an error.
+    let args = json!({"query": "diff", "limit": 1_000_000});
+    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
+    assert!(found.activated.len() <= Discovery::MAX_LIMIT);
+    let definition = Discovery::search_tool_definition();
+    assert_eq!(definition.input_schema["required"], json!(["query"]));
+}

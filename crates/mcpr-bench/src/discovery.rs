@@ -1,0 +1,740 @@
+//! `mcpr-bench discovery`: how well and how fast the tool index finds the right tool.
+//!
+//! The corpus is the tools listed live from real MCP servers installed from npm and PyPI
+//! (`mcpr-bench discovery --capture` installs them into `target/peers/discovery-*`, starts each
+//! with dummy credentials, lists its tools and writes `data/tool_corpus.json` with the package
+//! versions), so the evaluation itself runs offline. The queries (`data/tool_queries.json`) are
+//! needs as an agent phrases them mid-task, each with the tool(s) that answer it. The run prints
+//! recall@1, recall@5 and MRR for plain BM25 and for the default ranking, index build time, query
+//! latency at the corpus size and at 10,000 tools, and the size of the tool list in discovery
+//! mode against the full list.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use mcp_runtime::client::ToolDefinition;
+use mcp_runtime::config::{ServerConfig, Transport};
+use mcp_runtime::manager::{ManagerOptions, McpManager, ServerTools};
+use mcp_runtime::session::Discovery;
+use mcp_runtime::tools::{McpTool, NamingStyle, Ranking, ToolIndex, mcp_tools};
+use serde_json::{Value, json};
+
+/// The npm servers of the corpus, pinned: (server name, package, `.bin` entry, args, env).
+const NPM: &[(&str, &str, &str, &[&str], &[(&str, &str)])] = &[
+    (
+        "everything",
+        "@modelcontextprotocol/server-everything@2026.8.31",
+        "mcp-server-everything",
+        &["stdio"],
+        &[],
+    ),
+    (
+        "filesystem",
+        "@modelcontextprotocol/server-filesystem@2026.8.31",
+        "mcp-server-filesystem",
+        &["{work}"],
+        &[],
+    ),
+    (
+        "memory",
+        "@modelcontextprotocol/server-memory@2026.8.31",
+        "mcp-server-memory",
+        &[],
+        &[("MEMORY_FILE_PATH", "{work}/memory.json")],
+    ),
+    (
+        "sequential-thinking",
+        "@modelcontextprotocol/server-sequential-thinking@2026.8.31",
+        "mcp-server-sequential-thinking",
+        &[],
+        &[],
+    ),
+    (
+        "github",
+        "@modelcontextprotocol/server-github@2025.4.8",
+        "mcp-server-github",
+        &[],
+        &[("GITHUB_PERSONAL_ACCESS_TOKEN", "dummy")],
+    ),
+    (
+        "gitlab",
+        "@modelcontextprotocol/server-gitlab@2025.4.25",
+        "mcp-server-gitlab",
+        &[],
+        &[
+            ("GITLAB_PERSONAL_ACCESS_TOKEN", "dummy"),
+            ("GITLAB_API_URL", "http://127.0.0.1:9/api/v4"),
+        ],
+    ),
+    (
+        "slack",
+        "@modelcontextprotocol/server-slack@2025.4.25",
+        "mcp-server-slack",
+        &[],
+        &[("SLACK_BOT_TOKEN", "xoxb-dummy"), ("SLACK_TEAM_ID", "T0")],
+    ),
+    (
+        "brave-search",
+        "@modelcontextprotocol/server-brave-search@0.6.2",
+        "mcp-server-brave-search",
+        &[],
+        &[("BRAVE_API_KEY", "dummy")],
+    ),
+    (
+        "google-maps",
+        "@modelcontextprotocol/server-google-maps@0.6.2",
+        "mcp-server-google-maps",
+        &[],
+        &[("GOOGLE_MAPS_API_KEY", "dummy")],
+    ),
+    (
+        "postgres",
+        "@modelcontextprotocol/server-postgres@0.6.2",
+        "mcp-server-postgres",
+        &["postgresql://127.0.0.1:9/none"],
+        &[],
+    ),
+    (
+        "puppeteer",
+        "@modelcontextprotocol/server-puppeteer@2025.5.12",
+        "mcp-server-puppeteer",
+        &[],
+        &[],
+    ),
+    (
+        "playwright",
+        "@playwright/mcp@0.0.83",
+        "playwright-mcp",
+        &["--headless"],
+        &[],
+    ),
+    (
+        "notion",
+        "@notionhq/notion-mcp-server@2.5.2",
+        "notion-mcp-server",
+        &[],
+        &[("NOTION_TOKEN", "dummy")],
+    ),
+    (
+        "supabase",
+        "@supabase/mcp-server-supabase@0.13.0",
+        "mcp-server-supabase",
+        &["--access-token", "dummy"],
+        &[],
+    ),
+    (
+        "firecrawl",
+        "firecrawl-mcp@3.26.0",
+        "firecrawl-mcp",
+        &[],
+        &[("FIRECRAWL_API_KEY", "fc-dummy")],
+    ),
+    (
+        "kubernetes",
+        "mcp-server-kubernetes@4.1.7",
+        "mcp-server-kubernetes",
+        &[],
+        &[("KUBECONFIG", "{work}/kubeconfig")],
+    ),
+    (
+        "tavily",
+        "tavily-mcp@0.2.22",
+        "tavily-mcp",
+        &[],
+        &[("TAVILY_API_KEY", "tvly-dummy")],
+    ),
+    (
+        "context7",
+        "@upstash/context7-mcp@4.1.1",
+        "context7-mcp",
+        &[],
+        &[],
+    ),
+];
+
+/// The PyPI servers of the corpus, pinned: (server name, requirement, script, args).
+const PYPI: &[(&str, &str, &str, &[&str])] = &[
+    ("git", "mcp-server-git==2026.10.19", "mcp-server-git", &[]),
+    (
+        "fetch",
+        "mcp-server-fetch==2026.10.24",
+        "mcp-server-fetch",
+        &[],
+    ),
+    (
+        "time",
+        "mcp-server-time==2026.10.19",
+        "mcp-server-time",
+        &["--local-timezone", "UTC"],
+    ),
+];
+
+/// mcp-server-sqlite breaks with the current Python SDK (it uses an API the SDK dropped), so it
+/// gets a venv of its own with the SDK it was released against.
+const SQLITE: (&str, &[&str]) = (
+    "sqlite",
+    &[
+        "mcp-server-sqlite==2025.4.25",
+        "mcp==1.6.0",
+        "pydantic==2.10.6",
+    ],
+);
+
+/// The Kubernetes server reads a kubeconfig at start-up; this one points at a closed port.
+const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: none\n  cluster: {server: 'https://127.0.0.1:9'}\nusers:\n- name: none\n  user: {token: dummy}\ncontexts:\n- name: none\n  context: {cluster: none, user: none}\ncurrent-context: none\n";
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
+}
+
+/// `mcpr-bench discovery [--capture] [--update]`.
+pub fn main(args: &[String]) -> ExitCode {
+    let capture_first = args.iter().any(|a| a == "--capture");
+    let update = args.iter().any(|a| a == "--update");
+    if let Some(unknown) = args.iter().find(|a| *a != "--capture" && *a != "--update") {
+        eprintln!("unknown argument {unknown} (discovery takes --capture and --update)");
+        return ExitCode::from(2);
+    }
+    if capture_first && let Err(why) = capture() {
+        eprintln!("error: capture: {why}");
+        return ExitCode::FAILURE;
+    }
+    match evaluate() {
+        Ok(markdown) => {
+            println!("{markdown}");
+            if update && let Err(why) = write_benchmarks(&markdown) {
+                eprintln!("error: BENCHMARKS.md: {why}");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("error: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn peers_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    // target/<profile>/mcpr-bench → target/peers
+    exe.parent()
+        .and_then(Path::parent)
+        .map(|target| target.join("peers"))
+        .unwrap_or_else(|| PathBuf::from("target/peers"))
+}
+
+fn run(command: &mut Command, what: &str) -> Result<(), String> {
+    let output = command
+        .output()
+        .map_err(|e| format!("{what}: cannot start: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().join(" | ");
+        Err(format!("{what}: {} ({tail})", output.status))
+    }
+}
+
+/// Install the servers (once), list every server's tools live and write the corpus fixture.
+fn capture() -> Result<(), String> {
+    let peers = peers_dir();
+    let npm_root = peers.join("discovery-npm");
+    let venv = peers.join("discovery-py/venv");
+    if !NPM
+        .iter()
+        .all(|s| npm_root.join("node_modules/.bin").join(s.2).exists())
+    {
+        std::fs::create_dir_all(&npm_root).map_err(|e| e.to_string())?;
+        std::fs::write(npm_root.join("package.json"), "{\"private\":true}")
+            .map_err(|e| e.to_string())?;
+        eprintln!("» npm install into {}", npm_root.display());
+        run(
+            Command::new("npm")
+                .current_dir(&npm_root)
+                .args(["install", "--no-audit", "--no-fund", "--ignore-scripts"])
+                .args(NPM.iter().map(|s| s.1))
+                // Browsers are never downloaded: listing tools does not start one.
+                .env("PUPPETEER_SKIP_DOWNLOAD", "1")
+                .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"),
+            "npm install",
+        )?;
+    }
+    if !venv.join("bin/mcp-server-time").exists() {
+        eprintln!("» pip install into {}", venv.display());
+        run(
+            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+            "python3 -m venv",
+        )?;
+        run(
+            Command::new(venv.join("bin/pip"))
+                .args(["install", "-q"])
+                .args(PYPI.iter().map(|s| s.1)),
+            "pip install",
+        )?;
+    }
+    let sqlite_venv = peers.join("discovery-py-sqlite/venv");
+    if !sqlite_venv.join("bin/.pinned").exists() {
+        run(
+            Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&sqlite_venv),
+            "python3 -m venv",
+        )?;
+        run(
+            Command::new(sqlite_venv.join("bin/pip"))
+                .args(["install", "-q"])
+                .args(SQLITE.1),
+            "pip install (sqlite)",
+        )?;
+        std::fs::write(sqlite_venv.join("bin/.pinned"), "").map_err(|e| e.to_string())?;
+    }
+    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let work_str = work.path().to_string_lossy().into_owned();
+    let fill = |s: &str| s.replace("{work}", &work_str);
+    std::fs::write(work.path().join("kubeconfig"), KUBECONFIG).map_err(|e| e.to_string())?;
+    let mut configs: IndexMap<String, ServerConfig> = IndexMap::new();
+    let mut versions: IndexMap<String, (String, String)> = IndexMap::new();
+    for (name, package, bin, args, env) in NPM {
+        let mut config = ServerConfig::stdio(
+            npm_root
+                .join("node_modules/.bin")
+                .join(bin)
+                .to_string_lossy(),
+            args.iter().map(|a| fill(a)),
+        );
+        if let Transport::Stdio(stdio) = &mut config.transport {
+            stdio.cwd = Some(work.path().to_owned());
+            for (key, value) in *env {
+                stdio.env.insert((*key).into(), fill(value));
+            }
+        }
+        let (package_name, _) = package.rsplit_once('@').unwrap_or((package, ""));
+        let version = std::fs::read_to_string(
+            npm_root
+                .join("node_modules")
+                .join(package_name)
+                .join("package.json"),
+        )
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|json| json["version"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "?".into());
+        configs.insert((*name).into(), config);
+        versions.insert((*name).into(), (format!("npm {package_name}"), version));
+    }
+    for (name, requirement, script, args) in PYPI {
+        let mut config = ServerConfig::stdio(
+            venv.join("bin").join(script).to_string_lossy(),
+            args.iter().map(|a| fill(a)),
+        );
+        if let Transport::Stdio(stdio) = &mut config.transport {
+            stdio.cwd = Some(work.path().to_owned());
+        }
+        let (package, version) = requirement.split_once("==").unwrap_or((requirement, "?"));
+        configs.insert((*name).into(), config);
+        versions.insert(
+            (*name).into(),
+            (format!("PyPI {package}"), version.to_owned()),
+        );
+    }
+    let mut sqlite = ServerConfig::stdio(
+        sqlite_venv.join("bin/mcp-server-sqlite").to_string_lossy(),
+        ["--db-path".to_owned(), fill("{work}/bench.db")],
+    );
+    if let Transport::Stdio(stdio) = &mut sqlite.transport {
+        stdio.cwd = Some(work.path().to_owned());
+    }
+    configs.insert(SQLITE.0.into(), sqlite);
+    versions.insert(
+        SQLITE.0.into(),
+        ("PyPI mcp-server-sqlite".into(), "2025.4.25".into()),
+    );
+    // The git server wants a repository to stand in.
+    let _ = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(work.path())
+        .status();
+
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let report = runtime.block_on(async {
+        let manager = McpManager::new(ManagerOptions {
+            cache: None,
+            project: work.path().to_owned(),
+            reconnect: false,
+            wait_for_uncached: true,
+            gate: Duration::from_secs(120),
+            ..ManagerOptions::default()
+        });
+        let report = manager.connect_servers(configs, IndexMap::new()).await;
+        let _ = tokio::time::timeout(Duration::from_secs(30), manager.disconnect_all()).await;
+        report
+    });
+    for (server, error) in &report.errors {
+        eprintln!("  {server}: failed: {error}");
+    }
+    let mut servers = Vec::new();
+    for listed in &report.servers {
+        let (package, version) = versions
+            .get(&listed.server)
+            .cloned()
+            .unwrap_or_else(|| ("?".into(), "?".into()));
+        eprintln!(
+            "  {}: {} tools ({package} {version})",
+            listed.server,
+            listed.tools.len()
+        );
+        servers.push(json!({
+            "server": listed.server,
+            "package": package,
+            "version": version,
+            "tools": listed.tools.iter().collect::<Vec<_>>(),
+        }));
+    }
+    let failed: Vec<Value> = report
+        .errors
+        .iter()
+        .map(|(server, error)| json!({"server": server, "error": error}))
+        .collect();
+    let corpus = json!({
+        "captured_with": "cargo run -p mcpr-bench -- discovery --capture",
+        "servers": servers,
+        "failed": failed,
+    });
+    let path = data_dir().join("tool_corpus.json");
+    std::fs::create_dir_all(data_dir()).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&corpus).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("» wrote {}", path.display());
+    Ok(())
+}
+
+/// The corpus as the manager would hand it over: (server, package, version, tools).
+fn load_corpus() -> Result<Vec<(String, String, String, Vec<ToolDefinition>)>, String> {
+    let path = data_dir().join("tool_corpus.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: {e} (run `mcpr-bench discovery --capture`)",
+            path.display()
+        )
+    })?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for server in json["servers"].as_array().into_iter().flatten() {
+        let tools: Vec<ToolDefinition> = serde_json::from_value(server["tools"].clone())
+            .map_err(|e| format!("{}: tools: {e}", path.display()))?;
+        out.push((
+            server["server"].as_str().unwrap_or("?").to_owned(),
+            server["package"].as_str().unwrap_or("?").to_owned(),
+            server["version"].as_str().unwrap_or("?").to_owned(),
+            tools,
+        ));
+    }
+    Ok(out)
+}
+
+struct Query {
+    query: String,
+    /// `server/tool` of every tool that answers it.
+    expected: Vec<String>,
+}
+
+fn load_queries() -> Result<Vec<Query>, String> {
+    let path = data_dir().join("tool_queries.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for entry in json["queries"].as_array().into_iter().flatten() {
+        let expected = match &entry["expected"] {
+            Value::String(one) => vec![one.clone()],
+            Value::Array(many) => many
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.push(Query {
+            query: entry["query"].as_str().unwrap_or_default().to_owned(),
+            expected,
+        });
+    }
+    Ok(out)
+}
+
+fn tools_of(servers: &[ServerTools]) -> Vec<McpTool> {
+    mcp_tools(servers, NamingStyle::Mcpr)
+}
+
+fn build(ranking: Ranking, servers: &[ServerTools]) -> (ToolIndex, Duration) {
+    let tools = tools_of(servers);
+    let started = Instant::now();
+    let mut index = ToolIndex::with_ranking(ranking);
+    for server in servers {
+        let mine: Vec<McpTool> = tools
+            .iter()
+            .filter(|t| t.server == server.server)
+            .cloned()
+            .collect();
+        index.set_server(&server.server, &mine);
+    }
+    (index, started.elapsed())
+}
+
+struct Quality {
+    recall1: f64,
+    recall5: f64,
+    mrr: f64,
+    misses: Vec<String>,
+}
+
+fn quality(index: &ToolIndex, queries: &[Query]) -> Quality {
+    let (mut hit1, mut hit5, mut rr) = (0usize, 0usize, 0f64);
+    let mut misses = Vec::new();
+    for query in queries {
+        let hits = index.search(&query.query, 10);
+        let rank = hits.iter().position(|hit| {
+            let id = format!("{}/{}", hit.tool.server, hit.tool.tool);
+            query.expected.contains(&id)
+        });
+        match rank {
+            Some(0) => hit1 += 1,
+            _ => {
+                let got = hits
+                    .first()
+                    .map(|h| format!("{}/{}", h.tool.server, h.tool.tool))
+                    .unwrap_or_else(|| "nothing".into());
+                misses.push(format!(
+                    "{:?}: wanted {}, got {got} (rank {})",
+                    query.query,
+                    query.expected.join(" or "),
+                    rank.map_or("-".into(), |r| (r + 1).to_string())
+                ));
+            }
+        }
+        if let Some(rank) = rank {
+            if rank < 5 {
+                hit5 += 1;
+            }
+            rr += 1.0 / (rank as f64 + 1.0);
+        }
+    }
+    let n = queries.len().max(1) as f64;
+    Quality {
+        recall1: hit1 as f64 / n,
+        recall5: hit5 as f64 / n,
+        mrr: rr / n,
+        misses,
+    }
+}
+
+/// p50 and p99 of one search, over every query, repeated.
+fn latency(index: &ToolIndex, queries: &[Query]) -> (Duration, Duration) {
+    let mut samples = vec![Duration::ZERO];
+    for _ in 0..5 {
+        for query in queries {
+            let started = Instant::now();
+            std::hint::black_box(index.search(&query.query, 5));
+            samples.push(started.elapsed());
+        }
+    }
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.50), at(0.99))
+}
+
+/// `n` tools made by replicating the corpus under renamed servers.
+fn replicated(servers: &[ServerTools], n: usize) -> Vec<ServerTools> {
+    let mut out = Vec::new();
+    let mut count = 0;
+    let mut copy = 0;
+    while count < n {
+        for server in servers {
+            if count >= n {
+                break;
+            }
+            let take = server.tools.len().min(n - count);
+            let name = if copy == 0 {
+                server.server.clone()
+            } else {
+                format!("{}-{copy}", server.server)
+            };
+            out.push(ServerTools {
+                server: name,
+                source: None,
+                tools: Arc::from(server.tools[..take].to_vec()),
+                deferred: false,
+            });
+            count += take;
+        }
+        copy += 1;
+    }
+    out
+}
+
+/// A tool as `tools/list` shows it.
+fn listed(definition: &ToolDefinition, name: &str) -> Value {
+    let mut value = serde_json::to_value(definition).unwrap_or(Value::Null);
+    value["name"] = json!(name);
+    value
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn evaluate() -> Result<String, String> {
+    let corpus = load_corpus()?;
+    let queries = load_queries()?;
+    let servers: Vec<ServerTools> = corpus
+        .iter()
+        .map(|(server, _, _, tools)| ServerTools {
+            server: server.clone(),
+            source: None,
+            tools: Arc::from(tools.clone()),
+            deferred: false,
+        })
+        .collect();
+    let total: usize = servers.iter().map(|s| s.tools.len()).sum();
+    let mut out = String::new();
+    out.push_str("## Tool discovery\n\n");
+    out.push_str(&format!(
+        "`cargo run -p mcpr-bench -- discovery` ({} build). Corpus: {total} tools listed live \
+         from {} servers (`--capture` lists them again); {} queries phrased as an agent does \
+         mid-task, with near-miss distractors (`crates/mcpr-bench/data/`).\n\n",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        servers.len(),
+        queries.len()
+    ));
+    out.push_str("| server | package | version | tools |\n|---|---|---|---:|\n");
+    for (server, package, version, tools) in &corpus {
+        out.push_str(&format!(
+            "| {server} | {package} | {version} | {} |\n",
+            tools.len()
+        ));
+    }
+    out.push('\n');
+
+    out.push_str("| ranking | recall@1 | recall@5 | MRR | index build | query p50 | query p99 | p50 at 10,000 tools | p99 at 10,000 tools |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let big = replicated(&servers, 10_000);
+    let mut tuned_quality = None;
+    for (label, ranking) in [
+        ("plain BM25", Ranking::Bm25),
+        ("mcpr (BM25F, stemming, expansion)", Ranking::Tuned),
+    ] {
+        let (index, built) = build(ranking, &servers);
+        let q = quality(&index, &queries);
+        let (p50, p99) = latency(&index, &queries);
+        let (big_index, _) = build(ranking, &big);
+        let (big50, big99) = latency(&big_index, &queries);
+        out.push_str(&format!(
+            "| {label} | {:.2} | {:.2} | {:.3} | {} | {} | {} | {} | {} |\n",
+            q.recall1,
+            q.recall5,
+            q.mrr,
+            ms(built),
+            ms(p50),
+            ms(p99),
+            ms(big50),
+            ms(big99)
+        ));
+        if ranking == Ranking::Tuned {
+            tuned_quality = Some(q);
+        }
+    }
+    out.push('\n');
+
+    // Tokens: the full tools/list against discovery mode's (the search tool alone, no server
+    // marked alwaysLoad), as characters ÷ 4.
+    let tools = tools_of(&servers);
+    let full: Vec<Value> = tools
+        .iter()
+        .map(|t| listed(&t.definition, &t.name))
+        .collect();
+    let full_chars = serde_json::to_string(&json!({"tools": full}))
+        .map_err(|e| e.to_string())?
+        .len();
+    let search_tool = Discovery::search_tool_definition();
+    let discovery_chars = serde_json::to_string(&json!({"tools": [search_tool]}))
+        .map_err(|e| e.to_string())?
+        .len();
+    let ratio = discovery_chars as f64 / full_chars as f64;
+    out.push_str(&format!(
+        "Tool list tokens (characters ÷ 4; no tokenizer crate is used): full `tools/list` \
+         {} tokens, discovery mode {} tokens ({:.2}% of the full list).\n\n",
+        full_chars / 4,
+        discovery_chars / 4,
+        ratio * 100.0
+    ));
+    if let Some(q) = &tuned_quality {
+        let check = |ok: bool| if ok { "✅" } else { "❌" };
+        out.push_str(&format!(
+            "Targets: recall@5 ≥ 0.90 {} ({:.2}), recall@1 ≥ 0.70 {} ({:.2}), discovery list ≤ 5% {} ({:.2}%).\n",
+            check(q.recall5 >= 0.90),
+            q.recall5,
+            check(q.recall1 >= 0.70),
+            q.recall1,
+            check(ratio <= 0.05),
+            ratio * 100.0
+        ));
+        if !q.misses.is_empty() {
+            eprintln!("misses at rank 1 (default ranking):");
+            for miss in &q.misses {
+                eprintln!("  {miss}");
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Replace (or append) the "## Tool discovery" section of BENCHMARKS.md.
+fn write_benchmarks(markdown: &str) -> Result<(), String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../BENCHMARKS.md");
+    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    let start = text.find("## Tool discovery");
+    let new = match start {
+        Some(start) => {
+            let end = text[start + 3..]
+                .find("\n## ")
+                .map_or(text.len(), |i| start + 3 + i + 1);
+            format!(
+                "{}{}\n{}",
+                &text[..start],
+                markdown.trim_end(),
+                &text[end..]
+            )
+        }
+        None => format!("{}\n{}\n", text.trim_end(), markdown.trim_end()),
+    };
+    std::fs::write(&path, new).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replication_reaches_the_size_with_distinct_servers() {
+        let tools: Vec<ToolDefinition> = (0..3)
+            .map(|i| serde_json::from_value(json!({"name": format!("t{i}")})).unwrap())
+            .collect();
+        let servers = [ServerTools {
+            server: "s".into(),
+            source: None,
+            tools: Arc::from(tools),
+            deferred: false,
+        }];
+        let big = replicated(&servers, 10);
+        assert_eq!(big.iter().map(|s| s.tools.len()).sum::<usize>(), 10);
+        assert_eq!(big[1].server, "s-1");
+    }
+}
