@@ -22,8 +22,20 @@ use mcp_runtime::session::Discovery;
 use mcp_runtime::tools::{McpTool, NamingStyle, Ranking, ToolIndex, mcp_tools};
 use serde_json::{Value, json};
 
-/// The npm servers of the corpus, pinned: (server name, package, `.bin` entry, args, env).
-const NPM: &[(&str, &str, &str, &[&str], &[(&str, &str)])] = &[
+/// One npm server of the corpus: (server name, package, `.bin` entry, args, env).
+type NpmServer = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+/// One captured server: (server name, package, version, tools).
+type CorpusServer = (String, String, String, Vec<ToolDefinition>);
+
+/// The npm servers of the corpus, pinned.
+const NPM: &[NpmServer] = &[
     (
         "everything",
         "@modelcontextprotocol/server-everything@2026.8.31",
@@ -414,7 +426,7 @@ fn capture() -> Result<(), String> {
 }
 
 /// The corpus as the manager would hand it over: (server, package, version, tools).
-fn load_corpus() -> Result<Vec<(String, String, String, Vec<ToolDefinition>)>, String> {
+fn load_corpus() -> Result<Vec<CorpusServer>, String> {
     let path = data_dir().join("tool_corpus.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
