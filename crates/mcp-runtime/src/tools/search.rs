@@ -153,7 +153,7 @@ struct Posting {
 /// let hits = index.search("unstaged changes", 5);
 /// assert_eq!(hits[0].tool.tool, "git_diff_unstaged");
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolIndex {
     ranking: Ranking,
     analyzer: Analyzer,
@@ -164,6 +164,12 @@ pub struct ToolIndex {
     postings: Vec<Vec<Posting>>,
     total_lens: [u64; FIELDS],
     live: usize,
+}
+
+impl Default for ToolIndex {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -187,7 +193,13 @@ impl ToolIndex {
         ToolIndex {
             ranking,
             analyzer: Analyzer::new(ranking),
-            ..Default::default()
+            docs: Vec::new(),
+            free: Vec::new(),
+            by_server: HashMap::new(),
+            vocab: HashMap::new(),
+            postings: Vec::new(),
+            total_lens: [0; FIELDS],
+            live: 0,
         }
     }
 
@@ -616,6 +628,16 @@ mod tests {
             label: format!("mcp:{server}"),
             deferred: false,
         }
+    }
+
+    #[test]
+    fn default_is_the_tuned_ranking_and_shareable() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<ToolIndex>();
+        let mut index = ToolIndex::default();
+        assert_eq!(index.ranking(), Ranking::Tuned);
+        index.set_server("fs", &[tool("fs", "list_files", "Lists files")]);
+        assert_eq!(index.search("listing", 5).len(), 1, "stemmed");
     }
 
     #[test]
