@@ -44,25 +44,27 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
 /// BM25F weight of each field: a word in the name says more than one in a parameter.
-const WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 1.0, 1.5, 0.4];
+const WEIGHTS: [f32; FIELDS] = [4.0, 2.0, 2.0, 1.5, 0.2];
 /// BM25F length normalisation of each field (names are short and alike, so barely normalised).
 const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75];
 /// Weight of a word the query did not say but that means the same (see [`SYNONYMS`]).
-const EXPANSION_WEIGHT: f32 = 0.35;
+const EXPANSION_WEIGHT: f32 = 0.6;
 /// How much a tool gains when the query covers every word of its name.
-const COVERAGE_BONUS: f32 = 0.6;
+const COVERAGE_BONUS: f32 = 0.3;
 
 /// Words that tools and agents use for the same thing. Each group expands to the others.
 const SYNONYMS: &[&[&str]] = &[
     &["get", "fetch", "retrieve", "read", "obtain", "load", "view"],
-    &["create", "add", "new", "make", "insert", "generate"],
-    &["delete", "remove", "erase", "drop", "destroy", "trash"],
+    &["create", "add", "new", "make", "insert", "generate", "open"],
+    &[
+        "delete", "remove", "erase", "drop", "destroy", "trash", "forget",
+    ],
     &["update", "edit", "modify", "change", "patch", "alter"],
     &["list", "enumerate", "browse"],
     &[
         "search", "find", "query", "lookup", "locate", "grep", "seek",
     ],
-    &["write", "save", "store", "persist"],
+    &["write", "save", "store", "persist", "remember", "record"],
     &["move", "rename", "relocate"],
     &["run", "execute", "invoke", "evaluate", "eval"],
     &["url", "link", "address", "webpage", "website"],
@@ -82,7 +84,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["observation", "fact"],
     &["wait", "sleep", "pause"],
     &["navigate", "visit", "goto", "open"],
-    &["close", "quit", "exit"],
+    &["close", "quit", "exit", "shut"],
     &["resize", "dimension"],
     &["upload", "attach"],
     &["diff", "difference", "compare"],
@@ -97,6 +99,8 @@ const SYNONYMS: &[&[&str]] = &[
     &["place", "location", "geocode"],
     &["route", "direction"],
     &["multiple", "several", "many", "batch", "bulk"],
+    &["current", "now", "today"],
+    &["coordinates", "latitude", "longitude", "geocode"],
     &["simultaneously", "once", "together"],
 ];
 
@@ -149,7 +153,7 @@ struct Posting {
 /// let hits = index.search("unstaged changes", 5);
 /// assert_eq!(hits[0].tool.tool, "git_diff_unstaged");
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolIndex {
     ranking: Ranking,
     analyzer: Analyzer,
@@ -160,6 +164,12 @@ pub struct ToolIndex {
     postings: Vec<Vec<Posting>>,
     total_lens: [u64; FIELDS],
     live: usize,
+}
+
+impl Default for ToolIndex {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -183,7 +193,13 @@ impl ToolIndex {
         ToolIndex {
             ranking,
             analyzer: Analyzer::new(ranking),
-            ..Default::default()
+            docs: Vec::new(),
+            free: Vec::new(),
+            by_server: HashMap::new(),
+            vocab: HashMap::new(),
+            postings: Vec::new(),
+            total_lens: [0; FIELDS],
+            live: 0,
         }
     }
 
@@ -612,6 +628,16 @@ mod tests {
             label: format!("mcp:{server}"),
             deferred: false,
         }
+    }
+
+    #[test]
+    fn default_is_the_tuned_ranking_and_shareable() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<ToolIndex>();
+        let mut index = ToolIndex::default();
+        assert_eq!(index.ranking(), Ranking::Tuned);
+        index.set_server("fs", &[tool("fs", "list_files", "Lists files")]);
+        assert_eq!(index.search("listing", 5).len(), 1, "stemmed");
     }
 
     #[test]
