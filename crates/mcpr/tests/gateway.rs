@@ -17,190 +17,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::sdk::{Sdk, SdkClient, text};
 use support::{ChildGuard, MCPR, alive, isolate_env, temp_dir, wait_dead};
-
-/// Bound on one driver step (a call that hangs fails the test instead of hanging it).
-const STEP_BOUND: Duration = Duration::from_secs(60);
-
-/// The TypeScript SDK client driver.
-const TS_DRIVER: &str = r#"
-const cfg = JSON.parse(process.argv[2]);
-const sdk = (path) => import(cfg.sdk + "/dist/esm/" + path);
-const { Client } = await sdk("client/index.js");
-const { StdioClientTransport } = await sdk("client/stdio.js");
-const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
-const { ToolListChangedNotificationSchema } = await sdk("types.js");
-const readline = await import("node:readline");
-
-const out = (value) => process.stdout.write(JSON.stringify(value) + "\n");
-let listChanged = 0;
-const client = new Client({ name: "gateway-test-ts", version: "1.0.0" });
-client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged += 1; });
-const transport = cfg.transport === "stdio"
-  ? new StdioClientTransport({ command: cfg.command, args: cfg.args, env: process.env, stderr: "inherit" })
-  : new StreamableHTTPClientTransport(new URL(cfg.url),
-      cfg.token ? { requestInit: { headers: { Authorization: `Bearer ${cfg.token}` } } } : undefined);
-await client.connect(transport);
-out({ ok: true, connected: true, pid: transport.pid ?? null });
-
-async function run(step) {
-  switch (step.op) {
-    case "list":
-      return { ok: true, tools: (await client.listTools()).tools };
-    case "call": {
-      const progress = [];
-      const options = { timeout: 60000 };
-      if (step.progress) options.onprogress = (p) => progress.push(p);
-      const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, options);
-      return { ok: true, result, progress };
-    }
-    case "cancel": {
-      const abort = new AbortController();
-      setTimeout(() => abort.abort("cancelled by the test"), step.after_ms);
-      const started = Date.now();
-      try {
-        const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, { signal: abort.signal });
-        return { ok: true, cancelled: false, result };
-      } catch (e) {
-        return { ok: true, cancelled: true, elapsed_ms: Date.now() - started, error: String(e?.message ?? e) };
-      }
-    }
-    case "resources":
-      return { ok: true, resources: (await client.listResources()).resources };
-    case "read":
-      return { ok: true, result: await client.readResource({ uri: step.uri }) };
-    case "prompts":
-      return { ok: true, prompts: (await client.listPrompts()).prompts };
-    case "get_prompt":
-      return { ok: true, result: await client.getPrompt({ name: step.name, arguments: step.args ?? {} }) };
-    case "wait_list_changed": {
-      const deadline = Date.now() + step.timeout_ms;
-      while (listChanged === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      const count = listChanged;
-      listChanged = 0;
-      return { ok: true, count };
-    }
-    case "close":
-      await client.close();
-      return { ok: true };
-    default:
-      throw new Error(`unknown step ${step.op}`);
-  }
-}
-
-for await (const line of readline.createInterface({ input: process.stdin })) {
-  const step = JSON.parse(line);
-  try { out(await run(step)); } catch (e) { out({ ok: false, error: String(e?.message ?? e) }); }
-  if (step.op === "close") break;
-}
-process.exit(0);
-"#;
-
-/// The Python SDK client driver.
-const PY_DRIVER: &str = r#"
-import asyncio, json, os, sys, time
-import mcp.types as types
-from pydantic import AnyUrl
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
-
-cfg = json.loads(sys.argv[1])
-list_changed = 0
-
-def out(value):
-    sys.stdout.write(json.dumps(value) + "\n")
-    sys.stdout.flush()
-
-async def on_message(message):
-    global list_changed
-    if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
-        list_changed += 1
-
-def dump(model):
-    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-async def run(session, step):
-    global list_changed
-    op = step["op"]
-    if op == "list":
-        return {"ok": True, "tools": [dump(t) for t in (await session.list_tools()).tools]}
-    if op == "call":
-        progress = []
-        async def on_progress(value, total, message):
-            progress.append({"progress": value, "total": total, "message": message})
-        result = await session.call_tool(step["name"], step.get("args", {}),
-                                         progress_callback=on_progress if step.get("progress") else None)
-        return {"ok": True, "result": dump(result), "progress": progress}
-    if op == "cancel":
-        # The SDK does not send notifications/cancelled by itself: send it for the request id
-        # the call is about to get, as its own cancel() does for requests it receives.
-        request_id = session._request_id
-        started = time.monotonic()
-        call = asyncio.create_task(session.call_tool(step["name"], step.get("args", {})))
-        await asyncio.sleep(step["after_ms"] / 1000)
-        await session.send_notification(types.ClientNotification(types.CancelledNotification(
-            params=types.CancelledNotificationParams(requestId=request_id, reason="cancelled by the test"))))
-        try:
-            await asyncio.wait_for(call, 2)
-            return {"ok": True, "cancelled": False}
-        except Exception as e:
-            return {"ok": True, "cancelled": True, "elapsed_ms": int((time.monotonic() - started) * 1000), "error": str(e)}
-    if op == "resources":
-        return {"ok": True, "resources": [dump(r) for r in (await session.list_resources()).resources]}
-    if op == "read":
-        return {"ok": True, "result": dump(await session.read_resource(AnyUrl(step["uri"])))}
-    if op == "prompts":
-        return {"ok": True, "prompts": [dump(p) for p in (await session.list_prompts()).prompts]}
-    if op == "get_prompt":
-        return {"ok": True, "result": dump(await session.get_prompt(step["name"], step.get("args")))}
-    if op == "wait_list_changed":
-        deadline = time.monotonic() + step["timeout_ms"] / 1000
-        while list_changed == 0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        count, list_changed = list_changed, 0
-        return {"ok": True, "count": count}
-    if op == "close":
-        return {"ok": True}
-    raise ValueError(f"unknown step {op}")
-
-async def drive(read, write):
-    async with ClientSession(read, write, message_handler=on_message) as session:
-        await session.initialize()
-        out({"ok": True, "connected": True, "pid": None})
-        loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, sys.stdin.readline)
-            if not line:
-                break
-            step = json.loads(line)
-            try:
-                out(await run(session, step))
-            except Exception as e:
-                out({"ok": False, "error": str(e)})
-            if step["op"] == "close":
-                break
-
-async def main():
-    if cfg["transport"] == "stdio":
-        params = StdioServerParameters(command=cfg["command"], args=cfg["args"], env=dict(os.environ))
-        async with stdio_client(params, errlog=sys.stderr) as (read, write):
-            await drive(read, write)
-    else:
-        headers = {"Authorization": f"Bearer {cfg['token']}"} if cfg.get("token") else None
-        async with streamablehttp_client(cfg["url"], headers=headers) as (read, write, _):
-            await drive(read, write)
-
-asyncio.run(main())
-os._exit(0)
-"#;
-
-/// Which SDK drives the gateway.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Sdk {
-    TypeScript,
-    Python,
-}
 
 /// One test's world: a temp dir with the backends' config, spawn logs and records, and an
 /// isolated home for every process.
@@ -390,142 +208,21 @@ enum Target<'a> {
     Http(&'a World, &'a str, Option<&'a str>),
 }
 
-/// One SDK client, driven step by step.
-struct Client {
-    child: ChildGuard,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    sdk: Sdk,
-    /// The gateway's pid when the client started it (TypeScript over stdio).
-    gateway_pid: Option<u32>,
-}
-
-impl Client {
-    fn start(sdk: Sdk, target: Target<'_>) -> Client {
-        let (world, config) = match &target {
-            Target::Stdio(world, extra) => (
-                *world,
-                json!({ "transport": "stdio", "command": MCPR, "args": world.serve_args(extra) }),
-            ),
-            Target::Http(world, url, token) => (
-                *world,
-                json!({ "transport": "http", "url": url, "token": token }),
-            ),
-        };
-        let mut command = match sdk {
-            Sdk::TypeScript => {
-                let script = world.path("driver.mjs");
-                std::fs::write(&script, TS_DRIVER).unwrap();
-                let mut config = config;
-                config["sdk"] = json!(support::typescript_sdk());
-                let mut command = Command::new("node");
-                command.arg(script).arg(config.to_string());
-                command
-            }
-            Sdk::Python => {
-                let script = world.path("driver.py");
-                std::fs::write(&script, PY_DRIVER).unwrap();
-                let mut command = Command::new(support::python_mcp());
-                command.arg(script).arg(config.to_string());
-                command
-            }
-        };
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        world.isolate(&mut command);
-        let mut child = ChildGuard::spawn(&mut command);
-        let stdin = child.0.stdin.take();
-        let stdout = child.0.stdout.take().expect("driver stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut client = Client {
-            child,
-            stdin,
-            lines,
-            sdk,
-            gateway_pid: None,
-        };
-        let hello = client.read();
-        assert_eq!(hello["connected"], true, "{sdk:?} did not connect: {hello}");
-        client.gateway_pid = hello["pid"].as_u64().map(|pid| pid as u32);
-        client
-    }
-
-    fn read(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(STEP_BOUND)
-            .unwrap_or_else(|e| panic!("{:?} driver gave no answer: {e}", self.sdk));
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad driver line {line}: {e}"))
-    }
-
-    /// Run one step; panics if the driver reports a failure.
-    fn step(&mut self, step: Value) -> Value {
-        let answer = self.try_step(step.clone());
-        assert_eq!(
-            answer["ok"], true,
-            "{:?} step {step} failed: {answer}",
-            self.sdk
-        );
-        answer
-    }
-
-    fn try_step(&mut self, step: Value) -> Value {
-        let stdin = self.stdin.as_mut().expect("driver stdin open");
-        writeln!(stdin, "{step}").expect("write to driver");
-        stdin.flush().expect("flush driver stdin");
-        self.read()
-    }
-
-    fn tool_names(&mut self) -> Vec<String> {
-        self.step(json!({"op": "list"}))["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    }
-
-    fn call(&mut self, name: &str, args: Value) -> Value {
-        self.step(json!({"op": "call", "name": name, "args": args}))["result"].clone()
-    }
-
-    /// Close the session and wait for the driver to exit.
-    fn close(mut self) {
-        self.step(json!({"op": "close"}));
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.child.0.try_wait().ok().flatten().is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "{:?} driver did not exit",
-                self.sdk
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// The text blocks of a tool result, joined.
-fn text(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
+/// Start `sdk`'s client against `target`.
+fn connect(sdk: Sdk, target: Target<'_>) -> SdkClient {
+    let (world, config) = match &target {
+        Target::Stdio(world, extra) => (
+            *world,
+            json!({ "transport": "stdio", "command": MCPR, "args": world.serve_args(extra) }),
+        ),
+        Target::Http(world, url, token) => (
+            *world,
+            json!({ "transport": "http", "url": url, "token": token }),
+        ),
+    };
+    Sdkconnect(sdk, world.dir.path(), config, |command| {
+        world.isolate(command)
+    })
 }
 
 fn send_signal(pid: u32, signal: i32) {
@@ -574,8 +271,8 @@ fn two_backends_scenario(sdk: Sdk, http: bool) {
     ]);
     let gateway = http.then(|| world.http_gateway(&[], &[]));
     let mut client = match &gateway {
-        Some((_, url)) => Client::start(sdk, Target::Http(&world, url, None)),
-        None => Client::start(sdk, Target::Stdio(&world, &[])),
+        Some((_, url)) => connect(sdk, Target::Http(&world, url, None)),
+        None => connect(sdk, Target::Stdio(&world, &[])),
     };
 
     let listed = client.step(json!({"op": "list"}));
@@ -738,13 +435,13 @@ fn five_concurrent_http_clients_share_one_process_per_backend() {
         Sdk::TypeScript,
     ];
     // Connect all five at once, each from its own thread, and keep them all connected.
-    let clients: Vec<Client> = std::thread::scope(|scope| {
+    let clients: Vec<SdkClient> = std::thread::scope(|scope| {
         let starting: Vec<_> = sdks
             .iter()
             .map(|&sdk| {
                 let (world, url) = (&world, url.as_str());
                 scope.spawn(move || {
-                    let mut client = Client::start(sdk, Target::Http(world, url, None));
+                    let mut client = connect(sdk, Target::Http(world, url, None));
                     let names = client.tool_names();
                     assert!(names.contains(&"mcp_mock_echo".to_owned()), "{names:?}");
                     assert!(
@@ -788,8 +485,8 @@ fn killed_backend_is_reconnected_and_clients_get_one_list_changed() {
     let world = World::new(&[Backend::Mock("mock", &[])]);
     let (mut gateway, url) = world.http_gateway(&[], &[]);
     let mut clients = [
-        Client::start(Sdk::TypeScript, Target::Http(&world, &url, None)),
-        Client::start(Sdk::Python, Target::Http(&world, &url, None)),
+        connect(Sdk::TypeScript, Target::Http(&world, &url, None)),
+        connect(Sdk::Python, Target::Http(&world, &url, None)),
     ];
     for client in &mut clients {
         assert!(client.tool_names().contains(&"mcp_mock_echo".to_owned()));
@@ -834,14 +531,14 @@ fn backend_hanging_at_startup_does_not_delay_its_cached_tools() {
         Backend::HangsWhenFlagged("slow", 4000),
     ]);
     // A first run fills the tool cache (written in the background: wait for it).
-    let mut client = Client::start(Sdk::Python, Target::Stdio(&world, &[]));
+    let mut client = connect(Sdk::Python, Target::Stdio(&world, &[]));
     assert!(client.tool_names().contains(&"mcp_slow_tool_0".to_owned()));
     world.wait_cached("tool_0");
     client.close();
 
     // Now `slow` hangs in `initialize`: its cached tools are listed at once all the same.
     std::fs::write(world.path("slow.hang"), "").unwrap();
-    let mut client = Client::start(Sdk::TypeScript, Target::Stdio(&world, &[]));
+    let mut client = connect(Sdk::TypeScript, Target::Stdio(&world, &[]));
     let started = Instant::now();
     let names = client.tool_names();
     let listed_in = started.elapsed();
@@ -944,7 +641,7 @@ fn http_requests_without_the_right_token_are_refused() {
     assert!(body.contains("mcpr-gateway"), "{body}");
 
     for sdk in [Sdk::TypeScript, Sdk::Python] {
-        let mut client = Client::start(sdk, Target::Http(&world, &url, Some("s3cret-token")));
+        let mut client = connect(sdk, Target::Http(&world, &url, Some("s3cret-token")));
         assert!(client.tool_names().contains(&"mcp_mock_echo".to_owned()));
         client.close();
     }
@@ -995,14 +692,14 @@ fn no_backend_outlives_the_gateway_on_sigterm_sigint_or_client_exit() {
             Backend::Everything("everything"),
         ]);
         let grandchild = world.path("grandchild.pid");
-        let mut client = Client::start(sdk, Target::Stdio(&world, &[]));
+        let mut client = connect(sdk, Target::Stdio(&world, &[]));
         assert!(
             client
                 .tool_names()
                 .contains(&"mcp_everything_echo".to_owned())
         );
         let gateway = gateway_of(&world, "mock");
-        if let Some(pid) = client.gateway_pid {
+        if let Some(pid) = client.server_pid {
             assert_eq!(pid, gateway);
         }
         let mut processes = [world.spawns("mock"), world.spawns("everything")].concat();
@@ -1026,15 +723,6 @@ fn no_backend_outlives_the_gateway_on_sigterm_sigint_or_client_exit() {
     }
 }
 
-impl Client {
-    /// End the session from the client side by exiting the driver (which closes the gateway's
-    /// stdin), without a protocol goodbye.
-    fn close_input(&mut self) {
-        drop(self.stdin.take());
-        wait_exit(&mut self.child, Duration::from_secs(20));
-    }
-}
-
 #[test]
 fn scoped_view_flags_filter_servers_and_tools() {
     let world = World::new(&[Backend::Mock("a", &[]), Backend::Mock("b", &[])]);
@@ -1048,7 +736,7 @@ fn scoped_view_flags_filter_servers_and_tools() {
         "--deny-tools",
         "*sleep*",
     ];
-    let mut client = Client::start(Sdk::Python, Target::Stdio(&world, &flags));
+    let mut client = connect(Sdk::Python, Target::Stdio(&world, &flags));
     let names = client.tool_names();
     assert!(names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("mcp_a_")), "{names:?}");

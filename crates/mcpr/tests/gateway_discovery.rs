@@ -7,7 +7,7 @@
 //! with `notifications/tools/list_changed` and lists them; they can be called, or invoked by
 //! name without refreshing; a scoped view can neither find nor call outside itself.
 //!
-//! The client drivers are the ones of `tests/gateway.rs`: one JSON step per stdin line, one
+//! The client drivers are the shared ones of `tests/support/sdk.rs`: one JSON step per stdin line, one
 //! JSON answer per line. Every wait is bounded; every address is loopback.
 
 mod support;
@@ -19,192 +19,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::sdk::{Sdk, SdkClient, text};
 use support::{ChildGuard, MCPR, isolate_env, temp_dir};
-
-/// Bound on one driver step (a call that hangs fails the test instead of hanging it).
-const STEP_BOUND: Duration = Duration::from_secs(60);
 
 /// The search and invoke tools of discovery mode.
 const SEARCH: &str = "mcpr_search_tools";
 const INVOKE: &str = "mcpr_invoke_tool";
-
-const TS_DRIVER: &str = r#"
-const cfg = JSON.parse(process.argv[2]);
-const sdk = (path) => import(cfg.sdk + "/dist/esm/" + path);
-const { Client } = await sdk("client/index.js");
-const { StdioClientTransport } = await sdk("client/stdio.js");
-const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
-const { ToolListChangedNotificationSchema } = await sdk("types.js");
-const readline = await import("node:readline");
-
-const out = (value) => process.stdout.write(JSON.stringify(value) + "\n");
-let listChanged = 0;
-const client = new Client({ name: "gateway-test-ts", version: "1.0.0" });
-client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged += 1; });
-const transport = cfg.transport === "stdio"
-  ? new StdioClientTransport({ command: cfg.command, args: cfg.args, env: process.env, stderr: "inherit" })
-  : new StreamableHTTPClientTransport(new URL(cfg.url),
-      cfg.token ? { requestInit: { headers: { Authorization: `Bearer ${cfg.token}` } } } : undefined);
-await client.connect(transport);
-out({ ok: true, connected: true, pid: transport.pid ?? null });
-
-async function run(step) {
-  switch (step.op) {
-    case "list":
-      return { ok: true, tools: (await client.listTools()).tools };
-    case "call": {
-      const progress = [];
-      const options = { timeout: 60000 };
-      if (step.progress) options.onprogress = (p) => progress.push(p);
-      const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, options);
-      return { ok: true, result, progress };
-    }
-    case "cancel": {
-      const abort = new AbortController();
-      setTimeout(() => abort.abort("cancelled by the test"), step.after_ms);
-      const started = Date.now();
-      try {
-        const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, { signal: abort.signal });
-        return { ok: true, cancelled: false, result };
-      } catch (e) {
-        return { ok: true, cancelled: true, elapsed_ms: Date.now() - started, error: String(e?.message ?? e) };
-      }
-    }
-    case "resources":
-      return { ok: true, resources: (await client.listResources()).resources };
-    case "read":
-      return { ok: true, result: await client.readResource({ uri: step.uri }) };
-    case "prompts":
-      return { ok: true, prompts: (await client.listPrompts()).prompts };
-    case "get_prompt":
-      return { ok: true, result: await client.getPrompt({ name: step.name, arguments: step.args ?? {} }) };
-    case "wait_list_changed": {
-      const deadline = Date.now() + step.timeout_ms;
-      while (listChanged === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      const count = listChanged;
-      listChanged = 0;
-      return { ok: true, count };
-    }
-    case "close":
-      await client.close();
-      return { ok: true };
-    default:
-      throw new Error(`unknown step ${step.op}`);
-  }
-}
-
-for await (const line of readline.createInterface({ input: process.stdin })) {
-  const step = JSON.parse(line);
-  try { out(await run(step)); } catch (e) { out({ ok: false, error: String(e?.message ?? e) }); }
-  if (step.op === "close") break;
-}
-process.exit(0);
-"#;
-
-const PY_DRIVER: &str = r#"
-import asyncio, json, os, sys, time
-import mcp.types as types
-from pydantic import AnyUrl
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
-
-cfg = json.loads(sys.argv[1])
-list_changed = 0
-
-def out(value):
-    sys.stdout.write(json.dumps(value) + "\n")
-    sys.stdout.flush()
-
-async def on_message(message):
-    global list_changed
-    if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
-        list_changed += 1
-
-def dump(model):
-    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-async def run(session, step):
-    global list_changed
-    op = step["op"]
-    if op == "list":
-        return {"ok": True, "tools": [dump(t) for t in (await session.list_tools()).tools]}
-    if op == "call":
-        progress = []
-        async def on_progress(value, total, message):
-            progress.append({"progress": value, "total": total, "message": message})
-        result = await session.call_tool(step["name"], step.get("args", {}),
-                                         progress_callback=on_progress if step.get("progress") else None)
-        return {"ok": True, "result": dump(result), "progress": progress}
-    if op == "cancel":
-        # The SDK does not send notifications/cancelled by itself: send it for the request id
-        # the call is about to get, as its own cancel() does for requests it receives.
-        request_id = session._request_id
-        started = time.monotonic()
-        call = asyncio.create_task(session.call_tool(step["name"], step.get("args", {})))
-        await asyncio.sleep(step["after_ms"] / 1000)
-        await session.send_notification(types.ClientNotification(types.CancelledNotification(
-            params=types.CancelledNotificationParams(requestId=request_id, reason="cancelled by the test"))))
-        try:
-            await asyncio.wait_for(call, 2)
-            return {"ok": True, "cancelled": False}
-        except Exception as e:
-            return {"ok": True, "cancelled": True, "elapsed_ms": int((time.monotonic() - started) * 1000), "error": str(e)}
-    if op == "resources":
-        return {"ok": True, "resources": [dump(r) for r in (await session.list_resources()).resources]}
-    if op == "read":
-        return {"ok": True, "result": dump(await session.read_resource(AnyUrl(step["uri"])))}
-    if op == "prompts":
-        return {"ok": True, "prompts": [dump(p) for p in (await session.list_prompts()).prompts]}
-    if op == "get_prompt":
-        return {"ok": True, "result": dump(await session.get_prompt(step["name"], step.get("args")))}
-    if op == "wait_list_changed":
-        deadline = time.monotonic() + step["timeout_ms"] / 1000
-        while list_changed == 0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        count, list_changed = list_changed, 0
-        return {"ok": True, "count": count}
-    if op == "close":
-        return {"ok": True}
-    raise ValueError(f"unknown step {op}")
-
-async def drive(read, write):
-    async with ClientSession(read, write, message_handler=on_message) as session:
-        await session.initialize()
-        out({"ok": True, "connected": True, "pid": None})
-        loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, sys.stdin.readline)
-            if not line:
-                break
-            step = json.loads(line)
-            try:
-                out(await run(session, step))
-            except Exception as e:
-                out({"ok": False, "error": str(e)})
-            if step["op"] == "close":
-                break
-
-async def main():
-    if cfg["transport"] == "stdio":
-        params = StdioServerParameters(command=cfg["command"], args=cfg["args"], env=dict(os.environ))
-        async with stdio_client(params, errlog=sys.stderr) as (read, write):
-            await drive(read, write)
-    else:
-        headers = {"Authorization": f"Bearer {cfg['token']}"} if cfg.get("token") else None
-        async with streamablehttp_client(cfg["url"], headers=headers) as (read, write, _):
-            await drive(read, write)
-
-asyncio.run(main())
-os._exit(0)
-"#;
-
-/// Which SDK drives the gateway.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Sdk {
-    TypeScript,
-    Python,
-}
 
 /// A code-hosting server's tools, as a realistic set with near misses.
 const FORGE_TOOLS: &str = r#"[
@@ -327,125 +147,29 @@ enum Target<'a> {
     Http(&'a World, &'a str),
 }
 
-/// One SDK client, driven step by step.
-struct Client {
-    _child: ChildGuard,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    sdk: Sdk,
+/// Start `sdk`'s client against `target`.
+fn connect(sdk: Sdk, target: Target<'_>) -> SdkClient {
+    let (world, config) = match &target {
+        Target::Stdio(world, extra) => (
+            *world,
+            json!({ "transport": "stdio", "command": MCPR, "args": world.serve_args(extra) }),
+        ),
+        Target::Http(world, url) => (*world, json!({ "transport": "http", "url": url })),
+    };
+    Sdkconnect(sdk, world.dir.path(), config, |command| {
+        world.isolate(command)
+    })
 }
 
-impl Client {
-    fn start(sdk: Sdk, target: Target<'_>) -> Client {
-        let (world, config) = match &target {
-            Target::Stdio(world, extra) => (
-                *world,
-                json!({ "transport": "stdio", "command": MCPR, "args": world.serve_args(extra) }),
-            ),
-            Target::Http(world, url) => (*world, json!({ "transport": "http", "url": url })),
-        };
-        let mut command = match sdk {
-            Sdk::TypeScript => {
-                let script = world.path("driver.mjs");
-                std::fs::write(&script, TS_DRIVER).unwrap();
-                let mut config = config;
-                config["sdk"] = json!(support::typescript_sdk());
-                let mut command = Command::new("node");
-                command.arg(script).arg(config.to_string());
-                command
-            }
-            Sdk::Python => {
-                let script = world.path("driver.py");
-                std::fs::write(&script, PY_DRIVER).unwrap();
-                let mut command = Command::new(support::python_mcp());
-                command.arg(script).arg(config.to_string());
-                command
-            }
-        };
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        world.isolate(&mut command);
-        let mut child = ChildGuard::spawn(&mut command);
-        let stdin = child.0.stdin.take();
-        let stdout = child.0.stdout.take().expect("driver stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut client = Client {
-            _child: child,
-            stdin,
-            lines,
-            sdk,
-        };
-        let hello = client.read();
-        assert_eq!(hello["connected"], true, "{sdk:?} did not connect: {hello}");
-        client
-    }
-
-    fn read(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(STEP_BOUND)
-            .unwrap_or_else(|e| panic!("{:?} driver gave no answer: {e}", self.sdk));
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad driver line {line}: {e}"))
-    }
-
-    /// Run one step; panics if the driver reports a failure.
-    fn step(&mut self, step: Value) -> Value {
-        let answer = self.try_step(step.clone());
-        assert_eq!(
-            answer["ok"], true,
-            "{:?} step {step} failed: {answer}",
-            self.sdk
-        );
-        answer
-    }
-
-    fn try_step(&mut self, step: Value) -> Value {
-        let stdin = self.stdin.as_mut().expect("driver stdin open");
-        writeln!(stdin, "{step}").expect("write to driver");
-        stdin.flush().expect("flush driver stdin");
-        self.read()
-    }
-
-    /// A call the gateway must refuse as an unknown tool (a protocol error).
-    fn refused_call(&mut self, name: &str, args: Value) {
-        let answer = self.try_step(json!({"op": "call", "name": name, "args": args}));
-        assert_eq!(
-            answer["ok"], false,
-            "{:?}: {name} was called: {answer}",
-            self.sdk
-        );
-        let error = answer["error"].as_str().unwrap_or_default();
-        assert!(error.contains("unknown tool"), "{error}");
-    }
-
-    fn tools(&mut self) -> Vec<Value> {
-        self.step(json!({"op": "list"}))["tools"]
-            .as_array()
-            .expect("tools")
-            .clone()
-    }
-
-    fn tool_names(&mut self) -> Vec<String> {
-        self.tools()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    }
-
-    fn call(&mut self, name: &str, args: Value) -> Value {
-        self.step(json!({"op": "call", "name": name, "args": args}))["result"].clone()
-    }
-
+/// The steps of discovery mode, on top of the shared client.
+trait DiscoveryClient {
     /// Search; returns the whole result and the names matched, best first.
+    fn search(&mut self, query: &str) -> (Value, Vec<String>);
+    /// A call the gateway must refuse as an unknown tool (a protocol error).
+    fn refused_call(&mut self, name: &str, args: Value);
+}
+
+impl DiscoveryClient for SdkClient {
     fn search(&mut self, query: &str) -> (Value, Vec<String>) {
         let result = self.call(SEARCH, json!({"query": query}));
         assert_ne!(result["isError"], true, "{result}");
@@ -459,31 +183,16 @@ impl Client {
         (result, names)
     }
 
-    /// Wait (bounded) for `notifications/tools/list_changed`; returns how many came.
-    fn wait_list_changed(&mut self) -> u64 {
-        self.step(json!({"op": "wait_list_changed", "timeout_ms": 15000}))["count"]
-            .as_u64()
-            .unwrap_or(0)
+    fn refused_call(&mut self, name: &str, args: Value) {
+        let answer = self.try_step(json!({"op": "call", "name": name, "args": args}));
+        assert_eq!(
+            answer["ok"], false,
+            "{:?}: {name} was called: {answer}",
+            self.sdk
+        );
+        let error = answer["error"].as_str().unwrap_or_default();
+        assert!(error.contains("unknown tool"), "{error}");
     }
-
-    fn close(mut self) {
-        self.step(json!({"op": "close"}));
-        drop(self.stdin.take());
-    }
-}
-
-/// The text blocks of a tool result, joined.
-fn text(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
 }
 
 /// The whole flow for one SDK and transport.
@@ -491,8 +200,8 @@ fn discovery_flow(sdk: Sdk, http: bool) {
     let world = World::new(300);
     let gateway = http.then(|| world.http_gateway(&["--discovery"]));
     let mut client = match &gateway {
-        Some((_, url)) => Client::start(sdk, Target::Http(&world, url)),
-        None => Client::start(sdk, Target::Stdio(&world, &["--discovery"])),
+        Some((_, url)) => connect(sdk, Target::Http(&world, url)),
+        None => connect(sdk, Target::Stdio(&world, &["--discovery"])),
     };
 
     // The list: the two discovery tools and the alwaysLoad server's tools, nothing else.
@@ -609,8 +318,8 @@ fn python_client_over_http_searches_activates_calls_and_invokes() {
 fn each_http_client_has_its_own_activated_tools() {
     let world = World::new(0);
     let (gateway, url) = world.http_gateway(&["--discovery"]);
-    let mut finder = Client::start(Sdk::TypeScript, Target::Http(&world, &url));
-    let mut other = Client::start(Sdk::Python, Target::Http(&world, &url));
+    let mut finder = connect(Sdk::TypeScript, Target::Http(&world, &url));
+    let mut other = connect(Sdk::Python, Target::Http(&world, &url));
     let (_, found) = finder.search("merge pull request");
     assert!(
         found.contains(&"mcp_forge_merge_pull_request".to_owned()),
@@ -645,7 +354,7 @@ fn scoped_view_cannot_find_or_call_outside_itself() {
         "*delete*",
     ];
     for sdk in [Sdk::Python, Sdk::TypeScript] {
-        let mut client = Client::start(sdk, Target::Stdio(&world, &scope));
+        let mut client = connect(sdk, Target::Stdio(&world, &scope));
         // Out of scope: a server not in --servers, a tool not in --tools, a denied tool.
         for (query, outside) in [
             ("read file contents", "mcp_files_read_file"),
@@ -692,7 +401,7 @@ fn scoped_view_cannot_find_or_call_outside_itself() {
 fn auto_mode_switches_on_only_past_the_threshold() {
     // A small list (the mock's built-ins and two tool files) stays whole ...
     let small = World::new(0);
-    let mut client = Client::start(
+    let mut client = connect(
         Sdk::Python,
         Target::Stdio(&small, &["--discovery=auto:20000"]),
     );
@@ -707,7 +416,7 @@ fn auto_mode_switches_on_only_past_the_threshold() {
 
     // ... 400 more tools pass it: discovery switches on by itself.
     let large = World::new(400);
-    let mut client = Client::start(
+    let mut client = connect(
         Sdk::TypeScript,
         Target::Stdio(&large, &["--discovery=auto:20000"]),
     );
@@ -802,7 +511,7 @@ fn discovery_list_is_a_small_fraction_of_the_full_list() {
     // 1,000 generated tools and the realistic sets; the alwaysLoad server stays listed.
     let world = World::new(1000);
     let size = |extra: &[&str]| {
-        let mut client = Client::start(Sdk::Python, Target::Stdio(&world, extra));
+        let mut client = connect(Sdk::Python, Target::Stdio(&world, extra));
         let tools = client.tools();
         client.close();
         (
