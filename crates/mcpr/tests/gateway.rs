@@ -12,7 +12,7 @@ mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -220,7 +220,7 @@ fn connect(sdk: Sdk, target: Target<'_>) -> SdkClient {
             json!({ "transport": "http", "url": url, "token": token }),
         ),
     };
-    Sdkconnect(sdk, world.dir.path(), config, |command| {
+    SdkClient::start(sdk, world.dir.path(), config, |command| {
         world.isolate(command)
     })
 }

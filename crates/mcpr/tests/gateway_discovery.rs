@@ -12,9 +12,9 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -156,7 +156,7 @@ fn connect(sdk: Sdk, target: Target<'_>) -> SdkClient {
         ),
         Target::Http(world, url) => (*world, json!({ "transport": "http", "url": url })),
     };
-    Sdkconnect(sdk, world.dir.path(), config, |command| {
+    SdkClient::start(sdk, world.dir.path(), config, |command| {
         world.isolate(command)
     })
 }
