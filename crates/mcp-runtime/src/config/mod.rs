@@ -18,7 +18,7 @@ mod file;
 mod formats;
 mod providers;
 mod redact;
-mod resolve;
+pub(crate) mod resolve;
 pub mod trust;
 mod validate;
 pub mod writer;

@@ -122,7 +122,7 @@ pub fn resolve_connect_values_with(
 
 /// `[A-Z_][A-Z0-9_]*` with at least one letter: the shape of a variable name meant as a
 /// reference, not an ordinary value like `1` or `debug`.
-fn is_env_name(value: &str) -> bool {
+pub(crate) fn is_env_name(value: &str) -> bool {
     let mut chars = value.chars();
     chars
         .next()

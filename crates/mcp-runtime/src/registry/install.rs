@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 
 use super::RegistryError;
 use super::model::{Argument, Input, KeyValueInput, Package, RemoteTransport, ServerJson};
+use crate::config::expand::has_reference;
+use crate::config::resolve::is_env_name;
 use crate::config::{HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport};
 
 /// Marker of a value kept in the secret store: `mcpr-secret:<field>`, where `<field>` is
@@ -347,23 +349,6 @@ impl Plan {
         });
         Ok(config)
     }
-}
-
-/// Whether a value holds a reference mcpr expands when it reads its config.
-fn has_reference(value: &str) -> bool {
-    value.contains("${") || value.contains("{env:") || value.contains("{file:")
-}
-
-/// `[A-Z_][A-Z0-9_]*` with a letter: what mcpr reads as the name of an environment variable.
-fn is_env_name(value: &str) -> bool {
-    let mut chars = value.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
-        && value
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-        && value.chars().any(|c| c.is_ascii_uppercase())
 }
 
 /// Tags a secret argument value until its position in the final command line is known.
