@@ -10,6 +10,7 @@ use crate::client::{ToolDefinition, ToolOutput};
 use crate::manager::{ManagerError, McpManager};
 use crate::tools::{
     Aborted, McpTool, NamingStyle, SearchHit, ToolCallOptions, ToolIndex, mcp_tools,
+    one_line_summary, parameter_summary,
 };
 
 /// A tool the host implements itself (shown next to MCP tools; the host runs it).
@@ -380,41 +381,7 @@ impl Discovery {
 
 /// `name — first line of the description (param: type, param?: type)`.
 fn compact(tool: &McpTool) -> String {
-    let description = tool
-        .definition
-        .description
-        .as_deref()
-        .unwrap_or("")
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or("");
-    let required: Vec<&str> = tool
-        .definition
-        .input_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let params: Vec<String> = tool
-        .definition
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, schema)| {
-                    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("any");
-                    let optional = if required.contains(&name.as_str()) {
-                        ""
-                    } else {
-                        "?"
-                    };
-                    format!("{name}{optional}: {kind}")
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let description = one_line_summary(tool.definition.description.as_deref().unwrap_or(""), 160);
+    let params = parameter_summary(&tool.definition.input_schema);
     format!("- {} — {} ({})", tool.name, description, params.join(", "))
 }

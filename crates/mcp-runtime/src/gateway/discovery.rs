@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::filter::ToolFilter;
 use super::view::View;
-use crate::tools::{McpTool, SearchHit, ToolIndex};
+use crate::tools::{McpTool, SearchHit, ToolIndex, one_line_summary, parameter_summary};
 
 /// The name of the search tool in discovery mode.
 pub const SEARCH_TOOL: &str = "mcpr_search_tools";
@@ -325,53 +325,10 @@ fn compact(tool: &McpTool, score: f32) -> Value {
     json!({
         "name": tool.name,
         "server": tool.server,
-        "description": one_line(tool.definition.description.as_deref().unwrap_or("")),
-        "parameters": parameters(&tool.definition.input_schema),
+        "description": one_line_summary(tool.definition.description.as_deref().unwrap_or(""), DESCRIPTION_CHARS),
+        "parameters": parameter_summary(&tool.definition.input_schema),
         "score": (f64::from(score) * 1000.0).round() / 1000.0,
     })
-}
-
-/// The first line of `text`, cut to [`DESCRIPTION_CHARS`].
-fn one_line(text: &str) -> String {
-    let line = text.trim().lines().next().unwrap_or("").trim();
-    if line.chars().count() <= DESCRIPTION_CHARS {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(DESCRIPTION_CHARS - 1).collect();
-    cut.push('…');
-    cut
-}
-
-/// The parameters as `name: type` (`name?: type` when optional), from the input schema.
-fn parameters(schema: &Value) -> Vec<String> {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let required: BTreeSet<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    properties
-        .iter()
-        .map(|(name, property)| {
-            let kind = match property.get("type") {
-                Some(Value::String(kind)) => kind.clone(),
-                Some(Value::Array(kinds)) => kinds
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                _ => "any".to_owned(),
-            };
-            let optional = if required.contains(name.as_str()) {
-                ""
-            } else {
-                "?"
-            };
-            format!("{name}{optional}: {kind}")
-        })
-        .collect()
 }
 
 /// The search and invoke tools as listed.
@@ -434,17 +391,23 @@ mod tests {
             "properties": {"owner": {"type": "string"}, "limit": {"type": ["integer", "null"]}, "x": {}},
             "required": ["owner"]
         });
-        let mut listed = parameters(&schema);
+        let mut listed = parameter_summary(&schema);
         listed.sort();
         assert_eq!(listed, ["limit?: integer|null", "owner: string", "x?: any"]);
-        assert_eq!(parameters(&json!({"type": "object"})), Vec::<String>::new());
+        assert_eq!(
+            parameter_summary(&json!({"type": "object"})),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
     fn descriptions_are_cut_to_one_short_line() {
-        assert_eq!(one_line("  First line.\nSecond line."), "First line.");
+        assert_eq!(
+            one_line_summary("  First line.\nSecond line.", DESCRIPTION_CHARS),
+            "First line."
+        );
         let long = "é".repeat(500);
-        let cut = one_line(&long);
+        let cut = one_line_summary(&long, DESCRIPTION_CHARS);
         assert_eq!(cut.chars().count(), DESCRIPTION_CHARS);
         assert!(cut.ends_with('…'));
     }

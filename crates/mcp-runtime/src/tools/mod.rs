@@ -8,4 +8,4 @@ mod search;
 
 pub use bridge::{Aborted, McpTool, OutputCap, ToolCallOptions, mcp_tools};
 pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};
-pub use search::{Ranking, SearchHit, ToolIndex, split_words};
+pub use search::{Ranking, SearchHit, ToolIndex, one_line_summary, parameter_summary, split_words};

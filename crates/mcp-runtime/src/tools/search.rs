@@ -6,7 +6,7 @@
 //! is widened with a small table of verbs and nouns that tools describe in different words, and
 //! tools whose name the query covers rank higher. Plain BM25 stays available as the baseline.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 use serde_json::Value;
@@ -610,6 +610,51 @@ pub fn split_words(text: &str) -> Vec<String> {
         words.push(chars[start..].iter().collect::<String>().to_lowercase());
     }
     words
+}
+
+/// The first non-empty line of `text`, cut to `max_chars` characters (with `…`): a tool
+/// description as a search result shows it.
+pub fn one_line_summary(text: &str, max_chars: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or("").trim();
+    if line.chars().count() <= max_chars {
+        return line.to_owned();
+    }
+    let mut cut: String = line.chars().take(max_chars.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// A tool's parameters as `name: type` (`name?: type` when optional; a type list as
+/// `a|b`), from its input schema: what a model needs to call a tool found by a search.
+pub fn parameter_summary(schema: &Value) -> Vec<String> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let required: BTreeSet<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let kind = match property.get("type") {
+                Some(Value::String(kind)) => kind.clone(),
+                Some(Value::Array(kinds)) => kinds
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                _ => "any".to_owned(),
+            };
+            let optional = if required.contains(name.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            format!("{name}{optional}: {kind}")
+        })
+        .collect()
 }
 
 #[cfg(test)]
