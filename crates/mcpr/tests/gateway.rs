@@ -10,22 +10,15 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::sdk::{Sdk, SdkClient, text};
-use support::{ChildGuard, MCPR, alive, isolate_env, temp_dir, wait_dead};
+use support::sdk::{Sdk, SdkClient, ServeWorld, Target, text};
+use support::{ChildGuard, MCPR, alive, temp_dir, wait_dead};
 
-/// One test's world: a temp dir with the backends' config, spawn logs and records, and an
-/// isolated home for every process.
-struct World {
-    dir: tempfile::TempDir,
-    config: PathBuf,
-}
+type World = ServeWorld;
 
 /// A backend of the test config.
 enum Backend<'a> {
@@ -38,7 +31,7 @@ enum Backend<'a> {
     HangsWhenFlagged(&'a str, u64),
 }
 
-impl World {
+impl ServeWorld {
     fn new(backends: &[Backend<'_>]) -> World {
         let dir = temp_dir();
         let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
@@ -81,34 +74,7 @@ impl World {
             }
             servers.insert(name.to_owned(), entry);
         }
-        let config = dir.path().join("mcp.json");
-        let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
-        std::fs::write(&config, text).unwrap();
-        std::fs::create_dir_all(dir.path().join("home/project")).unwrap();
-        World { dir, config }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// Isolate `command`'s environment (home, configs and tool cache of this test only).
-    fn isolate(&self, command: &mut Command) {
-        let home = self.path("home");
-        isolate_env(command, &home);
-        command.current_dir(home.join("project"));
-    }
-
-    /// `mcpr` arguments that serve exactly this world's config.
-    fn serve_args(&self, extra: &[&str]) -> Vec<String> {
-        let mut args = vec![
-            "--strict-config".to_owned(),
-            "--config".to_owned(),
-            self.config.to_string_lossy().into_owned(),
-            "serve".to_owned(),
-        ];
-        args.extend(extra.iter().map(|a| a.to_string()));
-        args
+        ServeWorld::with_servers(dir, Value::from(servers))
     }
 
     /// Pids the backend `name` was started with, oldest first.
@@ -166,63 +132,6 @@ impl World {
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect()
     }
-
-    /// Start `mcpr serve --http 127.0.0.1:0` with `extra` flags; returns it and its URL.
-    fn http_gateway(&self, extra: &[&str], env: &[(&str, &str)]) -> (ChildGuard, String) {
-        let mut args = vec!["--http", "127.0.0.1:0"];
-        args.extend_from_slice(extra);
-        let mut command = Command::new(MCPR);
-        command
-            .args(self.serve_args(&args))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        self.isolate(&mut command);
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut child = ChildGuard::spawn(&mut command);
-        let stderr = child.0.stderr.take().expect("gateway stderr");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.to_owned());
-                } else {
-                    eprintln!("[gateway] {line}");
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the gateway printed no `listening on` line");
-        (child, url)
-    }
-}
-
-/// Where a driver connects.
-enum Target<'a> {
-    /// Start `mcpr serve` over stdio with these arguments.
-    Stdio(&'a World, &'a [&'a str]),
-    /// A running HTTP gateway.
-    Http(&'a World, &'a str, Option<&'a str>),
-}
-
-/// Start `sdk`'s client against `target`.
-fn connect(sdk: Sdk, target: Target<'_>) -> SdkClient {
-    let (world, config) = match &target {
-        Target::Stdio(world, extra) => (
-            *world,
-            json!({ "transport": "stdio", "command": MCPR, "args": world.serve_args(extra) }),
-        ),
-        Target::Http(world, url, token) => (
-            *world,
-            json!({ "transport": "http", "url": url, "token": token }),
-        ),
-    };
-    SdkClient::start(sdk, world.dir.path(), config, |command| {
-        world.isolate(command)
-    })
 }
 
 fn send_signal(pid: u32, signal: i32) {
@@ -271,8 +180,8 @@ fn two_backends_scenario(sdk: Sdk, http: bool) {
     ]);
     let gateway = http.then(|| world.http_gateway(&[], &[]));
     let mut client = match &gateway {
-        Some((_, url)) => connect(sdk, Target::Http(&world, url, None)),
-        None => connect(sdk, Target::Stdio(&world, &[])),
+        Some((_, url)) => world.connect(sdk, Target::Http(url, None)),
+        None => world.connect(sdk, Target::Stdio(&[])),
     };
 
     let listed = client.step(json!({"op": "list"}));
@@ -441,7 +350,7 @@ fn five_concurrent_http_clients_share_one_process_per_backend() {
             .map(|&sdk| {
                 let (world, url) = (&world, url.as_str());
                 scope.spawn(move || {
-                    let mut client = connect(sdk, Target::Http(world, url, None));
+                    let mut client = world.connect(sdk, Target::Http(url, None));
                     let names = client.tool_names();
                     assert!(names.contains(&"mcp_mock_echo".to_owned()), "{names:?}");
                     assert!(
@@ -485,8 +394,8 @@ fn killed_backend_is_reconnected_and_clients_get_one_list_changed() {
     let world = World::new(&[Backend::Mock("mock", &[])]);
     let (mut gateway, url) = world.http_gateway(&[], &[]);
     let mut clients = [
-        connect(Sdk::TypeScript, Target::Http(&world, &url, None)),
-        connect(Sdk::Python, Target::Http(&world, &url, None)),
+        world.connect(Sdk::TypeScript, Target::Http(&url, None)),
+        world.connect(Sdk::Python, Target::Http(&url, None)),
     ];
     for client in &mut clients {
         assert!(client.tool_names().contains(&"mcp_mock_echo".to_owned()));
@@ -531,14 +440,14 @@ fn backend_hanging_at_startup_does_not_delay_its_cached_tools() {
         Backend::HangsWhenFlagged("slow", 4000),
     ]);
     // A first run fills the tool cache (written in the background: wait for it).
-    let mut client = connect(Sdk::Python, Target::Stdio(&world, &[]));
+    let mut client = world.connect(Sdk::Python, Target::Stdio(&[]));
     assert!(client.tool_names().contains(&"mcp_slow_tool_0".to_owned()));
     world.wait_cached("tool_0");
     client.close();
 
     // Now `slow` hangs in `initialize`: its cached tools are listed at once all the same.
     std::fs::write(world.path("slow.hang"), "").unwrap();
-    let mut client = connect(Sdk::TypeScript, Target::Stdio(&world, &[]));
+    let mut client = world.connect(Sdk::TypeScript, Target::Stdio(&[]));
     let started = Instant::now();
     let names = client.tool_names();
     let listed_in = started.elapsed();
@@ -641,7 +550,7 @@ fn http_requests_without_the_right_token_are_refused() {
     assert!(body.contains("mcpr-gateway"), "{body}");
 
     for sdk in [Sdk::TypeScript, Sdk::Python] {
-        let mut client = connect(sdk, Target::Http(&world, &url, Some("s3cret-token")));
+        let mut client = world.connect(sdk, Target::Http(&url, Some("s3cret-token")));
         assert!(client.tool_names().contains(&"mcp_mock_echo".to_owned()));
         client.close();
     }
@@ -692,7 +601,7 @@ fn no_backend_outlives_the_gateway_on_sigterm_sigint_or_client_exit() {
             Backend::Everything("everything"),
         ]);
         let grandchild = world.path("grandchild.pid");
-        let mut client = connect(sdk, Target::Stdio(&world, &[]));
+        let mut client = world.connect(sdk, Target::Stdio(&[]));
         assert!(
             client
                 .tool_names()
@@ -736,7 +645,7 @@ fn scoped_view_flags_filter_servers_and_tools() {
         "--deny-tools",
         "*sleep*",
     ];
-    let mut client = connect(Sdk::Python, Target::Stdio(&world, &flags));
+    let mut client = world.connect(Sdk::Python, Target::Stdio(&flags));
     let names = client.tool_names();
     assert!(names.contains(&"mcp_a_echo".to_owned()), "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("mcp_a_")), "{names:?}");

@@ -12,15 +12,11 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::sdk::{Sdk, SdkClient, text};
-use support::{ChildGuard, MCPR, isolate_env, temp_dir};
+use support::sdk::{Sdk, SdkClient, ServeWorld, Target, text};
+use support::{MCPR, temp_dir};
 
 /// The search and invoke tools of discovery mode.
 const SEARCH: &str = "mcpr_search_tools";
@@ -54,13 +50,9 @@ const FILES_TOOLS: &str = r#"[
    "inputSchema": {"type": "object", "properties": {"source": {"type": "string"}, "destination": {"type": "string"}}, "required": ["source", "destination"]}}
 ]"#;
 
-/// One test's world: the backends' config and an isolated home for every process.
-struct World {
-    dir: tempfile::TempDir,
-    config: PathBuf,
-}
+type World = ServeWorld;
 
-impl World {
+impl ServeWorld {
     /// Backends `forge` and `files` (tool files), `bulk` (`bulk` generated tools) and `pinned`
     /// (the mock's built-ins, marked `alwaysLoad`).
     fn new(bulk: usize) -> World {
@@ -81,84 +73,8 @@ impl World {
             "bulk": mock(vec!["--tools".into(), bulk.to_string()]),
             "pinned": pinned,
         });
-        let config = dir.path().join("mcp.json");
-        let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
-        std::fs::write(&config, text).unwrap();
-        std::fs::create_dir_all(dir.path().join("home/project")).unwrap();
-        World { dir, config }
+        ServeWorld::with_servers(dir, servers)
     }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn isolate(&self, command: &mut Command) {
-        let home = self.path("home");
-        isolate_env(command, &home);
-        command.current_dir(home.join("project"));
-    }
-
-    fn serve_args(&self, extra: &[&str]) -> Vec<String> {
-        let mut args = vec![
-            "--strict-config".to_owned(),
-            "--config".to_owned(),
-            self.config.to_string_lossy().into_owned(),
-            "serve".to_owned(),
-        ];
-        args.extend(extra.iter().map(|a| a.to_string()));
-        args
-    }
-
-    /// Start `mcpr serve --http 127.0.0.1:0` with `extra` flags; returns it and its URL.
-    fn http_gateway(&self, extra: &[&str]) -> (ChildGuard, String) {
-        let mut args = vec!["--http", "127.0.0.1:0"];
-        args.extend_from_slice(extra);
-        let mut command = Command::new(MCPR);
-        command
-            .args(self.serve_args(&args))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        self.isolate(&mut command);
-        let mut child = ChildGuard::spawn(&mut command);
-        let stderr = child.0.stderr.take().expect("gateway stderr");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.to_owned());
-                } else {
-                    eprintln!("[gateway] {line}");
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the gateway printed no `listening on` line");
-        (child, url)
-    }
-}
-
-/// Where a driver connects.
-enum Target<'a> {
-    /// Start `mcpr serve` over stdio with these arguments.
-    Stdio(&'a World, &'a [&'a str]),
-    /// A running HTTP gateway.
-    Http(&'a World, &'a str),
-}
-
-/// Start `sdk`'s client against `target`.
-fn connect(sdk: Sdk, target: Target<'_>) -> SdkClient {
-    let (world, config) = match &target {
-        Target::Stdio(world, extra) => (
-            *world,
-            json!({ "transport": "stdio", "command": MCPR, "args": world.serve_args(extra) }),
-        ),
-        Target::Http(world, url) => (*world, json!({ "transport": "http", "url": url })),
-    };
-    SdkClient::start(sdk, world.dir.path(), config, |command| {
-        world.isolate(command)
-    })
 }
 
 /// The steps of discovery mode, on top of the shared client.
@@ -198,10 +114,10 @@ impl DiscoveryClient for SdkClient {
 /// The whole flow for one SDK and transport.
 fn discovery_flow(sdk: Sdk, http: bool) {
     let world = World::new(300);
-    let gateway = http.then(|| world.http_gateway(&["--discovery"]));
+    let gateway = http.then(|| world.http_gateway(&["--discovery"], &[]));
     let mut client = match &gateway {
-        Some((_, url)) => connect(sdk, Target::Http(&world, url)),
-        None => connect(sdk, Target::Stdio(&world, &["--discovery"])),
+        Some((_, url)) => world.connect(sdk, Target::Http(url, None)),
+        None => world.connect(sdk, Target::Stdio(&["--discovery"])),
     };
 
     // The list: the two discovery tools and the alwaysLoad server's tools, nothing else.
@@ -317,9 +233,9 @@ fn python_client_over_http_searches_activates_calls_and_invokes() {
 #[test]
 fn each_http_client_has_its_own_activated_tools() {
     let world = World::new(0);
-    let (gateway, url) = world.http_gateway(&["--discovery"]);
-    let mut finder = connect(Sdk::TypeScript, Target::Http(&world, &url));
-    let mut other = connect(Sdk::Python, Target::Http(&world, &url));
+    let (gateway, url) = world.http_gateway(&["--discovery"], &[]);
+    let mut finder = world.connect(Sdk::TypeScript, Target::Http(&url, None));
+    let mut other = world.connect(Sdk::Python, Target::Http(&url, None));
     let (_, found) = finder.search("merge pull request");
     assert!(
         found.contains(&"mcp_forge_merge_pull_request".to_owned()),
@@ -354,7 +270,7 @@ fn scoped_view_cannot_find_or_call_outside_itself() {
         "*delete*",
     ];
     for sdk in [Sdk::Python, Sdk::TypeScript] {
-        let mut client = connect(sdk, Target::Stdio(&world, &scope));
+        let mut client = world.connect(sdk, Target::Stdio(&scope));
         // Out of scope: a server not in --servers, a tool not in --tools, a denied tool.
         for (query, outside) in [
             ("read file contents", "mcp_files_read_file"),
@@ -401,10 +317,7 @@ fn scoped_view_cannot_find_or_call_outside_itself() {
 fn auto_mode_switches_on_only_past_the_threshold() {
     // A small list (the mock's built-ins and two tool files) stays whole ...
     let small = World::new(0);
-    let mut client = connect(
-        Sdk::Python,
-        Target::Stdio(&small, &["--discovery=auto:20000"]),
-    );
+    let mut client = small.connect(Sdk::Python, Target::Stdio(&["--discovery=auto:20000"]));
     let names = client.tool_names();
     assert!(!names.contains(&SEARCH.to_owned()), "{names:?}");
     assert!(
@@ -416,10 +329,7 @@ fn auto_mode_switches_on_only_past_the_threshold() {
 
     // ... 400 more tools pass it: discovery switches on by itself.
     let large = World::new(400);
-    let mut client = connect(
-        Sdk::TypeScript,
-        Target::Stdio(&large, &["--discovery=auto:20000"]),
-    );
+    let mut client = large.connect(Sdk::TypeScript, Target::Stdio(&["--discovery=auto:20000"]));
     let names = client.tool_names();
     assert_eq!(&names[..2], [SEARCH, INVOKE], "{names:?}");
     assert!(
@@ -511,7 +421,7 @@ fn discovery_list_is_a_small_fraction_of_the_full_list() {
     // 1,000 generated tools and the realistic sets; the alwaysLoad server stays listed.
     let world = World::new(1000);
     let size = |extra: &[&str]| {
-        let mut client = connect(Sdk::Python, Target::Stdio(&world, extra));
+        let mut client = world.connect(Sdk::Python, Target::Stdio(extra));
         let tools = client.tools();
         client.close();
         (

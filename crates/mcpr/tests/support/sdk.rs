@@ -1,17 +1,18 @@
 //! MCP clients written by others, driven step by step: a small driver script per SDK (the
 //! TypeScript SDK and the Python SDK) that connects, then runs one JSON step per stdin line
 //! (`list`, `call`, `cancel`, `wait_list_changed`, `resources`, `read`, `prompts`,
-//! `get_prompt`, `close`) and answers each with one JSON line. Every wait is bounded.
+//! `get_prompt`, `close`) and answers each with one JSON line; and [`ServeWorld`], the
+//! directory a gateway test serves its backends from. Every wait is bounded.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::ChildGuard;
+use super::{ChildGuard, MCPR, isolate_env};
 
 /// Bound on one driver step (a call that hangs fails the test instead of hanging it).
 pub const STEP_BOUND: Duration = Duration::from_secs(60);
@@ -352,4 +353,101 @@ pub fn text(result: &Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
+}
+
+/// A gateway test's world: a temp dir holding the backends' config (`mcp.json`), and an
+/// isolated home with a project directory for every process the test starts.
+pub struct ServeWorld {
+    pub dir: tempfile::TempDir,
+    pub config: PathBuf,
+}
+
+impl ServeWorld {
+    /// Write `servers` (the `mcpServers` object) into `dir` and make the isolated home.
+    pub fn with_servers(dir: tempfile::TempDir, servers: Value) -> ServeWorld {
+        let config = dir.path().join("mcp.json");
+        let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
+        std::fs::write(&config, text).unwrap();
+        std::fs::create_dir_all(dir.path().join("home/project")).unwrap();
+        ServeWorld { dir, config }
+    }
+
+    /// `name` inside the world's directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Isolate `command`'s environment (home, configs and tool cache of this test only).
+    pub fn isolate(&self, command: &mut Command) {
+        let home = self.path("home");
+        isolate_env(command, &home);
+        command.current_dir(home.join("project"));
+    }
+
+    /// `mcpr` arguments that serve exactly this world's config.
+    pub fn serve_args(&self, extra: &[&str]) -> Vec<String> {
+        let mut args = vec![
+            "--strict-config".to_owned(),
+            "--config".to_owned(),
+            self.config.to_string_lossy().into_owned(),
+            "serve".to_owned(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    }
+
+    /// Start `mcpr serve --http 127.0.0.1:0` with `extra` flags and `env`; returns it and its
+    /// URL.
+    pub fn http_gateway(&self, extra: &[&str], env: &[(&str, &str)]) -> (ChildGuard, String) {
+        let mut args = vec!["--http", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        let mut command = Command::new(MCPR);
+        command
+            .args(self.serve_args(&args))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        self.isolate(&mut command);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = ChildGuard::spawn(&mut command);
+        let stderr = child.0.stderr.take().expect("gateway stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_owned());
+                } else {
+                    eprintln!("[gateway] {line}");
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the gateway printed no `listening on` line");
+        (child, url)
+    }
+
+    /// Start `sdk`'s client against `mcpr serve` over stdio with `extra` flags, or against
+    /// the running HTTP gateway at `url` (with a bearer `token`).
+    pub fn connect(&self, sdk: Sdk, target: Target<'_>) -> SdkClient {
+        let config = match target {
+            Target::Stdio(extra) => {
+                json!({ "transport": "stdio", "command": MCPR, "args": self.serve_args(extra) })
+            }
+            Target::Http(url, token) => json!({ "transport": "http", "url": url, "token": token }),
+        };
+        SdkClient::start(sdk, self.dir.path(), config, |command| {
+            self.isolate(command)
+        })
+    }
+}
+
+/// Where a client connects.
+pub enum Target<'a> {
+    /// Start `mcpr serve` over stdio with these arguments.
+    Stdio(&'a [&'a str]),
+    /// A running HTTP gateway, with a bearer token or none.
+    Http(&'a str, Option<&'a str>),
 }
