@@ -10,13 +10,12 @@
 
 mod support;
 
-use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::sdk::{Sdk, SdkClient, ServeWorld, Target, text};
-use support::{ChildGuard, MCPR, alive, temp_dir, wait_dead};
+use support::{ChildGuard, MCPR, alive, post_initialize, temp_dir, wait_dead};
 
 type World = ServeWorld;
 
@@ -474,57 +473,14 @@ fn backend_hanging_at_startup_does_not_delay_its_cached_tools() {
     assert_all_dead(&backends);
 }
 
-/// Send one raw HTTP request to the gateway; returns the status code and the body.
+/// POST a raw `initialize` to the gateway, with an `Authorization` header or none; returns the
+/// status code and the body.
 fn raw_post(url: &str, authorization: Option<&str>) -> (u16, String) {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, path) = rest.split_once('/').unwrap();
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "1"}}
-    })
-    .to_string();
-    let mut request = format!(
-        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if let Some(value) = authorization {
-        request.push_str(&format!("Authorization: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut response = Vec::new();
-    // The SSE answer of an accepted initialize stays open: read what comes within the bound.
-    let mut buffer = [0u8; 4096];
-    loop {
-        match stream.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(n) => {
-                response.extend_from_slice(&buffer[..n]);
-                if String::from_utf8_lossy(&response).contains("\"result\"") {
-                    break;
-                }
-            }
-            Err(_) => break,
-        }
-    }
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    let headers: Vec<(&str, &str)> = authorization
+        .map(|v| ("Authorization", v))
+        .into_iter()
+        .collect();
+    post_initialize(url, &headers)
 }
 
 #[test]

@@ -284,6 +284,66 @@ pub fn http_get(url: &str) -> Answer {
     })
 }
 
+/// POST an `initialize` to `url` with extra `headers` (a `Host` among them replaces the URL's);
+/// returns the status code and the body.
+pub fn post_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}
+    })
+    .to_string();
+    let host = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("host"))
+        .map_or(authority, |(_, value)| value);
+    let mut request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        if !name.eq_ignore_ascii_case("host") {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    // An accepted initialize answers on an SSE stream that stays open: read until the result
+    // (or the end, or the bound).
+    let mut response = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buffer) {
+        if n == 0 {
+            break;
+        }
+        response.extend_from_slice(&buffer[..n]);
+        if String::from_utf8_lossy(&response).contains("\"result\"") {
+            break;
+        }
+    }
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
 /// What one bounded run of a process printed and how it ended.
 pub struct Run {
     pub status: std::process::ExitStatus,
