@@ -14,9 +14,10 @@
 //!
 //! Trust binds as well to the files inside the project that a server runs: its `command` (as
 //! written with `..` resolved, against its `cwd` or `PATH`, and once symlinks are resolved), and
-//! the script a well-known interpreter is given (see [`INTERPRETERS`](super::trust::INTERPRETERS)). A definition from the
-//! user's own files that would run such a file waits for the project's trust, since the file
-//! arrived with the repository; once trusted, a change of the file's content asks again.
+//! the script a well-known interpreter is given (see
+//! [`INTERPRETERS`](super::trust::INTERPRETERS)). A definition from the user's own files that
+//! would run such a file waits for the project's trust, since the file arrived with the
+//! repository; once trusted, a change of the file's content asks again.
 //!
 //! Enablement of the winner: the mcpr user file's `disabledServers` beats its `enabledServers`,
 //! which beats the entry's own `enabled: false` (or a host's rejection such as Claude's
@@ -296,7 +297,8 @@ pub struct ProjectTrust {
     pub root: PathBuf,
     /// The files hashed: the project's config files, every file their servers read
     /// (`envFile`, `{file:...}`), and the project's files that servers of the user's own configs
-    /// read, and the project's files that any server runs. A file that could not be read is left out, so its appearance changes the hash.
+    /// read, and the project's files that any server runs. A file that could not be read is
+    /// left out, so its appearance changes the hash.
     pub files: Vec<PathBuf>,
     /// [`file_digest`](super::trust::file_digest) of each of `files`, in the same order.
     pub digests: Vec<String>,

@@ -3,8 +3,8 @@
 //! recorded per project path and bound to a SHA-256 hash of the project's config files and of
 //! every file their servers read (`envFile`, `{file:...}`, and project files that a user's own
 //! config reads) or run (a program or interpreter script inside the project, see
-//! [`executable_identity`]), so a changed (or added, or removed) file asks again. Each file's own digest is
-//! kept too, so that the file that changed can be named.
+//! [`executable_identity`]), so a changed (or added, or removed) file asks again. Each file's
+//! own digest is kept too, so that the file that changed can be named.
 //!
 //! The store is one small JSON file, `$XDG_DATA_HOME/mcpr/trust.json` (default
 //! `~/.local/share/mcpr/trust.json`), mode 0600, replaced atomically (temp file + rename).

@@ -1,5 +1,6 @@
-//! One discovery provider per AI tool (see `docs/hosts.md`): which files it reads and how its entries
-//! map onto the common server shape that [`server_from_json`](super::server_from_json) validates.
+//! One discovery provider per AI tool (see `docs/hosts.md`): which files it reads and how its
+//! entries map onto the common server shape that [`server_from_json`](super::server_from_json)
+//! validates.
 //!
 //! A provider never decides trust, precedence or enablement; [`super::discover`] does, the same
 //! way for all of them.
