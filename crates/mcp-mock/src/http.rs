@@ -92,7 +92,7 @@ pub async fn serve(server: MockServer, options: HttpOptions) -> anyhow::Result<(
             // Listening for SIGTERM would undo its "ignore" disposition.
             let _ = tokio::signal::ctrl_c().await;
         } else {
-            crate::shutdown::interrupted().await;
+            interrupted().await;
         }
         shutdown.cancel();
     });
@@ -168,4 +168,20 @@ fn streamable(
             oauth::guard,
         ))
         .merge(oauth::router(oauth)))
+}
+
+/// Resolves when SIGINT or SIGTERM arrives.
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        // Without signal handlers the default action (exit) applies; never resolve.
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+    }
 }

@@ -1,10 +1,10 @@
-//! `mcpr mock`: a real MCP server over stdio, streamable HTTP or legacy HTTP+SSE, with
-//! scriptable tools and fault knobs.
+//! The mock MCP server behind `mcpr mock` and the `mcp-mock` binary: a real MCP server over
+//! stdio, streamable HTTP or legacy HTTP+SSE, with scriptable tools and fault knobs.
 //!
 //! It is what our own tests, benchmarks and `mcpr demo` connect to, and what users point their
-//! agents at to see how they cope with slow, broken or hostile servers. The module is split by
+//! agents at to see how they cope with slow, broken or hostile servers. The crate is split by
 //! job, and every transport serves the same [`server::MockServer`]:
-//! - `mod.rs`: the command line and the stdio wiring;
+//! - `lib.rs`: the command line ([`MockArgs`]), [`run`] and the stdio wiring;
 //! - [`http`]: the HTTP modes (`--http`, `--sse`); [`legacy`]: the legacy SSE endpoint;
 //!   [`faults`]: the HTTP-level fault knobs; [`events`]: the event store behind resumption;
 //!   [`oauth`]: `--oauth`, the mock as an OAuth 2.1 protected resource and its own
@@ -41,6 +41,10 @@ use self::server::{Delay, Knobs, MockServer};
 use self::tools::Catalog;
 use self::transport::MockTransport;
 
+/// The exit status of a mock that could not start (bad flags, port taken, unreadable
+/// tool file): the one `mcpr` uses for internal failures.
+pub const EXIT_FAILURE: u8 = 4;
+
 /// How long in-flight work may still finish after stdin closes. Clients close stdin to stop a
 /// server and expect it gone quickly, so calls still running after this are dropped.
 const EOF_GRACE: Duration = Duration::from_millis(25);
@@ -48,7 +52,7 @@ const EOF_GRACE: Duration = Duration::from_millis(25);
 /// How long the stdout pump gets to write what is already queued before the process exits.
 const FLUSH_GRACE: Duration = Duration::from_millis(25);
 
-/// Flags of `mcpr mock`.
+/// Flags of the mock server (`mcpr mock`, `mcp-mock`).
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "It speaks real MCP (JSON-RPC lines over stdio) and offers built-in tools (echo, add, sleep, \

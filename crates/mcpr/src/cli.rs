@@ -83,7 +83,7 @@ pub enum Command {
     /// Serve every configured server's tools as one MCP server (stdio or streamable HTTP).
     Serve(crate::cmd::serve::ServeArgs),
     /// Run a mock MCP server (for tests, benchmarks and trying out agents).
-    Mock(crate::mock::MockArgs),
+    Mock(mcp_mock::MockArgs),
     /// Play a client scenario of the MCP conformance suite against URL (used by the suite).
     #[command(hide = true)]
     Conformance(crate::cmd::conformance::ConformanceArgs),

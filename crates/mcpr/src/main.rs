@@ -6,7 +6,6 @@ mod connect;
 mod discovery;
 mod exit;
 mod logging;
-mod mock;
 mod shutdown;
 mod term;
 
@@ -46,7 +45,7 @@ fn main() -> std::process::ExitCode {
             Command::Login(args) => cmd::login::login(&cli.global, args).await,
             Command::Logout(args) => cmd::login::logout(&cli.global, args).await,
             Command::Conformance(args) => cmd::conformance::run(args).await,
-            Command::Mock(args) => mock::run(args)
+            Command::Mock(args) => mcp_mock::run(args)
                 .await
                 .map(|()| exit::OK)
                 .map_err(Failure::internal),
