@@ -1,4 +1,4 @@
-//! `mcpr mock --http ADDR --oauth`: the mock as an OAuth 2.1 protected resource and its own
+//! `mcp-mock --http ADDR --oauth`: the mock as an OAuth 2.1 protected resource and its own
 //! authorization server, driven by hand over HTTP (reqwest, no redirect following) the way an
 //! MCP client would: discovery from the 401 challenge, registration, authorization with PKCE,
 //! code exchange, bearer requests on `/mcp`, refresh, expiry, client credentials and step-up
@@ -15,7 +15,10 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
-use support::{ChildGuard, HttpMock, MCPR};
+use support::{ChildGuard, HttpMock};
+
+/// The mock binary of this package.
+const MOCK: &str = env!("CARGO_BIN_EXE_mcp-mock");
 use url::Url;
 
 /// Upper bound of any one test.
@@ -89,7 +92,7 @@ fn challenge_header(response: &reqwest::Response) -> String {
         .to_owned()
 }
 
-/// `mcpr mock --http 127.0.0.1:0 --oauth FLAGS` and a client for it.
+/// `mcp-mock --http 127.0.0.1:0 --oauth FLAGS` and a client for it.
 struct Server {
     _mock: HttpMock,
     /// `http://127.0.0.1:PORT`.
@@ -818,36 +821,22 @@ async fn without_registration_a_pre_registered_client_still_logs_in() {
 #[test]
 fn oauth_needs_streamable_http_and_excludes_require_token() {
     for flags in [
-        &["mock", "--oauth"][..],
-        &["mock", "--sse", "127.0.0.1:0", "--oauth"],
-        &[
-            "mock",
-            "--http",
-            "127.0.0.1:0",
-            "--oauth",
-            "--require-token",
-            "t",
-        ],
-        &["mock", "--http", "127.0.0.1:0", "--oauth-deny"],
-        &[
-            "mock",
-            "--http",
-            "127.0.0.1:0",
-            "--oauth",
-            "--oauth-scopes",
-            "a\"b",
-        ],
+        &["--oauth"][..],
+        &["--sse", "127.0.0.1:0", "--oauth"],
+        &["--http", "127.0.0.1:0", "--oauth", "--require-token", "t"],
+        &["--http", "127.0.0.1:0", "--oauth-deny"],
+        &["--http", "127.0.0.1:0", "--oauth", "--oauth-scopes", "a\"b"],
     ] {
         // A mock that wrongly starts would serve until killed: wait a bounded time only.
         let mut child = ChildGuard::spawn(
-            std::process::Command::new(MCPR)
+            std::process::Command::new(MOCK)
                 .args(flags)
                 .stdin(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null()),
         );
         let deadline = Instant::now() + Duration::from_secs(20);
         let status = loop {
-            if let Some(status) = child.0.try_wait().expect("wait for mcpr") {
+            if let Some(status) = child.0.try_wait().expect("wait for the mock") {
                 break status;
             }
             assert!(Instant::now() < deadline, "{flags:?} was accepted");

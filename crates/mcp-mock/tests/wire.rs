@@ -1,4 +1,4 @@
-//! Wire-level tests of `mcpr mock`: the real binary, spoken to in raw JSON-RPC lines over its
+//! Wire-level tests of `mcp-mock`: the real binary, spoken to in raw JSON-RPC lines over its
 //! stdin/stdout, with no MCP client library in between. This checks the wire independently of
 //! rmcp (which the mock is built on) and of our own client.
 //!
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// Bound on any single wait for output; generous for slow CI machines.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A running `mcpr mock` and the lines it has written.
+/// A running `mcp-mock` and the lines it has written.
 struct Mock {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -27,14 +27,13 @@ struct Mock {
 
 impl Mock {
     fn start(args: &[&str]) -> Mock {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpr"))
-            .arg("mock")
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-mock"))
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn mcpr mock");
+            .expect("spawn mcp-mock");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, lines) = channel();

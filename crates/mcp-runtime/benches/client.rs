@@ -1,8 +1,8 @@
-//! Client cost per call: `echo` calls/s of mcp-runtime against `mcpr mock` over stdio, next to
+//! Client cost per call: `echo` calls/s of mcp-runtime against the mock (`mcp-mock`) over stdio, next to
 //! a minimal hand-written JSON-RPC-over-pipes client (the physical limit of the same pipes and
 //! server). Prints figures and ratios; asserts nothing about speed.
 //!
-//! Run: `cargo bench -p mcpr --bench client` (`BENCH_CALLS=N` to change the count).
+//! Run: `cargo bench -p mcp-runtime --bench client` (`BENCH_CALLS=N` to change the count).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -12,8 +12,6 @@ use std::time::Instant;
 use mcp_runtime::client::{CallOptions, ConnectOptions, McpClient};
 use mcp_runtime::config::ServerConfig;
 use serde_json::json;
-
-const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
 
 fn main() {
     let calls: usize = std::env::var("BENCH_CALLS")
@@ -25,7 +23,7 @@ fn main() {
     let raw = raw_pipe_calls_per_sec(calls);
     let (sequential, in_flight) = runtime.block_on(runtime_calls_per_sec(calls));
 
-    println!("\n## echo calls/s over stdio against `mcpr mock` ({calls} calls)\n");
+    println!("\n## echo calls/s over stdio against the mock (`mcp-mock`) ({calls} calls)\n");
     println!("| client | calls/s | vs hand-written |");
     println!("|---|---:|---:|");
     println!("| hand-written JSON-RPC over pipes, sequential | {raw:.0} | 1.00 |");
@@ -40,10 +38,10 @@ fn main() {
 }
 
 async fn runtime_calls_per_sec(calls: usize) -> (f64, f64) {
-    let config = ServerConfig::stdio(MCPR, ["mock"]);
+    let config = ServerConfig::stdio(mcp_testkit::mock_bin(), Vec::<String>::new());
     let client = McpClient::connect("bench", &config, &ConnectOptions::default())
         .await
-        .expect("connect to mcpr mock");
+        .expect("connect to the mock");
     let client = Arc::new(client);
     let args = json!({"text": "hello"}).as_object().cloned();
     for _ in 0..200 {
@@ -85,12 +83,11 @@ async fn runtime_calls_per_sec(calls: usize) -> (f64, f64) {
 
 /// The least a client can do: write a request line, read lines until the response.
 fn raw_pipe_calls_per_sec(calls: usize) -> f64 {
-    let mut child = Command::new(MCPR)
-        .arg("mock")
+    let mut child = Command::new(mcp_testkit::mock_bin())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .expect("spawn mcpr mock");
+        .expect("spawn the mock");
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();

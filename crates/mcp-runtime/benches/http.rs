@@ -1,8 +1,8 @@
 //! Client cost per call over the network transports: `echo` calls/s of mcp-runtime against
-//! `mcpr mock` over streamable HTTP and legacy HTTP+SSE (loopback), next to stdio, sequential
+//! the mock (`mcp-mock`) over streamable HTTP and legacy HTTP+SSE (loopback), next to stdio, sequential
 //! and with 32 calls in flight. Prints a markdown table; asserts nothing about speed.
 //!
-//! Run: `cargo bench -p mcpr --bench http` (`BENCH_CALLS=N` to change the count).
+//! Run: `cargo bench -p mcp-runtime --bench http` (`BENCH_CALLS=N` to change the count).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -13,7 +13,6 @@ use mcp_runtime::client::{CallOptions, ConnectOptions, McpClient};
 use mcp_runtime::config::{ServerConfig, server_from_json};
 use serde_json::json;
 
-const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
 const IN_FLIGHT: usize = 32;
 const WARM_UP: usize = 200;
 
@@ -24,7 +23,10 @@ fn main() {
         .unwrap_or(3_000);
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
 
-    let stdio = runtime.block_on(measure(ServerConfig::stdio(MCPR, ["mock"]), calls));
+    let stdio = runtime.block_on(measure(
+        ServerConfig::stdio(mcp_testkit::mock_bin(), Vec::<String>::new()),
+        calls,
+    ));
     let (mut http_server, http_url) = mock_server("--http");
     let http = runtime.block_on(measure(remote(&http_url, "http"), calls));
     let (mut sse_server, sse_url) = mock_server("--sse");
@@ -34,7 +36,7 @@ fn main() {
         let _ = server.wait();
     }
 
-    println!("\n## echo calls/s against `mcpr mock` ({calls} calls, loopback)\n");
+    println!("\n## echo calls/s against the mock (`mcp-mock`) ({calls} calls, loopback)\n");
     println!(
         "| transport | sequential calls/s | {IN_FLIGHT} in flight calls/s | sequential vs stdio |"
     );
@@ -51,14 +53,14 @@ fn main() {
     }
 }
 
-/// `mcpr mock --http|--sse 127.0.0.1:0`; returns the process and the URL it printed.
+/// `mcp-mock --http|--sse 127.0.0.1:0`; returns the process and the URL it printed.
 fn mock_server(mode: &str) -> (Child, String) {
-    let mut child = Command::new(MCPR)
-        .args(["mock", mode, "127.0.0.1:0"])
+    let mut child = Command::new(mcp_testkit::mock_bin())
+        .args([mode, "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn mcpr mock");
+        .expect("spawn the mock");
     let stderr = child.stderr.take().expect("stderr");
     let mut lines = BufReader::new(stderr).lines();
     let url = lines
@@ -79,7 +81,7 @@ fn remote(url: &str, kind: &str) -> ServerConfig {
 async fn measure(config: ServerConfig, calls: usize) -> (f64, f64) {
     let client = McpClient::connect("bench", &config, &ConnectOptions::default())
         .await
-        .expect("connect to mcpr mock");
+        .expect("connect to the mock");
     let client = Arc::new(client);
     let args = json!({"text": "hello"}).as_object().cloned();
     for _ in 0..WARM_UP {

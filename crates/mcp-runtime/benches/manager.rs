@@ -1,9 +1,9 @@
-//! Manager benchmarks: start-up to tools for 1, 10 and 50 `mcpr mock` servers (cold
+//! Manager benchmarks: start-up to tools for 1, 10 and 50 the mock (`mcp-mock`) servers (cold
 //! cache, and warm cache with one server hanging forever), RSS per idle connection with 200
 //! connections, and naming + registry of 10,000 tools. Prints figures; asserts nothing about
 //! speed.
 //!
-//! Run: `cargo bench -p mcpr --bench manager` (`BENCH_IDLE=N` changes the idle connection count).
+//! Run: `cargo bench -p mcp-runtime --bench manager` (`BENCH_IDLE=N` changes the idle connection count).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,12 +17,8 @@ use mcp_runtime::manager::{ManagerOptions, McpManager, ServerTools};
 use mcp_runtime::session::Session;
 use mcp_runtime::tools::{NamingStyle, mcp_tools};
 
-const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
-
 fn mock(args: &[&str]) -> ServerConfig {
-    let mut all = vec!["mock"];
-    all.extend_from_slice(args);
-    ServerConfig::stdio(MCPR, all)
+    ServerConfig::stdio(mcp_testkit::mock_bin(), args.iter().copied())
 }
 
 fn manager(dir: &Path) -> McpManager {
@@ -37,7 +33,7 @@ fn manager(dir: &Path) -> McpManager {
 fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let dir = tempfile::tempdir().expect("temp dir");
-    println!("\n## Manager (mcpr mock servers over stdio)\n");
+    println!("\n## Manager (mock servers over stdio)\n");
     println!("| measurement | figure |");
     println!("|---|---:|");
     runtime.block_on(async {

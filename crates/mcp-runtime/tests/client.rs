@@ -1,5 +1,5 @@
 //! The connection (mcp-runtime `client`) against a real server over real pipes: our own
-//! `mcpr mock` with its fault knobs.
+//! `mcp-mock` with its fault knobs.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! The in-process sub-agent handle against real servers (`mcpr mock` over real
+//! The in-process sub-agent handle against real servers (`mcp-mock` over real
 //! pipes): the parent's live tools, scoped; calls over the parent's connections; the per-call
 //! time cap and the abort both reach the server as `notifications/cancelled`; progress passes
 //! through; failures are error results.
@@ -97,7 +97,7 @@ async fn sub_agent_sees_the_parents_live_tools_scoped() {
     manager.disconnect_all().await;
 }
 
-/// `mcpr mock --resources` named `name` (URIs `mock://<name>/...`), recording into `dir`.
+/// `mcp-mock --resources` named `name` (URIs `mock://<name>/...`), recording into `dir`.
 fn content_mock(dir: &Path, name: &str) -> ServerConfig {
     let record = dir.join(format!("{name}.record"));
     mock(&[

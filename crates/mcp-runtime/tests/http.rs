@@ -1,5 +1,5 @@
 //! Remote servers: the client (`mcp-runtime`) over streamable HTTP and legacy HTTP+SSE, against
-//! `mcpr mock --http/--sse` and its HTTP fault knobs, and against real peers written by others
+//! `mcp-mock --http/--sse` and its HTTP fault knobs, and against real peers written by others
 //! (server-everything in both HTTP modes, a Python FastMCP server). Loopback only; every test
 //! is bounded in time.
 
@@ -47,7 +47,7 @@ fn posts<'a>(lines: &'a [Value], method: &str) -> Vec<&'a Value> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Against `mcpr mock`
+// Against `mcp-mock`
 
 #[tokio::test]
 async fn streamable_http_lists_calls_and_closes_the_session() {

@@ -1,4 +1,4 @@
-//! The manager against real servers (`mcpr mock` over real pipes): every documented failure mode, the
+//! The manager against real servers (`mcp-mock` over real pipes): every documented failure mode, the
 //! fast-start gate with the tool cache, health (reconnect, storm breaker, no replay),
 //! `list_changed`, partial operations, the tool bridge and the session, and process hygiene.
 
@@ -87,7 +87,7 @@ fn discovery_options(home: &Path, files: &[&Path]) -> DiscoveryOptions {
 async fn a10_discovery_throws_gives_empty_tools_and_a_synthetic_error() {
     let dir = temp_dir();
     let file = dir.path().join("mcp.json");
-    let config = json!({"mcpServers": {"m": {"command": support::MCPR, "args": ["mock", "--name", "${WHO}"]}}});
+    let config = json!({"mcpServers": {"m": {"command": support::mock_bin(), "args": ["--name", "${WHO}"]}}});
     std::fs::write(&file, config.to_string()).unwrap();
     // A bug deep inside discovery (here: the environment lookup panics) must not take the
     // session down.
@@ -122,8 +122,8 @@ async fn a10_invalid_server_config_is_skipped_with_an_error_naming_server_and_fi
     let dir = temp_dir();
     let file = dir.path().join("mcp.json");
     let config = json!({"mcpServers": {
-        "good": {"command": support::MCPR, "args": ["mock"]},
-        "broken": {"command": support::MCPR, "url": "http://127.0.0.1:9/mcp"},
+        "good": {"command": support::mock_bin(), "args": []},
+        "broken": {"command": support::mock_bin(), "url": "http://127.0.0.1:9/mcp"},
     }});
     std::fs::write(&file, config.to_string()).unwrap();
     let options = LoadOptions {

@@ -1,4 +1,4 @@
-//! OAuth 2.1 through the library (`mcp_runtime::auth` + `McpClient`), against `mcpr mock
+//! OAuth 2.1 through the library (`mcp_runtime::auth` + `McpClient`), against `mcp-mock
 //! --http --oauth`: a real authorization server and protected MCP server on loopback. The
 //! person's part of a login is played by `Headless` (the mock approves by itself), so these
 //! tests check what a host agent relies on: tokens stored and sent, refreshed ahead of expiry

@@ -1,36 +1,74 @@
-//! Shared test helpers: the mock server as a config, process checks, and external peers
-//! installed from the package registries into `target/peers` on first use.
-
-#![allow(dead_code)] // each test binary uses a different subset
-
-pub mod sdk;
+//! Test support shared by the workspace's integration tests and benchmarks (dev-only, never
+//! published): the mock server as a fresh binary and as a config, process checks, HTTP by
+//! hand, and external peers installed from the package registries into `target/peers` on first
+//! use.
+//!
+//! The mock is a binary of another package (`mcp-mock`), for which cargo sets no
+//! `CARGO_BIN_EXE_*`; [`mock_bin`] builds it with cargo once per test process, so tests always
+//! run the mock of the current source, whichever package and command started them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::config::ServerConfig;
 
-/// The `mcpr` binary under test.
-pub const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
+/// The `mcp-mock` binary, built from the current source the first time a test process asks
+/// (`cargo build -p mcp-mock`; cargo rebuilds it only if its source changed). The build goes
+/// to the workspace's own target directory, in the profile of the running test, and runs
+/// while the test runs, after `cargo test` has released its build lock.
+pub fn mock_bin() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let run = escargot::CargoBuild::new()
+            .manifest_path(workspace_root().join("Cargo.toml"))
+            .package("mcp-mock")
+            .bin("mcp-mock")
+            .current_release()
+            .run()
+            .unwrap_or_else(|e| panic!("cannot build the mock (cargo build -p mcp-mock): {e}"));
+        run.path()
+            .to_str()
+            .expect("the target directory has a UTF-8 path")
+            .to_owned()
+    })
+}
+
+/// The workspace's root directory (this crate lives in `crates/mcp-testkit`).
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+/// The target directory the running test or benchmark was built in
+/// (`target/<profile>/deps/<binary>`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    exe.ancestors()
+        .nth(3)
+        .expect("a binary under target/<profile>/deps")
+        .to_path_buf()
+}
 
 /// Tool-call arguments from a JSON object literal.
 pub fn args(value: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
     value.as_object().cloned()
 }
 
-/// A stdio config that runs `mcpr mock` with the given flags.
+/// A stdio config that runs the mock ([`mock_bin`]) with the given flags.
 pub fn mock(flags: &[&str]) -> ServerConfig {
-    let mut args = vec!["mock".to_owned()];
-    args.extend(flags.iter().map(|f| f.to_string()));
-    ServerConfig::stdio(MCPR, args)
+    ServerConfig::stdio(mock_bin(), flags.iter().map(|f| f.to_string()))
 }
 
 /// A fresh temporary directory for one test.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("mcpr-test-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(tmp_dir())
         .expect("create temp dir")
 }
 
@@ -99,12 +137,16 @@ pub fn read_pid(path: &Path) -> u32 {
     }
 }
 
+/// Scratch space for tests (`target/tmp`, where cargo points `CARGO_TARGET_TMPDIR`).
+pub fn tmp_dir() -> PathBuf {
+    let dir = target_dir().join("tmp");
+    std::fs::create_dir_all(&dir).expect("create target/tmp");
+    dir
+}
+
 /// Where external peers are installed (`target/peers`).
 pub fn peers_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .join("peers")
+    target_dir().join("peers")
 }
 
 /// Pinned npm packages used as peers.
@@ -410,7 +452,7 @@ pub fn wait_for_port(port: u16, bound: Duration) {
     }
 }
 
-/// `mcpr mock --http 127.0.0.1:0` (or `--sse`) with `flags`, running until dropped.
+/// The mock with `--http 127.0.0.1:0` (or `--sse`) and `flags`, running until dropped.
 pub struct HttpMock {
     child: ChildGuard,
     /// The endpoint the mock printed (`http://127.0.0.1:PORT/mcp` or `.../sse`).
@@ -430,9 +472,9 @@ impl HttpMock {
 
     fn start(mode: &str, flags: &[&str]) -> HttpMock {
         use std::io::BufRead;
-        let mut command = Command::new(MCPR);
+        let mut command = Command::new(mock_bin());
         command
-            .args(["mock", mode, "127.0.0.1:0"])
+            .args([mode, "127.0.0.1:0"])
             .args(flags)
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
