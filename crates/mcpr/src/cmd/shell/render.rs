@@ -109,7 +109,7 @@ pub(super) struct Listing<T> {
     pub result: Option<Result<Vec<T>, ClientError>>,
 }
 
-/// Print each server's list: its items, "no <noun>s", "not connected" or the error.
+/// Print each server's list: its items, "no `NOUN`s", "not connected" or the error.
 pub(super) fn print_listings<T>(listings: Vec<Listing<T>>, noun: &str, line: fn(&T) -> String) {
     if listings.is_empty() {
         println!("{}", no_servers());
