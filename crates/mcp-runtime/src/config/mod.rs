@@ -19,6 +19,7 @@ mod formats;
 mod providers;
 mod redact;
 pub(crate) mod resolve;
+pub mod secrets;
 pub mod trust;
 mod validate;
 pub mod writer;

@@ -38,7 +38,7 @@ pub fn resolve_connect_values(
 /// - `bearer_token_env_var` becomes `Authorization: Bearer <value>` (unset: an error);
 /// - `env_http_headers` add headers from variables that are set;
 /// - a value `mcpr-secret:FIELD` becomes the value kept for this server in mcpr's secret store
-///   (see [`crate::registry::secrets`]).
+///   (see [`super::secrets`]).
 ///
 /// ```
 /// use mcp_runtime::config::{EnvSource, ServerConfig, Transport, resolve_connect_values_with};
@@ -116,7 +116,7 @@ pub fn resolve_connect_values_with(
     }
     // After the rules above, so that a stored value is never run as a `!command` or read as a
     // variable name.
-    crate::registry::secrets::inject(name, config, &mut out, env)?;
+    super::secrets::inject(name, config, &mut out, env)?;
     Ok(out)
 }
 

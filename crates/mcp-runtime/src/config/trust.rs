@@ -36,19 +36,15 @@ use sha2::{Digest, Sha256};
 use super::ConfigError;
 use super::expand::EnvSource;
 use super::formats::{self, Format};
-use super::writer::write_atomic;
+use crate::fsutil::{APP_DIR, BaseDir, write_atomic};
 
 /// File name of the store inside `$XDG_DATA_HOME/mcpr/`.
 pub const TRUST_FILE: &str = "trust.json";
 
 /// `$XDG_DATA_HOME/mcpr/trust.json`, default `~/.local/share/mcpr/trust.json`.
 pub fn default_store_path(env: &EnvSource, home: Option<&Path>) -> Option<PathBuf> {
-    let data = env
-        .get("XDG_DATA_HOME")
-        .filter(|v| !v.trim().is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".local/share")))?;
-    Some(data.join("mcpr").join(TRUST_FILE))
+    let data = BaseDir::Data.resolve(|name| env.get(name), home)?;
+    Some(data.join(APP_DIR).join(TRUST_FILE))
 }
 
 /// SHA-256 over the project's config files: each file's path relative to `root` and its bytes,
@@ -123,13 +119,9 @@ pub fn executable_identity(path: &Path) -> Option<Vec<u8>> {
     Some(to_hex(&hasher.finalize()).into_bytes())
 }
 
+/// A digest as stored in the trust file: `sha256:<hex>`.
 fn to_hex(digest: &[u8]) -> String {
-    let mut hex = String::with_capacity(7 + digest.len() * 2);
-    hex.push_str("sha256:");
-    for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    hex
+    format!("sha256:{}", crate::fsutil::hex(digest))
 }
 
 /// One trusted project.
@@ -190,7 +182,12 @@ impl TrustStore {
     fn write(&self, projects: Map<String, Value>) -> Result<(), ConfigError> {
         let doc = json!({"version": 1, "projects": projects});
         let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into());
-        write_atomic(&self.path, format!("{text}\n").as_bytes())
+        write_atomic(&self.path, format!("{text}\n").as_bytes()).map_err(|source| {
+            ConfigError::Write {
+                path: self.path.clone(),
+                source,
+            }
+        })
     }
 
     fn key(project: &Path) -> String {

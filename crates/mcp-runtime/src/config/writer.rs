@@ -20,7 +20,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::ParseOptions;
@@ -89,7 +88,7 @@ fn inside_project(cwd: &Path, path: &Path) -> Result<(), ConfigError> {
             target.display()
         )),
     };
-    let Ok(target) = resolve_links(path) else {
+    let Ok(target) = crate::fsutil::resolve_links(path) else {
         return Err(refuse(path));
     };
     let Some(dir) = target.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
@@ -104,86 +103,12 @@ fn inside_project(cwd: &Path, path: &Path) -> Result<(), ConfigError> {
     }
 }
 
-/// Follow `path` through symbolic links to the file they name (which may not exist yet).
-fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
-    let mut path = path.to_owned();
-    // As many links as the kernel follows before giving up (ELOOP).
-    for _ in 0..40 {
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&path)?;
-                path = match path.parent() {
-                    Some(dir) => dir.join(target),
-                    None => target,
-                };
-            }
-            _ => return Ok(path),
-        }
-    }
-    Err(std::io::Error::other("too many levels of symbolic links"))
-}
-
-/// Write `bytes` to `path` atomically with mode 0600, creating missing directories (0700).
-///
-/// When `path` is a symbolic link, the file it points to is replaced and the link is kept.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
-    let err = |source| ConfigError::Write {
+/// Write `bytes` to `path` atomically, private (see [`crate::fsutil::write_atomic`]).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
+    crate::fsutil::write_atomic(path, bytes).map_err(|source| ConfigError::Write {
         path: path.to_owned(),
         source,
-    };
-    let target = resolve_links(path).map_err(err)?;
-    let path = target.as_path();
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    create_private_dir(dir).map_err(err)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
-    let result = (|| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)?;
-        // Make the rename itself durable; not all platforms can open a directory.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
+    })
 }
 
 /// The two lists of the user file.

@@ -20,9 +20,7 @@ use crate::config::expand::has_reference;
 use crate::config::resolve::is_env_name;
 use crate::config::{HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport};
 
-/// Marker of a value kept in the secret store: `mcpr-secret:<field>`, where `<field>` is
-/// `env.NAME`, `headers.NAME` or `args.INDEX`.
-pub const SECRET_PREFIX: &str = "mcpr-secret:";
+pub use crate::config::secrets::SECRET_PREFIX;
 
 /// How a server is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
