@@ -1,5 +1,6 @@
-//! Where mcpr keeps its files on disk and how it writes them: the XDG base directories, private
-//! (0700) directories, private (0600) files, atomic replacement, and hex digests.
+//! Where mcpr keeps its files on disk and how it reads and writes them: the XDG base
+//! directories, private (0700) directories, private (0600) files, atomic replacement, bounded
+//! reads of regular files, and hex digests.
 //!
 //! A leaf module: it uses nothing else of the crate, so every other module (config, auth,
 //! cache, registry, the CLI) can depend on it without an import cycle.
@@ -211,6 +212,41 @@ pub(crate) fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
         }
     }
     Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// Read `path` when it is a regular file of at most `max` bytes.
+///
+/// The file is opened without blocking and checked on the open handle, so that a FIFO (whose
+/// open blocks until a writer comes), a device (`/dev/zero` never ends) or a file swapped for
+/// one after a check can neither hang the caller nor fill its memory. A directory is an error
+/// of kind [`std::io::ErrorKind::IsADirectory`].
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB",
+            max / 1024
+        )));
+    }
+    Ok(bytes)
 }
 
 /// Lower-case hex of `bytes` (digests in file names, cache keys and trust records).

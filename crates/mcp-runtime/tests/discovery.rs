@@ -803,8 +803,9 @@ fn host_approval_keys_from_the_home_are_honoured() {
 }
 
 #[test]
-fn exa_servers_are_filtered_and_their_keys_extracted() {
+fn exa_servers_are_discovered_and_enabled_like_any_other() {
     let fx = fixture();
+    // The fixture's `~/.claude.json` defines `exa` at mcp.exa.ai with the key in the URL.
     fx.write(
         ".cursor/mcp.json",
         r#"{"mcpServers": {"web-search": {"command": "npx", "args": ["-y", "mcp-remote", "https://mcp.exa.ai/mcp?exaApiKey=${EXA_KEY}"]}}}"#,
@@ -812,32 +813,36 @@ fn exa_servers_are_filtered_and_their_keys_extracted() {
     let mut env = fx.env();
     env.insert("EXA_KEY".into(), "exa-from-env".into());
     let found = fx.discover(&DiscoveryOptions {
-        env: EnvSource::Map(env.clone()),
-        ..fx.trusted()
-    });
-    assert_eq!(found.exa_api_keys, vec!["exa-key-from-url", "exa-from-env"]);
-    assert!(!found.configs.contains_key("exa") && !found.configs.contains_key("web-search"));
-    assert!(matches!(
-        found
-            .servers
-            .iter()
-            .find(|s| s.name == "exa")
-            .unwrap()
-            .state,
-        ServerState::Filtered(_)
-    ));
-    // Keys are not taken from untrusted project files; filtering can be turned off.
-    let untrusted = fx.discover(&DiscoveryOptions {
-        env: EnvSource::Map(env.clone()),
-        ..fx.options()
-    });
-    assert_eq!(untrusted.exa_api_keys, vec!["exa-key-from-url"]);
-    let unfiltered = fx.discover(&DiscoveryOptions {
         env: EnvSource::Map(env),
-        filter_exa: false,
         ..fx.trusted()
     });
-    assert!(unfiltered.configs.contains_key("exa") && unfiltered.exa_api_keys.is_empty());
+    let exa = found.winner("exa").unwrap();
+    assert_eq!(exa.state, ServerState::Enabled);
+    assert_eq!(found.sources["exa"].provider_name, "Claude Code");
+    match &found.configs["exa"].transport {
+        Transport::Http(http) => assert!(http.url.contains("exaApiKey=exa-key-from-url")),
+        other => panic!("expected an HTTP server, got {other:?}"),
+    }
+    assert_eq!(
+        found.winner("web-search").unwrap().state,
+        ServerState::Enabled
+    );
+    match &found.configs["web-search"].transport {
+        Transport::Stdio(stdio) => {
+            assert!(
+                stdio
+                    .args
+                    .iter()
+                    .any(|a| a.contains("exaApiKey=exa-from-env"))
+            )
+        }
+        other => panic!("expected a stdio server, got {other:?}"),
+    }
+    // The key in the URL stays out of the display form.
+    let shown = exa.redacted().unwrap();
+    let text = format!("{} {:?}", shown.target(), shown.url);
+    assert!(text.contains("mcp.exa.ai"), "{text}");
+    assert!(!text.contains("exa-key-from-url"), "{text}");
 }
 
 #[test]

@@ -23,9 +23,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::config::EnvSource;
-use crate::fsutil::{
-    APP_DIR, BaseDir, create_private_parent, make_private_dir, touch_private,
-};
+use crate::fsutil::{APP_DIR, BaseDir, create_private_parent, make_private_dir, touch_private};
 
 /// File name of the store inside `$XDG_DATA_HOME/mcpr/`.
 pub const CREDENTIALS_FILE: &str = "credentials.db";

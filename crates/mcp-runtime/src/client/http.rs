@@ -13,8 +13,8 @@ use reqwest::{StatusCode, Url};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::ClientError;
-pub(crate) use crate::net::{display_url, root_cause};
 use crate::net::chain;
+pub(crate) use crate::net::{display_url, root_cause};
 
 /// Bytes of an error response body kept for the error message.
 pub(crate) const BODY_EXCERPT_BYTES: usize = 2048;

@@ -14,7 +14,6 @@
 mod discover;
 mod error;
 pub mod expand;
-mod file;
 mod formats;
 mod providers;
 mod redact;
@@ -29,15 +28,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use discover::{
-    CliFlags, DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource,
-    HARD_FAILURE_PATH, Level, PendingReason, ProjectTrust, ProjectTrustState, ProviderInfo,
-    ServerSource, ServerState, Warning, discover_mcp_servers, load_all_mcp_configs, provider_list,
-    revoke_project_trust, trust_project,
+    DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH,
+    Level, PendingReason, ProviderInfo, ServerSource, ServerState, Warning, discover_mcp_servers,
+    load_all_mcp_configs, provider_list, revoke_project_trust, trust_project,
 };
 pub use error::ConfigError;
-pub use file::{ConfigFile, ServerEntry, load_config_file, parse_config_str};
 pub use redact::RedactedServer;
 pub use resolve::{COMMAND_TIMEOUT, resolve_connect_values, resolve_connect_values_with};
+pub use trust::{ProjectTrust, ProjectTrustState};
 pub use validate::server_from_json;
 
 /// Timeout used when a server's config sets none (30 s).

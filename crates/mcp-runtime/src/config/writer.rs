@@ -566,9 +566,7 @@ pub fn set_enabled(
         .find(|s| {
             !matches!(
                 s.state,
-                ServerState::Shadowed { .. }
-                    | ServerState::PendingApproval
-                    | ServerState::Filtered(_)
+                ServerState::Shadowed { .. } | ServerState::PendingApproval
             )
         })
         .or_else(|| entries.first())
@@ -629,7 +627,6 @@ pub fn set_enabled(
                     .to_owned(),
             ),
             ServerState::Invalid(reason) => Some(format!("its config is invalid: {reason}")),
-            ServerState::Filtered(reason) => Some(format!("it is filtered: {reason}")),
             _ => None,
         }
     };

@@ -42,7 +42,13 @@ pub async fn install_bundle(
     package: &Package,
     bundles_dir: &Path,
 ) -> Result<UnpackedBundle, RegistryError> {
-    install_bundle_with(&crate::net::HttpClient::shared(), server, package, bundles_dir).await
+    install_bundle_with(
+        &crate::net::HttpClient::shared(),
+        server,
+        package,
+        bundles_dir,
+    )
+    .await
 }
 
 /// [`install_bundle`], downloading with `http` (e.g. [`super::RegistryClient::http_client`]).

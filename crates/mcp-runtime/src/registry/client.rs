@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use sha2::{Digest, Sha256};
 
 use super::RegistryError;
-use crate::net::HttpClient;
 use super::model::{ServerList, ServerResponse};
+use crate::net::HttpClient;
 
 /// The official MCP Registry.
 pub const DEFAULT_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
@@ -184,10 +184,12 @@ pub(crate) async fn fetch(
     url: &str,
     max: usize,
 ) -> Result<Vec<u8>, RegistryError> {
-    let client = http.client().map_err(|message| RegistryError::Unreachable {
-        url: url.to_owned(),
-        message,
-    })?;
+    let client = http
+        .client()
+        .map_err(|message| RegistryError::Unreachable {
+            url: url.to_owned(),
+            message,
+        })?;
     let unreachable = |e: reqwest::Error| RegistryError::Unreachable {
         url: url.to_owned(),
         message: error_chain(&e),
