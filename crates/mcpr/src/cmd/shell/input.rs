@@ -6,7 +6,7 @@
 //! once the previous command has printed everything.
 
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use rustyline::error::ReadlineError;
