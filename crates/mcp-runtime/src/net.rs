@@ -59,6 +59,11 @@ pub fn shared_client() -> Result<reqwest::Client, String> {
 
 /// Which `reqwest::Client` a host's remote requests use: the process's shared one (the
 /// default) or one the host built. Cheap to clone (a client is a handle to its pool).
+///
+/// Taken by MCP connections ([`crate::client::ConnectOptions::http`], streamable HTTP and
+/// legacy SSE) and by the MCP Registry ([`crate::registry::RegistryClient::with_http_client`],
+/// [`crate::registry::install_bundle_with`]). OAuth requests do not use it yet: the OAuth
+/// library builds its own client, which refuses metadata that points at private addresses.
 #[derive(Clone, Default)]
 pub struct HttpClient {
     custom: Option<reqwest::Client>,

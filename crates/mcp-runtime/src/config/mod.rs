@@ -9,7 +9,12 @@
 //!   name file, line and column.
 //! - [`expand`]: `${VAR}` and each host's own value syntax; [`RedactedServer`] shows a
 //!   server without its secrets.
-//! - [`trust`]: the per-project trust store; [`writer`]: mcpr's own config files.
+//! - [`trust`]: project trust, in one place: the store, what trust binds to (config files, files
+//!   servers read or run) and the decision for one run; [`writer`]: mcpr's own config files;
+//!   [`secrets`]: the values of installed servers kept out of config files.
+//!
+//! Discovery reads files into definitions (`discover/scan.rs`), then expands, claims, trusts and
+//! enables them (`discover/merge.rs`); its public results are in `discover/types.rs`.
 
 mod discover;
 mod error;
