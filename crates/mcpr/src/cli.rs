@@ -97,8 +97,8 @@ impl GlobalArgs {
     }
 
     /// The discovery flags of these arguments.
-    pub fn discovery_flags(&self) -> mcp_runtime::config::CliFlags {
-        mcp_runtime::config::CliFlags {
+    pub fn discovery_flags(&self) -> crate::discovery::CliFlags {
+        crate::discovery::CliFlags {
             cwd: self.cwd.clone(),
             config: self.config.clone(),
             strict_config: self.strict_config,

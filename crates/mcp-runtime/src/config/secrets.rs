@@ -11,8 +11,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::install::SECRET_PREFIX;
-use crate::config::{ConfigError, EnvSource, ServerConfig, Transport};
+use super::{ConfigError, EnvSource, ServerConfig, Transport};
+use crate::fsutil::{APP_DIR, BaseDir};
+
+/// Marker of a value kept in the secret store: `mcpr-secret:<field>`, where `<field>` is
+/// `env.NAME`, `headers.NAME` or `args.INDEX`.
+pub const SECRET_PREFIX: &str = "mcpr-secret:";
 
 /// File name of the store inside `$XDG_DATA_HOME/mcpr/`.
 pub const SECRETS_FILE: &str = "secrets.json";
@@ -45,8 +49,9 @@ impl SecretStore {
 
     /// `$XDG_DATA_HOME/mcpr/secrets.json`, default `~/.local/share/mcpr/secrets.json`.
     pub fn default_path(env: &EnvSource) -> Option<PathBuf> {
-        crate::auth::CredentialStore::default_path(env)
-            .and_then(|p| p.parent().map(|d| d.join(SECRETS_FILE)))
+        let home = env.get("HOME").map(PathBuf::from);
+        let data = BaseDir::Data.resolve(|name| env.get(name), home.as_deref())?;
+        Some(data.join(APP_DIR).join(SECRETS_FILE))
     }
 
     /// The file.
@@ -65,7 +70,13 @@ impl SecretStore {
 
     fn save(&self, file: &File) -> Result<(), String> {
         let bytes = serde_json::to_vec_pretty(file).map_err(|e| e.to_string())?;
-        crate::config::writer::write_atomic(&self.path, &bytes).map_err(|e| e.to_string())
+        crate::fsutil::write_atomic(&self.path, &bytes).map_err(|source| {
+            ConfigError::Write {
+                path: self.path.clone(),
+                source,
+            }
+            .to_string()
+        })
     }
 
     /// Store `values` for the server `name` configured as `config`, replacing what it had.

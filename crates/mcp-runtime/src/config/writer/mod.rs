@@ -20,12 +20,11 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 use serde_json::{Map, Value, json};
+
+mod cst;
 
 use super::discover::{DiscoveryOptions, Level, ServerState};
 use super::formats::{self, Format};
@@ -89,7 +88,7 @@ fn inside_project(cwd: &Path, path: &Path) -> Result<(), ConfigError> {
             target.display()
         )),
     };
-    let Ok(target) = resolve_links(path) else {
+    let Ok(target) = crate::fsutil::resolve_links(path) else {
         return Err(refuse(path));
     };
     let Some(dir) = target.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
@@ -104,86 +103,12 @@ fn inside_project(cwd: &Path, path: &Path) -> Result<(), ConfigError> {
     }
 }
 
-/// Follow `path` through symbolic links to the file they name (which may not exist yet).
-fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
-    let mut path = path.to_owned();
-    // As many links as the kernel follows before giving up (ELOOP).
-    for _ in 0..40 {
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&path)?;
-                path = match path.parent() {
-                    Some(dir) => dir.join(target),
-                    None => target,
-                };
-            }
-            _ => return Ok(path),
-        }
-    }
-    Err(std::io::Error::other("too many levels of symbolic links"))
-}
-
-/// Write `bytes` to `path` atomically with mode 0600, creating missing directories (0700).
-///
-/// When `path` is a symbolic link, the file it points to is replaced and the link is kept.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
-    let err = |source| ConfigError::Write {
+/// Write `bytes` to `path` atomically, private (see [`crate::fsutil::write_atomic`]).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
+    crate::fsutil::write_atomic(path, bytes).map_err(|source| ConfigError::Write {
         path: path.to_owned(),
         source,
-    };
-    let target = resolve_links(path).map_err(err)?;
-    let path = target.as_path();
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    create_private_dir(dir).map_err(err)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
-    let result = (|| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)?;
-        // Make the rename itself durable; not all platforms can open a directory.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
+    })
 }
 
 /// The two lists of the user file.
@@ -367,7 +292,7 @@ impl McprFile {
                 serde_json::to_string_pretty(&Value::Object(self.root.clone())).unwrap_or_default();
             format!("{text}\n")
         } else {
-            edit_in_place(&self.text, &self.root).map_err(|reason| ConfigError::Write {
+            cst::edit_in_place(&self.text, &self.root).map_err(|reason| ConfigError::Write {
                 path: self.path.clone(),
                 source: std::io::Error::other(format!(
                     "{reason}; the file was left unchanged (edit it by hand)"
@@ -375,90 +300,6 @@ impl McprFile {
             })?
         };
         write_atomic(&self.path, text.as_bytes())
-    }
-}
-
-/// `text` changed so that it reads as `want`, keeping comments and formatting around the
-/// changes. Checked by reading the result back.
-fn edit_in_place(text: &str, want: &Map<String, Value>) -> Result<String, String> {
-    let cannot = |why: String| format!("cannot keep its comments and formatting: {why}");
-    let root =
-        CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| cannot(e.to_string()))?;
-    let object = match root.value() {
-        None => root.object_value_or_set(),
-        Some(_) => root
-            .object_value()
-            .ok_or_else(|| cannot("the file is not a JSON object".into()))?,
-    };
-    edit_object(&object, want);
-    let edited = root.to_string();
-    match formats::parse(&edited, Format::Json) {
-        Ok(Value::Object(got)) if &got == want => Ok(edited),
-        _ => Err(cannot(
-            "the edited text would not read back as intended".into(),
-        )),
-    }
-}
-
-/// Make `object` hold exactly `want`: drop, recurse into or replace what differs, append what
-/// is new (in `want`'s order, as a map insert would).
-fn edit_object(object: &CstObject, want: &Map<String, Value>) {
-    let mut present = std::collections::HashSet::new();
-    for prop in object.properties() {
-        let Some(name) = prop.name().and_then(|n| n.decoded_value().ok()) else {
-            continue;
-        };
-        let Some(value) = want.get(&name) else {
-            prop.remove();
-            continue;
-        };
-        present.insert(name);
-        let node = prop.value();
-        if node.as_ref().and_then(|n| n.to_serde_value()).as_ref() == Some(value) {
-            continue;
-        }
-        let inner_object = node.as_ref().and_then(|n| n.as_object());
-        let inner_array = node.as_ref().and_then(|n| n.as_array());
-        match (value, inner_object, inner_array) {
-            (Value::Object(map), Some(inner), _) => edit_object(&inner, map),
-            (Value::Array(items), _, Some(inner)) => edit_array(&inner, items),
-            _ => prop.set_value(input(value)),
-        }
-    }
-    for (name, value) in want {
-        if !present.contains(name) {
-            object.append(name, input(value));
-        }
-    }
-}
-
-/// Make `array` hold exactly `want`, keeping the elements that stay in order (a list that
-/// gained or lost a name keeps the comments next to the others).
-fn edit_array(array: &CstArray, want: &[Value]) {
-    let mut next = 0;
-    for element in array.elements() {
-        if next < want.len() && element.to_serde_value().as_ref() == Some(&want[next]) {
-            next += 1;
-        } else {
-            element.remove();
-        }
-    }
-    for value in &want[next..] {
-        array.append(input(value));
-    }
-}
-
-/// A JSON value as the syntax tree's input.
-fn input(value: &Value) -> CstInputValue {
-    match value {
-        Value::Null => CstInputValue::Null,
-        Value::Bool(b) => CstInputValue::Bool(*b),
-        Value::Number(n) => CstInputValue::Number(n.to_string()),
-        Value::String(s) => CstInputValue::String(s.clone()),
-        Value::Array(items) => CstInputValue::Array(items.iter().map(input).collect()),
-        Value::Object(map) => {
-            CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), input(v))).collect())
-        }
     }
 }
 
@@ -641,9 +482,7 @@ pub fn set_enabled(
         .find(|s| {
             !matches!(
                 s.state,
-                ServerState::Shadowed { .. }
-                    | ServerState::PendingApproval
-                    | ServerState::Filtered(_)
+                ServerState::Shadowed { .. } | ServerState::PendingApproval
             )
         })
         .or_else(|| entries.first())
@@ -704,7 +543,6 @@ pub fn set_enabled(
                     .to_owned(),
             ),
             ServerState::Invalid(reason) => Some(format!("its config is invalid: {reason}")),
-            ServerState::Filtered(reason) => Some(format!("it is filtered: {reason}")),
             _ => None,
         }
     };
@@ -716,138 +554,4 @@ pub fn set_enabled(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn edits_keep_other_content_and_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("mcp.json");
-        std::fs::write(
-            &path,
-            r#"{"z": 1, "mcpServers": {"b": {"command": "b"}, "a": {"command": "a"}}, "x": true}"#,
-        )
-        .unwrap();
-        let mut file = McprFile::load(&path).unwrap();
-        file.set_server("c", json!({"command": "c"}));
-        assert!(file.remove_server("b"));
-        assert!(!file.remove_server("b"));
-        assert!(file.set_listed(List::Disabled, "a", true));
-        assert!(!file.set_listed(List::Disabled, "a", true));
-        file.save().unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let z = text.find("\"z\"").unwrap();
-        let servers = text.find("mcpServers").unwrap();
-        let x = text.find("\"x\"").unwrap();
-        assert!(z < servers && servers < x, "{text}");
-        assert_eq!(
-            McprFile::load(&path).unwrap().server_names(),
-            vec!["a", "c"]
-        );
-        let mut file = McprFile::load(&path).unwrap();
-        assert!(file.set_listed(List::Disabled, "a", false));
-        file.save().unwrap();
-        assert!(
-            !std::fs::read_to_string(&path)
-                .unwrap()
-                .contains("disabledServers")
-        );
-    }
-
-    #[test]
-    fn broken_files_are_never_overwritten() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("mcp.json");
-        std::fs::write(&path, "{\n  \"mcpServers\": {\n    \"a\": \n").unwrap();
-        let err = McprFile::load(&path).unwrap_err().to_string();
-        assert!(err.contains("mcp.json:"), "{err}");
-    }
-
-    #[test]
-    fn round_trip_of_every_field() {
-        let mut cfg = ServerConfig::stdio("srv", ["--x"]);
-        cfg.timeout_ms = Some(5);
-        cfg.enabled = false;
-        cfg.env_vars = vec!["HOME".into()];
-        cfg.disabled_tools = vec!["rm".into()];
-        cfg.enabled_tools = Some(vec!["ls".into()]);
-        cfg.always_load = true;
-        assert_eq!(
-            super::super::server_from_json("x", &server_to_json(&cfg)).unwrap(),
-            cfg
-        );
-        let http = ServerConfig {
-            transport: Transport::Http(super::super::HttpConfig {
-                url: "http://h/sse".into(),
-                headers: [("A".to_owned(), "b".to_owned())].into(),
-                kind: HttpKind::Sse,
-                oauth: None,
-            }),
-            bearer_token_env_var: Some("TOK".into()),
-            ..ServerConfig::stdio("x", Vec::<String>::new())
-        };
-        assert_eq!(
-            super::super::server_from_json("x", &server_to_json(&http)).unwrap(),
-            http
-        );
-    }
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: 100,
-            failure_persistence: None,
-            ..proptest::prelude::ProptestConfig::default()
-        })]
-
-        /// Any sequence of edits on a commented file saves, reads back as made, and keeps the
-        /// comments of what it did not remove.
-        #[test]
-        fn edits_of_a_commented_file_keep_its_comments(
-            names in proptest::collection::btree_set("[a-c]{1,2}", 0..4),
-            ops in proptest::collection::vec((0u8..5, "[a-c]{1,2}", proptest::bool::ANY), 0..6),
-        ) {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("mcp.json");
-            let mut text = String::from("// head\n{\n  /* servers */\n  \"mcpServers\": {\n");
-            for name in &names {
-                text.push_str(&format!(
-                    "    // about {name}\n    \"{name}\": {{\"command\": \"{name}\"}}, // tail {name}\n"
-                ));
-            }
-            text.push_str("  },\n  \"x\": [\"zz\"], // list\n}\n");
-            std::fs::write(&path, &text).unwrap();
-            let mut file = McprFile::load(&path).unwrap();
-            for (op, name, flag) in &ops {
-                match op {
-                    0 => {
-                        file.set_server(name, json!({"command": format!("new-{name}"), "args": [flag]}));
-                    }
-                    1 => {
-                        file.remove_server(name);
-                    }
-                    2 => {
-                        file.set_listed(List::Disabled, name, *flag);
-                    }
-                    3 => {
-                        file.set_listed(List::Enabled, name, *flag);
-                    }
-                    _ => {
-                        file.set_entry_enabled(name, *flag);
-                    }
-                }
-            }
-            file.save().unwrap();
-            let saved = std::fs::read_to_string(&path).unwrap();
-            let again = McprFile::load(&path).unwrap();
-            proptest::prop_assert_eq!(&again.root, &file.root, "{}", saved);
-            for comment in ["// head", "/* servers */", "// list"] {
-                proptest::prop_assert!(saved.contains(comment), "{}", saved);
-            }
-            for name in &names {
-                if file.server(name).is_some() {
-                    let about = format!("// about {name}");
-                    proptest::prop_assert!(saved.contains(&about), "{}", saved);
-                }
-            }
-        }
-    }
-}
+mod tests;
