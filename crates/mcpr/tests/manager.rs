@@ -164,12 +164,14 @@ async fn a10_connect_timeout_and_init_failure_are_recorded_and_others_continue()
         )
         .await;
     assert!(
-        report.errors["hangs"].contains("timed out"),
+        report.errors["hangs"].to_string().contains("timed out"),
         "{:?}",
         report.errors
     );
     assert!(
-        report.errors["dies"].contains("cannot bind port"),
+        report.errors["dies"]
+            .to_string()
+            .contains("cannot bind port"),
         "{:?}",
         report.errors
     );
@@ -245,7 +247,9 @@ async fn a10_pending_at_the_gate_without_cache_waits_for_that_server() {
         )
         .await;
     assert!(
-        report.errors["stuck"].contains("tools/list timed out"),
+        report.errors["stuck"]
+            .to_string()
+            .contains("tools/list timed out"),
         "{:?}",
         report.errors
     );

@@ -114,7 +114,8 @@ pub struct ConnectOptions {
     /// supports elicitation only when this is set.
     pub elicitation: Option<ElicitationHandler>,
     /// OAuth for remote servers: stored credentials, and whether a 401 may start a login.
-    /// The default uses the per-user store and never starts one; `None` sends no token.
+    /// `None` (the default) sends no token; [`ConnectOptions::with_user_state`] uses the
+    /// per-user credential store without ever starting a login.
     pub auth: Option<crate::auth::AuthContext>,
 }
 
@@ -135,8 +136,17 @@ impl Default for ConnectOptions {
             roots: std::env::current_dir().into_iter().collect(),
             events: None,
             elicitation: None,
-            auth: crate::auth::AuthContext::user_default(),
+            auth: None,
         }
+    }
+}
+
+impl ConnectOptions {
+    /// Use the per-user credential store for remote servers (never starting a login). The
+    /// default opens nothing in the user's home.
+    pub fn with_user_state(mut self) -> Self {
+        self.auth = crate::auth::AuthContext::user_default();
+        self
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 use mcp_runtime::client::{CallOptions, ClientError, Content, ToolOutput};
-use mcp_runtime::manager::ManagerError;
+use mcp_runtime::manager::{ManagerError, ServerError};
 use mcp_runtime::tools::{NamingStyle, mcp_tools};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -141,7 +141,7 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
 }
 
 /// A tool name nobody offers: say so, and mention servers that failed (it may be theirs).
-fn unknown_tool(tool: &str, errors: &IndexMap<String, String>) -> Failure {
+fn unknown_tool(tool: &str, errors: &IndexMap<String, ServerError>) -> Failure {
     if errors.is_empty() {
         return Failure::usage(format!("no tool named `{tool}` (see `mcpr tools`)"));
     }

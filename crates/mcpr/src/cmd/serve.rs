@@ -129,7 +129,8 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     let manager = McpManager::new(ManagerOptions {
         project: discovery.cwd.clone(),
         reconnect: true,
-        ..ManagerOptions::default()
+        // The gateway keeps the per-user tool cache and stored logins.
+        ..ManagerOptions::for_user()
     });
     let gateway = Gateway::new(
         manager.clone(),
@@ -157,7 +158,10 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
             let report = manager.connect_servers(configs, sources).await;
             drop(starting);
             for (name, error) in &report.errors {
-                eprintln!("mcpr serve: {}", crate::cmd::tools::with_name(name, error));
+                eprintln!(
+                    "mcpr serve: {}",
+                    crate::cmd::tools::with_name(name, &error.to_string())
+                );
             }
         })
     };

@@ -20,7 +20,7 @@ use indexmap::IndexMap;
 use mcp_runtime::ManagerEvent;
 use mcp_runtime::client::{ClientError, McpClient, PromptDefinition, ResourceDefinition};
 use mcp_runtime::config::{Discovery, writer};
-use mcp_runtime::manager::McpManager;
+use mcp_runtime::manager::{ConnectionState, McpManager};
 use mcp_runtime::session::{RegisteredTool, Session, SessionError};
 use mcp_runtime::tools::{McpTool, NamingStyle, ToolCallOptions};
 use serde_json::{Map, Value};
@@ -386,7 +386,11 @@ impl<'a> Shell<'a> {
                 .filter(|tool| tool.server == report.name)
                 .collect();
             if tools.is_empty() && report.error.is_some() {
-                let error = report.error.as_deref().unwrap_or_default();
+                let error = report
+                    .error
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
                 let first = error.lines().next().unwrap_or_default();
                 println!(
                     "{} ({}: {})",
@@ -800,7 +804,7 @@ fn no_servers() -> &'static str {
 /// One server's answer to a list request.
 struct Listing<T> {
     server: String,
-    state: String,
+    state: ConnectionState,
     /// `None` when the server is not connected.
     result: Option<Result<Vec<T>, ClientError>>,
 }
