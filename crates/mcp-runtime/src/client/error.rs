@@ -72,14 +72,18 @@ pub enum ClientError {
         method: String,
     },
     /// The server answered a request with a JSON-RPC error.
-    #[error("server `{server}`: {method} failed: {message}")]
+    #[error("server `{server}`: {method} failed: {message} (code {code})")]
     Rpc {
         /// Server name.
         server: String,
         /// The request method (and tool name for calls).
         method: String,
-        /// The server's error message and code.
+        /// The JSON-RPC error code (e.g. -32601 for an unknown method).
+        code: i32,
+        /// The server's error message.
         message: String,
+        /// The error's `data`, if the server sent any.
+        data: Option<serde_json::Value>,
     },
     /// The server broke the protocol after the handshake (e.g. a repeating list cursor).
     #[error("server `{server}`: {method}: {message}")]

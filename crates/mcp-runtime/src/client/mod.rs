@@ -704,7 +704,9 @@ impl McpClient {
             ServiceError::McpError(e) => ClientError::Rpc {
                 server: self.server.clone(),
                 method: method.to_owned(),
-                message: format!("{} (code {})", e.message, e.code.0),
+                code: e.code.0,
+                message: e.message.to_string(),
+                data: e.data,
             },
             ServiceError::Timeout { timeout } => ClientError::Timeout {
                 server: self.server.clone(),
@@ -862,14 +864,14 @@ fn convert<From: serde::Serialize, To: serde::de::DeserializeOwned>(
 }
 
 /// A server that declares a capability but answers "method not found" for its list has
-/// nothing to list. The code is matched in the message because [`ClientError::Rpc`] carries it
-/// there (see `service_error`).
+/// nothing to list.
 fn empty_if_method_not_found<T>(
     listing: Result<Vec<T>, ClientError>,
 ) -> Result<Vec<T>, ClientError> {
-    let not_found = format!("(code {})", ErrorCode::METHOD_NOT_FOUND.0);
     match listing {
-        Err(ClientError::Rpc { message, .. }) if message.ends_with(&not_found) => Ok(Vec::new()),
+        Err(ClientError::Rpc { code, .. }) if code == ErrorCode::METHOD_NOT_FOUND.0 => {
+            Ok(Vec::new())
+        }
         other => other,
     }
 }
