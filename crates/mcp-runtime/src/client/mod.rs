@@ -13,8 +13,7 @@
 //! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
 //! transports and their event streams), `handler` (our side of the protocol), `elicitation`
 //! (the host callback's types), `listing` (bounded paging of lists), `types` (what calls
-//! return), `watchdog` (kills a server's
-//! process group when the host dies), `error`.
+//! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
