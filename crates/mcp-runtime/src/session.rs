@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use crate::client::{ToolDefinition, ToolOutput};
 use crate::manager::{ManagerError, McpManager};
 use crate::tools::{
-    Aborted, McpTool, NamingStyle, SearchHit, ToolCallOptions, ToolIndex, mcp_tools,
-    one_line_summary, parameter_summary,
+    Aborted, McpTool, NamingStyle, SearchHit, ToolIndex, mcp_tools, one_line_summary,
+    parameter_summary,
 };
 
 /// A tool the host implements itself (shown next to MCP tools; the host runs it).
@@ -140,7 +140,7 @@ impl Session {
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
-        options: ToolCallOptions,
+        options: crate::client::CallOptions,
     ) -> Result<ToolOutput, SessionError> {
         match self.tools.get(name) {
             Some(RegisteredTool::Mcp(tool)) => {

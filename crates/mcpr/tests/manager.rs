@@ -17,7 +17,7 @@ use mcp_runtime::manager::{
     ManagerError, ManagerEvent, ManagerOptions, McpManager, ServerStatus, StartupReport,
 };
 use mcp_runtime::session::{HostTool, RegisteredTool, Session};
-use mcp_runtime::tools::{NamingStyle, ToolCallOptions, mcp_tools};
+use mcp_runtime::tools::{NamingStyle, mcp_tools};
 use serde_json::json;
 use support::{args, mock, read_pid, temp_dir, wait_dead};
 use tokio::sync::broadcast;
@@ -213,7 +213,7 @@ async fn a10_pending_at_the_gate_with_a_cache_hit_returns_deferred_tools_at_once
         .call(
             &manager,
             args(json!({"text": "late"})),
-            ToolCallOptions::default(),
+            CallOptions::default(),
         )
         .await
         .unwrap();
@@ -610,10 +610,7 @@ async fn tool_errors_become_mcp_error_results_and_abort_stays_an_abort() {
         .call(
             &manager,
             args(json!({"ms": 5000})),
-            ToolCallOptions {
-                timeout: Some(Duration::from_millis(100)),
-                ..Default::default()
-            },
+            CallOptions::default().with_timeout(Duration::from_millis(100)),
         )
         .await
         .unwrap();
@@ -625,10 +622,7 @@ async fn tool_errors_become_mcp_error_results_and_abort_stays_an_abort() {
     let call = sleep.call(
         &manager,
         args(json!({"ms": 5000})),
-        ToolCallOptions {
-            cancel: Some(cancel.clone()),
-            ..Default::default()
-        },
+        CallOptions::default().with_cancel(cancel.clone()),
     );
     let canceller = async {
         tokio::time::sleep(Duration::from_millis(150)).await;
@@ -694,7 +688,7 @@ async fn session_refresh_replaces_mcp_tools_and_binds_late_servers() {
         .call(
             "mcp_late_echo",
             args(json!({"text": "bound"})),
-            ToolCallOptions::default(),
+            CallOptions::default(),
         )
         .await
         .unwrap();

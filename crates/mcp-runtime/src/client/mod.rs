@@ -36,6 +36,7 @@ mod handler;
 pub(crate) mod http;
 mod legacy_sse;
 mod listing;
+mod options;
 mod progress;
 mod remote;
 mod sse;
@@ -44,7 +45,6 @@ mod streamable_http;
 mod types;
 mod watchdog;
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,7 @@ pub use elicitation::{
 pub use error::ClientError;
 pub use handler::ClientEvent;
 pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
+pub use options::{CallOptions, ConnectOptions, OutputCap};
 pub use progress::ProgressUpdate;
 pub use stdio::group_alive;
 pub use types::ResourceTemplateDefinition;
@@ -87,70 +88,6 @@ pub const EVENT_BUFFER: usize = 256;
 
 /// Stderr lines attached to errors.
 const STDERR_TAIL_LINES: usize = 20;
-
-/// Settings of a connection that do not come from the server's config.
-#[derive(Clone)]
-pub struct ConnectOptions {
-    /// Directories offered to the server in `roots/list` (default: the current directory).
-    pub roots: Vec<PathBuf>,
-    /// Where to send server notifications (tool list changes, logs, progress). The channel is
-    /// bounded so that a flooding server cannot grow the host's memory: when it is full, log
-    /// and progress events are dropped, while a tool-list change waits for room (merged with
-    /// later ones), so it is never lost. [`EVENT_BUFFER`] is a fitting capacity.
-    pub events: Option<mpsc::Sender<ClientEvent>>,
-    /// Answers the server's `elicitation/create` requests. Servers are told the client
-    /// supports elicitation only when this is set.
-    pub elicitation: Option<ElicitationHandler>,
-    /// OAuth for remote servers: stored credentials, and whether a 401 may start a login.
-    /// `None` (the default) sends no token; [`ConnectOptions::with_user_state`] uses the
-    /// per-user credential store without ever starting a login.
-    pub auth: Option<crate::auth::AuthContext>,
-}
-
-impl std::fmt::Debug for ConnectOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("roots", &self.roots)
-            .field("events", &self.events.is_some())
-            .field("elicitation", &self.elicitation.is_some())
-            .field("auth", &self.auth)
-            .finish()
-    }
-}
-
-impl Default for ConnectOptions {
-    fn default() -> Self {
-        ConnectOptions {
-            roots: std::env::current_dir().into_iter().collect(),
-            events: None,
-            elicitation: None,
-            auth: None,
-        }
-    }
-}
-
-impl ConnectOptions {
-    /// Use the per-user credential store for remote servers (never starting a login). The
-    /// default opens nothing in the user's home.
-    pub fn with_user_state(mut self) -> Self {
-        self.auth = crate::auth::AuthContext::user_default();
-        self
-    }
-}
-
-/// Per-call settings of [`McpClient::call_tool`].
-#[derive(Debug, Clone, Default)]
-pub struct CallOptions {
-    /// Overrides the server's tool timeout for this call.
-    pub timeout: Option<Duration>,
-    /// Cancels the call; the server is sent `notifications/cancelled`.
-    pub cancel: Option<CancellationToken>,
-    /// Receives the `notifications/progress` the server sends about this call, in the order
-    /// they are handled (a gateway forwards them to its own client). Bounded: while it is full,
-    /// further updates are dropped (progress is advisory; a later update supersedes them), so a
-    /// flooding server cannot grow memory. [`EVENT_BUFFER`] is a fitting capacity.
-    pub progress: Option<mpsc::Sender<ProgressUpdate>>,
-}
 
 /// A connected MCP server.
 ///

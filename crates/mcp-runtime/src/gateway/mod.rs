@@ -72,13 +72,14 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::manager::McpManager;
 use crate::tools::{McpTool, NamingStyle};
 
+pub use crate::client::CallOptions;
 pub use catalog::CatalogError;
 pub use discovery::{
     DEFAULT_LIMIT, DiscoveryMode, INVOKE_TOOL, MAX_LIMIT, MAX_QUERY_CHARS, SEARCH_TOOL,
     estimate_tokens,
 };
 pub use filter::ToolFilter;
-pub use subagent::{DEFAULT_CALL_CAP, SubAgentCall, SubAgentHandle, SubAgentOptions};
+pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
 use notify::Clients;
 use view::ScopedTools;

@@ -394,11 +394,9 @@ impl McpManager {
                 },
                 None => self.wait_connected(server, remaining).await?,
             };
-            let call_options = CallOptions {
-                timeout: limit.map(|l| l.saturating_sub(started.elapsed())),
-                cancel: options.cancel.clone(),
-                progress: options.progress.clone(),
-            };
+            // The remaining time of the caller's limit, and the caller's cancel and progress.
+            let mut call_options = options.clone();
+            call_options.timeout = limit.map(|l| l.saturating_sub(started.elapsed()));
             match client
                 .call_tool(tool, arguments.clone(), call_options)
                 .await
