@@ -111,14 +111,6 @@ pub enum ClientError {
         /// The config error, naming the server and field.
         message: String,
     },
-    /// The configured transport is not available in this build.
-    #[error("server `{server}`: {transport} servers are not supported yet")]
-    UnsupportedTransport {
-        /// Server name.
-        server: String,
-        /// The transport's name.
-        transport: &'static str,
-    },
     /// A remote server could not be reached: DNS failure, connection refused or reset.
     #[error("server `{server}`: cannot reach {url}: {reason}")]
     Unreachable {
