@@ -33,7 +33,7 @@
 mod authorizer;
 mod enterprise;
 mod flow;
-pub(crate) mod session;
+pub(crate) mod credential;
 mod store;
 
 use std::sync::Arc;

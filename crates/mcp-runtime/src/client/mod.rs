@@ -149,7 +149,7 @@ impl McpClient {
             }
             Transport::Http(http) => {
                 let auth = options.auth.as_ref().map(|context| {
-                    std::sync::Arc::new(crate::auth::session::ServerAuth::new(
+                    std::sync::Arc::new(crate::auth::credential::ServerAuth::new(
                         server,
                         &http.url,
                         http.oauth.as_ref(),
