@@ -104,11 +104,17 @@ impl ToolCache {
 
     /// The per-user cache: `$XDG_CACHE_HOME/mcpr`, else `~/.cache/mcpr`.
     pub fn user_default() -> Option<Self> {
+        Self::user_default_in(&crate::ClientIdentity::default().data_dir)
+    }
+
+    /// The per-user cache of a host whose state lives under `data_dir` (see
+    /// [`ClientIdentity::data_dir`](crate::ClientIdentity::data_dir)).
+    pub fn user_default_in(data_dir: &str) -> Option<Self> {
         let dir = std::env::var_os("XDG_CACHE_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-        Some(Self::in_dir(&dir.join("mcpr")))
+        Some(Self::in_dir(&dir.join(data_dir)))
     }
 
     /// The database file.

@@ -28,6 +28,7 @@ pub mod cache;
 pub mod client;
 pub mod config;
 pub mod gateway;
+pub mod identity;
 pub mod loader;
 pub mod manager;
 pub mod registry;
@@ -36,6 +37,7 @@ pub mod tools;
 
 pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};
 pub use gateway::{Gateway, GatewayOptions, SubAgentHandle};
+pub use identity::ClientIdentity;
 pub use loader::{LoadOptions, LoadedTools, discover_and_load_mcp_tools};
 pub use manager::{ManagerEvent, ManagerOptions, McpManager};
 pub use session::Session;

@@ -139,8 +139,19 @@ impl CredentialStore {
         Self::default_path(&EnvSource::Process).map(Self::new)
     }
 
+    /// The per-user store of a host whose state lives under `data_dir` (see
+    /// [`ClientIdentity::data_dir`](crate::ClientIdentity::data_dir)).
+    pub fn user_default_in(data_dir: &str) -> Option<Self> {
+        Self::default_path_in(&EnvSource::Process, data_dir).map(Self::new)
+    }
+
     /// Where [`CredentialStore::user_default`] keeps its file.
     pub fn default_path(env: &EnvSource) -> Option<PathBuf> {
+        Self::default_path_in(env, &crate::ClientIdentity::default().data_dir)
+    }
+
+    /// Where [`CredentialStore::user_default_in`] keeps its file.
+    pub fn default_path_in(env: &EnvSource, data_dir: &str) -> Option<PathBuf> {
         let data = env
             .get("XDG_DATA_HOME")
             .filter(|v| !v.trim().is_empty())
@@ -149,7 +160,7 @@ impl CredentialStore {
                 env.get("HOME")
                     .map(|h| PathBuf::from(h).join(".local/share"))
             })?;
-        Some(data.join("mcpr").join(CREDENTIALS_FILE))
+        Some(data.join(data_dir).join(CREDENTIALS_FILE))
     }
 
     /// The database file.

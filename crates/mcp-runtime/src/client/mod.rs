@@ -139,6 +139,7 @@ impl McpClient {
             tools_changed_waiting: Default::default(),
             elicitation: options.elicitation.clone(),
             progress: progress.clone(),
+            identity: options.identity.clone(),
         };
         let started = Instant::now();
         let bound = config.startup_timeout();

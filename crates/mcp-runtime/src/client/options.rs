@@ -28,6 +28,8 @@ pub struct ConnectOptions {
     /// `None` (the default) sends no token; [`ConnectOptions::with_user_state`] uses the
     /// per-user credential store without ever starting a login.
     pub auth: Option<crate::auth::AuthContext>,
+    /// Sent as `clientInfo` in the handshake (default: mcpr's).
+    pub identity: crate::ClientIdentity,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -37,6 +39,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
             .field("auth", &self.auth)
+            .field("identity", &self.identity)
             .finish()
     }
 }
@@ -48,6 +51,7 @@ impl Default for ConnectOptions {
             events: None,
             elicitation: None,
             auth: None,
+            identity: crate::ClientIdentity::default(),
         }
     }
 }
@@ -56,7 +60,7 @@ impl ConnectOptions {
     /// Use the per-user credential store for remote servers (never starting a login). The
     /// default opens nothing in the user's home.
     pub fn with_user_state(mut self) -> Self {
-        self.auth = crate::auth::AuthContext::user_default();
+        self.auth = crate::auth::AuthContext::user_for(&self.identity);
         self
     }
 }

@@ -87,6 +87,8 @@ pub struct ManagerOptions {
     /// OAuth for remote servers: the credential store, and whether a 401 may start a login.
     /// `None` sends no token.
     pub auth: Option<crate::auth::AuthContext>,
+    /// Who the manager's connections say they are, and where per-user state lives.
+    pub identity: crate::ClientIdentity,
 }
 
 impl Default for ManagerOptions {
@@ -100,6 +102,7 @@ impl Default for ManagerOptions {
             project: std::env::current_dir().unwrap_or_default(),
             reconnect: true,
             auth: None,
+            identity: crate::ClientIdentity::default(),
         }
     }
 }
@@ -114,8 +117,8 @@ impl ManagerOptions {
     /// directory; either is left off when it cannot be opened). The credential store is used
     /// without ever starting a login: a host at start-up must not block on a browser.
     pub fn with_user_state(mut self) -> Self {
-        self.cache = ToolCache::user_default().map(Arc::new);
-        self.auth = crate::auth::AuthContext::user_default();
+        self.cache = ToolCache::user_default_in(&self.identity.data_dir).map(Arc::new);
+        self.auth = crate::auth::AuthContext::user_for(&self.identity);
         self
     }
 }
@@ -142,6 +145,7 @@ impl McpManager {
             options: ConnectOptions {
                 roots: vec![options.project.clone()],
                 auth: options.auth.clone(),
+                identity: options.identity.clone(),
                 ..ConnectOptions::default()
             },
         };
