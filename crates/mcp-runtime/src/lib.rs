@@ -23,6 +23,8 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod auth;
 pub mod cache;
 pub mod client;
