@@ -45,6 +45,7 @@ impl RegisteredTool {
 
 /// Why a session call failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// No tool of that name is registered.
     #[error("no tool named `{0}`")]
@@ -211,6 +212,7 @@ pub struct DiscoveryResult {
 
 /// Why a call of the search tool was refused.
 #[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
 pub enum DiscoveryError {
     /// `query` is missing, not a string, or blank.
     #[error("`{tool}` needs a non-empty string `query`")]

@@ -130,6 +130,7 @@ async fn results_keep_every_content_kind_and_structured_content() {
             Content::Audio { .. } => "audio",
             Content::Resource { .. } => "resource",
             Content::ResourceLink(_) => "resource_link",
+            _ => "unknown",
         })
         .collect();
     for kind in ["text", "image", "audio", "resource", "resource_link"] {

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 /// A failure to connect to, or talk with, one MCP server.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The server's command could not be started at all.
     #[error("server `{server}`: cannot start `{command}`: {source}")]

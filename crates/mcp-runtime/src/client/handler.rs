@@ -23,6 +23,7 @@ use super::progress::{ProgressRouter, ProgressUpdate, token_key};
 
 /// Something a server told us outside a request/response pair.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ClientEvent {
     /// `notifications/tools/list_changed`: the tool list should be fetched again.
     ToolsChanged,

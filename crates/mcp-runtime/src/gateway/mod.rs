@@ -128,6 +128,7 @@ impl Default for GatewayOptions {
 
 /// Failures of serving.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GatewayError {
     /// The client's `initialize` failed.
     #[error("gateway: MCP handshake with the client failed: {0}")]

@@ -225,6 +225,8 @@ pub fn print_output(output: &ToolOutput) {
                 let uri = link.get("uri").and_then(Value::as_str).unwrap_or("?");
                 println!("[resource link {}]", term::line(uri));
             }
+            // A kind of content newer than this build.
+            _ => println!("[content this version of mcpr cannot show]"),
         }
     }
     let has_text = output
