@@ -145,10 +145,7 @@ pub enum GatewayError {
         source: std::io::Error,
     },
     /// A non-loopback address without a bearer token.
-    #[error(
-        "gateway: {addr} is not a loopback address; serving on it requires a bearer token \
-         (--token-file FILE or MCPR_GATEWAY_TOKEN)"
-    )]
+    #[error("gateway: {addr} is not a loopback address; serving on it requires a bearer token")]
     TokenRequired {
         /// The address.
         addr: SocketAddr,
