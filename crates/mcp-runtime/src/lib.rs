@@ -29,6 +29,7 @@ pub mod auth;
 pub mod cache;
 pub mod client;
 pub mod config;
+#[cfg(feature = "gateway")]
 pub mod gateway;
 pub mod identity;
 pub mod loader;
@@ -38,6 +39,7 @@ pub mod session;
 pub mod tools;
 
 pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};
+#[cfg(feature = "gateway")]
 pub use gateway::{Gateway, GatewayOptions, SubAgentHandle};
 pub use identity::ClientIdentity;
 pub use loader::{LoadOptions, LoadedTools, discover_and_load_mcp_tools};

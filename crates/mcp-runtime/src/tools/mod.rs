@@ -7,6 +7,7 @@ mod naming;
 mod search;
 
 pub use crate::client::{CallOptions, OutputCap};
+#[cfg(feature = "gateway")]
 pub(crate) use bridge::error_output;
 pub use bridge::{Aborted, McpTool, mcp_tools};
 pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};
