@@ -84,7 +84,7 @@ pub enum ClientError {
         /// The server's error message.
         message: String,
         /// The error's `data`, if the server sent any.
-        data: Option<serde_json::Value>,
+        data: Option<Box<serde_json::Value>>,
     },
     /// The server broke the protocol after the handshake (e.g. a repeating list cursor).
     #[error("server `{server}`: {method}: {message}")]

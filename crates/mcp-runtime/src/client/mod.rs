@@ -474,7 +474,7 @@ impl McpClient {
                 method: method.to_owned(),
                 code: e.code.0,
                 message: e.message.to_string(),
-                data: e.data,
+                data: e.data.map(Box::new),
             },
             ServiceError::Timeout { timeout } => ClientError::Timeout {
                 server: self.server.clone(),
