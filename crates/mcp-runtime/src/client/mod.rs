@@ -2,14 +2,17 @@
 //!
 //! [`McpClient::connect`] starts the server (stdio: a child process in its own process group)
 //! or reaches it (a `url`: streamable HTTP, or the legacy HTTP+SSE transport, with a fallback
-//! from the first to the second), performs the `initialize` handshake with protocol 2025-11-25
-//! within the server's startup timeout, and checks the version the server picked. The client
+//! from the first to the second), opens the connection within the server's startup timeout
+//! (protocol 2026-07-28 through `server/discover`, else the `initialize` handshake with
+//! 2025-11-25: see [`era`]), and checks the version the server picked. The client
 //! then lists tools (following `nextCursor`), calls them with a per-call timeout and
 //! cancellation (both of which send `notifications/cancelled`), answers the server's requests
 //! (`roots/list`, `ping`, and `elicitation/create` through the host's callback), and closes on
 //! our own deadline so nothing outlives it.
 //!
-//! Modules: `stdio` (the child process), `remote` (choosing an HTTP transport), `http` (the
+//! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
+//! connection with the right plan), `stdio` (the child process), `remote` (choosing an HTTP
+//! transport), `http` (the
 //! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
 //! transports and their event streams), `handler` (our side of the protocol), `elicitation`
 //! (the host callback's types), `types` (what calls return), `watchdog` (kills a server's
@@ -31,10 +34,12 @@
 //! ```
 
 mod elicitation;
+pub mod era;
 mod error;
 mod handler;
 pub(crate) mod http;
 mod legacy_sse;
+mod open;
 mod progress;
 mod remote;
 mod sse;
@@ -54,16 +59,17 @@ use rmcp::model::{
     ProtocolVersion, ServerCapabilities, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ServerConfig, StdioConfig, Transport};
+use crate::config::ServerConfig;
 
 pub use elicitation::{
     ElicitationAction, ElicitationHandler, ElicitationRequest, ElicitationResponse,
 };
+pub use era::{Era, Opening};
 pub use error::ClientError;
 pub use handler::ClientEvent;
 pub use progress::ProgressUpdate;
@@ -78,8 +84,13 @@ use handler::Handler;
 use stdio::{EXIT_GRACE, ServerProcess};
 
 /// Protocol versions we accept from a server, oldest first. We ask for the newest.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
-    &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 /// A fitting capacity for the channels of [`ConnectOptions::events`] and
 /// [`CallOptions::progress`].
@@ -116,6 +127,9 @@ pub struct ConnectOptions {
     /// OAuth for remote servers: stored credentials, and whether a 401 may start a login.
     /// The default uses the per-user store and never starts one; `None` sends no token.
     pub auth: Option<crate::auth::AuthContext>,
+    /// Where the era each server speaks is remembered, so that a later connection opens the
+    /// right way at once (see [`era`]); `None` probes every time.
+    pub cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -125,6 +139,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
             .field("auth", &self.auth)
+            .field("cache", &self.cache.is_some())
             .finish()
     }
 }
@@ -136,6 +151,7 @@ impl Default for ConnectOptions {
             events: None,
             elicitation: None,
             auth: crate::auth::AuthContext::user_default(),
+            cache: None,
         }
     }
 }
@@ -174,6 +190,8 @@ pub struct McpClient {
     config: ServerConfig,
     /// Shared with the handler, which feeds it the server's progress notifications.
     progress: std::sync::Arc<progress::ProgressRouter>,
+    /// How the connection was opened (era, probes).
+    opening: Opening,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -207,37 +225,9 @@ impl McpClient {
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
-        let (service, process, url, transport) = match &config.transport {
-            Transport::Stdio(stdio) => {
-                let (service, process) = connect_stdio(server, stdio, handler, bound).await?;
-                (service, Some(process), None, "stdio")
-            }
-            Transport::Http(http) => {
-                let auth = options.auth.as_ref().map(|context| {
-                    std::sync::Arc::new(crate::auth::session::ServerAuth::new(
-                        server,
-                        &http.url,
-                        http.oauth.as_ref(),
-                        context,
-                    ))
-                });
-                let connecting = remote::connect(server, http, handler, auth);
-                let remote = match bound {
-                    Some(bound) => {
-                        tokio::time::timeout(bound, connecting)
-                            .await
-                            .map_err(|_| ClientError::Timeout {
-                                server: server.to_owned(),
-                                phase: "initialize".into(),
-                                after: bound,
-                                stderr: Vec::new(),
-                            })??
-                    }
-                    None => connecting.await?,
-                };
-                (remote.service, None, Some(remote.url), remote.transport)
-            }
-        };
+        let opened = open::open(server, config, options, handler, bound).await?;
+        let (service, process, url, transport) =
+            (opened.service, opened.process, opened.url, opened.transport);
         let peer = service.peer().clone();
         let Some(info) = server_info(&peer) else {
             let error =
@@ -256,6 +246,7 @@ impl McpClient {
             handshake: started.elapsed(),
             config: config.clone(),
             progress,
+            opening: opened.opening,
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -276,6 +267,12 @@ impl McpClient {
     /// What the server reported in `initialize`.
     pub fn info(&self) -> &ServerInfo {
         &self.info
+    }
+
+    /// How the connection was opened: the era it speaks, whether the cache chose the
+    /// opening, and how many `server/discover` probes it took.
+    pub fn opening(&self) -> Opening {
+        self.opening
     }
 
     /// The transport in use: `stdio`, `http` (streamable HTTP) or `sse` (legacy HTTP+SSE,
@@ -736,36 +733,6 @@ impl McpClient {
             message: message.into(),
         }
     }
-}
-
-/// Spawn a stdio server and complete the handshake within `bound`; on failure the process
-/// (group) is killed and the error carries its stderr tail.
-async fn connect_stdio(
-    server: &str,
-    config: &StdioConfig,
-    handler: Handler,
-    bound: Option<Duration>,
-) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), ClientError> {
-    let (process, pipes) = ServerProcess::spawn(server, config)?;
-    let handshake = handler.serve((pipes.stdout, pipes.stdin));
-    let outcome = match bound {
-        Some(bound) => tokio::time::timeout(bound, handshake)
-            .await
-            .map_err(|_| bound),
-        None => Ok(handshake.await),
-    };
-    let error = match outcome {
-        Ok(Ok(service)) => return Ok((service, process)),
-        Err(bound) => ClientError::Timeout {
-            server: server.to_owned(),
-            phase: "initialize".into(),
-            after: bound,
-            stderr: stderr_now(Some(&process)),
-        },
-        Ok(Err(e)) => handshake_error(server, &e.to_string(), Some(&process)).await,
-    };
-    stop(Some(process)).await;
-    Err(error)
 }
 
 fn stderr_now(process: Option<&ServerProcess>) -> Vec<String> {

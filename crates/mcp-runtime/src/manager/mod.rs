@@ -1050,6 +1050,7 @@ async fn establish(
         roots: vec![inner.options.project.clone()],
         events: Some(events),
         auth: inner.options.auth.clone(),
+        cache: inner.options.cache.clone(),
         ..ConnectOptions::default()
     };
     let client = Arc::new(

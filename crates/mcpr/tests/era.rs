@@ -1,0 +1,160 @@
+//! Both eras of MCP against real servers over real pipes and sockets: `mcpr mock --era`
+//! (legacy, both, 2026-07-28 only, and a legacy server that never answers `server/discover`),
+//! over stdio and streamable HTTP. The probe's bound is checked by what the opening recorded
+//! (era, probes, cache use), never by a clock.
+
+mod support;
+
+use std::sync::Arc;
+
+use mcp_runtime::cache::ToolCache;
+use mcp_runtime::client::{ConnectOptions, Era, McpClient, Opening};
+use mcp_runtime::config::ServerConfig;
+use serde_json::json;
+use support::{HttpMock, args, mock, temp_dir};
+
+fn options(cache: Option<Arc<ToolCache>>) -> ConnectOptions {
+    ConnectOptions {
+        cache,
+        ..ConnectOptions::default()
+    }
+}
+
+/// Connect, check that the server works (list, call), close; returns the version and opening.
+async fn use_server(config: &ServerConfig, options: &ConnectOptions) -> (String, Opening) {
+    let client = McpClient::connect("mock", config, options)
+        .await
+        .expect("connect");
+    let tools = client.list_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let output = client
+        .call_tool("echo", args(json!({"text": "hi"})), Default::default())
+        .await
+        .expect("tools/call");
+    assert_eq!(output.text(), "hi");
+    let seen = (client.info().protocol_version.clone(), client.opening());
+    client.close().await;
+    seen
+}
+
+#[tokio::test]
+async fn a_legacy_server_is_probed_once_then_initialized() {
+    let (version, opening) = use_server(&mock(&[]), &options(None)).await;
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(opening.era, Era::Legacy);
+    assert_eq!(opening.probes, 1);
+    assert!(!opening.probe_timed_out, "the refusal ends the probe");
+    assert_eq!(opening.attempts, 1);
+}
+
+#[tokio::test]
+async fn a_modern_only_server_speaks_2026_07_28_over_stdio() {
+    let (version, opening) = use_server(&mock(&["--era", "2026-07-28"]), &options(None)).await;
+    assert_eq!(version, "2026-07-28");
+    assert_eq!(opening.era, Era::Modern);
+    assert_eq!(opening.probes, 1);
+    assert_eq!(opening.attempts, 1);
+}
+
+#[tokio::test]
+async fn a_server_of_both_eras_is_spoken_to_in_the_new_one() {
+    let (version, opening) = use_server(&mock(&["--era", "both"]), &options(None)).await;
+    assert_eq!(version, "2026-07-28");
+    assert_eq!(opening.era, Era::Modern);
+}
+
+#[tokio::test]
+async fn a_server_ignoring_the_probe_falls_back_without_waiting_for_the_startup_timeout() {
+    // The mock reads `server/discover` and never answers; the probe is bounded from the moment
+    // the server took it, so the fallback happens on the first connection, within one probe.
+    let (version, opening) = use_server(&mock(&["--ignore-unknown"]), &options(None)).await;
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(opening.era, Era::Legacy);
+    assert_eq!(opening.probes, 1);
+    assert!(opening.probe_timed_out);
+    assert_eq!(opening.attempts, 1);
+}
+
+#[tokio::test]
+async fn the_era_is_cached_so_later_startups_skip_the_probe() {
+    let dir = temp_dir();
+    let cache = Arc::new(ToolCache::in_dir(dir.path()));
+    let ignoring = mock(&["--ignore-unknown"]);
+    let (_, first) = use_server(&ignoring, &options(Some(cache.clone()))).await;
+    assert!(!first.cached);
+    assert!(first.probe_timed_out);
+    assert_eq!(cache.era("mock", &ignoring), Some(Era::Legacy));
+    let (version, second) = use_server(&ignoring, &options(Some(cache.clone()))).await;
+    assert_eq!(version, "2025-11-25");
+    assert!(second.cached);
+    assert_eq!(
+        second.probes, 0,
+        "a cached legacy era goes straight to initialize"
+    );
+
+    let modern = mock(&["--era", "2026-07-28"]);
+    let (_, first) = use_server(&modern, &options(Some(cache.clone()))).await;
+    assert!(!first.cached);
+    assert_eq!(cache.era("mock", &modern), Some(Era::Modern));
+    let (version, second) = use_server(&modern, &options(Some(cache.clone()))).await;
+    assert_eq!(version, "2026-07-28");
+    assert!(second.cached);
+    assert_eq!(second.attempts, 1);
+}
+
+#[tokio::test]
+async fn a_stale_cached_era_is_corrected_on_the_next_connection() {
+    let dir = temp_dir();
+    let cache = Arc::new(ToolCache::in_dir(dir.path()));
+    // The server moved on to the new revision since it was last seen.
+    let modern = mock(&["--era", "2026-07-28"]);
+    cache.put_era("mock", &modern, Era::Legacy);
+    let (version, opening) = use_server(&modern, &options(Some(cache.clone()))).await;
+    assert_eq!(version, "2026-07-28");
+    assert_eq!(opening.attempts, 2);
+    assert_eq!(cache.era("mock", &modern), Some(Era::Modern));
+
+    // And back.
+    let legacy = mock(&[]);
+    cache.put_era("mock", &legacy, Era::Modern);
+    let (version, opening) = use_server(&legacy, &options(Some(cache.clone()))).await;
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(opening.attempts, 2);
+    assert_eq!(cache.era("mock", &legacy), Some(Era::Legacy));
+}
+
+async fn over_http(flags: &[&str], version: &str, era: Era) {
+    let server = HttpMock::http(flags);
+    let (got, opening) = use_server(&server.config(None), &options(None)).await;
+    assert_eq!(got, version);
+    assert_eq!(opening.era, era);
+    assert_eq!(opening.probes, 1);
+}
+
+#[tokio::test]
+async fn a_legacy_server_over_streamable_http() {
+    over_http(&[], "2025-11-25", Era::Legacy).await;
+}
+
+#[tokio::test]
+async fn a_server_ignoring_the_probe_over_streamable_http() {
+    over_http(&["--ignore-unknown"], "2025-11-25", Era::Legacy).await;
+}
+
+#[tokio::test]
+async fn a_server_of_both_eras_over_streamable_http() {
+    over_http(&["--era", "both"], "2026-07-28", Era::Modern).await;
+}
+
+#[tokio::test]
+async fn a_modern_only_server_over_streamable_http() {
+    over_http(&["--era", "2026-07-28"], "2026-07-28", Era::Modern).await;
+}
+
+#[tokio::test]
+async fn a_legacy_sse_server_still_connects() {
+    let server = HttpMock::sse(&[]);
+    let (version, opening) = use_server(&server.config(None), &options(None)).await;
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(opening.era, Era::Legacy);
+}
