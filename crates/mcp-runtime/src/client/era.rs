@@ -307,11 +307,20 @@ where
                 }
                 _ => self.inner.receive().await,
             };
-            let message = message?;
-            if let Some(id) = &self.pending
-                && answers(&message, id)
-            {
-                self.pending = None;
+            let mut message = message?;
+            if let Some(id) = self.pending.clone() {
+                if let ServerJsonRpcMessage::Error(error) = &mut message
+                    && error.id.as_ref() != Some(&id)
+                    && !self.given_up.contains(error.id.as_ref().unwrap_or(&id))
+                {
+                    // Before any lifecycle exists, an error can only be about the probe, even
+                    // when the server could not say so (some answer with an id of their own):
+                    // it is the refusal that sends us to `initialize`.
+                    error.id = Some(id.clone());
+                }
+                if answers(&message, &id) {
+                    self.pending = None;
+                }
             }
             if let ServerJsonRpcMessage::Response(response) = &message
                 && self.given_up.remove(&response.id)

@@ -248,6 +248,12 @@ async fn legacy(
 
 /// A failed handshake: an HTTP failure in its own words, anything else as a handshake error.
 fn handshake_error(server: &str, url: &Url, error: &ClientInitializeError) -> ClientError {
+    // After a refused probe, what went wrong with `initialize` is what to report.
+    if let ClientInitializeError::LegacyFallbackFailed { fallback, .. } = error
+        && let ClientInitializeError::TransportError { .. } = fallback.as_ref()
+    {
+        return handshake_error(server, url, fallback);
+    }
     if let ClientInitializeError::TransportError { error, .. } = error
         && let Some(classified) = http::classify(
             server,

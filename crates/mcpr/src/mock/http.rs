@@ -152,8 +152,9 @@ fn streamable(
     )?;
     let mcp = Router::new()
         .nest_service("/mcp", service)
-        // Inside the fault knobs, so `--record` still sees the refused openings.
-        .layer(axum::middleware::from_fn_with_state(
+        // Inside the fault knobs, so `--record` still sees the refused openings; on `/mcp`
+        // only, so other paths keep their 404.
+        .route_layer(axum::middleware::from_fn_with_state(
             Arc::new(options.era),
             super::era::apply,
         ))
