@@ -158,3 +158,104 @@ async fn a_legacy_sse_server_still_connects() {
     assert_eq!(version, "2025-11-25");
     assert_eq!(opening.era, Era::Legacy);
 }
+
+/// The MCP Python SDK 2.3.0 (it speaks both eras), installed once into `target/peers/py2`.
+/// Returns its `python`.
+fn python_sdk_2() -> std::path::PathBuf {
+    let root = support::peers_dir().join("py2");
+    let python = root.join("bin/python");
+    let marker = root.join(".installed-mcp-2.3.0");
+    std::fs::create_dir_all(&root).expect("create peers dir");
+    let lock = std::fs::File::create(root.join(".install.lock")).expect("lock file");
+    // SAFETY: flock on a file we own; released when `lock` is dropped.
+    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
+    assert_eq!(locked, 0, "lock the py2 peers dir");
+    if marker.exists() {
+        return python;
+    }
+    let run = |command: &mut std::process::Command| {
+        let status = command.status().expect("run python3 / pip");
+        assert!(status.success(), "{command:?} failed");
+    };
+    run(std::process::Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&root));
+    run(std::process::Command::new(root.join("bin/pip")).args(["install", "-q", "mcp==2.3.0"]));
+    std::fs::write(&marker, "").expect("write install marker");
+    python
+}
+
+/// A server on the Python SDK 2.3.0: `echo`, and `greet`, which asks the user for a name.
+const PYTHON_SERVER: &str = r#"
+import sys
+from pydantic import BaseModel
+from mcp.server.mcpserver import MCPServer, Context
+
+mcp = MCPServer("py23")
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+class Name(BaseModel):
+    name: str
+
+@mcp.tool()
+async def greet(ctx: Context) -> str:
+    """Ask for a name, then greet."""
+    result = await ctx.elicit("What is your name?", Name)
+    if result.action == "accept":
+        return f"hello {result.data.name}"
+    return f"no name ({result.action})"
+
+if sys.argv[1] == "stdio":
+    mcp.run()
+else:
+    mcp.run("streamable-http", port=int(sys.argv[2]))
+"#;
+
+fn python_script(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let script = dir.path().join("server.py");
+    std::fs::write(&script, PYTHON_SERVER).unwrap();
+    script
+}
+
+#[tokio::test]
+async fn the_python_sdk_2_3_server_speaks_2026_07_28_over_stdio() {
+    let python = python_sdk_2();
+    let dir = temp_dir();
+    let script = python_script(&dir);
+    let config = ServerConfig::stdio(
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned(), "stdio".into()],
+    );
+    let (version, opening) = use_server(&config, &options(None)).await;
+    assert_eq!(version, "2026-07-28");
+    assert_eq!(opening.era, Era::Modern);
+    assert_eq!(opening.probes, 1);
+    assert!(
+        !opening.probe_timed_out,
+        "a slow start is not an ignored probe"
+    );
+}
+
+#[tokio::test]
+async fn the_python_sdk_2_3_server_speaks_2026_07_28_over_streamable_http() {
+    let python = python_sdk_2();
+    let dir = temp_dir();
+    let script = python_script(&dir);
+    let port = support::free_port();
+    let _server = support::ChildGuard::spawn(
+        std::process::Command::new(python)
+            .arg(&script)
+            .args(["http", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    support::wait_for_port(port, std::time::Duration::from_secs(30));
+    let config = support::remote(&format!("http://127.0.0.1:{port}/mcp"), None);
+    let (version, opening) = use_server(&config, &options(None)).await;
+    assert_eq!(version, "2026-07-28");
+    assert_eq!(opening.era, Era::Modern);
+}
