@@ -188,8 +188,11 @@ fn python_sdk_2() -> std::path::PathBuf {
 /// A server on the Python SDK 2.3.0: `echo`, and `greet`, which asks the user for a name.
 const PYTHON_SERVER: &str = r#"
 import sys
+from typing import Annotated
 from pydantic import BaseModel
-from mcp.server.mcpserver import MCPServer, Context
+from mcp.server.mcpserver import (
+    AcceptedElicitation, Elicit, ElicitationResult, MCPServer, Resolve,
+)
 
 mcp = MCPServer("py23")
 
@@ -201,13 +204,15 @@ def echo(text: str) -> str:
 class Name(BaseModel):
     name: str
 
+def ask_name() -> Elicit[Name]:
+    return Elicit("What is your name?", Name)
+
 @mcp.tool()
-async def greet(ctx: Context) -> str:
+def greet(answer: Annotated[ElicitationResult[Name], Resolve(ask_name)]) -> str:
     """Ask for a name, then greet."""
-    result = await ctx.elicit("What is your name?", Name)
-    if result.action == "accept":
-        return f"hello {result.data.name}"
-    return f"no name ({result.action})"
+    if isinstance(answer, AcceptedElicitation):
+        return f"hello {answer.data.name}"
+    return f"no name ({answer.action})"
 
 if sys.argv[1] == "stdio":
     mcp.run()
@@ -258,4 +263,60 @@ async fn the_python_sdk_2_3_server_speaks_2026_07_28_over_streamable_http() {
     let (version, opening) = use_server(&config, &options(None)).await;
     assert_eq!(version, "2026-07-28");
     assert_eq!(opening.era, Era::Modern);
+}
+
+#[tokio::test]
+async fn input_required_results_are_answered_by_the_host_and_the_call_retried() {
+    let python = python_sdk_2();
+    let dir = temp_dir();
+    let script = python_script(&dir);
+    let config = ServerConfig::stdio(
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned(), "stdio".into()],
+    );
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let answering = ConnectOptions {
+        elicitation: Some(Arc::new(move |request| {
+            seen.lock().unwrap().push(request.message.clone());
+            Box::pin(async move {
+                let mut content = serde_json::Map::new();
+                content.insert("name".into(), json!("Ada"));
+                mcp_runtime::client::ElicitationResponse {
+                    action: mcp_runtime::client::ElicitationAction::Accept,
+                    content: Some(content),
+                }
+            })
+        })),
+        ..options(None)
+    };
+    let client = McpClient::connect("python", &config, &answering)
+        .await
+        .expect("connect");
+    assert_eq!(client.opening().era, Era::Modern);
+    let output = client
+        .call_tool("greet", None, Default::default())
+        .await
+        .expect("tools/call with input");
+    assert_eq!(output.text(), "hello Ada");
+    assert_eq!(*asked.lock().unwrap(), ["What is your name?"]);
+
+    client.close().await;
+
+    // A host that declines: the tool hears so, and the call still completes.
+    let declining = ConnectOptions {
+        elicitation: Some(Arc::new(|_| {
+            Box::pin(async { mcp_runtime::client::ElicitationResponse::decline() })
+        })),
+        ..options(None)
+    };
+    let client = McpClient::connect("python", &config, &declining)
+        .await
+        .expect("connect");
+    let output = client
+        .call_tool("greet", None, Default::default())
+        .await
+        .expect("tools/call declined");
+    assert_eq!(output.text(), "no name (decline)");
+    client.close().await;
 }

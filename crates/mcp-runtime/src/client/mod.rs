@@ -39,6 +39,7 @@ mod error;
 mod handler;
 pub(crate) mod http;
 mod legacy_sse;
+mod mrtr;
 mod open;
 mod progress;
 mod remote;
@@ -72,6 +73,7 @@ pub use elicitation::{
 pub use era::{Era, Opening};
 pub use error::ClientError;
 pub use handler::ClientEvent;
+pub use mrtr::MAX_INPUT_ROUNDS;
 pub use progress::ProgressUpdate;
 pub use stdio::group_alive;
 pub use types::ResourceTemplateDefinition;
@@ -192,6 +194,8 @@ pub struct McpClient {
     progress: std::sync::Arc<progress::ProgressRouter>,
     /// How the connection was opened (era, probes).
     opening: Opening,
+    /// Answers the requests a server embeds in `input_required` results.
+    handler: Handler,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -225,7 +229,7 @@ impl McpClient {
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
-        let opened = open::open(server, config, options, handler, bound).await?;
+        let opened = open::open(server, config, options, handler.clone(), bound).await?;
         let (service, process, url, transport) =
             (opened.service, opened.process, opened.url, opened.transport);
         let peer = service.peer().clone();
@@ -247,6 +251,7 @@ impl McpClient {
             config: config.clone(),
             progress,
             opening: opened.opening,
+            handler,
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -523,7 +528,9 @@ impl McpClient {
 
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
-    /// on its own terms returns `Ok` with `is_error: true`.
+    /// on its own terms returns `Ok` with `is_error: true`. A server that answers
+    /// `input_required` gets its embedded requests answered by the host's handlers and the
+    /// call retried, at most [`MAX_INPUT_ROUNDS`] times.
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -534,25 +541,36 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
         let method = format!("tools/call `{tool}`");
-        match self
-            .request_with_progress(
-                request,
-                &method,
-                timeout,
-                options.cancel.as_ref(),
-                options.progress.as_ref(),
-            )
-            .await?
-        {
-            ServerResult::CallToolResult(result) => convert(&result)
-                .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}"))),
-            // Some servers answer a tool with no output with `{}`.
-            ServerResult::EmptyResult(_) => Ok(ToolOutput::default()),
-            _ => Err(self.protocol_error(&method, "unexpected response type")),
+        for _round in 0..=MAX_INPUT_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            match self
+                .request_with_progress(
+                    request,
+                    &method,
+                    timeout,
+                    options.cancel.as_ref(),
+                    options.progress.as_ref(),
+                )
+                .await?
+            {
+                ServerResult::CallToolResult(result) => {
+                    return convert(&result)
+                        .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                }
+                // Some servers answer a tool with no output with `{}`.
+                ServerResult::EmptyResult(_) => return Ok(ToolOutput::default()),
+                ServerResult::InputRequiredResult(input) => {
+                    mrtr::next_round(&self.handler, &mut params, input, &method).await?;
+                }
+                _ => return Err(self.protocol_error(&method, "unexpected response type")),
+            }
         }
+        Err(self.protocol_error(
+            &method,
+            format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds"),
+        ))
     }
 
     /// Send `ping` and wait for the answer.
