@@ -320,3 +320,149 @@ async fn input_required_results_are_answered_by_the_host_and_the_call_retried() 
     assert_eq!(output.text(), "no name (decline)");
     client.close().await;
 }
+
+#[test]
+fn status_shows_the_protocol_in_use() {
+    let home = temp_dir();
+    let config = home.path().join("servers.json");
+    let servers = json!({"mcpServers": {
+        "modern": {"command": support::MCPR, "args": ["mock", "--era", "2026-07-28"]},
+        "legacy": {"command": support::MCPR, "args": ["mock"]},
+    }});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut command = std::process::Command::new(support::MCPR);
+    support::isolate_env(&mut command, home.path());
+    let out = command
+        .arg("--strict-config")
+        .arg("--config")
+        .arg(&config)
+        .args(["status", "--json"])
+        .current_dir(home.path())
+        .output()
+        .expect("run mcpr status");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reports: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let version = |name: &str| {
+        reports
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["protocol_version"].clone())
+    };
+    assert_eq!(version("modern"), Some(json!("2026-07-28")), "{stdout}");
+    assert_eq!(version("legacy"), Some(json!("2025-11-25")), "{stdout}");
+
+    // The table too.
+    let mut command = std::process::Command::new(support::MCPR);
+    support::isolate_env(&mut command, home.path());
+    let out = command
+        .arg("--strict-config")
+        .arg("--config")
+        .arg(&config)
+        .arg("status")
+        .current_dir(home.path())
+        .output()
+        .expect("run mcpr status");
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("modern"))
+        .unwrap_or_default();
+    assert!(row.contains("2026-07-28"), "{table}");
+}
+
+/// A tool whose input schema uses JSON Schema 2020-12 references.
+fn referencing_tool() -> serde_json::Value {
+    json!({
+        "name": "place_order",
+        "description": "Order items for an address.",
+        "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                    "required": ["street", "city"]
+                },
+                "item": {"type": "object", "properties": {"sku": {"type": "string"}}}
+            },
+            "properties": {
+                "shipping": {"$ref": "#/$defs/address"},
+                "billing": {"$ref": "#/$defs/address"},
+                "items": {"type": "array", "items": {"$ref": "#/$defs/item"}}
+            },
+            "required": ["shipping", "items"]
+        }
+    })
+}
+
+#[tokio::test]
+async fn json_schema_2020_12_reaches_the_host_unchanged_directly_and_through_the_gateway() {
+    let dir = temp_dir();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(&tools, json!([referencing_tool()]).to_string()).unwrap();
+    let tools_arg = tools.to_string_lossy().into_owned();
+    let expected = referencing_tool()["inputSchema"].clone();
+
+    for era in ["legacy", "2026-07-28"] {
+        let backend = mock(&["--era", era, "--tool-file", &tools_arg]);
+        let client = McpClient::connect("mock", &backend, &options(None))
+            .await
+            .expect("connect");
+        let listed = client.list_tools().await.expect("tools/list");
+        let tool = listed
+            .iter()
+            .find(|t| t.name == "place_order")
+            .expect("listed");
+        assert_eq!(tool.input_schema, expected, "direct, {era}");
+        client.close().await;
+    }
+
+    // Through `mcpr serve` (stdio), in front of the same backend.
+    let config = dir.path().join("servers.json");
+    let servers = json!({"mcpServers": {"shop": {
+        "command": support::MCPR,
+        "args": ["mock", "--era", "2026-07-28", "--tool-file", tools_arg],
+    }}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut gateway = ServerConfig::stdio(
+        support::MCPR,
+        [
+            "serve".to_owned(),
+            "--strict-config".into(),
+            "--config".into(),
+            config.to_string_lossy().into_owned(),
+            "--cwd".into(),
+            dir.path().to_string_lossy().into_owned(),
+        ],
+    );
+    if let mcp_runtime::config::Transport::Stdio(stdio) = &mut gateway.transport {
+        for (key, value) in [
+            ("HOME", dir.path().to_owned()),
+            ("XDG_CONFIG_HOME", dir.path().join(".config")),
+            ("XDG_CACHE_HOME", dir.path().join(".cache")),
+            ("XDG_DATA_HOME", dir.path().join(".local/share")),
+        ] {
+            stdio
+                .env
+                .insert(key.into(), value.to_string_lossy().into_owned());
+        }
+    }
+    let client = McpClient::connect("gateway", &gateway, &options(None))
+        .await
+        .expect("connect to the gateway");
+    let listed = client.list_tools().await.expect("tools/list");
+    let tool = listed
+        .iter()
+        .find(|t| t.name.ends_with("place_order"))
+        .unwrap_or_else(|| panic!("not listed: {listed:?}"));
+    assert_eq!(tool.input_schema, expected, "through the gateway");
+    client.close().await;
+}

@@ -249,6 +249,25 @@ fn pipe_unread(fd: std::os::fd::RawFd) -> Option<usize> {
     (rc == 0).then(|| usize::try_from(unread).unwrap_or(0))
 }
 
+/// An "unsupported protocol version" refusal whose supported versions all predate
+/// [`MODERN_PROTOCOL`].
+fn only_initialize_era(error: &ErrorData) -> bool {
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return false;
+    }
+    let supported = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("supported"))
+        .and_then(|supported| supported.as_array());
+    supported.is_some_and(|versions| {
+        versions
+            .iter()
+            .filter_map(|v| v.as_str())
+            .all(|v| Era::of(v) == Era::Legacy)
+    })
+}
+
 fn answers(message: &ServerJsonRpcMessage, id: &RequestId) -> bool {
     match message {
         ServerJsonRpcMessage::Response(response) => &response.id == id,
@@ -318,6 +337,14 @@ where
                     // it is the refusal that sends us to `initialize`.
                     error.id = Some(id.clone());
                 }
+                if let ServerJsonRpcMessage::Error(error) = &mut message
+                    && only_initialize_era(&error.error)
+                {
+                    // rmcp retries "unsupported protocol version" only with versions we
+                    // prefer; a server that names none but `initialize`-era ones is of that
+                    // era, and the refusal must send us to `initialize` like any other.
+                    error.error.code = ErrorCode::METHOD_NOT_FOUND;
+                }
                 if answers(&message, &id) {
                     self.pending = None;
                 }
@@ -376,6 +403,26 @@ mod tests {
             assert_eq!(Era::parse(era.as_str()), Some(era));
         }
         assert_eq!(Era::parse("2026"), None);
+    }
+
+    #[test]
+    fn a_refusal_naming_only_old_versions_is_of_the_initialize_era() {
+        let refusal = |supported: serde_json::Value| {
+            ErrorData::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+                Some(serde_json::json!({ "supported": supported })),
+            )
+        };
+        assert!(only_initialize_era(&refusal(serde_json::json!([
+            "2025-11-25"
+        ]))));
+        assert!(!only_initialize_era(&refusal(serde_json::json!([
+            "2025-11-25",
+            "2026-07-28"
+        ]))));
+        let other = ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "nope", None);
+        assert!(!only_initialize_era(&other));
     }
 
     #[test]
