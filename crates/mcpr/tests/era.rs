@@ -191,7 +191,7 @@ import sys
 from typing import Annotated
 from pydantic import BaseModel
 from mcp.server.mcpserver import (
-    AcceptedElicitation, Elicit, ElicitationResult, MCPServer, Resolve,
+    AcceptedElicitation, Context, Elicit, ElicitationResult, MCPServer, Resolve,
 )
 
 mcp = MCPServer("py23")
@@ -213,6 +213,13 @@ def greet(answer: Annotated[ElicitationResult[Name], Resolve(ask_name)]) -> str:
     if isinstance(answer, AcceptedElicitation):
         return f"hello {answer.data.name}"
     return f"no name ({answer.action})"
+
+@mcp.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `grown` and tell listeners."""
+    mcp.add_tool(lambda: "new", name="grown")
+    await ctx.notify_tools_changed()
+    return "grown"
 
 if sys.argv[1] == "stdio":
     mcp.run()
@@ -465,4 +472,68 @@ async fn json_schema_2020_12_reaches_the_host_unchanged_directly_and_through_the
         .unwrap_or_else(|| panic!("not listed: {listed:?}"));
     assert_eq!(tool.input_schema, expected, "through the gateway");
     client.close().await;
+}
+
+/// Call `grow` and wait (bounded, against hangs) for the tool list change to arrive.
+async fn tool_list_changes_arrive_live(config: &ServerConfig) {
+    let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
+    let listening = ConnectOptions {
+        events: Some(events),
+        ..options(None)
+    };
+    let client = McpClient::connect("python", config, &listening)
+        .await
+        .expect("connect");
+    assert_eq!(client.opening().era, Era::Modern);
+    let before = client.list_tools().await.expect("tools/list");
+    assert!(!before.iter().any(|t| t.name == "grown"));
+    let output = client
+        .call_tool("grow", None, Default::default())
+        .await
+        .expect("tools/call grow");
+    assert_eq!(output.text(), "grown");
+    let changed = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while let Some(event) = notices.recv().await {
+            if event == mcp_runtime::client::ClientEvent::ToolsChanged {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .expect("no tools/list_changed within 30 s");
+    assert!(changed);
+    let after = client.list_tools().await.expect("tools/list");
+    assert!(after.iter().any(|t| t.name == "grown"), "{after:?}");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn tool_list_changes_arrive_through_subscriptions_listen_over_stdio() {
+    let python = python_sdk_2();
+    let dir = temp_dir();
+    let script = python_script(&dir);
+    let config = ServerConfig::stdio(
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned(), "stdio".into()],
+    );
+    tool_list_changes_arrive_live(&config).await;
+}
+
+#[tokio::test]
+async fn tool_list_changes_arrive_through_subscriptions_listen_over_http() {
+    let python = python_sdk_2();
+    let dir = temp_dir();
+    let script = python_script(&dir);
+    let port = support::free_port();
+    let _server = support::ChildGuard::spawn(
+        std::process::Command::new(python)
+            .arg(&script)
+            .args(["http", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    support::wait_for_port(port, std::time::Duration::from_secs(30));
+    let config = support::remote(&format!("http://127.0.0.1:{port}/mcp"), None);
+    tool_list_changes_arrive_live(&config).await;
 }

@@ -78,7 +78,7 @@ impl Handler {
     /// Hand a tool-list change to the host: never dropped, since it means the tools must be
     /// listed again. While one waits for room, later ones merge with it, so a flood costs one
     /// waiting task (rmcp runs each notification handler on a task of its own).
-    async fn emit_tools_changed(&self) {
+    pub(crate) async fn emit_tools_changed(&self) {
         use std::sync::atomic::Ordering;
         let Some(events) = &self.events else { return };
         if self.tools_changed_waiting.swap(true, Ordering::SeqCst) {

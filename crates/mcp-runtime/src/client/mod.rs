@@ -39,6 +39,7 @@ mod error;
 mod handler;
 pub(crate) mod http;
 mod legacy_sse;
+mod listen;
 mod mrtr;
 mod open;
 mod progress;
@@ -196,6 +197,8 @@ pub struct McpClient {
     opening: Opening,
     /// Answers the requests a server embeds in `input_required` results.
     handler: Handler,
+    /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes.
+    _listener: Option<listen::Listener>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -239,6 +242,10 @@ impl McpClient {
             stop(process).await;
             return Err(error);
         };
+        let listener = match opened.opening.era {
+            Era::Modern => listen::start(&peer, &handler),
+            Era::Legacy => None,
+        };
         let client = McpClient {
             server: server.to_owned(),
             peer,
@@ -252,6 +259,7 @@ impl McpClient {
             progress,
             opening: opened.opening,
             handler,
+            _listener: listener,
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
