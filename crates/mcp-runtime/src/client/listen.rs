@@ -19,9 +19,13 @@ impl Drop for Listener {
     }
 }
 
+/// How long a new connection waits for the server to acknowledge its subscription.
+const ACK_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Listen for tool list changes on a modern connection whose server offers them, when the
-/// host listens for events at all.
-pub(crate) fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<Listener> {
+/// host listens for events at all. Waits (bounded) for the acknowledgement, so a change made
+/// right after connecting is not missed: the server keeps no backlog for late listeners.
+pub(crate) async fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<Listener> {
     handler.events.as_ref()?;
     let offers = peer
         .peer_info()
@@ -35,16 +39,20 @@ pub(crate) fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<Listen
     if !offers {
         return None;
     }
-    let (peer, handler) = (peer.clone(), handler.clone());
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = match tokio::time::timeout(ACK_BOUND, peer.listen(filter)).await {
+        Ok(Ok(subscription)) => subscription,
+        Ok(Err(e)) => {
+            tracing::debug!(server = %handler.server, "subscriptions/listen refused: {e}");
+            return None;
+        }
+        Err(_) => {
+            tracing::debug!(server = %handler.server, "subscriptions/listen not acknowledged in time");
+            return None;
+        }
+    };
+    let handler = handler.clone();
     Some(Listener(tokio::spawn(async move {
-        let filter = SubscriptionFilter::builder().tools_list_changed().build();
-        let mut subscription = match peer.listen(filter).await {
-            Ok(subscription) => subscription,
-            Err(e) => {
-                tracing::debug!(server = %handler.server, "subscriptions/listen refused: {e}");
-                return;
-            }
-        };
         loop {
             match subscription.next().await {
                 Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
