@@ -537,3 +537,34 @@ async fn tool_list_changes_arrive_through_subscriptions_listen_over_http() {
     let config = support::remote(&format!("http://127.0.0.1:{port}/mcp"), None);
     tool_list_changes_arrive_live(&config).await;
 }
+
+#[test]
+fn the_cli_without_a_terminal_declines_and_says_what_the_server_asked() {
+    let python = python_sdk_2();
+    let home = temp_dir();
+    let script = python_script(&home);
+    let config = home.path().join("servers.json");
+    let servers = json!({"mcpServers": {"py": {
+        "command": python, "args": [script, "stdio"],
+    }}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut command = std::process::Command::new(support::MCPR);
+    support::isolate_env(&mut command, home.path());
+    let out = command
+        .arg("--strict-config")
+        .arg("--config")
+        .arg(&config)
+        .args(["call", "py", "greet"])
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run mcpr call");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("no name (decline)"), "{stdout}");
+    assert!(
+        stderr.contains("server `py` asked: What is your name? (fields: name); declined"),
+        "{stderr}"
+    );
+}

@@ -49,7 +49,7 @@ pub use health::{BACKOFF, Decision, ReconnectBudget, STORM_LIMIT, STORM_WINDOW};
 pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
 
 /// Settings of a manager.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ManagerOptions {
     /// The fast-start gate.
     pub gate: Duration,
@@ -66,6 +66,23 @@ pub struct ManagerOptions {
     /// (by default: the per-user store, never a login — a host at start-up must not block on
     /// a browser).
     pub auth: Option<crate::auth::AuthContext>,
+    /// Answers servers that ask the user for input (`elicitation/create`, or embedded in an
+    /// `input_required` result); servers are told the client can be asked only when set.
+    pub elicitation: Option<crate::client::ElicitationHandler>,
+}
+
+impl std::fmt::Debug for ManagerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagerOptions")
+            .field("gate", &self.gate)
+            .field("wait_for_uncached", &self.wait_for_uncached)
+            .field("cache", &self.cache)
+            .field("project", &self.project)
+            .field("reconnect", &self.reconnect)
+            .field("auth", &self.auth)
+            .field("elicitation", &self.elicitation.is_some())
+            .finish()
+    }
 }
 
 impl Default for ManagerOptions {
@@ -77,6 +94,7 @@ impl Default for ManagerOptions {
             project: std::env::current_dir().unwrap_or_default(),
             reconnect: true,
             auth: crate::auth::AuthContext::user_default(),
+            elicitation: None,
         }
     }
 }
@@ -1051,6 +1069,7 @@ async fn establish(
         events: Some(events),
         auth: inner.options.auth.clone(),
         cache: inner.options.cache.clone(),
+        elicitation: inner.options.elicitation.clone(),
         ..ConnectOptions::default()
     };
     let client = Arc::new(
