@@ -1070,7 +1070,6 @@ async fn establish(
         auth: inner.options.auth.clone(),
         cache: inner.options.cache.clone(),
         elicitation: inner.options.elicitation.clone(),
-        ..ConnectOptions::default()
     };
     let client = Arc::new(
         McpClient::connect(name, &resolved, &options)
