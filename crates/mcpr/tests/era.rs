@@ -568,3 +568,112 @@ fn the_cli_without_a_terminal_declines_and_says_what_the_server_asked() {
         "{stderr}"
     );
 }
+
+/// Connect an old-era peer: it is spoken to with `initialize` after one refused probe.
+async fn legacy_peer(name: &str, config: &ServerConfig) {
+    let client = McpClient::connect(name, config, &options(None))
+        .await
+        .expect("connect");
+    let opening = client.opening();
+    assert_eq!(opening.era, Era::Legacy, "{name}");
+    assert_eq!(opening.probes, 1, "{name}");
+    assert!(
+        !opening.probe_timed_out,
+        "{name} refuses the probe, it does not ignore it"
+    );
+    assert!(client.info().protocol_version.as_str() < "2026-07-28");
+    assert!(!client.list_tools().await.expect("tools/list").is_empty());
+    client.close().await;
+}
+
+#[tokio::test]
+async fn old_era_peers_are_probed_once_then_initialized() {
+    // server-everything over stdio and streamable HTTP.
+    let entry = support::server_everything();
+    let stdio = ServerConfig::stdio(
+        "node",
+        [entry.to_string_lossy().into_owned(), "stdio".into()],
+    );
+    legacy_peer("everything", &stdio).await;
+    let port = support::free_port();
+    let _everything = support::ChildGuard::spawn(
+        std::process::Command::new("node")
+            .arg(&entry)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    support::wait_for_port(port, std::time::Duration::from_secs(30));
+    let http = support::remote(&format!("http://127.0.0.1:{port}/mcp"), None);
+    legacy_peer("everything", &http).await;
+
+    // The Python SDK 1.30 (FastMCP) over stdio and streamable HTTP.
+    let python = support::python_mcp();
+    let dir = temp_dir();
+    let script = dir.path().join("server.py");
+    let port = support::free_port();
+    std::fs::write(
+        &script,
+        format!(
+            "import sys\nfrom mcp.server.fastmcp import FastMCP\n\
+             mcp = FastMCP('py1', host='127.0.0.1', port={port})\n\
+             @mcp.tool()\ndef add(a: int, b: int) -> int:\n    return a + b\n\
+             mcp.run(transport=sys.argv[1])\n"
+        ),
+    )
+    .unwrap();
+    let stdio = ServerConfig::stdio(
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned(), "stdio".into()],
+    );
+    legacy_peer("py1", &stdio).await;
+    let _py = support::ChildGuard::spawn(
+        std::process::Command::new(&python)
+            .arg(&script)
+            .arg("streamable-http")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    support::wait_for_port(port, std::time::Duration::from_secs(30));
+    let http = support::remote(&format!("http://127.0.0.1:{port}/mcp"), None);
+    legacy_peer("py1", &http).await;
+}
+
+#[tokio::test]
+async fn every_2026_07_28_request_carries_its_own_metadata() {
+    let dir = temp_dir();
+    let record = dir.path().join("record.jsonl");
+    let record_arg = record.to_string_lossy().into_owned();
+    let config = mock(&["--era", "2026-07-28", "--record", &record_arg]);
+    let (version, _) = use_server(&config, &options(None)).await;
+    assert_eq!(version, "2026-07-28");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let requests: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l.get("id").is_some()).collect();
+    let methods: Vec<&str> = requests
+        .iter()
+        .filter_map(|l| l["method"].as_str())
+        .collect();
+    assert_eq!(methods, ["server/discover", "tools/list", "tools/call"]);
+    assert!(!lines.iter().any(|l| l["method"] == "initialize"));
+    for request in requests {
+        let meta = &request["params"]["_meta"];
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28",
+            "{request}"
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"], "mcpr",
+            "{request}"
+        );
+        assert!(
+            meta["io.modelcontextprotocol/clientCapabilities"].is_object(),
+            "{request}"
+        );
+    }
+}
