@@ -337,6 +337,19 @@ where
                     // it is the refusal that sends us to `initialize`.
                     error.id = Some(id.clone());
                 }
+                if let ServerJsonRpcMessage::Response(response) = &message
+                    && response.id == id
+                    && !matches!(response.result, ServerResult::DiscoverResult(_))
+                {
+                    // Any answer that is not a discovery result (some old servers answer an
+                    // unknown method with `{}`) is not a modern server's: fall back.
+                    let error = ErrorData::new(
+                        ErrorCode::METHOD_NOT_FOUND,
+                        "server/discover was answered with something other than a discovery result",
+                        None,
+                    );
+                    message = ServerJsonRpcMessage::error(error, Some(id.clone()));
+                }
                 if let ServerJsonRpcMessage::Error(error) = &mut message
                     && only_initialize_era(&error.error)
                 {
