@@ -677,3 +677,80 @@ async fn every_2026_07_28_request_carries_its_own_metadata() {
         );
     }
 }
+
+#[tokio::test]
+async fn http_requests_of_2026_07_28_carry_the_mcp_headers() {
+    let dir = temp_dir();
+    let record = dir.path().join("record.jsonl");
+    let tools = dir.path().join("tools.json");
+    let routed = json!({
+        "name": "route",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "text": {"type": "string"}
+            }
+        }
+    });
+    std::fs::write(&tools, json!([routed]).to_string()).unwrap();
+    let server = HttpMock::http(&[
+        "--era",
+        "2026-07-28",
+        "--record",
+        record.to_str().unwrap(),
+        "--tool-file",
+        tools.to_str().unwrap(),
+    ]);
+    let client = McpClient::connect("mock", &server.config(None), &options(None))
+        .await
+        .expect("connect");
+    assert_eq!(client.info().protocol_version, "2026-07-28");
+    client.list_tools().await.expect("tools/list");
+    client
+        .call_tool("echo", args(json!({"text": "hi"})), Default::default())
+        .await
+        .expect("echo");
+    client
+        .call_tool(
+            "route",
+            args(json!({"region": "eu-west", "text": "x"})),
+            Default::default(),
+        )
+        .await
+        .expect("route");
+    client.close().await;
+
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let post = |method: &str, name: Option<&str>| {
+        lines
+            .iter()
+            .find(|l| {
+                l["body"]["method"] == method
+                    && name.is_none_or(|name| l["body"]["params"]["name"] == name)
+            })
+            .unwrap_or_else(|| panic!("no {method} POST in {lines:#?}"))
+            .clone()
+    };
+    for (method, name) in [
+        ("server/discover", None),
+        ("tools/list", None),
+        ("tools/call", Some("echo")),
+    ] {
+        let line = post(method, name);
+        assert_eq!(line["protocolVersion"], "2026-07-28", "{line}");
+        assert_eq!(line["mcpMethod"], method, "{line}");
+        assert!(line["session"].is_null(), "no sessions in this era: {line}");
+    }
+    assert_eq!(post("tools/call", Some("echo"))["mcpName"], "echo");
+    let routed = post("tools/call", Some("route"));
+    assert_eq!(routed["mcpName"], "route");
+    assert_eq!(
+        routed["mcpParams"]["mcp-param-region"], "eu-west",
+        "{routed}"
+    );
+}

@@ -217,7 +217,9 @@ pub struct MockArgs {
 
     /// Append every raw line received on stdin to FILE, flushed as it arrives (to assert what a
     /// client sent, e.g. `notifications/cancelled`). Over HTTP: one JSON line per request,
-    /// `{"http": METHOD, "session", "lastEventId", "body"}`.
+    /// `{"http": METHOD, "session", "lastEventId", "protocolVersion", "mcpMethod", "mcpName",
+    /// "mcpParams", "body"}` (the MCP headers as sent; `mcpParams` holds the `Mcp-Param-*`
+    /// ones).
     #[arg(long, value_name = "FILE", help_heading = "Process")]
     pub record: Option<PathBuf>,
 
