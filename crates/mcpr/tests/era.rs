@@ -221,6 +221,12 @@ async def grow(ctx: Context) -> str:
     await ctx.notify_tools_changed()
     return "grown"
 
+@mcp.tool()
+async def chatty(ctx: Context) -> str:
+    """Log a line, then answer."""
+    await ctx.info("working on it")
+    return "done"
+
 if sys.argv[1] == "stdio":
     mcp.run()
 else:
@@ -753,4 +759,41 @@ async fn http_requests_of_2026_07_28_carry_the_mcp_headers() {
         routed["mcpParams"]["mcp-param-region"], "eu-west",
         "{routed}"
     );
+}
+
+#[tokio::test]
+async fn a_host_listening_for_events_gets_the_logs_of_2026_07_28_calls() {
+    let python = python_sdk_2();
+    let dir = temp_dir();
+    let script = python_script(&dir);
+    let config = ServerConfig::stdio(
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned(), "stdio".into()],
+    );
+    let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
+    let listening = ConnectOptions {
+        events: Some(events),
+        ..options(None)
+    };
+    let client = McpClient::connect("python", &config, &listening)
+        .await
+        .expect("connect");
+    assert_eq!(client.opening().era, Era::Modern);
+    let output = client
+        .call_tool("chatty", None, Default::default())
+        .await
+        .expect("tools/call chatty");
+    assert_eq!(output.text(), "done");
+    let logged = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while let Some(event) = notices.recv().await {
+            if let mcp_runtime::client::ClientEvent::Log { data, .. } = event {
+                return Some(data);
+            }
+        }
+        None
+    })
+    .await
+    .expect("no log within 30 s");
+    assert_eq!(logged, Some(json!("working on it")));
+    client.close().await;
 }

@@ -634,6 +634,7 @@ impl McpClient {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
+        options.meta = era::request_meta(self.opening.era, self.handler.events.is_some());
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),
