@@ -7,16 +7,17 @@
 //! 2025-11-25: see [`era`]), and checks the version the server picked. The client
 //! then lists tools (following `nextCursor`), calls them with a per-call timeout and
 //! cancellation (both of which send `notifications/cancelled`), answers the server's requests
-//! (`roots/list`, `ping`, and `elicitation/create` through the host's callback), and closes on
-//! our own deadline so nothing outlives it.
+//! (`roots/list`, `ping`, and `elicitation/create` through the host's callback, also when a
+//! 2026-07-28 server embeds them in an `input_required` result), and closes on our own
+//! deadline so nothing outlives it.
 //!
 //! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
 //! connection with the right plan), `stdio` (the child process), `remote` (choosing an HTTP
-//! transport), `http` (the
-//! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
-//! transports and their event streams), `handler` (our side of the protocol), `elicitation`
-//! (the host callback's types), `types` (what calls return), `watchdog` (kills a server's
-//! process group when the host dies), `error`.
+//! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
+//! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
+//! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
+//! 2026-07-28 connections), `elicitation` (the host callback's types), `types` (what calls
+//! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
