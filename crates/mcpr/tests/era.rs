@@ -114,6 +114,16 @@ async fn a_stale_cached_era_is_corrected_on_the_next_connection() {
     assert_eq!(opening.attempts, 2);
     assert_eq!(cache.era("mock", &modern), Some(Era::Modern));
 
+    // Replaced by an old server that never answers `server/discover`: the recalled opening is
+    // bounded like a probe, so this costs one more connection, not the startup timeout.
+    let ignoring = mock(&["--ignore-unknown"]);
+    cache.put_era("mock", &ignoring, Era::Modern);
+    let (version, opening) = use_server(&ignoring, &options(Some(cache.clone()))).await;
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(opening.attempts, 2);
+    assert!(opening.probe_timed_out);
+    assert_eq!(cache.era("mock", &ignoring), Some(Era::Legacy));
+
     // And back.
     let legacy = mock(&[]);
     cache.put_era("mock", &legacy, Era::Modern);
@@ -796,4 +806,19 @@ async fn a_host_listening_for_events_gets_the_logs_of_2026_07_28_calls() {
     .expect("no log within 30 s");
     assert_eq!(logged, Some(json!("working on it")));
     client.close().await;
+}
+
+#[tokio::test]
+async fn a_stale_modern_era_is_corrected_over_streamable_http() {
+    let dir = temp_dir();
+    let cache = Arc::new(ToolCache::in_dir(dir.path()));
+    for flags in [&[][..], &["--ignore-unknown"][..]] {
+        let server = HttpMock::http(flags);
+        let config = server.config(None);
+        cache.put_era("mock", &config, Era::Modern);
+        let (version, opening) = use_server(&config, &options(Some(cache.clone()))).await;
+        assert_eq!(version, "2025-11-25", "{flags:?}");
+        assert_eq!(opening.era, Era::Legacy, "{flags:?}");
+        assert_eq!(cache.era("mock", &config), Some(Era::Legacy), "{flags:?}");
+    }
 }

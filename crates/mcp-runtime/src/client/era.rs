@@ -106,8 +106,12 @@ pub struct Opening {
 pub(crate) enum Plan {
     /// Probe with `server/discover` (bounded), fall back to `initialize`.
     Probe,
-    /// `server/discover` only, unbounded but for the start-up timeout.
+    /// `server/discover` only, unbounded but for the start-up timeout (a server that was
+    /// slow to answer the probe).
     Discover,
+    /// `server/discover` only, bounded like a probe: the cache says the server is modern, but
+    /// it may have been replaced by one that ignores the request.
+    Recall,
     /// `initialize` only.
     Initialize,
 }
@@ -117,7 +121,7 @@ impl Plan {
     pub(crate) fn for_era(era: Option<Era>) -> Plan {
         match era {
             None => Plan::Probe,
-            Some(Era::Modern) => Plan::Discover,
+            Some(Era::Modern) => Plan::Recall,
             Some(Era::Legacy) => Plan::Initialize,
         }
     }
@@ -130,7 +134,7 @@ impl Plan {
                 preferred_versions: modern,
                 legacy_version: Some(ProtocolVersion::V_2025_11_25),
             },
-            Plan::Discover => ClientLifecycleMode::Discover {
+            Plan::Discover | Plan::Recall => ClientLifecycleMode::Discover {
                 preferred_versions: modern,
             },
             Plan::Initialize => ClientLifecycleMode::Initialize,
@@ -139,7 +143,7 @@ impl Plan {
 
     /// Whether the probe of this plan is bounded by [`PROBE_BOUND`].
     fn bounded(self) -> bool {
-        self == Plan::Probe
+        matches!(self, Plan::Probe | Plan::Recall)
     }
 }
 
@@ -417,7 +421,7 @@ pub(crate) fn negotiated(peer: &Peer<RoleClient>) -> Option<String> {
 pub(crate) fn retry_plan(plan: Plan, state: &ProbeState, cached: bool) -> Option<Plan> {
     match plan {
         Plan::Probe if state.timed_out() || state.late_modern() => Some(Plan::Discover),
-        Plan::Discover | Plan::Initialize if cached => Some(Plan::Probe),
+        Plan::Recall | Plan::Initialize if cached => Some(Plan::Probe),
         _ => None,
     }
 }
@@ -460,7 +464,7 @@ mod tests {
     #[test]
     fn plans_for_cached_eras_and_retries() {
         assert_eq!(Plan::for_era(None), Plan::Probe);
-        assert_eq!(Plan::for_era(Some(Era::Modern)), Plan::Discover);
+        assert_eq!(Plan::for_era(Some(Era::Modern)), Plan::Recall);
         assert_eq!(Plan::for_era(Some(Era::Legacy)), Plan::Initialize);
         let quiet = ProbeState::default();
         assert_eq!(retry_plan(Plan::Probe, &quiet, false), None);

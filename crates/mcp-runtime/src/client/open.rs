@@ -252,7 +252,7 @@ async fn connect_stdio(
 /// The request an opening waits for, as errors name it.
 pub(crate) fn phase(plan: Plan) -> &'static str {
     match plan {
-        Plan::Discover => "server/discover",
+        Plan::Discover | Plan::Recall => "server/discover",
         Plan::Probe | Plan::Initialize => "initialize",
     }
 }
