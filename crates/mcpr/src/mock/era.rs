@@ -151,17 +151,23 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraTransport<T> {
     }
 }
 
-/// Largest POST body the middleware reads to find the method (bigger ones pass untouched).
-const MAX_PEEK: usize = 1 << 20;
+/// Largest POST body the middleware reads to find the method: an opening is small, so a
+/// bigger body (or one of unknown length) passes untouched.
+const MAX_PEEK: usize = 64 * 1024;
 
 /// The streamable HTTP middleware applying the era knobs.
 pub async fn apply(State(knobs): State<Arc<EraKnobs>>, request: Request, next: Next) -> Response {
-    if request.method() != axum::http::Method::POST {
+    let length = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if request.method() != axum::http::Method::POST || length.is_none_or(|n| n > MAX_PEEK) {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_PEEK).await else {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "body too large").into_response();
+        return (StatusCode::BAD_REQUEST, "unreadable request body").into_response();
     };
     let message = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
     let method = message
