@@ -435,3 +435,59 @@ async fn a_refused_authorization_is_an_error_that_says_so() {
     })
     .await;
 }
+
+/// The server moves to another authorization server, at another origin (`localhost` where the
+/// client knows `127.0.0.1`): the next 401 is followed by a login there, and nothing the first
+/// one issued (client registration, refresh token) is presented to the second, nor refreshed
+/// at the first.
+#[tokio::test]
+async fn an_authorization_server_migration_is_followed_without_carrying_credentials() {
+    bounded(async {
+        let setup = logged_in(&["--oauth-migrate-to", "localhost"]).await;
+        let (mock, store, cfg) = (&setup.mock, &setup.store, &setup.cfg);
+        let client = connect(
+            cfg,
+            AuthContext::interactive(store.clone(), Arc::new(Headless)),
+        )
+        .await
+        .expect("connect");
+        assert_eq!(echo(&client, "moved").await.unwrap(), "moved");
+        client.close().await;
+        let moved = stats(mock).await;
+        assert_eq!(moved["migration"]["moved"], true, "{moved}");
+        assert_eq!(
+            count(&moved, &["migration", "foreign_credentials"]),
+            0,
+            "{moved}"
+        );
+        assert_eq!(
+            count(&moved, &["migration", "second", "registrations"]),
+            1,
+            "{moved}"
+        );
+        assert_eq!(
+            count(&moved, &["migration", "second", "authorizations"]),
+            1,
+            "{moved}"
+        );
+        assert_eq!(
+            count(&moved, &["token_requests", "refresh_token"]),
+            0,
+            "{moved}"
+        );
+
+        // Later connections use the second server's credential without another login.
+        let client = connect(cfg, AuthContext::non_interactive(store.clone()))
+            .await
+            .expect("connect with the new login");
+        assert_eq!(echo(&client, "again").await.unwrap(), "again");
+        client.close().await;
+        let after = stats(mock).await;
+        assert_eq!(
+            count(&after, &["migration", "second", "authorizations"]),
+            1,
+            "{after}"
+        );
+    })
+    .await;
+}

@@ -270,6 +270,40 @@ pub(crate) async fn refresh(
     }
 }
 
+/// Whether the server now names another authorization server than the one that issued
+/// `record`: the challenge of its 401 points at resource metadata whose authorization server
+/// has a different issuer. A refresh token and a client registration are only good at the
+/// issuer that made them, so the caller logs in afresh instead of presenting them anywhere.
+/// Discovery failures count as no change: the refresh then fails or succeeds on its own.
+pub(crate) async fn issuer_changed(
+    target: &Target<'_>,
+    record: &Record,
+    challenge: Option<&str>,
+) -> bool {
+    // A configured metadata URL pins the authorization server; only a challenge that names
+    // resource metadata can announce a move.
+    if target.oauth.auth_server_metadata_url.is_some()
+        || !challenge.is_some_and(|c| c.contains("resource_metadata"))
+    {
+        return false;
+    }
+    let Ok((_, metadata)) = target.manager(challenge).await else {
+        return false;
+    };
+    let now = metadata.issuer.as_deref().map(same_issuer);
+    let then = record.metadata.issuer.as_deref().map(same_issuer);
+    match (now, then) {
+        (Some(now), Some(then)) => now != then,
+        // Without issuers, the token endpoint identifies the authorization server.
+        _ => metadata.token_endpoint != record.metadata.token_endpoint,
+    }
+}
+
+/// An issuer identifier as compared: a trailing slash is not a different issuer.
+fn same_issuer(issuer: &str) -> &str {
+    issuer.strip_suffix('/').unwrap_or(issuer)
+}
+
 /// The client-credentials grant (machine to machine): `client_secret_basic`/`_post` with the
 /// configured secret, or `private_key_jwt` with the configured key.
 pub(crate) async fn client_credentials(

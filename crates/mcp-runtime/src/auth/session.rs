@@ -214,9 +214,16 @@ impl ServerAuth {
         if let Some(record) = &record
             && record.has_refresh_token()
         {
-            match flow::refresh(&self.target(), record).await? {
-                Some(renewed) => return self.token_of(&renewed),
-                None => expired = true,
+            // The server moved to another authorization server: the refresh token (and the
+            // client it was issued to) is never presented to the new one; log in there afresh.
+            if flow::issuer_changed(&self.target(), record, challenge).await {
+                tracing::info!(server = %self.server, "the authorization server changed");
+                expired = true;
+            } else {
+                match flow::refresh(&self.target(), record).await? {
+                    Some(renewed) => return self.token_of(&renewed),
+                    None => expired = true,
+                }
             }
         }
         self.forget();

@@ -347,6 +347,12 @@ pub struct MockArgs {
     /// authorization server for testing what a client prints.
     #[arg(long, value_name = "TEXT", requires = "oauth", help_heading = "OAuth")]
     pub oauth_token_scope: Option<String>,
+    /// Move `/mcp` to a second authorization server once a token has been used: from then on
+    /// the resource metadata names `http://HOST:PORT/as2`, served by this same process on its
+    /// own port (so HOST is this mock under another name, such as `localhost` when clients
+    /// connect to 127.0.0.1: another origin), and only that server's tokens are accepted.
+    #[arg(long, value_name = "HOST", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_migrate_to: Option<String>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -463,6 +469,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         call_scope,
         authorize_endpoint: args.oauth_authorize_endpoint.clone(),
         token_scope: args.oauth_token_scope.clone(),
+        migrate_to: args.oauth_migrate_to.clone(),
     })
 }
 

@@ -9,7 +9,9 @@
 //! - `POST /token`: `authorization_code`, `refresh_token` (rotated on every use) and
 //!   `client_credentials`, each client authenticating the way it registered;
 //! - `GET /__oauth/stats`: counters for tests (no authorization needed);
-//! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`.
+//! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`;
+//! - with `--oauth-migrate-to`, a second authorization server under `/as2` (its own clients
+//!   and tokens), which the resource moves to once a first token has been used.
 //!
 //! URLs in metadata and challenges are built from the request's `Host` header (the bound address
 //! if it has none), so a client that connects to `localhost` sees `localhost` URLs, one that
@@ -76,6 +78,9 @@ pub struct OAuthKnobs {
     pub authorize_endpoint: Option<String>,
     /// `--oauth-token-scope`: the `scope` of every token response, verbatim.
     pub token_scope: Option<String>,
+    /// `--oauth-migrate-to`: the host name under which the second authorization server is
+    /// named (with the mock's port) once the resource has moved to it.
+    pub migrate_to: Option<String>,
 }
 
 /// A pre-registered confidential client, `ID:SECRET` on the command line. Its `Debug` output
@@ -244,6 +249,18 @@ pub struct OAuth {
     bound: SocketAddr,
     store: Mutex<Store>,
     stats: Stats,
+    /// `--oauth-migrate-to`: the second authorization server, and whether the resource has
+    /// moved to it.
+    next: Option<Next2>,
+}
+
+/// The authorization server a resource moves to (`--oauth-migrate-to`).
+struct Next2 {
+    authority: String,
+    server: Arc<OAuth>,
+    moved: std::sync::atomic::AtomicBool,
+    /// Requests at the second server that presented a client or refresh token of the first.
+    foreign_credentials: AtomicUsize,
 }
 
 impl OAuth {
@@ -260,12 +277,55 @@ impl OAuth {
                 },
             );
         }
+        let next = knobs.migrate_to.clone().map(|host| {
+            let knobs = OAuthKnobs {
+                migrate_to: None,
+                ..knobs.clone()
+            };
+            Next2 {
+                authority: format!("{host}:{}", bound.port()),
+                server: Arc::new(OAuth::new(knobs, bound)),
+                moved: std::sync::atomic::AtomicBool::new(false),
+                foreign_credentials: AtomicUsize::new(0),
+            }
+        });
         OAuth {
             knobs,
             bound,
             store: Mutex::new(store),
             stats: Stats::default(),
+            next,
         }
+    }
+
+    /// The server that answers for `/mcp` now: the second one once the resource has moved.
+    fn current(&self) -> &OAuth {
+        match &self.next {
+            Some(next) if next.moved.load(Ordering::SeqCst) => &next.server,
+            _ => self,
+        }
+    }
+
+    /// Whether a request at the second server presents a client id (in `params` or HTTP
+    /// Basic) or a refresh token that the first one issued.
+    fn is_foreign(&self, headers: &HeaderMap, params: &[u8]) -> bool {
+        let Ok(params) = self::params(params) else {
+            return false;
+        };
+        let basic = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_basic)
+            .map(|(id, _)| id);
+        let store = self.lock();
+        params
+            .get("client_id")
+            .into_iter()
+            .chain(basic.as_ref())
+            .any(|id| store.clients.contains_key(id))
+            || params
+                .get("refresh_token")
+                .is_some_and(|t| store.refresh.contains_key(t))
     }
 
     fn lock(&self) -> MutexGuard<'_, Store> {
@@ -730,17 +790,34 @@ pub fn router(oauth: Arc<OAuth>) -> Router {
     } else {
         router.route("/register", any(no_registration))
     };
+    let router = if oauth.next.is_some() {
+        router
+            .route(
+                "/.well-known/oauth-authorization-server/as2",
+                get(next_metadata),
+            )
+            .route("/as2/register", post(next_register))
+            .route("/as2/authorize", get(next_authorize))
+            .route("/as2/token", post(next_token))
+    } else {
+        router
+    };
     router.with_state(oauth)
 }
 
 /// The middleware in front of `/mcp` (`axum::middleware::from_fn_with_state`).
 pub async fn guard(State(oauth): State<Arc<OAuth>>, request: Request, next: Next) -> Response {
     let origin = oauth.origin(request.headers());
-    let scopes = match oauth.bearer(request.headers()) {
+    let current = oauth.current();
+    let scopes = match current.bearer(request.headers()) {
         Bearer::Valid(scopes) => scopes,
-        Bearer::Missing => return oauth.unauthorized(&origin, false),
-        Bearer::Invalid => return oauth.unauthorized(&origin, true),
+        Bearer::Missing => return current.unauthorized(&origin, false),
+        Bearer::Invalid => return current.unauthorized(&origin, true),
     };
+    // `--oauth-migrate-to`: the first token used is the last the first server's are taken.
+    if let Some(next) = &oauth.next {
+        next.moved.store(true, Ordering::SeqCst);
+    }
     let Some(needed) = &oauth.knobs.call_scope else {
         return next.run(request).await;
     };
@@ -759,11 +836,15 @@ pub async fn guard(State(oauth): State<Arc<OAuth>>, request: Request, next: Next
 
 async fn resource_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) -> Response {
     let origin = oauth.origin(&headers);
+    let issuer = match &oauth.next {
+        Some(next) if next.moved.load(Ordering::SeqCst) => format!("http://{}/as2", next.authority),
+        _ => origin.clone(),
+    };
     json_response(
         StatusCode::OK,
         &json!({
             "resource": format!("{origin}/mcp"),
-            "authorization_servers": [origin],
+            "authorization_servers": [issuer],
             "scopes_supported": oauth.knobs.scopes,
             "bearer_methods_supported": ["header"],
         }),
@@ -772,6 +853,12 @@ async fn resource_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) 
 
 async fn server_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) -> Response {
     let origin = oauth.origin(&headers);
+    metadata_of(&oauth, &origin)
+}
+
+/// The metadata of the authorization server `oauth` whose issuer is `origin` (an origin, or
+/// one with the path `/as2` for the second server).
+fn metadata_of(oauth: &OAuth, origin: &str) -> Response {
     let mut metadata = json!({
         "issuer": origin,
         "authorization_endpoint": oauth
@@ -790,6 +877,44 @@ async fn server_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) ->
         metadata["registration_endpoint"] = format!("{origin}/register").into();
     }
     json_response(StatusCode::OK, &metadata)
+}
+
+/// The second authorization server (`--oauth-migrate-to`); its routes exist only with it.
+fn next(oauth: &OAuth) -> &Next2 {
+    oauth
+        .next
+        .as_ref()
+        .expect("routed only with --oauth-migrate-to")
+}
+
+async fn next_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) -> Response {
+    let origin = oauth.origin(&headers);
+    metadata_of(&next(&oauth).server, &format!("{origin}/as2"))
+}
+
+async fn next_register(State(oauth): State<Arc<OAuth>>, body: Bytes) -> Response {
+    match next(&oauth).server.register(&body) {
+        Ok(answer) => json_response(StatusCode::CREATED, &answer),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn next_authorize(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, uri: Uri) -> Response {
+    let query = uri.query().unwrap_or_default();
+    if oauth.is_foreign(&headers, query.as_bytes()) {
+        bump(&next(&oauth).foreign_credentials);
+    }
+    next(&oauth).server.authorize(query)
+}
+
+async fn next_token(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, body: Bytes) -> Response {
+    if oauth.is_foreign(&headers, &body) {
+        bump(&next(&oauth).foreign_credentials);
+    }
+    match next(&oauth).server.token(&headers, &body) {
+        Ok(answer) => json_response(StatusCode::OK, &answer),
+        Err(e) => e.into_response(),
+    }
 }
 
 async fn register(State(oauth): State<Arc<OAuth>>, body: Bytes) -> Response {
@@ -818,7 +943,15 @@ async fn token(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, body: Bytes)
 }
 
 async fn stats(State(oauth): State<Arc<OAuth>>) -> Response {
-    json_response(StatusCode::OK, &oauth.stats.json())
+    let mut stats = oauth.stats.json();
+    if let Some(next) = &oauth.next {
+        stats["migration"] = json!({
+            "moved": next.moved.load(Ordering::SeqCst),
+            "foreign_credentials": next.foreign_credentials.load(Ordering::SeqCst),
+            "second": next.server.stats.json(),
+        });
+    }
+    json_response(StatusCode::OK, &stats)
 }
 
 /// The client a `/token` request authenticates as, which must be the way it registered: HTTP
