@@ -40,6 +40,11 @@ enum Scenario {
     /// Call a tool whose SSE response stream the server closes early: the result must arrive
     /// after reconnecting with GET + `Last-Event-ID`, no sooner than the server's `retry:`.
     SseRetry,
+    /// List tools whose input schema `$ref`s a network URI, which must not be fetched.
+    SchemaRefNoDeref,
+    /// List tools, then pass one tool's input schema back verbatim to an echo tool: the suite
+    /// checks that every JSON Schema 2020-12 keyword survived.
+    SchemaPreservation,
     /// Any `auth/*` scenario: an OAuth-protected server. The client logs in headlessly when
     /// challenged (the authorization endpoint approves by itself), lists the tools and calls
     /// each one; what it proves is in the OAuth traffic the suite records.
@@ -47,7 +52,7 @@ enum Scenario {
 }
 
 impl Scenario {
-    const ALL: [(&'static str, Scenario); 4] = [
+    const ALL: [(&'static str, Scenario); 6] = [
         ("initialize", Scenario::Initialize),
         ("tools_call", Scenario::ToolsCall),
         (
@@ -55,6 +60,11 @@ impl Scenario {
             Scenario::ElicitationDefaults,
         ),
         ("sse-retry", Scenario::SseRetry),
+        ("json-schema-ref-no-deref", Scenario::SchemaRefNoDeref),
+        (
+            "json-schema-2020-12-preservation",
+            Scenario::SchemaPreservation,
+        ),
     ];
 
     fn parse(name: &str) -> Option<Scenario> {
@@ -67,6 +77,11 @@ impl Scenario {
             .map(|(_, scenario)| *scenario)
     }
 }
+
+/// The tool whose input schema carries the JSON Schema 2020-12 keywords, and the tool that
+/// echoes a schema back to the suite.
+const SCHEMA_TOOL: &str = "json_schema_2020_12_tool";
+const SCHEMA_ECHO: &str = "json_schema_echo";
 
 /// What the suite passes in `MCP_CONFORMANCE_CONTEXT` for the scenarios that need
 /// credentials arranged out of band.
@@ -212,7 +227,16 @@ async fn play(scenario: Scenario, client: &McpClient) -> Outcome {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("tools: {}", names.join(", "));
     let (tool, arguments) = match scenario {
-        Scenario::Initialize => return Ok(exit::OK),
+        Scenario::Initialize | Scenario::SchemaRefNoDeref => return Ok(exit::OK),
+        Scenario::SchemaPreservation => {
+            let focal = tools
+                .iter()
+                .find(|t| t.name == SCHEMA_TOOL)
+                .ok_or_else(|| {
+                    Failure::connection(format!("the server does not offer `{SCHEMA_TOOL}`"))
+                })?;
+            (SCHEMA_ECHO, json!({"schema": focal.input_schema}))
+        }
         Scenario::Auth => {
             let mut code = exit::OK;
             for tool in &names {
