@@ -35,6 +35,7 @@ mod enterprise;
 mod flow;
 pub(crate) mod session;
 mod store;
+mod workload;
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -47,6 +48,7 @@ pub use authorizer::{
 };
 pub use enterprise::{EnterpriseLogin, enterprise_access_token};
 pub use store::{CREDENTIALS_FILE, CredentialStore, StoreError};
+pub use workload::{JWT_BEARER_GRANT, WorkloadLogin, workload_access_token};
 
 use crate::config::{HttpConfig, OAuthGrant, ServerConfig, Transport};
 

@@ -97,6 +97,8 @@ struct Context {
     idp_id_token: Option<String>,
     idp_issuer: Option<String>,
     idp_token_endpoint: Option<String>,
+    /// Workload identity federation: the workload's JWT from its identity provider.
+    valid_jwt: Option<String>,
 }
 
 /// The client ID metadata document URL the suite's authorization servers expect (SEP-991);
@@ -164,6 +166,19 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
             client_secret: context.client_secret.clone(),
         };
         let token = auth::enterprise_access_token("conformance", &args.url, &login)
+            .await
+            .map_err(Failure::connection)?;
+        entry = json!({"type": "http", "url": args.url, "headers": {"Authorization": format!("Bearer {token}")}});
+    }
+    // Workload identity federation: the workload's JWT is exchanged for the token (JWT-bearer
+    // grant), which is sent as a configured header.
+    if let (Some(assertion), Some(client_id)) = (&context.valid_jwt, &context.client_id) {
+        let login = auth::WorkloadLogin {
+            client_id: client_id.clone(),
+            assertion: assertion.clone(),
+            scopes: Vec::new(),
+        };
+        let token = auth::workload_access_token("conformance", &args.url, &login)
             .await
             .map_err(Failure::connection)?;
         entry = json!({"type": "http", "url": args.url, "headers": {"Authorization": format!("Bearer {token}")}});
