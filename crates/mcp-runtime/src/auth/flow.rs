@@ -15,6 +15,7 @@ use rmcp::transport::auth::{
 
 use super::AuthFailure;
 use super::authorizer::{Authorizer, WEB_PAGE_RULE, web_page};
+use super::dpop::{self, DpopHttpClient, DpopKey};
 use super::store::{CredentialStore, Record, ServerCredentials, key_of};
 use crate::config::{OAuthConfig, PrivateKey};
 
@@ -76,6 +77,27 @@ impl Target<'_> {
         Ok((manager, metadata))
     }
 
+    /// A manager whose token requests carry DPoP proofs signed with `key`, for the
+    /// authorization server of `metadata`.
+    async fn dpop_manager(
+        &self,
+        metadata: &AuthorizationMetadata,
+        key: Arc<DpopKey>,
+    ) -> Result<AuthorizationManager, AuthFailure> {
+        let client = DpopHttpClient::new(key, &metadata.token_endpoint).map_err(|message| {
+            AuthFailure::Oauth {
+                server: self.server.to_owned(),
+                message,
+            }
+        })?;
+        let mut manager =
+            AuthorizationManager::new_with_oauth_http_client(self.url, Arc::new(client))
+                .await
+                .map_err(|e| self.failure(e))?;
+        manager.set_metadata(metadata.clone());
+        Ok(manager)
+    }
+
     fn template(
         &self,
         client_id: &str,
@@ -93,6 +115,7 @@ impl Target<'_> {
             granted_scopes: Vec::new(),
             received_at: None,
             issuer: None,
+            dpop_key: None,
         }
     }
 
@@ -150,6 +173,19 @@ pub(crate) async fn login(
         }
     }
 
+    // DPoP-bound tokens where the authorization server issues them: from here on, token
+    // requests go through a client that signs each with this login's own key.
+    let dpop_key = if dpop::supported(&metadata) {
+        let key = Arc::new(DpopKey::generate().map_err(|message| AuthFailure::Oauth {
+            server: target.server.to_owned(),
+            message,
+        })?);
+        manager = target.dpop_manager(&metadata, key.clone()).await?;
+        Some(key.stored())
+    } else {
+        None
+    };
+
     let redirect = authorizer
         .redirect(target.oauth.callback_port)
         .await
@@ -189,7 +225,8 @@ pub(crate) async fn login(
             }
         };
 
-    let template = target.template(&client_id, client_secret.clone(), &redirect.uri, metadata);
+    let mut template = target.template(&client_id, client_secret.clone(), &redirect.uri, metadata);
+    template.dpop_key = dpop_key;
     manager.set_credential_store(ServerCredentials::new(
         target.store.clone(),
         target.key(),
@@ -231,10 +268,17 @@ pub(crate) async fn refresh(
     record: &Record,
 ) -> Result<Option<Record>, AuthFailure> {
     let _ = crate::client::http::shared_client();
-    let mut manager = AuthorizationManager::new(target.url)
-        .await
-        .map_err(|e| target.failure(e))?;
-    manager.set_metadata(record.metadata.clone());
+    // A DPoP-bound token is refreshed with a proof of the same key.
+    let mut manager = match record.dpop_key.as_deref().and_then(DpopKey::from_stored) {
+        Some(key) => target.dpop_manager(&record.metadata, Arc::new(key)).await?,
+        None => {
+            let mut manager = AuthorizationManager::new(target.url)
+                .await
+                .map_err(|e| target.failure(e))?;
+            manager.set_metadata(record.metadata.clone());
+            manager
+        }
+    };
     let mut client = OAuthClientConfig::new(record.client_id.clone(), record.redirect_uri.clone());
     if let Some(secret) = &record.client_secret {
         client = client.with_client_secret(secret.clone());

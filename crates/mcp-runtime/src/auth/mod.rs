@@ -31,6 +31,7 @@
 //! ```
 
 mod authorizer;
+mod dpop;
 mod enterprise;
 mod flow;
 pub(crate) mod session;

@@ -48,6 +48,10 @@ pub(crate) struct Record {
     pub received_at: Option<u64>,
     /// The issuer that issued it.
     pub issuer: Option<String>,
+    /// The DPoP key the token is bound to (PKCS#8, base64url; a secret), when the
+    /// authorization server issues DPoP-bound tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 impl Record {
@@ -363,11 +367,21 @@ impl RmcpCredentialStore for ServerCredentials {
         let existing = self.store.get(&self.key).ok().flatten();
         let mut record = {
             let template = self.template.lock().unwrap_or_else(|e| e.into_inner());
-            // A row for another client (a new registration) is replaced by the template.
-            match existing {
-                Some(row) if row.client_id == template.client_id => row,
+            // A row for another client (a new registration) or of another issuer (the same
+            // client metadata document URL is one client id everywhere) is replaced by the
+            // template: credentials belong to the issuer that issued them.
+            let mut record = match existing {
+                Some(row)
+                    if row.client_id == template.client_id
+                        && row.metadata.issuer == template.metadata.issuer =>
+                {
+                    row
+                }
                 _ => template.clone(),
-            }
+            };
+            // The token is bound to the key of the exchange that made it.
+            record.dpop_key = template.dpop_key.clone();
+            record
         };
         record.client_id = credentials.client_id;
         record.token = credentials.token_response;
@@ -423,6 +437,7 @@ mod tests {
             granted_scopes: vec!["a".into()],
             received_at: None,
             issuer: None,
+            dpop_key: None,
         }
     }
 
