@@ -491,3 +491,66 @@ async fn an_authorization_server_migration_is_followed_without_carrying_credenti
     })
     .await;
 }
+
+/// With an authorization server that issues DPoP-bound tokens, the login binds its token to a
+/// key of its own, and calls carry it with a proof.
+#[tokio::test]
+async fn dpop_bound_tokens_work_end_to_end() {
+    bounded(async {
+        let setup = logged_in(&["--oauth-dpop", "on"]).await;
+        let before = count(&stats(&setup.mock).await, &["unauthorized"]);
+        let client = connected(&setup).await;
+        assert_eq!(echo(&client, "bound").await.unwrap(), "bound");
+        // The bound token and its proofs were taken at the first try.
+        let stats = stats(&setup.mock).await;
+        assert_eq!(count(&stats, &["unauthorized"]), before, "{stats}");
+        client.close().await;
+    })
+    .await;
+}
+
+/// A hostile token endpoint answers every proof with a new `use_dpop_nonce` challenge: the
+/// login retries once with the nonce, then fails saying what the server said.
+#[tokio::test]
+async fn a_token_endpoint_asking_for_nonces_forever_is_answered_once() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth", "--oauth-dpop", "token"]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        let context = AuthContext::interactive(store.clone(), Arc::new(Headless));
+        let err = auth::login("svc", &cfg, &context, &[])
+            .await
+            .expect_err("no token is ever issued");
+        assert!(err.to_string().contains("use_dpop_nonce"), "{err}");
+        let stats = stats(&mock).await;
+        assert_eq!(count(&stats, &["dpop_nonce_challenges"]), 2, "{stats}");
+        assert_eq!(
+            count(&stats, &["token_requests", "authorization_code"]),
+            2,
+            "{stats}"
+        );
+    })
+    .await;
+}
+
+/// A hostile server answers every DPoP request with a new `use_dpop_nonce` challenge: each
+/// request retries once with the nonce (and once more after a refresh), then fails with the
+/// server's 401 instead of looping.
+#[tokio::test]
+async fn a_server_asking_for_nonces_forever_is_answered_once_per_request() {
+    bounded(async {
+        let setup = logged_in(&["--oauth-dpop", "resource"]).await;
+        let err = connect(
+            &setup.cfg,
+            AuthContext::non_interactive(setup.store.clone()),
+        )
+        .await
+        .expect_err("every request is challenged");
+        assert!(err.to_string().contains("401"), "{err}");
+        let stats = stats(&setup.mock).await;
+        let challenges = count(&stats, &["dpop_nonce_challenges"]);
+        assert!((2..=4).contains(&challenges), "{stats}");
+    })
+    .await;
+}

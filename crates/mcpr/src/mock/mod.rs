@@ -353,6 +353,11 @@ pub struct MockArgs {
     /// connect to 127.0.0.1: another origin), and only that server's tokens are accepted.
     #[arg(long, value_name = "HOST", requires = "oauth", help_heading = "OAuth")]
     pub oauth_migrate_to: Option<String>,
+    /// Offer DPoP-bound tokens (ES256; proofs are required, not verified): `on`; or a hostile
+    /// server that answers every proof at the `token` endpoint, or at the `resource`, with a
+    /// new `use_dpop_nonce` challenge.
+    #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_dpop: Option<oauth::DpopKnob>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -470,6 +475,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         authorize_endpoint: args.oauth_authorize_endpoint.clone(),
         token_scope: args.oauth_token_scope.clone(),
         migrate_to: args.oauth_migrate_to.clone(),
+        dpop: args.oauth_dpop,
     })
 }
 

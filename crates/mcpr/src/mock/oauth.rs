@@ -10,6 +10,8 @@
 //!   `client_credentials`, each client authenticating the way it registered;
 //! - `GET /__oauth/stats`: counters for tests (no authorization needed);
 //! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`;
+//! - with `--oauth-dpop`, DPoP-bound tokens (and, as a hostile server, endless nonce
+//!   challenges);
 //! - with `--oauth-migrate-to`, a second authorization server under `/as2` (its own clients
 //!   and tokens), which the resource moves to once a first token has been used.
 //!
@@ -81,6 +83,19 @@ pub struct OAuthKnobs {
     /// `--oauth-migrate-to`: the host name under which the second authorization server is
     /// named (with the mock's port) once the resource has moved to it.
     pub migrate_to: Option<String>,
+    /// `--oauth-dpop`: DPoP-bound tokens, or endless nonce challenges.
+    pub dpop: Option<DpopKnob>,
+}
+
+/// What `--oauth-dpop` makes of the mock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DpopKnob {
+    /// Tokens asked for with a proof are DPoP-bound; `/mcp` takes them with a proof.
+    On,
+    /// Every token request with a proof gets a new `use_dpop_nonce` challenge.
+    Token,
+    /// Every `/mcp` request with a DPoP-bound token gets a new `use_dpop_nonce` challenge.
+    Resource,
 }
 
 /// A pre-registered confidential client, `ID:SECRET` on the command line. Its `Debug` output
@@ -219,6 +234,8 @@ struct Stats {
     unauthorized: AtomicUsize,
     /// 403s sent on `/mcp`.
     insufficient_scope: AtomicUsize,
+    /// `use_dpop_nonce` challenges sent (`--oauth-dpop token|resource`).
+    dpop_nonce_challenges: AtomicUsize,
 }
 
 impl Stats {
@@ -234,6 +251,7 @@ impl Stats {
             },
             "unauthorized": get(&self.unauthorized),
             "insufficient_scope": get(&self.insufficient_scope),
+            "dpop_nonce_challenges": get(&self.dpop_nonce_challenges),
         })
     }
 }
@@ -541,13 +559,25 @@ impl OAuth {
             }
             None => return Err(OAuthError::bad("invalid_request", "missing grant_type")),
         }
+        let proof = headers.contains_key("dpop");
+        if proof && self.knobs.dpop == Some(DpopKnob::Token) {
+            bump(&self.stats.dpop_nonce_challenges);
+            return Err(OAuthError::bad(
+                "use_dpop_nonce",
+                "use the DPoP-Nonce (mcpr mock --oauth-dpop token)",
+            ));
+        }
         let mut store = self.lock();
         let client_id = authenticate(&store, headers, &params)?;
-        match grant {
+        let mut answer = match grant {
             Some("authorization_code") => self.exchange_code(&mut store, client_id, &params),
             Some("refresh_token") => self.refresh(&mut store, client_id, &params),
             _ => self.client_credentials(&mut store, client_id, &params),
+        }?;
+        if proof && self.knobs.dpop.is_some() {
+            answer["token_type"] = "DPoP".into();
         }
+        Ok(answer)
     }
 
     fn exchange_code(
@@ -717,7 +747,12 @@ impl OAuth {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .filter(|(scheme, _)| {
+                scheme.eq_ignore_ascii_case("bearer")
+                    || (self.knobs.dpop.is_some()
+                        && scheme.eq_ignore_ascii_case("dpop")
+                        && headers.contains_key("dpop"))
+            })
             .map(|(_, token)| token.trim())
             .filter(|token| !token.is_empty());
         let Some(token) = token else {
@@ -747,6 +782,18 @@ impl OAuth {
         };
         let body = json!({"error": "invalid_token", "error_description": description});
         challenged(StatusCode::UNAUTHORIZED, &challenge, &body)
+    }
+
+    /// 401 asking for a proof with a new nonce (`--oauth-dpop resource`).
+    fn dpop_nonce_challenge(&self, origin: &str) -> Response {
+        bump(&self.stats.dpop_nonce_challenges);
+        let challenge = format!(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="{origin}{RESOURCE_METADATA_PATH}""#
+        );
+        let body = json!({"error": "use_dpop_nonce"});
+        let mut response = challenged(StatusCode::UNAUTHORIZED, &challenge, &body);
+        with_nonce(&mut response);
+        response
     }
 
     /// 403 naming the scopes that would do: the token's plus `needed`.
@@ -814,6 +861,9 @@ pub async fn guard(State(oauth): State<Arc<OAuth>>, request: Request, next: Next
         Bearer::Missing => return current.unauthorized(&origin, false),
         Bearer::Invalid => return current.unauthorized(&origin, true),
     };
+    if oauth.knobs.dpop == Some(DpopKnob::Resource) && request.headers().contains_key("dpop") {
+        return oauth.dpop_nonce_challenge(&origin);
+    }
     // `--oauth-migrate-to`: the first token used is the last the first server's are taken.
     if let Some(next) = &oauth.next {
         next.moved.store(true, Ordering::SeqCst);
@@ -873,6 +923,9 @@ fn metadata_of(oauth: &OAuth, origin: &str) -> Response {
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
         "scopes_supported": oauth.knobs.scopes,
     });
+    if oauth.knobs.dpop.is_some() {
+        metadata["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+    }
     if oauth.knobs.registration {
         metadata["registration_endpoint"] = format!("{origin}/register").into();
     }
@@ -1204,6 +1257,9 @@ impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
         let body = json!({"error": self.error, "error_description": self.description});
         let mut response = json_response(self.status, &body);
+        if self.error == "use_dpop_nonce" {
+            with_nonce(&mut response);
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             // RFC 6749 §5.2: a 401 names the scheme the client should authenticate with.
             response.headers_mut().insert(
@@ -1212,6 +1268,15 @@ impl IntoResponse for OAuthError {
             );
         }
         response
+    }
+}
+
+/// A new `DPoP-Nonce` on `response`: a different one every time, as a hostile server would.
+fn with_nonce(response: &mut Response) {
+    if let Ok(nonce) = random("mock-nonce-")
+        && let Ok(value) = HeaderValue::from_str(&nonce)
+    {
+        response.headers_mut().insert("dpop-nonce", value);
     }
 }
 
@@ -1405,6 +1470,8 @@ mod tests {
             call_scope: None,
             authorize_endpoint: None,
             token_scope: None,
+            migrate_to: None,
+            dpop: None,
         };
         knobs(&mut k);
         OAuth::new(k, "127.0.0.1:4000".parse().unwrap())
