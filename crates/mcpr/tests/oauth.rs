@@ -554,3 +554,39 @@ async fn a_server_asking_for_nonces_forever_is_answered_once_per_request() {
     })
     .await;
 }
+
+/// A login against `mcpr mock --oauth --oauth-iss MODE`: its error, if any, and the
+/// authorization-code exchanges the mock saw.
+async fn login_with_iss(mode: &str) -> (Result<auth::LoginOutcome, auth::AuthFailure>, u64) {
+    let mock = HttpMock::http(&["--oauth", "--oauth-iss", mode]);
+    let dir = temp_dir();
+    let context = AuthContext::interactive(store(&dir), Arc::new(Headless));
+    let outcome = auth::login("svc", &config(&mock, None), &context, &[]).await;
+    let exchanges = count(
+        &stats(&mock).await,
+        &["token_requests", "authorization_code"],
+    );
+    (outcome, exchanges)
+}
+
+/// RFC 9207: an authorization server that says it names itself in authorization responses
+/// must; a response from another issuer (a mix-up attack, here with a terminal escape
+/// sequence in the name) or without one is refused before its code is exchanged, and the
+/// error shows no control character.
+#[tokio::test]
+async fn authorization_responses_must_name_the_right_issuer() {
+    bounded(async {
+        let (outcome, exchanges) = login_with_iss("right").await;
+        outcome.expect("the right issuer logs in");
+        assert_eq!(exchanges, 1);
+        for mode in ["wrong", "missing"] {
+            let (outcome, exchanges) = login_with_iss(mode).await;
+            let err = outcome.expect_err(mode).to_string();
+            assert!(err.contains("`svc`"), "{mode}: {err}");
+            assert!(err.contains("issuer"), "{mode}: {err}");
+            assert!(!err.chars().any(char::is_control), "{mode}: {err:?}");
+            assert_eq!(exchanges, 0, "{mode}: the code was exchanged");
+        }
+    })
+    .await;
+}

@@ -358,6 +358,10 @@ pub struct MockArgs {
     /// new `use_dpop_nonce` challenge.
     #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
     pub oauth_dpop: Option<oauth::DpopKnob>,
+    /// Advertise the `iss` authorization response parameter (RFC 9207) and send it `right`;
+    /// or, as a hostile server, leave it `missing` or send a `wrong` one.
+    #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_iss: Option<oauth::IssKnob>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -476,6 +480,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         token_scope: args.oauth_token_scope.clone(),
         migrate_to: args.oauth_migrate_to.clone(),
         dpop: args.oauth_dpop,
+        iss: args.oauth_iss,
     })
 }
 

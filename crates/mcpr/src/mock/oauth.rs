@@ -10,6 +10,7 @@
 //!   `client_credentials`, each client authenticating the way it registered;
 //! - `GET /__oauth/stats`: counters for tests (no authorization needed);
 //! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`;
+//! - with `--oauth-iss`, the `iss` authorization response parameter (right, missing or wrong);
 //! - with `--oauth-dpop`, DPoP-bound tokens (and, as a hostile server, endless nonce
 //!   challenges);
 //! - with `--oauth-migrate-to`, a second authorization server under `/as2` (its own clients
@@ -85,7 +86,23 @@ pub struct OAuthKnobs {
     pub migrate_to: Option<String>,
     /// `--oauth-dpop`: DPoP-bound tokens, or endless nonce challenges.
     pub dpop: Option<DpopKnob>,
+    /// `--oauth-iss`: the `iss` parameter of authorization responses.
+    pub iss: Option<IssKnob>,
 }
+
+/// What `--oauth-iss` puts in authorization responses (support is advertised in all cases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IssKnob {
+    /// The issuer.
+    Right,
+    /// No `iss` at all.
+    Missing,
+    /// Another issuer, with a terminal escape sequence in it.
+    Wrong,
+}
+
+/// The issuer `--oauth-iss wrong` claims to be.
+const WRONG_ISSUER: &str = "https://evil.example\u{1b}]0;pwned\u{7}";
 
 /// What `--oauth-dpop` makes of the mock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -459,7 +476,7 @@ impl OAuth {
 
     /// `/authorize`: a redirect with a code (or an error), or 400 text when it cannot safely
     /// redirect (unknown client, bad redirect URI) or the request is malformed.
-    fn authorize(&self, query: &str) -> Response {
+    fn authorize(&self, query: &str, issuer: Option<&str>) -> Response {
         let params = match params(query.as_bytes()) {
             Ok(params) => params,
             Err(why) => return reject(why),
@@ -531,7 +548,14 @@ impl OAuth {
                 expires: Instant::now() + CODE_TTL,
             },
         );
-        redirect(target, &[("code", code.as_str())], param("state"))
+        let iss = match self.knobs.iss {
+            Some(IssKnob::Right) => issuer,
+            Some(IssKnob::Wrong) => Some(WRONG_ISSUER),
+            Some(IssKnob::Missing) | None => None,
+        };
+        let mut params = vec![("code", code.as_str())];
+        params.extend(iss.map(|iss| ("iss", iss)));
+        redirect(target, &params, param("state"))
     }
 
     fn token(&self, headers: &HeaderMap, body: &[u8]) -> Result<Value, OAuthError> {
@@ -926,6 +950,9 @@ fn metadata_of(oauth: &OAuth, origin: &str) -> Response {
     if oauth.knobs.dpop.is_some() {
         metadata["dpop_signing_alg_values_supported"] = json!(["ES256"]);
     }
+    if oauth.knobs.iss.is_some() {
+        metadata["authorization_response_iss_parameter_supported"] = true.into();
+    }
     if oauth.knobs.registration {
         metadata["registration_endpoint"] = format!("{origin}/register").into();
     }
@@ -957,7 +984,8 @@ async fn next_authorize(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, uri
     if oauth.is_foreign(&headers, query.as_bytes()) {
         bump(&next(&oauth).foreign_credentials);
     }
-    next(&oauth).server.authorize(query)
+    let issuer = format!("{}/as2", oauth.origin(&headers));
+    next(&oauth).server.authorize(query, Some(&issuer))
 }
 
 async fn next_token(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -984,8 +1012,9 @@ async fn no_registration() -> Response {
     )
 }
 
-async fn authorize(State(oauth): State<Arc<OAuth>>, uri: Uri) -> Response {
-    oauth.authorize(uri.query().unwrap_or_default())
+async fn authorize(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, uri: Uri) -> Response {
+    let issuer = oauth.origin(&headers);
+    oauth.authorize(uri.query().unwrap_or_default(), Some(&issuer))
 }
 
 async fn token(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -1472,6 +1501,7 @@ mod tests {
             token_scope: None,
             migrate_to: None,
             dpop: None,
+            iss: None,
         };
         knobs(&mut k);
         OAuth::new(k, "127.0.0.1:4000".parse().unwrap())
