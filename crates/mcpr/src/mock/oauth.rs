@@ -268,7 +268,6 @@ impl Stats {
             },
             "unauthorized": get(&self.unauthorized),
             "insufficient_scope": get(&self.insufficient_scope),
-            "dpop_nonce_challenges": get(&self.dpop_nonce_challenges),
         })
     }
 }
@@ -1026,6 +1025,13 @@ async fn token(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, body: Bytes)
 
 async fn stats(State(oauth): State<Arc<OAuth>>) -> Response {
     let mut stats = oauth.stats.json();
+    if oauth.knobs.dpop.is_some() {
+        stats["dpop_nonce_challenges"] = oauth
+            .stats
+            .dpop_nonce_challenges
+            .load(Ordering::SeqCst)
+            .into();
+    }
     if let Some(next) = &oauth.next {
         stats["migration"] = json!({
             "moved": next.moved.load(Ordering::SeqCst),
