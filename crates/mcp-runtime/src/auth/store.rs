@@ -4,7 +4,9 @@
 //! Credentials are keyed by the server's URL, not its name: a project config that reuses the
 //! name `github` for another URL finds no token, so it cannot send someone's credential to a
 //! new host. Each row keeps what a refresh needs without a new discovery: the client
-//! registration (id and secret), the authorization server's metadata and the token response.
+//! registration (id and secret), the authorization server's metadata and the token response,
+//! and the DPoP key a bound token needs. A row is only ever updated by its own issuer: a token
+//! from another authorization server replaces the whole row.
 //!
 //! [`ServerCredentials`] adapts one row to rmcp's `CredentialStore`, so rmcp's authorization
 //! manager reads and writes tokens here while our row keeps the parts rmcp does not store.
