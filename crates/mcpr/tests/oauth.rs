@@ -590,3 +590,45 @@ async fn authorization_responses_must_name_the_right_issuer() {
     })
     .await;
 }
+
+/// Workload identity federation: the workload's JWT is exchanged once for a token that the
+/// server takes; a refused one is reported as the authorization server said (minus its
+/// control characters), once, with no retry and no other grant tried.
+#[tokio::test]
+async fn a_workload_assertion_is_exchanged_once_and_a_refusal_reported() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth", "--oauth-jwt-bearer", "workload-jwt"]);
+        let login = |assertion: &str| auth::WorkloadLogin {
+            client_id: "workload".into(),
+            assertion: assertion.into(),
+            scopes: Vec::new(),
+        };
+        let err = auth::workload_access_token("svc", &mock.url, &login("stolen-jwt"))
+            .await
+            .expect_err("another assertion is refused");
+        let text = err.to_string();
+        assert!(text.contains("`svc`"), "{text}");
+        assert!(text.contains("invalid_grant"), "{text}");
+        assert!(!text.chars().any(char::is_control), "{text:?}");
+        let refused = stats(&mock).await;
+        assert_eq!(
+            count(&refused, &["token_requests", "jwt_bearer"]),
+            1,
+            "{refused}"
+        );
+        assert_eq!(count(&refused, &["authorizations"]), 0, "{refused}");
+
+        let token = auth::workload_access_token("svc", &mock.url, &login("workload-jwt"))
+            .await
+            .expect("the workload's assertion");
+        let entry =
+            json!({"url": mock.url, "headers": {"Authorization": format!("Bearer {token}")}});
+        let cfg = server_from_json("svc", &entry).expect("valid config");
+        let client = McpClient::connect("svc", &cfg, &ConnectOptions::default())
+            .await
+            .expect("connect with the workload's token");
+        assert_eq!(echo(&client, "w").await.unwrap(), "w");
+        client.close().await;
+    })
+    .await;
+}

@@ -362,6 +362,10 @@ pub struct MockArgs {
     /// or, as a hostile server, leave it `missing` or send a `wrong` one.
     #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
     pub oauth_iss: Option<oauth::IssKnob>,
+    /// Accept the JWT-bearer grant (workload identity federation) for this assertion only;
+    /// any other is refused with an error description carrying a terminal escape sequence.
+    #[arg(long, value_name = "JWT", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_jwt_bearer: Option<String>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -481,6 +485,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         migrate_to: args.oauth_migrate_to.clone(),
         dpop: args.oauth_dpop,
         iss: args.oauth_iss,
+        jwt_bearer: args.oauth_jwt_bearer.clone(),
     })
 }
 

@@ -10,6 +10,7 @@
 //!   `client_credentials`, each client authenticating the way it registered;
 //! - `GET /__oauth/stats`: counters for tests (no authorization needed);
 //! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`;
+//! - with `--oauth-jwt-bearer`, the JWT-bearer grant for one assertion;
 //! - with `--oauth-iss`, the `iss` authorization response parameter (right, missing or wrong);
 //! - with `--oauth-dpop`, DPoP-bound tokens (and, as a hostile server, endless nonce
 //!   challenges);
@@ -88,7 +89,12 @@ pub struct OAuthKnobs {
     pub dpop: Option<DpopKnob>,
     /// `--oauth-iss`: the `iss` parameter of authorization responses.
     pub iss: Option<IssKnob>,
+    /// `--oauth-jwt-bearer`: the one assertion the JWT-bearer grant accepts.
+    pub jwt_bearer: Option<String>,
 }
+
+/// The grant type of workload identity federation (RFC 7523 §2.1).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /// What `--oauth-iss` puts in authorization responses (support is advertised in all cases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -253,6 +259,8 @@ struct Stats {
     insufficient_scope: AtomicUsize,
     /// `use_dpop_nonce` challenges sent (`--oauth-dpop token|resource`).
     dpop_nonce_challenges: AtomicUsize,
+    /// JWT-bearer token requests (`--oauth-jwt-bearer`).
+    jwt_bearer: AtomicUsize,
 }
 
 impl Stats {
@@ -574,6 +582,11 @@ impl OAuth {
             Some("authorization_code") => bump(&self.stats.authorization_code),
             Some("refresh_token") => bump(&self.stats.refresh_token),
             Some("client_credentials") => bump(&self.stats.client_credentials),
+            Some(JWT_BEARER) if self.knobs.jwt_bearer.is_some() => {
+                bump(&self.stats.jwt_bearer);
+                let mut store = self.lock();
+                return self.jwt_bearer(&mut store, &params);
+            }
             Some(_) => {
                 return Err(OAuthError::bad(
                     "unsupported_grant_type",
@@ -693,6 +706,24 @@ impl OAuth {
             return Err(invalid_grant("unknown or already used refresh token"));
         };
         self.issue(store, scopes, Some(old))
+    }
+
+    /// The JWT-bearer grant: the `--oauth-jwt-bearer` assertion gets a token (no refresh
+    /// token: the workload presents a fresh assertion next time); any other is refused with
+    /// a hostile description.
+    fn jwt_bearer(&self, store: &mut Store, params: &Params) -> Result<Value, OAuthError> {
+        if params.get("assertion") != self.knobs.jwt_bearer.as_ref() {
+            return Err(invalid_grant(
+                "the assertion is not the one expected\u{1b}]0;pwned\u{7}",
+            ));
+        }
+        if params.get("resource").is_some_and(|r| !self.is_resource(r)) {
+            return Err(OAuthError::bad(
+                "invalid_target",
+                "resource must be this server's /mcp URL",
+            ));
+        }
+        self.issue(store, self.knobs.scopes.clone(), None)
     }
 
     fn client_credentials(
@@ -1025,6 +1056,10 @@ async fn token(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, body: Bytes)
 
 async fn stats(State(oauth): State<Arc<OAuth>>) -> Response {
     let mut stats = oauth.stats.json();
+    if oauth.knobs.jwt_bearer.is_some() {
+        stats["token_requests"]["jwt_bearer"] =
+            oauth.stats.jwt_bearer.load(Ordering::SeqCst).into();
+    }
     if oauth.knobs.dpop.is_some() {
         stats["dpop_nonce_challenges"] = oauth
             .stats
@@ -1508,6 +1543,7 @@ mod tests {
             migrate_to: None,
             dpop: None,
             iss: None,
+            jwt_bearer: None,
         };
         knobs(&mut k);
         OAuth::new(k, "127.0.0.1:4000".parse().unwrap())
