@@ -74,8 +74,7 @@ pub fn config_hash(config: &ServerConfig) -> String {
             http.headers.keys().for_each(|k| feed(k));
         }
     }
-    let digest = hasher.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::fsutil::hex(&hasher.finalize())
 }
 
 /// The tool cache. Cheap to share; every operation is short and synchronous.
@@ -104,11 +103,7 @@ impl ToolCache {
 
     /// The per-user cache: `$XDG_CACHE_HOME/mcpr`, else `~/.cache/mcpr`.
     pub fn user_default() -> Option<Self> {
-        let dir = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-        Some(Self::in_dir(&dir.join("mcpr")))
+        crate::fsutil::default_cache_dir().map(|dir| Self::in_dir(&dir))
     }
 
     /// The database file.
@@ -205,9 +200,7 @@ enum CacheError {
 }
 
 fn open(path: &Path) -> Result<Connection, CacheError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
+    crate::fsutil::create_private_parent(path)?;
     let db = Connection::open(path)?;
     // Another agent may be writing: wait a little instead of failing at once.
     db.busy_timeout(Duration::from_millis(500))?;
@@ -222,12 +215,8 @@ fn open(path: &Path) -> Result<Connection, CacheError> {
             PRIMARY KEY (server, project, config_hash)
         )",
     )?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Tool descriptions can reveal what a user works on: keep the file private.
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    }
+    // Tool descriptions can reveal what a user works on: keep the file private.
+    let _ = crate::fsutil::make_private(path);
     Ok(db)
 }
 

@@ -10,6 +10,8 @@
 //! [`session`] (a host's tool registry). [`loader`] strings them together for a host, and
 //! [`gateway`] serves all the tools again as one MCP server (or hands them to a sub-agent).
 //! [`registry`] finds servers in an MCP Registry and turns them into config entries.
+//! Two leaf modules serve every step and depend on none: [`net`] (the HTTP client, which a host
+//! may replace, and TLS set-up) and [`fsutil`] (where mcpr's files live and how they are written).
 //!
 //! ```no_run
 //! # async fn host() {
@@ -27,9 +29,11 @@ pub mod auth;
 pub mod cache;
 pub mod client;
 pub mod config;
+pub mod fsutil;
 pub mod gateway;
 pub mod loader;
 pub mod manager;
+pub mod net;
 pub mod registry;
 pub mod session;
 pub mod tools;

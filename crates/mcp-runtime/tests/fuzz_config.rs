@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use mcp_runtime::config::expand::{Context, EnvSource, Syntax, expand_value};
-use mcp_runtime::config::{DiscoveryOptions, load_all_mcp_configs, parse_config_str};
+use mcp_runtime::config::{DiscoveryOptions, load_all_mcp_configs};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -225,10 +225,19 @@ proptest! {
         }
     }
 
-    /// `--config FILE` text never panics the reader.
+    /// `--config FILE` text never panics the reader (nor fails discovery as a whole).
     #[test]
     fn a_config_file_never_panics_the_reader(text in file_text()) {
-        let _ = parse_config_str(Path::new("/p/mcp.json"), &text);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mcp.json");
+        std::fs::write(&file, &text).unwrap();
+        let options = DiscoveryOptions {
+            explicit_files: vec![file],
+            strict: true,
+            ..options(&dir.path().join("home"))
+        };
+        let found = load_all_mcp_configs(dir.path(), &options);
+        prop_assert!(found.failure.is_none(), "{:?}", found.failure);
     }
 }
 

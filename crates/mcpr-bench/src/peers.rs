@@ -1,5 +1,5 @@
 //! The pinned peers, installed once into `target/peers` with the layout and locking of the
-//! integration tests (`crates/mcpr/tests/support`): one directory per peer set, an exclusive
+//! integration tests (`crates/mcp-testkit`): one directory per peer set, an exclusive
 //! `flock` on `.install.lock` while installing, and a marker file once done. A peer that cannot
 //! be installed is an error string that the rows needing it print; the run continues.
 

@@ -9,36 +9,96 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "mcpr", version, about, propagate_version = true)]
 pub struct Cli {
+    /// The discovery flags given before the command (`mcpr --config FILE tools`).
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Flags every command understands.
-#[derive(Debug, Args, Clone, Default)]
-pub struct GlobalArgs {
-    /// Project directory (default: the current directory).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Read MCP servers from this file (`{"mcpServers": {...}}`); repeatable, highest priority.
-    #[arg(long = "config", global = true, value_name = "FILE")]
-    pub config: Vec<PathBuf>,
-    /// Use only the `--config` files, not the configs of installed AI tools.
-    #[arg(long, global = true)]
-    pub strict_config: bool,
-    /// Ignore project-level configs (files in the project directory).
-    #[arg(long, global = true)]
-    pub no_project: bool,
-    /// Trust the project's own configs for this run (see `mcpr trust`).
-    #[arg(long, global = true)]
-    pub trust_project: bool,
+/// Defines a struct of the discovery flags: where to look for MCP servers. Written once for
+/// its two uses: before the command name, and after it (`global` there, so that a command's
+/// own subcommands, e.g. `registry search`, take them too). Commands that read no config
+/// (`mcpr mock`) do not take them at all.
+macro_rules! discovery_flags {
+    ($(#[$meta:meta])* $name:ident, global = $global:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Args, Clone, Default)]
+        pub struct $name {
+            /// Project directory (default: the current directory).
+            #[arg(long, global = $global, value_name = "DIR")]
+            pub cwd: Option<PathBuf>,
+            /// Read MCP servers from this file (`{"mcpServers": {...}}`); repeatable, highest
+            /// priority.
+            #[arg(long = "config", global = $global, value_name = "FILE")]
+            pub config: Vec<PathBuf>,
+            /// Use only the `--config` files, not the configs of installed AI tools.
+            #[arg(long, global = $global)]
+            pub strict_config: bool,
+            /// Ignore project-level configs (files in the project directory).
+            #[arg(long, global = $global)]
+            pub no_project: bool,
+            /// Trust the project's own configs for this run (see `mcpr trust`).
+            #[arg(long, global = $global)]
+            pub trust_project: bool,
+        }
+    };
+}
+
+discovery_flags!(
+    /// The discovery flags given before the command name (`mcpr --config FILE tools`), or
+    /// both sets combined (see [`GlobalArgs::merged`]).
+    GlobalArgs,
+    global = false
+);
+
+discovery_flags!(
+    /// The discovery flags given after the command name (`mcpr tools --config FILE`).
+    CommandGlobalArgs,
+    global = true
+);
+
+/// A command's own flags plus the discovery flags, which may follow the command name.
+#[derive(Debug, Args)]
+pub struct WithGlobal<T: Args> {
+    /// The command's own flags.
+    #[command(flatten)]
+    pub args: T,
+    /// The discovery flags given after the command name.
+    #[command(flatten)]
+    pub global: CommandGlobalArgs,
 }
 
 impl GlobalArgs {
+    /// Whether any discovery flag is set.
+    pub fn is_set(&self) -> bool {
+        self.cwd.is_some()
+            || !self.config.is_empty()
+            || self.strict_config
+            || self.no_project
+            || self.trust_project
+    }
+
+    /// These flags (given before the command) combined with `after` (given after it), as clap
+    /// combines one global flag typed at both places: a value given after the command name
+    /// replaces the one given before, a switch is on if typed at either place.
+    pub fn merged(&self, after: &CommandGlobalArgs) -> GlobalArgs {
+        GlobalArgs {
+            cwd: after.cwd.clone().or_else(|| self.cwd.clone()),
+            config: if after.config.is_empty() {
+                self.config.clone()
+            } else {
+                after.config.clone()
+            },
+            strict_config: self.strict_config || after.strict_config,
+            no_project: self.no_project || after.no_project,
+            trust_project: self.trust_project || after.trust_project,
+        }
+    }
+
     /// The discovery flags of these arguments.
-    pub fn discovery_flags(&self) -> mcp_runtime::config::CliFlags {
-        mcp_runtime::config::CliFlags {
+    pub fn discovery_flags(&self) -> crate::discovery::CliFlags {
+        crate::discovery::CliFlags {
             cwd: self.cwd.clone(),
             config: self.config.clone(),
             strict_config: self.strict_config,
@@ -53,37 +113,37 @@ impl GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start three demo servers, connect, list and call tools, and shut everything down.
-    Demo(crate::cmd::demo::DemoArgs),
+    Demo(WithGlobal<crate::cmd::demo::DemoArgs>),
     /// List the tools of the configured servers.
-    Tools(crate::cmd::tools::ToolsArgs),
+    Tools(WithGlobal<crate::cmd::tools::ToolsArgs>),
     /// Call one tool and print its result.
-    Call(crate::cmd::call::CallArgs),
+    Call(WithGlobal<crate::cmd::call::CallArgs>),
     /// List every MCP server of every AI tool, with its source and state.
-    Servers(crate::cmd::servers::ServersArgs),
+    Servers(WithGlobal<crate::cmd::servers::ServersArgs>),
     /// Trust the project's MCP config files so that their servers may start.
-    Trust(crate::cmd::trust::TrustArgs),
+    Trust(WithGlobal<crate::cmd::trust::TrustArgs>),
     /// Find servers in an MCP Registry (`search`, `show`); add one with `add --from-registry`.
-    Registry(crate::cmd::registry::RegistryArgs),
+    Registry(WithGlobal<crate::cmd::registry::RegistryArgs>),
     /// Add a server to mcpr's own config (by hand, or from an MCP Registry).
-    Add(crate::cmd::edit::AddArgs),
+    Add(WithGlobal<crate::cmd::edit::AddArgs>),
     /// Remove a server from mcpr's own config.
-    Remove(crate::cmd::edit::RemoveArgs),
+    Remove(WithGlobal<crate::cmd::edit::RemoveArgs>),
     /// Turn a server on (any tool's; recorded in mcpr's user config).
-    Enable(crate::cmd::edit::ToggleArgs),
+    Enable(WithGlobal<crate::cmd::edit::ToggleArgs>),
     /// Turn a server off (any tool's; recorded in mcpr's user config).
-    Disable(crate::cmd::edit::ToggleArgs),
+    Disable(WithGlobal<crate::cmd::edit::ToggleArgs>),
     /// Log in to a remote server that uses OAuth (browser flow; tokens stored and renewed).
-    Login(crate::cmd::login::LoginArgs),
+    Login(WithGlobal<crate::cmd::login::LoginArgs>),
     /// Forget the stored OAuth login of a server.
-    Logout(crate::cmd::login::LogoutArgs),
+    Logout(WithGlobal<crate::cmd::login::LogoutArgs>),
     /// Show the state of every configured server: connection, tools, protocol, errors.
-    Status(crate::cmd::status::StatusArgs),
+    Status(WithGlobal<crate::cmd::status::StatusArgs>),
     /// An interactive session: call tools by name, manage servers with /mcp commands.
-    Shell(crate::cmd::shell::ShellArgs),
+    Shell(WithGlobal<crate::cmd::shell::ShellArgs>),
     /// Serve every configured server's tools as one MCP server (stdio or streamable HTTP).
-    Serve(crate::cmd::serve::ServeArgs),
+    Serve(WithGlobal<crate::cmd::serve::ServeArgs>),
     /// Run a mock MCP server (for tests, benchmarks and trying out agents).
-    Mock(crate::mock::MockArgs),
+    Mock(mcp_mock::MockArgs),
     /// Play a client scenario of the MCP conformance suite against URL (used by the suite).
     #[command(hide = true)]
     Conformance(crate::cmd::conformance::ConformanceArgs),

@@ -1,12 +1,59 @@
 //! Which servers a command works on: every AI tool's config (plus `--config` files), as
 //! discovered by mcp-runtime. Problems are printed once, with file, line and column.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use mcp_runtime::config::{DiscoveredServer, Discovery, PendingReason, ServerState, Warning};
+use mcp_runtime::config::{
+    DiscoveredServer, Discovery, DiscoveryOptions, PendingReason, ServerState, Warning,
+    load_all_mcp_configs,
+};
 
 use crate::cli::GlobalArgs;
 use crate::exit::Failure;
+
+/// The global flags that shape discovery (`--cwd`, `--config`, `--strict-config`,
+/// `--no-project`, `--trust-project`), so that every command builds its options the same way.
+#[derive(Debug, Clone, Default)]
+pub struct CliFlags {
+    /// `--cwd DIR`.
+    pub cwd: Option<PathBuf>,
+    /// `--config FILE` (repeatable).
+    pub config: Vec<PathBuf>,
+    /// `--strict-config`: `--config` files only.
+    pub strict_config: bool,
+    /// `--no-project`: ignore project-level config.
+    pub no_project: bool,
+    /// `--trust-project`: trust the project for this run.
+    pub trust_project: bool,
+}
+
+impl CliFlags {
+    /// The project directory: `--cwd` made absolute, else the process's.
+    pub fn cwd(&self) -> PathBuf {
+        let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        match &self.cwd {
+            Some(dir) => base.join(dir),
+            None => base,
+        }
+    }
+
+    /// Discovery options for these flags (process environment, default home and trust store).
+    pub fn options(&self) -> DiscoveryOptions {
+        let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        DiscoveryOptions {
+            explicit_files: self.config.iter().map(|f| base.join(f)).collect(),
+            strict: self.strict_config,
+            enable_project_config: !self.no_project,
+            trust_project: self.trust_project,
+            ..DiscoveryOptions::default()
+        }
+    }
+
+    /// Run discovery with these flags.
+    pub fn discover(&self) -> Discovery {
+        load_all_mcp_configs(&self.cwd(), &self.options())
+    }
+}
 
 /// Discover the configured servers, printing warnings and per-server errors on stderr. A
 /// failure of discovery as a whole is a config error.

@@ -6,7 +6,6 @@ mod connect;
 mod discovery;
 mod exit;
 mod logging;
-mod mock;
 mod shutdown;
 mod term;
 
@@ -17,6 +16,17 @@ use crate::exit::Failure;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Mock(_) | Command::Conformance(_)) && cli.global.is_set() {
+        // These commands read no config: say so rather than ignore the flags.
+        use clap::CommandFactory as _;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--cwd, --config, --strict-config, --no-project and --trust-project do not apply \
+                 to this command",
+            )
+            .exit();
+    }
     init_logging(&cli.command);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -30,23 +40,23 @@ fn main() -> std::process::ExitCode {
     };
     let result = runtime.block_on(async move {
         match cli.command {
-            Command::Demo(args) => cmd::demo::run(&cli.global, args).await,
-            Command::Tools(args) => cmd::tools::run(&cli.global, args).await,
-            Command::Call(args) => cmd::call::run(&cli.global, args).await,
-            Command::Status(args) => cmd::status::run(&cli.global, args).await,
-            Command::Shell(args) => cmd::shell::run(&cli.global, args).await,
-            Command::Servers(args) => cmd::servers::run(&cli.global, args).await,
-            Command::Trust(args) => cmd::trust::run(&cli.global, args).await,
-            Command::Add(args) => cmd::edit::add(&cli.global, args).await,
-            Command::Remove(args) => cmd::edit::remove(&cli.global, args).await,
-            Command::Enable(args) => cmd::edit::enable(&cli.global, args).await,
-            Command::Disable(args) => cmd::edit::disable(&cli.global, args).await,
-            Command::Serve(args) => cmd::serve::run(&cli.global, args).await,
-            Command::Registry(args) => cmd::registry::run(&cli.global, args).await,
-            Command::Login(args) => cmd::login::login(&cli.global, args).await,
-            Command::Logout(args) => cmd::login::logout(&cli.global, args).await,
+            Command::Demo(c) => cmd::demo::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Tools(c) => cmd::tools::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Call(c) => cmd::call::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Status(c) => cmd::status::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Shell(c) => cmd::shell::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Servers(c) => cmd::servers::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Trust(c) => cmd::trust::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Add(c) => cmd::edit::add(&cli.global.merged(&c.global), c.args).await,
+            Command::Remove(c) => cmd::edit::remove(&cli.global.merged(&c.global), c.args).await,
+            Command::Enable(c) => cmd::edit::enable(&cli.global.merged(&c.global), c.args).await,
+            Command::Disable(c) => cmd::edit::disable(&cli.global.merged(&c.global), c.args).await,
+            Command::Serve(c) => cmd::serve::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Registry(c) => cmd::registry::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Login(c) => cmd::login::login(&cli.global.merged(&c.global), c.args).await,
+            Command::Logout(c) => cmd::login::logout(&cli.global.merged(&c.global), c.args).await,
             Command::Conformance(args) => cmd::conformance::run(args).await,
-            Command::Mock(args) => mock::run(args)
+            Command::Mock(args) => mcp_mock::run(args)
                 .await
                 .map(|()| exit::OK)
                 .map_err(Failure::internal),

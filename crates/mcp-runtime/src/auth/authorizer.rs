@@ -229,7 +229,7 @@ impl Authorizer for Headless {
     ) -> BoxFuture<'a, Result<String, AuthorizeError>> {
         Box::pin(async move {
             // Installs the TLS provider reqwest needs.
-            let _ = crate::client::http::shared_client();
+            crate::net::install_tls_provider();
             let client = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(Duration::from_secs(30))
@@ -390,7 +390,7 @@ mod tests {
         let waiting =
             tokio::spawn(async move { browser.authorize("svc", auth_url, redirect).await });
         // A stray request and a wrong state are ignored; the right one ends the wait.
-        let client = crate::client::http::shared_client().unwrap();
+        let client = crate::net::shared_client().unwrap();
         let base = uri.trim_end_matches(CALLBACK_PATH).to_owned();
         let _ = client.get(format!("{base}/favicon.ico")).send().await;
         let _ = client

@@ -185,7 +185,7 @@ pub(crate) struct DpopHttpClient {
 impl DpopHttpClient {
     pub fn new(key: Arc<DpopKey>, token_endpoint: &str) -> Result<DpopHttpClient, String> {
         // Installs the TLS provider rmcp's client needs too.
-        crate::client::http::shared_client()?;
+        crate::net::shared_client()?;
         let direct = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(TOKEN_TIMEOUT)

@@ -51,7 +51,7 @@ pub async fn enterprise_access_token(
         server: server.to_owned(),
         message,
     };
-    let _ = crate::client::http::shared_client();
+    crate::net::install_tls_provider();
     let manager = AuthorizationManager::new(url)
         .await
         .map_err(|e| failed(e.to_string()))?;

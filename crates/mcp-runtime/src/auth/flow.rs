@@ -46,7 +46,7 @@ impl Target<'_> {
         challenge: Option<&str>,
     ) -> Result<(AuthorizationManager, AuthorizationMetadata), AuthFailure> {
         // rmcp's HTTP clients need the TLS provider our shared client installs.
-        let _ = crate::client::http::shared_client();
+        crate::net::install_tls_provider();
         let manager = AuthorizationManager::new(self.url)
             .await
             .map_err(|e| self.failure(e))?;
@@ -267,7 +267,7 @@ pub(crate) async fn refresh(
     target: &Target<'_>,
     record: &Record,
 ) -> Result<Option<Record>, AuthFailure> {
-    let _ = crate::client::http::shared_client();
+    crate::net::install_tls_provider();
     // A DPoP-bound token is refreshed with a proof of the same key.
     let mut manager = match record.dpop_key.as_deref().and_then(DpopKey::from_stored) {
         Some(key) => target.dpop_manager(&record.metadata, Arc::new(key)).await?,
@@ -475,13 +475,13 @@ async fn fetch_metadata(
         server: server.to_owned(),
         message: format!("{what} {url}: {message}"),
     };
-    let client = crate::client::http::shared_client().map_err(failed)?;
+    let client = crate::net::shared_client().map_err(failed)?;
     let response = client
         .get(url)
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| failed(crate::client::http::root_cause(&e)))?;
+        .map_err(|e| failed(crate::net::root_cause(&e)))?;
     if !response.status().is_success() {
         return Err(failed(format!("HTTP {}", response.status())));
     }

@@ -343,7 +343,7 @@ enum Probe {
 }
 
 async fn probe(http: &HttpConfig) -> Probe {
-    let Ok(client) = crate::client::http::shared_client() else {
+    let Ok(client) = crate::net::shared_client() else {
         return Probe::Unknown;
     };
     let body = serde_json::json!({

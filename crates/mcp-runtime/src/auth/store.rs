@@ -25,6 +25,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::config::EnvSource;
+use crate::fsutil::{APP_DIR, BaseDir, create_private_parent, make_private_dir, touch_private};
 
 /// File name of the store inside `$XDG_DATA_HOME/mcpr/`.
 pub const CREDENTIALS_FILE: &str = "credentials.db";
@@ -147,15 +148,9 @@ impl CredentialStore {
 
     /// Where [`CredentialStore::user_default`] keeps its file.
     pub fn default_path(env: &EnvSource) -> Option<PathBuf> {
-        let data = env
-            .get("XDG_DATA_HOME")
-            .filter(|v| !v.trim().is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                env.get("HOME")
-                    .map(|h| PathBuf::from(h).join(".local/share"))
-            })?;
-        Some(data.join("mcpr").join(CREDENTIALS_FILE))
+        let home = env.get("HOME").map(PathBuf::from);
+        let data = BaseDir::Data.resolve(|name| env.get(name), home.as_deref())?;
+        Some(data.join(APP_DIR).join(CREDENTIALS_FILE))
     }
 
     /// The database file.
@@ -257,25 +252,13 @@ impl CredentialStore {
             path: path.clone(),
             source,
         };
+        // mcpr's own data directory: nobody else needs to list it.
+        create_private_parent(path).map_err(io)?;
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            let _ = make_private_dir(dir);
         }
         // Create the file private before SQLite opens it: its journal files copy its mode.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-            if let Some(dir) = path.parent() {
-                // mcpr's own data directory: nobody else needs to list it.
-                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-            }
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(io)?;
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
-        }
+        touch_private(path).map_err(io)?;
         let sqlite = |source| StoreError::Sqlite {
             path: path.clone(),
             source,

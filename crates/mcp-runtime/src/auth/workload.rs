@@ -61,7 +61,7 @@ pub async fn workload_access_token(
         server: server.to_owned(),
         message,
     };
-    let client = crate::client::http::shared_client().map_err(failed)?;
+    let client = crate::net::shared_client().map_err(failed)?;
     let manager = AuthorizationManager::new(url)
         .await
         .map_err(|e| failed(e.to_string()))?;
@@ -93,12 +93,7 @@ pub async fn workload_access_token(
         .timeout(TOKEN_TIMEOUT)
         .send()
         .await
-        .map_err(|e| {
-            failed(format!(
-                "token request: {}",
-                crate::client::http::root_cause(&e)
-            ))
-        })?;
+        .map_err(|e| failed(format!("token request: {}", crate::net::root_cause(&e))))?;
     let status = response.status();
     let body = read_bounded(response)
         .await

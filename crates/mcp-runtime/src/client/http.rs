@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -14,6 +13,8 @@ use reqwest::{StatusCode, Url};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::ClientError;
+use crate::net::chain;
+pub(crate) use crate::net::{display_url, root_cause};
 
 /// Bytes of an error response body kept for the error message.
 pub(crate) const BODY_EXCERPT_BYTES: usize = 2048;
@@ -21,16 +22,6 @@ pub(crate) const BODY_EXCERPT_BYTES: usize = 2048;
 /// How long reading an error body may take; a server that sends headers and then stalls must
 /// not hang the error path.
 const BODY_EXCERPT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Bound on establishing a TCP (and TLS) connection. Requests themselves are bounded by the
-/// server's timeouts; this only stops a black-holed address from taking the whole budget.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Idle pooled connections are closed after this long.
-const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// Redirects followed for one request (same origin, 307/308 only).
-const MAX_REDIRECTS: usize = 10;
 
 /// Headers the transports set themselves; a config that sets them would break the protocol.
 const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", "content-type"];
@@ -127,52 +118,6 @@ pub(crate) fn auth_error(
     }
 }
 
-/// The process's HTTP client: one connection pool shared by every remote server, so that
-/// reconnects and many servers on one host reuse connections.
-///
-/// Installs rustls' `ring` provider first if no provider is installed yet (reqwest panics
-/// without one, even for `http://` URLs); a provider installed by the host is kept.
-pub(crate) fn shared_client() -> Result<reqwest::Client, String> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            // Err means a provider is installed already, which is all we need.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::Client::builder()
-                .user_agent(concat!("mcpr/", env!("CARGO_PKG_VERSION")))
-                .redirect(same_origin_redirects())
-                .connect_timeout(CONNECT_TIMEOUT)
-                .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-                .tcp_nodelay(true)
-                .build()
-                .map_err(|e| format!("cannot set up the HTTP client: {}", root_cause(&e)))
-        })
-        .clone()
-}
-
-/// Follow only same-origin 307/308 redirects: they keep the method and body, so a JSON-RPC
-/// POST arrives intact, and they do not hand the session id or the configured headers
-/// (credentials) to another host. Anything else is returned to us as the response.
-fn same_origin_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let keeps_body = matches!(
-            attempt.status(),
-            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
-        );
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if !keeps_body || !same_origin {
-            attempt.stop()
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else {
-            attempt.follow()
-        }
-    })
-}
-
 /// Parse and check a server's URL: absolute, `http` or `https`.
 pub(crate) fn parse_url(server: &str, url: &str) -> Result<Url, ClientError> {
     let invalid = |message: String| config_error(server, "url", &message);
@@ -217,20 +162,6 @@ fn config_error(server: &str, field: &str, message: &str) -> ClientError {
         server: server.to_owned(),
         message: format!("server `{server}`: field `{field}` {message}"),
     }
-}
-
-/// A URL as shown in messages: scheme, host, port and path. The query and any user info are
-/// left out because they often carry credentials (`?apiKey=...`).
-pub(crate) fn display_url(url: &Url) -> String {
-    let mut shown = format!("{}://", url.scheme());
-    if let Some(host) = url.host_str() {
-        shown.push_str(host);
-    }
-    if let Some(port) = url.port() {
-        shown.push_str(&format!(":{port}"));
-    }
-    shown.push_str(url.path());
-    shown
 }
 
 /// The error for a non-success response, with the challenge and the start of the body.
@@ -431,22 +362,6 @@ fn tls_failure(cause: &(dyn StdError + 'static)) -> Option<String> {
         let inner: &(dyn StdError + 'static) = cause.downcast_ref::<std::io::Error>()?.get_ref()?;
         cause = inner;
     }
-}
-
-/// The innermost message of an error chain: for a refused connection `Connection refused
-/// (os error 111)` rather than reqwest's `error sending request for url (...)`, which would
-/// also print the URL with its query.
-pub(crate) fn root_cause(error: &(dyn StdError + 'static)) -> String {
-    chain(error)
-        .last()
-        .map(ToString::to_string)
-        .unwrap_or_default()
-}
-
-fn chain<'a>(
-    error: &'a (dyn StdError + 'static),
-) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
-    std::iter::successors(Some(error), |&e| e.source())
 }
 
 #[cfg(test)]

@@ -116,6 +116,9 @@ pub struct ConnectOptions {
     /// OAuth for remote servers: stored credentials, and whether a 401 may start a login.
     /// The default uses the per-user store and never starts one; `None` sends no token.
     pub auth: Option<crate::auth::AuthContext>,
+    /// The HTTP client of remote servers (streamable HTTP and legacy SSE). The default is the
+    /// process's shared one; a host passes its own for a proxy, certificates or headers.
+    pub http: crate::net::HttpClient,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -125,6 +128,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
             .field("auth", &self.auth)
+            .field("http", &self.http)
             .finish()
     }
 }
@@ -136,6 +140,7 @@ impl Default for ConnectOptions {
             events: None,
             elicitation: None,
             auth: crate::auth::AuthContext::user_default(),
+            http: crate::net::HttpClient::shared(),
         }
     }
 }
@@ -221,7 +226,7 @@ impl McpClient {
                         context,
                     ))
                 });
-                let connecting = remote::connect(server, http, handler, auth);
+                let connecting = remote::connect(server, http, &options.http, handler, auth);
                 let remote = match bound {
                     Some(bound) => {
                         tokio::time::timeout(bound, connecting)

@@ -43,6 +43,7 @@ pub(crate) struct Remote {
 pub(crate) async fn connect(
     server: &str,
     config: &HttpConfig,
+    http_client: &crate::net::HttpClient,
     handler: Handler,
     auth: Option<Arc<ServerAuth>>,
 ) -> Result<Remote, ClientError> {
@@ -50,7 +51,7 @@ pub(crate) async fn connect(
     let mut headers = http::header_map(server, &config.headers)?;
     // A configured `Authorization` header wins: the server is then not treated as OAuth.
     let auth = auth.filter(|_| !headers.contains_key(reqwest::header::AUTHORIZATION));
-    let client = http::shared_client().map_err(|reason| ClientError::Tls {
+    let client = http_client.client().map_err(|reason| ClientError::Tls {
         server: server.to_owned(),
         url: http::display_url(&url),
         reason,

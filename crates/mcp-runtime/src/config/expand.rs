@@ -173,7 +173,7 @@ pub const MAX_REFERENCED_FILE: u64 = 1024 * 1024;
 /// Read a file named by a config value: a regular file of at most [`MAX_REFERENCED_FILE`]
 /// bytes (a FIFO or device would block or never end), recorded in `cx.reads`.
 fn read_referenced(path: &Path, cx: &Context<'_>) -> Result<Vec<u8>, String> {
-    let bytes = super::file::read_regular(path, MAX_REFERENCED_FILE).map_err(|e| {
+    let bytes = crate::fsutil::read_regular(path, MAX_REFERENCED_FILE).map_err(|e| {
         if e.kind() == std::io::ErrorKind::IsADirectory {
             "not a regular file".to_owned()
         } else {

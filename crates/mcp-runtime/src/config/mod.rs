@@ -9,16 +9,21 @@
 //!   name file, line and column.
 //! - [`expand`]: `${VAR}` and each host's own value syntax; [`RedactedServer`] shows a
 //!   server without its secrets.
-//! - [`trust`]: the per-project trust store; [`writer`]: mcpr's own config files.
+//! - [`trust`]: project trust, in one place: the store, what trust binds to (config files, files
+//!   servers read or run) and the decision for one run; [`writer`]: mcpr's own config files;
+//!   [`secrets`]: the values of installed servers kept out of config files.
+//!
+//! Discovery reads files into definitions (`discover/scan.rs`), then expands, claims, trusts and
+//! enables them (`discover/merge.rs`); its public results are in `discover/types.rs`.
 
 mod discover;
 mod error;
 pub mod expand;
-mod file;
 mod formats;
 mod providers;
 mod redact;
 pub(crate) mod resolve;
+pub mod secrets;
 pub mod trust;
 mod validate;
 pub mod writer;
@@ -28,15 +33,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use discover::{
-    CliFlags, DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource,
-    HARD_FAILURE_PATH, Level, PendingReason, ProjectTrust, ProjectTrustState, ProviderInfo,
-    ServerSource, ServerState, Warning, discover_mcp_servers, load_all_mcp_configs, provider_list,
-    revoke_project_trust, trust_project,
+    DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH,
+    Level, PendingReason, ProviderInfo, ServerSource, ServerState, Warning, discover_mcp_servers,
+    load_all_mcp_configs, provider_list, revoke_project_trust, trust_project,
 };
 pub use error::ConfigError;
-pub use file::{ConfigFile, ServerEntry, load_config_file, parse_config_str};
 pub use redact::RedactedServer;
 pub use resolve::{COMMAND_TIMEOUT, resolve_connect_values, resolve_connect_values_with};
+pub use trust::{ProjectTrust, ProjectTrustState};
 pub use validate::server_from_json;
 
 /// Timeout used when a server's config sets none (30 s).

@@ -18,13 +18,14 @@ use super::{ConfigError, ServerConfig, Transport};
 /// Bound on one `!command` (10 s).
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Resolve connect-time values against the process environment. See
-/// [`resolve_connect_values_with`].
+/// Resolve connect-time values of the server `name` against the process environment. See
+/// [`resolve_connect_values_with`]; `name` is the one errors show and secrets are kept under.
 pub fn resolve_connect_values(
+    name: &str,
     config: &ServerConfig,
     trusted: bool,
 ) -> Result<ServerConfig, ConfigError> {
-    resolve_connect_values_with("<server>", config, trusted, &EnvSource::Process)
+    resolve_connect_values_with(name, config, trusted, &EnvSource::Process)
 }
 
 /// Resolve connect-time values of the server `name`:
@@ -38,7 +39,7 @@ pub fn resolve_connect_values(
 /// - `bearer_token_env_var` becomes `Authorization: Bearer <value>` (unset: an error);
 /// - `env_http_headers` add headers from variables that are set;
 /// - a value `mcpr-secret:FIELD` becomes the value kept for this server in mcpr's secret store
-///   (see [`crate::registry::secrets`]).
+///   (see [`super::secrets`]).
 ///
 /// ```
 /// use mcp_runtime::config::{EnvSource, ServerConfig, Transport, resolve_connect_values_with};
@@ -116,7 +117,7 @@ pub fn resolve_connect_values_with(
     }
     // After the rules above, so that a stored value is never run as a `!command` or read as a
     // variable name.
-    crate::registry::secrets::inject(name, config, &mut out, env)?;
+    super::secrets::inject(name, config, &mut out, env)?;
     Ok(out)
 }
 
@@ -233,6 +234,20 @@ pub(crate) fn run_command(command: &str, timeout: Duration) -> Result<String, St
 mod tests {
     use super::*;
     use crate::config::HttpConfig;
+
+    #[test]
+    fn errors_name_the_real_server() {
+        let mut cfg = ServerConfig::stdio("srv", Vec::<String>::new());
+        if let Transport::Stdio(stdio) = &mut cfg.transport {
+            stdio.env.insert("TOKEN".into(), "!echo secret".into());
+        }
+        let err = resolve_connect_values("github", &cfg, false).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::Untrusted { server, .. } if server == "github"),
+            "{err:?}"
+        );
+        assert!(!err.to_string().contains("<server>"), "{err}");
+    }
 
     #[test]
     fn commands_are_trimmed_bounded_and_cached() {

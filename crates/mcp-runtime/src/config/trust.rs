@@ -27,28 +27,25 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::ConfigError;
 use super::expand::EnvSource;
 use super::formats::{self, Format};
-use super::writer::write_atomic;
+use super::providers::Ctx;
+use super::{ConfigError, StdioConfig};
+use crate::fsutil::{APP_DIR, BaseDir, write_atomic};
 
 /// File name of the store inside `$XDG_DATA_HOME/mcpr/`.
 pub const TRUST_FILE: &str = "trust.json";
 
 /// `$XDG_DATA_HOME/mcpr/trust.json`, default `~/.local/share/mcpr/trust.json`.
 pub fn default_store_path(env: &EnvSource, home: Option<&Path>) -> Option<PathBuf> {
-    let data = env
-        .get("XDG_DATA_HOME")
-        .filter(|v| !v.trim().is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".local/share")))?;
-    Some(data.join("mcpr").join(TRUST_FILE))
+    let data = BaseDir::Data.resolve(|name| env.get(name), home)?;
+    Some(data.join(APP_DIR).join(TRUST_FILE))
 }
 
 /// SHA-256 over the project's config files: each file's path relative to `root` and its bytes,
@@ -123,13 +120,342 @@ pub fn executable_identity(path: &Path) -> Option<Vec<u8>> {
     Some(to_hex(&hasher.finalize()).into_bytes())
 }
 
+/// A digest as stored in the trust file: `sha256:<hex>`.
 fn to_hex(digest: &[u8]) -> String {
-    let mut hex = String::with_capacity(7 + digest.len() * 2);
-    hex.push_str("sha256:");
-    for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
+    format!("sha256:{}", crate::fsutil::hex(digest))
+}
+
+/// The trust situation of the project directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectTrustState {
+    /// The project has no config files of its own.
+    NoProjectConfig,
+    /// Trusted with exactly these files (`mcpr trust`).
+    Trusted,
+    /// Trusted for this run only (`--trust-project`).
+    TrustedForRun,
+    /// The project directory is the home directory: its files are the user's own.
+    Home,
+    /// Never trusted.
+    Untrusted,
+    /// Trusted once, but the files changed since.
+    Changed,
+    /// Project config is off (`enable_project_config = false`).
+    Disabled,
+}
+
+/// The project's config files and whether they are trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectTrust {
+    /// The project directory (symlinks resolved); the key of the trust store.
+    pub root: PathBuf,
+    /// The files hashed: the project's config files, every file their servers read
+    /// (`envFile`, `{file:...}`), and the project's files that servers of the user's own configs
+    /// read, and the project's files that any server runs. A file that could not be read is
+    /// left out, so its appearance changes the hash.
+    pub files: Vec<PathBuf>,
+    /// [`file_digest`] of each of `files`, in the same order.
+    pub digests: Vec<String>,
+    /// [`hash_files`] of them, when there are any.
+    pub hash: Option<String>,
+    /// When the state is [`ProjectTrustState::Changed`]: the files added, changed or removed
+    /// since the trust was recorded (empty when the record predates per-file digests).
+    pub changed: Vec<PathBuf>,
+    /// Trusted or not, and why.
+    pub state: ProjectTrustState,
+    /// The trust store used.
+    pub store: Option<PathBuf>,
+}
+
+impl ProjectTrust {
+    /// Whether project-level servers may start.
+    pub fn is_trusted(&self) -> bool {
+        matches!(
+            self.state,
+            ProjectTrustState::Trusted | ProjectTrustState::TrustedForRun | ProjectTrustState::Home
+        )
     }
-    hex
+
+    /// Record the trust of the files as they are now in `store` (`mcpr trust`) and return the
+    /// trusted state. `cwd` is the directory discovery ran for: files are named relative to it.
+    pub(crate) fn record(mut self, cwd: &Path, store: &Path) -> Result<Self, ConfigError> {
+        let Some(hash) = self.hash.clone() else {
+            return Ok(self);
+        };
+        let files: Vec<(String, String)> = self
+            .files
+            .iter()
+            .zip(&self.digests)
+            .map(|(f, digest)| (rel_name(cwd, f), digest.clone()))
+            .collect();
+        TrustStore::new(store).trust_files(&self.root, &hash, &files)?;
+        self.state = ProjectTrustState::Trusted;
+        self.changed.clear();
+        Ok(self)
+    }
+}
+
+/// How the project's trust is decided for one discovery run.
+pub(crate) struct Evaluation<'a> {
+    /// The directory discovery runs for (files are named relative to it).
+    pub cwd: &'a Path,
+    /// The project directory with symlinks resolved: the key of the store.
+    pub root: &'a Path,
+    /// The home directory with symlinks resolved (a project that is the home is the user's).
+    pub home: Option<&'a Path>,
+    /// `false` when project config is off.
+    pub enable_project_config: bool,
+    /// `--trust-project`: trusted for this run whatever the store says.
+    pub trust_for_run: bool,
+    /// The trust store file, when one can be located.
+    pub store: Option<PathBuf>,
+}
+
+impl Evaluation<'_> {
+    /// The trust of the project whose files (config files, files read, files run) are `hashed`.
+    /// An unreadable store counts as no trust, and comes back as a warning (store, message).
+    pub(crate) fn run(
+        self,
+        hashed: Vec<(PathBuf, Vec<u8>)>,
+    ) -> (ProjectTrust, Option<(PathBuf, String)>) {
+        let files: Vec<PathBuf> = hashed.iter().map(|(p, _)| p.clone()).collect();
+        let digests: Vec<String> = hashed.iter().map(|(_, b)| file_digest(b)).collect();
+        let hash = (!files.is_empty()).then(|| hash_files(self.cwd, &hashed));
+        let mut warning = None;
+        let mut changed = Vec::new();
+        let state = if !self.enable_project_config {
+            ProjectTrustState::Disabled
+        } else if files.is_empty() {
+            ProjectTrustState::NoProjectConfig
+        } else if self.home == Some(self.root) {
+            ProjectTrustState::Home
+        } else {
+            let recorded = match &self.store {
+                Some(path) => match TrustStore::new(path).get(self.root) {
+                    Ok(record) => record,
+                    Err(e) => {
+                        warning = Some((
+                            path.clone(),
+                            format!(
+                                "trust store unreadable, treating the project as untrusted: {e}"
+                            ),
+                        ));
+                        None
+                    }
+                },
+                None => None,
+            };
+            match recorded {
+                Some(record) if Some(&record.hash) == hash.as_ref() => ProjectTrustState::Trusted,
+                _ if self.trust_for_run => ProjectTrustState::TrustedForRun,
+                Some(record) => {
+                    changed = changed_files(self.cwd, &files, &digests, &record.digests);
+                    ProjectTrustState::Changed
+                }
+                None => ProjectTrustState::Untrusted,
+            }
+        };
+        let project = ProjectTrust {
+            root: self.root.to_owned(),
+            files,
+            digests,
+            hash,
+            changed,
+            state,
+            store: self.store,
+        };
+        (project, warning)
+    }
+}
+
+/// Forget the trust of the project at `cwd` in `store`; `false` when it was not trusted.
+pub(crate) fn revoke_project(cwd: &Path, store: Option<&Path>) -> Result<bool, ConfigError> {
+    let root = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
+    match store {
+        Some(store) => TrustStore::new(store).revoke(&root),
+        None => Ok(false),
+    }
+}
+
+/// How a file is named in the trust store: relative to the project when inside it.
+fn rel_name(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The files added, changed or removed since `recorded` (name → digest) was trusted.
+fn changed_files(
+    root: &Path,
+    files: &[PathBuf],
+    digests: &[String],
+    recorded: &std::collections::BTreeMap<String, String>,
+) -> Vec<PathBuf> {
+    if recorded.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = files.iter().map(|f| rel_name(root, f)).collect();
+    let mut changed: Vec<PathBuf> = files
+        .iter()
+        .zip(&names)
+        .zip(digests)
+        .filter(|((_, name), digest)| recorded.get(*name) != Some(*digest))
+        .map(|((file, _), _)| file.clone())
+        .collect();
+    changed.extend(
+        recorded
+            .keys()
+            .filter(|name| !names.contains(name))
+            .map(|name| root.join(name)),
+    );
+    changed
+}
+
+/// `path` with `.` and `..` resolved as written, without looking at symlinks.
+pub(crate) fn lexical(path: &Path) -> PathBuf {
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    lexical
+}
+
+/// Whether `path` lies inside the project directory: as written (`..` resolved) or once
+/// symlinks are resolved, since a link inside a repository points wherever its author chose.
+/// When the project directory holds the home directory (mcpr run from `/` or `/home`), files in
+/// the home are the user's own.
+pub(crate) fn is_in_project(path: &Path, cx: &Ctx<'_>, homes: &[&Path]) -> bool {
+    let lexical = lexical(path);
+    let real = std::fs::canonicalize(path).ok();
+    let candidates: Vec<&Path> = std::iter::once(lexical.as_path())
+        .chain(real.as_deref())
+        .collect();
+    let inside = |p: &Path| p.starts_with(cx.cwd) || p.starts_with(cx.cwd_real);
+    let in_home = |p: &Path| {
+        homes.iter().any(|home| {
+            p.starts_with(home) && *home != cx.cwd && *home != cx.cwd_real && inside(home)
+        })
+    };
+    candidates.iter().any(|p| inside(p)) && !candidates.iter().all(|p| in_home(p))
+}
+
+/// The files starting `stdio` would run: its program, resolved the way the spawn resolves it
+/// (a path with a separator against the server's `cwd`, else the process's directory and the
+/// project's; a bare name on the server's `PATH`), and the script it is given when the program is
+/// one of [`INTERPRETERS`]. Paths have `..` resolved but not symlinks: [`is_in_project`] checks
+/// both.
+pub(crate) fn run_files(
+    stdio: &StdioConfig,
+    cx: &Ctx<'_>,
+    process_cwd: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut bases: Vec<PathBuf> = Vec::new();
+    let dirs = process_cwd.into_iter().chain(std::iter::once(cx.cwd));
+    match &stdio.cwd {
+        Some(cwd) if cwd.is_absolute() => bases.push(cwd.clone()),
+        Some(cwd) => bases.extend(dirs.map(|d| d.join(cwd))),
+        None => bases.extend(dirs.map(Path::to_owned)),
+    }
+    bases.dedup();
+    let against = |name: &str| -> Vec<PathBuf> {
+        let path = Path::new(name);
+        if path.is_absolute() {
+            vec![path.to_owned()]
+        } else {
+            bases.iter().map(|b| b.join(path)).collect()
+        }
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    let command = stdio.command.as_str();
+    if command.contains('/') || (cfg!(windows) && command.contains('\\')) {
+        files.extend(against(command));
+    } else if !command.is_empty() {
+        let path = stdio
+            .env
+            .get("PATH")
+            .cloned()
+            .or_else(|| cx.env.get("PATH"));
+        // Without `PATH` the spawn searches the system's default directories, none of them
+        // relative.
+        for base in bases.iter().filter(|_| path.is_some()) {
+            // The first match wins, as for the spawn; an empty entry is the working directory.
+            let found = std::env::split_paths(path.as_deref().unwrap_or_default())
+                .map(|dir| base.join(dir).join(command))
+                .find(|candidate| is_executable(candidate));
+            files.extend(found);
+        }
+    }
+    let program = Path::new(command)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let program = program.strip_suffix(".exe").unwrap_or(&program);
+    let interpreter = INTERPRETERS.contains(&program)
+        || program
+            .strip_prefix("python3.")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit()));
+    if interpreter {
+        let mut args = stdio.args.iter().peekable();
+        if matches!(program, "deno" | "bun" | "uv") && args.peek().is_some_and(|a| *a == "run") {
+            args.next();
+        }
+        let mut after_flag = false;
+        for arg in args {
+            let existing = |value: &str| -> Vec<PathBuf> {
+                against(value).into_iter().filter(|c| c.is_file()).collect()
+            };
+            if let Some(flag) = arg.strip_prefix('-') {
+                // A flag's file (`--require=./hook.js`) runs before the script does.
+                if let Some((_, value)) = flag.split_once('=') {
+                    files.extend(existing(value));
+                }
+                after_flag = !flag.contains('=');
+                continue;
+            }
+            if arg.is_empty() {
+                continue;
+            }
+            let found = existing(arg);
+            let script = !found.is_empty() && !after_flag;
+            files.extend(found);
+            // The first file that is no flag's value (`-r ./hook.js`) is the script; the
+            // arguments after it are its data.
+            if script {
+                break;
+            }
+            after_flag = false;
+        }
+    }
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for file in files.iter().map(|f| lexical(f)) {
+        if !unique.contains(&file) {
+            unique.push(file);
+        }
+    }
+    unique
+}
+
+/// A regular file the spawn could execute.
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
 }
 
 /// One trusted project.
@@ -190,7 +516,12 @@ impl TrustStore {
     fn write(&self, projects: Map<String, Value>) -> Result<(), ConfigError> {
         let doc = json!({"version": 1, "projects": projects});
         let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into());
-        write_atomic(&self.path, format!("{text}\n").as_bytes())
+        write_atomic(&self.path, format!("{text}\n").as_bytes()).map_err(|source| {
+            ConfigError::Write {
+                path: self.path.clone(),
+                source,
+            }
+        })
     }
 
     fn key(project: &Path) -> String {

@@ -35,7 +35,25 @@ pub struct UnpackedBundle {
 
 /// Download the bundle of `package` (its `identifier` is the URL), check its SHA-256 and unpack
 /// it under `bundles_dir`; an unpacked copy with the same digest is reused.
+///
+/// Downloads with the process's shared HTTP client; [`install_bundle_with`] takes another.
 pub async fn install_bundle(
+    server: &str,
+    package: &Package,
+    bundles_dir: &Path,
+) -> Result<UnpackedBundle, RegistryError> {
+    install_bundle_with(
+        &crate::net::HttpClient::shared(),
+        server,
+        package,
+        bundles_dir,
+    )
+    .await
+}
+
+/// [`install_bundle`], downloading with `http` (e.g. [`super::RegistryClient::http_client`]).
+pub async fn install_bundle_with(
+    http: &crate::net::HttpClient,
     server: &str,
     package: &Package,
     bundles_dir: &Path,
@@ -58,11 +76,8 @@ pub async fn install_bundle(
     if parsed.scheme() != "https" && !(parsed.scheme() == "http" && loopback) {
         return Err(bad(format!("refusing to download `{url}`: not https")));
     }
-    let bytes = super::client::fetch(url, MAX_BUNDLE).await?;
-    let actual: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let bytes = super::client::fetch(http, url, MAX_BUNDLE).await?;
+    let actual = crate::fsutil::hex(&Sha256::digest(&bytes));
     if actual != expected {
         return Err(bad(format!(
             "fileSha256 mismatch for {url}: the registry says {expected}, the download is {actual}"

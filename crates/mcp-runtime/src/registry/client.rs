@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::RegistryError;
 use super::model::{ServerList, ServerResponse};
+use crate::net::HttpClient;
 
 /// The official MCP Registry.
 pub const DEFAULT_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
@@ -26,6 +27,7 @@ pub struct RegistryClient {
     base: String,
     cache_dir: Option<PathBuf>,
     ttl: Duration,
+    http: HttpClient,
 }
 
 impl RegistryClient {
@@ -45,6 +47,7 @@ impl RegistryClient {
             base: base.trim_end_matches('/').to_owned(),
             cache_dir: None,
             ttl: CACHE_TTL,
+            http: HttpClient::shared(),
         })
     }
 
@@ -53,6 +56,17 @@ impl RegistryClient {
         self.cache_dir = Some(dir.into());
         self.ttl = ttl;
         self
+    }
+
+    /// Send every request with `http` instead of the process's shared client.
+    pub fn with_http_client(mut self, http: HttpClient) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// The HTTP client this registry client sends with (also used for bundle downloads).
+    pub fn http_client(&self) -> &HttpClient {
+        &self.http
     }
 
     /// The base URL.
@@ -155,19 +169,24 @@ impl RegistryClient {
         {
             return Ok(answer);
         }
-        let body = fetch(url, MAX_ANSWER).await?;
+        let body = fetch(&self.http, url, MAX_ANSWER).await?;
         let answer = decode(url, &body)?;
         if let Some(path) = &cached {
-            let _ = crate::config::writer::write_atomic(path, &body);
+            let _ = crate::fsutil::write_atomic(path, &body);
         }
         Ok(answer)
     }
 }
 
-/// GET `url` with the library's shared HTTP client, refusing bodies above `max` bytes.
-pub(crate) async fn fetch(url: &str, max: usize) -> Result<Vec<u8>, RegistryError> {
-    let client =
-        crate::client::http::shared_client().map_err(|message| RegistryError::Unreachable {
+/// GET `url` with `http`, refusing bodies above `max` bytes.
+pub(crate) async fn fetch(
+    http: &HttpClient,
+    url: &str,
+    max: usize,
+) -> Result<Vec<u8>, RegistryError> {
+    let client = http
+        .client()
+        .map_err(|message| RegistryError::Unreachable {
             url: url.to_owned(),
             message,
         })?;
@@ -235,8 +254,7 @@ fn encode(segment: &str) -> String {
 
 fn cache_file(dir: &Path, url: &str) -> PathBuf {
     let digest = Sha256::digest(url.as_bytes());
-    let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("{name}.json"))
+    dir.join(format!("{}.json", crate::fsutil::hex(&digest)))
 }
 
 fn read_fresh(path: &Path, ttl: Duration) -> Option<Vec<u8>> {

@@ -34,9 +34,11 @@ pub mod bundle;
 pub mod client;
 pub mod install;
 pub mod model;
-pub mod secrets;
+/// The secret store of installed servers (kept by [`crate::config`], which reads it at
+/// connect time).
+pub use crate::config::secrets;
 
-pub use bundle::{UnpackedBundle, install_bundle};
+pub use bundle::{UnpackedBundle, install_bundle, install_bundle_with};
 pub use client::{CACHE_TTL, DEFAULT_REGISTRY, RegistryClient};
 pub use install::{
     BundleCommand, InstallKind, Installed, Need, Plan, SECRET_PREFIX, ValueSource, Values, plan,

@@ -14,11 +14,12 @@ use std::path::Path;
 
 use mcp_runtime::config::writer::{self, Scope};
 use mcp_runtime::config::{
-    CliFlags, DiscoveryOptions, HttpConfig, HttpKind, ProjectTrustState, ServerConfig, ServerState,
+    DiscoveryOptions, HttpConfig, HttpKind, ProjectTrustState, ServerConfig, ServerState,
     StdioConfig, Transport, load_all_mcp_configs, server_from_json, trust_project,
 };
 
 use crate::cli::GlobalArgs;
+use crate::discovery::CliFlags;
 use crate::discovery::tilde;
 use crate::exit::{self, Failure, Outcome};
 

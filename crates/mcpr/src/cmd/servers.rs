@@ -25,10 +25,7 @@ pub struct ServersArgs {
 }
 
 fn visible(server: &DiscoveredServer, all: bool) -> bool {
-    all || !matches!(
-        server.state,
-        ServerState::Shadowed { .. } | ServerState::Filtered(_)
-    )
+    all || !matches!(server.state, ServerState::Shadowed { .. })
 }
 
 /// `mcpr servers`.
@@ -226,6 +223,5 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
             "trusted": found.project.is_trusted(),
             "state": format!("{:?}", found.project.state),
         },
-        "exa_api_key_found": !found.exa_api_keys.is_empty(),
     })
 }

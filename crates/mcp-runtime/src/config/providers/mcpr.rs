@@ -22,7 +22,8 @@ pub(crate) const PROJECT_FILE: &str = ".mcpr/mcp.json";
 
 /// The user file, `$XDG_CONFIG_HOME/mcpr/mcp.json` (default `~/.config/mcpr/mcp.json`).
 pub(crate) fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
-    cx.xdg_config().map(|dir| dir.join("mcpr").join("mcp.json"))
+    cx.xdg_config()
+        .map(|dir| dir.join(crate::fsutil::APP_DIR).join("mcp.json"))
 }
 
 fn files(cx: &Ctx<'_>) -> Vec<FileSpec> {

@@ -67,8 +67,7 @@ impl Ctx<'_> {
 
     /// `$XDG_CONFIG_HOME`, default `~/.config`.
     pub fn xdg_config(&self) -> Option<PathBuf> {
-        self.env_dir("XDG_CONFIG_HOME")
-            .or_else(|| self.home(".config"))
+        crate::fsutil::BaseDir::Config.resolve(|name| self.env.get(name), self.home)
     }
 
     /// Where desktop apps keep their settings: `~/Library/Application Support` on macOS,

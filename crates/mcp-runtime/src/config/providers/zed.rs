@@ -23,7 +23,7 @@ fn files(cx: &Ctx<'_>) -> Vec<FileSpec> {
         cx.project(".zed/settings.json"),
         Format::Jsonc,
     )];
-    if let Some(dir) = cx.env_dir("XDG_CONFIG_HOME").or_else(|| cx.home(".config")) {
+    if let Some(dir) = cx.xdg_config() {
         files.push(FileSpec::user(dir.join("zed/settings.json"), Format::Jsonc));
     }
     files

@@ -6,7 +6,7 @@
 //! once the previous command has printed everything.
 
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use rustyline::error::ReadlineError;
@@ -205,7 +205,8 @@ impl LineEditor {
             return;
         }
         let Some(path) = &self.history else { return };
-        if let Err(e) = ensure_private_dir(path).and_then(|()| {
+        // The directory is private: history may hold secrets typed as arguments.
+        if let Err(e) = mcp_runtime::fsutil::create_private_parent(path).and_then(|()| {
             self.editor
                 .append_history(path)
                 .map_err(|e| std::io::Error::other(e.to_string()))
@@ -232,24 +233,6 @@ impl ReadLine for LineEditor {
             Err(e) => Input::Failed(e.to_string()),
         }
     }
-}
-
-/// Create the directory of `file` (private: history may hold secrets typed as arguments).
-fn ensure_private_dir(file: &Path) -> std::io::Result<()> {
-    let Some(dir) = file.parent() else {
-        return Ok(());
-    };
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
 }
 
 /// `$XDG_STATE_HOME/mcpr/shell_history`, else `~/.local/state/mcpr/shell_history`.

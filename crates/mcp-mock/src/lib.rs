@@ -1,0 +1,575 @@
+//! The mock MCP server behind `mcpr mock` and the `mcp-mock` binary: a real MCP server over
+//! stdio, streamable HTTP or legacy HTTP+SSE, with scriptable tools and fault knobs.
+//!
+//! It is what our own tests, benchmarks and `mcpr demo` connect to, and what users point their
+//! agents at to see how they cope with slow, broken or hostile servers. The crate is split by
+//! job, and every transport serves the same [`server::MockServer`]:
+//! - `lib.rs`: the command line ([`MockArgs`]), [`run`] and the stdio wiring;
+//! - [`http`]: the HTTP modes (`--http`, `--sse`); [`legacy`]: the legacy SSE endpoint;
+//!   [`faults`]: the HTTP-level fault knobs; [`events`]: the event store behind resumption;
+//!   [`oauth`]: `--oauth`, the mock as an OAuth 2.1 protected resource and its own
+//!   authorization server;
+//! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
+//! - [`tools`]: the tool catalogue and what each tool does;
+//! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
+//! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
+//! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals).
+
+mod content;
+mod events;
+mod faults;
+mod http;
+mod io;
+mod legacy;
+mod oauth;
+mod process;
+mod server;
+mod tools;
+mod transport;
+
+use std::net::SocketAddr;
+use std::num::{NonZeroU64, NonZeroUsize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::ServerInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
+
+use self::server::{Delay, Knobs, MockServer};
+use self::tools::Catalog;
+use self::transport::MockTransport;
+
+/// The exit status of a mock that could not start (bad flags, port taken, unreadable
+/// tool file): the one `mcpr` uses for internal failures.
+pub const EXIT_FAILURE: u8 = 4;
+
+/// How long in-flight work may still finish after stdin closes. Clients close stdin to stop a
+/// server and expect it gone quickly, so calls still running after this are dropped.
+const EOF_GRACE: Duration = Duration::from_millis(25);
+
+/// How long the stdout pump gets to write what is already queued before the process exits.
+const FLUSH_GRACE: Duration = Duration::from_millis(25);
+
+/// Flags of the mock server (`mcpr mock`, `mcp-mock`).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "It speaks real MCP (JSON-RPC lines over stdio) and offers built-in tools (echo, add, sleep, \
+        fail, image, structured, mixed, progress, huge, roots), generated tools and tools from a \
+        file. Fault knobs make it slow, broken or hostile, so you can test how an MCP client or \
+        agent copes. All flags are optional and can be combined.\n\n\
+        The server exits with status 0 shortly after stdin is closed (calls still running are \
+        dropped). With --http or --sse it serves HTTP instead, prints `listening on URL` on \
+        stderr (port 0 picks a free port) and runs until SIGINT or SIGTERM.\n\n\
+        Built-in tools:\n  \
+        echo {text}             returns `text` (alias: `message`)\n  \
+        add {a, b}              returns the sum as text and as structuredContent {\"sum\": ...}\n  \
+        sleep {ms}              sleeps, then returns \"slept <ms> ms\"; stops on notifications/cancelled\n  \
+        fail                    returns isError: true with \"failure requested\"\n  \
+        image                   returns a 1x1 PNG image\n  \
+        structured              returns {\"temperature\": 21.5, \"unit\": \"C\"} (declares an outputSchema)\n  \
+        mixed                   returns one content block of each kind plus structuredContent\n  \
+        progress {steps, interval_ms}\n                          \
+        sends notifications/progress (if the call has a progressToken), then \"done\"\n  \
+        huge {bytes}            returns one text block of exactly `bytes` bytes (at most 512 MiB)\n  \
+        roots                   asks the client for roots/list and returns the root URIs\n\n\
+        Exit status: 0 on stdin EOF (over HTTP: on SIGINT or SIGTERM), 1 for --fail-init and \
+        --exit-after-init, 101 for --crash-after.\n\n\
+        Examples:\n  \
+        mcpr mock --tools 500 --page-size 100\n  \
+        mcpr mock --call-delay 2000 --stderr-flood\n  \
+        mcpr mock --garbage 3 --crash-after 5\n  \
+        mcpr mock --http 127.0.0.1:0 --drop-stream 1 --expire-session-after 10\n  \
+        mcpr mock --http 127.0.0.1:0 --oauth --oauth-token-ttl 60 --oauth-call-scope mcp:admin\n  \
+        mcpr mock --sse 127.0.0.1:3001 --require-token secret"
+)]
+pub struct MockArgs {
+    /// Server name reported in `serverInfo`.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "mcpr-mock",
+        help_heading = "Server"
+    )]
+    pub name: String,
+
+    /// Answer `initialize` with exactly this protocol version instead of negotiating (to test
+    /// that clients reject versions they do not support).
+    #[arg(long, value_name = "VERSION", help_heading = "Server")]
+    pub protocol_version: Option<String>,
+
+    /// Also serve N generated echo tools, `tool_0` .. `tool_{N-1}`, each taking `{text}`.
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Tools")]
+    pub tools: usize,
+
+    /// Also serve the tools in FILE: a JSON array of `{name, description?, inputSchema?,
+    /// result?}` (any other Tool field, e.g. title or outputSchema, is passed through). A call
+    /// returns `result` (a CallToolResult object) if given, else echoes its arguments as JSON
+    /// text. A tool named like a built-in or generated tool replaces it; a name repeated in the
+    /// file is listed twice, like a broken server would (calls reach the first).
+    #[arg(long, value_name = "FILE", help_heading = "Tools")]
+    pub tool_file: Option<PathBuf>,
+
+    /// Also serve the tool `flood {count}`, which sends `count` notifications as fast as it
+    /// can (log messages, every 16th a tools/list_changed, progress when the call has a token)
+    /// before it answers, to test that clients bound what they queue.
+    #[arg(long, help_heading = "Tools")]
+    pub flood_tool: bool,
+
+    /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
+    #[arg(long, value_name = "P", help_heading = "Tools")]
+    pub page_size: Option<NonZeroUsize>,
+
+    /// Broken pagination: every page returns the same `nextCursor`, forever (to test client
+    /// loop guards). Without --page-size, pages hold one tool.
+    #[arg(long, help_heading = "Tools")]
+    pub repeat_cursor: bool,
+
+    /// After `notifications/initialized`, send `notifications/tools/list_changed` every T ms.
+    #[arg(long, value_name = "T", help_heading = "Tools")]
+    pub list_changed_ms: Option<NonZeroU64>,
+
+    /// Also serve resources (`mock://NAME/public`, `mock://NAME/private`), a resource template
+    /// (`mock://NAME/items/{id}`) and prompts (`greet {name}`, `secret`). `resources/read`
+    /// answers `contents of URI` for any URI, listed or not, as a careless server would.
+    #[arg(long, help_heading = "Tools")]
+    pub resources: bool,
+
+    /// Print MSG on stderr and exit with status 1 at once, before reading anything.
+    #[arg(long, value_name = "MSG", help_heading = "Faults")]
+    pub fail_init: Option<String>,
+
+    /// Wait MS milliseconds before answering `initialize`.
+    #[arg(long, value_name = "MS", help_heading = "Faults")]
+    pub init_delay: Option<u64>,
+
+    /// Never answer `initialize`.
+    #[arg(long, help_heading = "Faults")]
+    pub hang_init: bool,
+
+    /// Wait MS milliseconds before answering each `tools/list`.
+    #[arg(long, value_name = "MS", help_heading = "Faults")]
+    pub list_delay: Option<u64>,
+
+    /// Never answer `tools/list`.
+    #[arg(long, help_heading = "Faults")]
+    pub hang_list: bool,
+
+    /// Wait MS milliseconds before running each `tools/call` (cancellable).
+    #[arg(long, value_name = "MS", help_heading = "Faults")]
+    pub call_delay: Option<u64>,
+
+    /// Never answer any `tools/call` (until the client cancels it).
+    #[arg(long, help_heading = "Faults")]
+    pub hang_call: bool,
+
+    /// Exit with status 1 as soon as `notifications/initialized` arrives.
+    #[arg(long, help_heading = "Faults")]
+    pub exit_after_init: bool,
+
+    /// Answer N tool calls normally, then exit with status 101 on receiving call N+1, without
+    /// answering it (`--crash-after 0` dies on the first call).
+    #[arg(long, value_name = "N", help_heading = "Faults")]
+    pub crash_after: Option<usize>,
+
+    /// Write N non-JSON garbage lines on stdout before the first message and before every
+    /// `tools/call` response (always between whole JSON lines, never inside one).
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Faults")]
+    pub garbage: usize,
+
+    /// Write TEXT as one line on stderr at start.
+    #[arg(long, value_name = "TEXT", help_heading = "Process")]
+    pub stderr: Option<String>,
+
+    /// Write lines on stderr as fast as possible for as long as the server runs (from a
+    /// separate thread; serving is not affected), to test that clients drain and bound stderr.
+    #[arg(long, help_heading = "Process")]
+    pub stderr_flood: bool,
+
+    /// At start, spawn a grandchild process (`sleep 3600`, same process group) and write its pid
+    /// to PIDFILE, to test that clients kill the whole process group.
+    #[arg(long, value_name = "PIDFILE", help_heading = "Process")]
+    pub grandchild: Option<PathBuf>,
+
+    /// Write the mock's own pid to FILE at start.
+    #[arg(long, value_name = "FILE", help_heading = "Process")]
+    pub pid_file: Option<PathBuf>,
+
+    /// Ignore SIGTERM, so that clients have to escalate to SIGKILL.
+    #[arg(long, help_heading = "Process")]
+    pub ignore_sigterm: bool,
+
+    /// Append every raw line received on stdin to FILE, flushed as it arrives (to assert what a
+    /// client sent, e.g. `notifications/cancelled`). Over HTTP: one JSON line per request,
+    /// `{"http": METHOD, "session", "lastEventId", "body"}`.
+    #[arg(long, value_name = "FILE", help_heading = "Process")]
+    pub record: Option<PathBuf>,
+
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:0).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        conflicts_with = "sse",
+        help_heading = "HTTP"
+    )]
+    pub http: Option<SocketAddr>,
+
+    /// Serve the legacy HTTP+SSE transport (2024-11-05) at http://ADDR/sse instead of stdio.
+    #[arg(long, value_name = "ADDR", help_heading = "HTTP")]
+    pub sse: Option<SocketAddr>,
+
+    /// Streamable HTTP without sessions, answering with plain JSON instead of event streams.
+    #[arg(long, requires = "http", help_heading = "HTTP")]
+    pub json_response: bool,
+
+    /// Answer 401 with a `WWW-Authenticate` challenge unless the request carries
+    /// `Authorization: Bearer TOKEN`.
+    #[arg(long, value_name = "TOKEN", help_heading = "HTTP")]
+    pub require_token: Option<String>,
+
+    /// Answer the first N `tools/call` POSTs with HTTP 500 and a text body.
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "HTTP")]
+    pub http_500: usize,
+
+    /// Expire each session after N JSON-RPC requests: request N+1 and everything after it on
+    /// that session get 404, so the client must initialize a new one.
+    #[arg(long, value_name = "N", requires = "http", help_heading = "HTTP")]
+    pub expire_session_after: Option<usize>,
+
+    /// End the event streams of the first N `tools/call` responses right after their first
+    /// (priming) event, before the result, so the client must resume with `Last-Event-ID`.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        requires = "http",
+        help_heading = "HTTP"
+    )]
+    pub drop_stream: usize,
+
+    /// Answer every resumption (GET with `Last-Event-ID`) with HTTP 500.
+    #[arg(long, requires = "http", help_heading = "HTTP")]
+    pub fail_resume: bool,
+
+    /// Slow SSE: hold back every chunk of every event stream for MS milliseconds.
+    #[arg(long, value_name = "MS", help_heading = "HTTP")]
+    pub sse_delay: Option<u64>,
+
+    /// The `retry:` interval (ms) announced on streamable HTTP event streams: how long a
+    /// client waits before resuming a dropped stream.
+    #[arg(long, value_name = "MS", default_value_t = 3000, help_heading = "HTTP")]
+    pub sse_retry: u64,
+
+    /// Protect /mcp with OAuth 2.1 and be its authorization server on the same origin:
+    /// metadata at /.well-known/oauth-protected-resource/mcp and
+    /// /.well-known/oauth-authorization-server, /register, /authorize (approves at once, PKCE
+    /// S256 required, http loopback redirect URIs only), /token, and counters at
+    /// /__oauth/stats. Every /mcp request then needs `Authorization: Bearer` with a live access
+    /// token, else 401 with a `resource_metadata` challenge. URLs in metadata and challenges
+    /// follow the request's Host header; registered clients must authenticate at /token the
+    /// way they registered (`token_endpoint_auth_method`).
+    #[arg(
+        long,
+        requires = "http",
+        conflicts_with_all = ["sse", "require_token"],
+        help_heading = "OAuth"
+    )]
+    pub oauth: bool,
+
+    /// Pre-register a confidential client (either client_secret_basic or client_secret_post;
+    /// any http loopback redirect URI). Repeatable.
+    #[arg(
+        long,
+        value_name = "ID:SECRET",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_client: Vec<oauth::ClientCredentials>,
+
+    /// No dynamic client registration: no `registration_endpoint`, and /register answers 404.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_no_registration: bool,
+
+    /// Deny every authorization: /authorize redirects back with `error=access_denied`.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_deny: bool,
+
+    /// Refuse every refresh with 400 `invalid_grant`, so the client must authorize again.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_refresh_invalid: bool,
+
+    /// Access tokens expire SECS seconds after they are issued (`expires_in`); 0 issues tokens
+    /// that are already expired.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 3600,
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_token_ttl: u64,
+
+    /// Leave `expires_in` out of token responses (tokens still expire): the client learns of
+    /// the expiry from the 401.
+    #[arg(long, requires = "oauth", help_heading = "OAuth")]
+    pub oauth_hide_expiry: bool,
+
+    /// Like --oauth-token-ttl, in milliseconds (`expires_in` is rounded up to whole seconds).
+    #[arg(
+        long,
+        value_name = "MS",
+        conflicts_with = "oauth_token_ttl",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_token_ttl_ms: Option<u64>,
+
+    /// The space-separated `scopes_supported`, granted when a client asks for no scope.
+    /// Requested scopes are granted as asked, known or not.
+    #[arg(
+        long,
+        value_name = "SCOPES",
+        default_value = "mcp:tools",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_scopes: String,
+
+    /// `tools/call` also needs SCOPE in the token (else 403 `insufficient_scope`, naming the
+    /// token's scopes plus SCOPE). SCOPE need not be in --oauth-scopes: then only clients that
+    /// ask for it get it.
+    #[arg(long, value_name = "SCOPE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_call_scope: Option<String>,
+
+    /// Advertise URL, as it is, as the `authorization_endpoint` of the authorization server
+    /// metadata (the real endpoint stays at /authorize): a hostile authorization server for
+    /// testing what a client opens.
+    #[arg(long, value_name = "URL", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_authorize_endpoint: Option<String>,
+    /// The `scope` every token response carries, verbatim, whatever was granted: a hostile
+    /// authorization server for testing what a client prints.
+    #[arg(long, value_name = "TEXT", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_token_scope: Option<String>,
+    /// Move `/mcp` to a second authorization server once a token has been used: from then on
+    /// the resource metadata names `http://HOST:PORT/as2`, served by this same process on its
+    /// own port (so HOST is this mock under another name, such as `localhost` when clients
+    /// connect to 127.0.0.1: another origin), and only that server's tokens are accepted.
+    #[arg(long, value_name = "HOST", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_migrate_to: Option<String>,
+    /// Offer DPoP-bound tokens (ES256; proofs are required, not verified): `on`; or a hostile
+    /// server that answers every proof at the `token` endpoint, or at the `resource`, with a
+    /// new `use_dpop_nonce` challenge.
+    #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_dpop: Option<oauth::DpopKnob>,
+    /// Advertise the `iss` authorization response parameter (RFC 9207) and send it `right`;
+    /// or, as a hostile server, leave it `missing` or send a `wrong` one.
+    #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_iss: Option<oauth::IssKnob>,
+    /// Accept the JWT-bearer grant (workload identity federation) for this assertion only;
+    /// any other is refused with an error description carrying a terminal escape sequence.
+    #[arg(long, value_name = "JWT", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_jwt_bearer: Option<String>,
+}
+
+/// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
+pub async fn run(args: MockArgs) -> anyhow::Result<()> {
+    if let Some(message) = &args.fail_init {
+        // Before anything else, as a server that dies during start-up would.
+        eprintln!("{message}");
+        std::process::exit(1);
+    }
+    process::prepare(&process::ProcessKnobs {
+        ignore_sigterm: args.ignore_sigterm,
+        pid_file: args.pid_file.clone(),
+        grandchild: args.grandchild.clone(),
+        stderr_line: args.stderr.clone(),
+        stderr_flood: args.stderr_flood,
+    })?;
+
+    let catalog = Catalog::build(args.tools, args.tool_file.as_deref(), args.flood_tool)?;
+    let forced_version = args
+        .protocol_version
+        .as_deref()
+        .map(|version| serde_json::from_value::<ProtocolVersion>(version.into()))
+        .transpose()
+        .context("invalid --protocol-version")?;
+    let server = MockServer::new(args.name.clone(), catalog, knobs(&args));
+    if let Some(options) = http_options(&args, forced_version.clone())? {
+        return http::serve(server, options).await;
+    }
+
+    // Init knobs stop rmcp from reading stdin until `initialize` is answered; a pump keeps
+    // reading so that EOF is still noticed and the server exits promptly.
+    let read_pump = args.hang_init || args.init_delay.is_some();
+    let stdio = io::Stdio::open(&io::IoOptions {
+        record: args.record.clone(),
+        garbage: args.garbage,
+        read_pump,
+    })
+    .await?;
+    serve_stdio(server, stdio, forced_version).await
+}
+
+/// The HTTP settings, when `--http` or `--sse` is given.
+fn http_options(
+    args: &MockArgs,
+    forced_version: Option<ProtocolVersion>,
+) -> anyhow::Result<Option<http::HttpOptions>> {
+    let (flavour, addr) = match (args.http, args.sse) {
+        (Some(addr), _) => (http::Flavour::Streamable, addr),
+        (None, Some(addr)) => (http::Flavour::LegacySse, addr),
+        (None, None) => {
+            if args.require_token.is_some() || args.http_500 > 0 || args.sse_delay.is_some() {
+                anyhow::bail!("--require-token, --http-500 and --sse-delay need --http or --sse");
+            }
+            return Ok(None);
+        }
+    };
+    if args.garbage > 0 {
+        anyhow::bail!("--garbage applies to stdio only");
+    }
+    if args.oauth && flavour != http::Flavour::Streamable {
+        anyhow::bail!("--oauth needs --http");
+    }
+    Ok(Some(http::HttpOptions {
+        flavour,
+        addr,
+        sse_retry: Duration::from_millis(args.sse_retry),
+        json_response: args.json_response,
+        knobs: faults::HttpKnobs {
+            require_token: args.require_token.clone(),
+            expire_session_after: args.expire_session_after,
+            http_500: args.http_500,
+            drop_stream: args.drop_stream,
+            fail_resume: args.fail_resume,
+            sse_delay: args.sse_delay.map(Duration::from_millis),
+            // rmcp's streamable service negotiates by itself; the answer is rewritten on its
+            // way out. The legacy endpoint uses the stdio wrapper (`forced_version` below).
+            forced_version: match flavour {
+                http::Flavour::Streamable => args.protocol_version.clone(),
+                http::Flavour::LegacySse => None,
+            },
+        },
+        record: args.record.clone(),
+        ignore_sigterm: args.ignore_sigterm,
+        oauth: args.oauth.then(|| oauth_knobs(args)).transpose()?,
+        forced_version: match flavour {
+            http::Flavour::Streamable => None,
+            http::Flavour::LegacySse => forced_version,
+        },
+    }))
+}
+
+/// The `--oauth*` settings, from the flags.
+fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
+    let scopes = oauth::parse_scopes(&args.oauth_scopes)
+        .context("invalid --oauth-scopes: a scope may not hold `\"`, `\\` or control characters")?;
+    let call_scope = match &args.oauth_call_scope {
+        Some(scope) => match oauth::parse_scopes(scope).as_deref() {
+            Some([one]) => Some(one.clone()),
+            _ => anyhow::bail!("invalid --oauth-call-scope: expected one scope"),
+        },
+        None => None,
+    };
+    Ok(oauth::OAuthKnobs {
+        scopes,
+        clients: args.oauth_client.clone(),
+        registration: !args.oauth_no_registration,
+        deny: args.oauth_deny,
+        refresh_invalid: args.oauth_refresh_invalid,
+        token_ttl: match args.oauth_token_ttl_ms {
+            Some(ms) => Duration::from_millis(ms),
+            None => Duration::from_secs(args.oauth_token_ttl),
+        },
+        hide_expiry: args.oauth_hide_expiry,
+        call_scope,
+        authorize_endpoint: args.oauth_authorize_endpoint.clone(),
+        token_scope: args.oauth_token_scope.clone(),
+        migrate_to: args.oauth_migrate_to.clone(),
+        dpop: args.oauth_dpop,
+        iss: args.oauth_iss,
+        jwt_bearer: args.oauth_jwt_bearer.clone(),
+    })
+}
+
+/// The handler knobs, from the flags.
+fn knobs(args: &MockArgs) -> Knobs {
+    let delay = |hang: bool, ms: Option<u64>| match (hang, ms) {
+        (true, _) => Delay::Forever,
+        (false, Some(ms)) => Delay::For(Duration::from_millis(ms)),
+        (false, None) => Delay::None,
+    };
+    Knobs {
+        init: delay(args.hang_init, args.init_delay),
+        list: delay(args.hang_list, args.list_delay),
+        call: delay(args.hang_call, args.call_delay),
+        exit_after_init: args.exit_after_init,
+        crash_after: args.crash_after,
+        page_size: match (args.page_size, args.repeat_cursor) {
+            (Some(size), _) => Some(size.get()),
+            (None, true) => Some(1),
+            (None, false) => None,
+        },
+        repeat_cursor: args.repeat_cursor,
+        list_changed_every: args
+            .list_changed_ms
+            .map(|ms| Duration::from_millis(ms.get())),
+        content: args.resources,
+    }
+}
+
+/// Serves `server` over the process's stdio until stdin closes.
+async fn serve_stdio(
+    server: MockServer,
+    stdio: io::Stdio,
+    forced_version: Option<ProtocolVersion>,
+) -> anyhow::Result<()> {
+    let io::Stdio {
+        reader,
+        writer,
+        eof,
+        call_ids,
+        out_pump,
+    } = stdio;
+    let transport = MockTransport::new(
+        AsyncRwTransport::new_server(reader, writer),
+        forced_version,
+        call_ids,
+        eof.clone(),
+    );
+    // Not spawned: rmcp's serve future is not provably `Send` (a compiler limitation with its
+    // generic async traits), and it need not be, as `run` is driven by `block_on`.
+    let mut serving = Box::pin(async move {
+        match rmcp::serve_server(server, transport).await {
+            Ok(running) => {
+                running
+                    .waiting()
+                    .await
+                    .context("the MCP service task failed")?;
+                Ok(())
+            }
+            // The client went away before the handshake ended: a normal way to stop.
+            Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
+                Ok(())
+            }
+            Err(e) => Err(anyhow::anyhow!("MCP handshake failed: {e}")),
+        }
+    });
+
+    let result = tokio::select! {
+        result = &mut serving => result,
+        // After EOF the client is gone: give in-flight work a moment, then stop regardless of
+        // what the service says.
+        () = eof.cancelled() => {
+            let _ = tokio::time::timeout(EOF_GRACE, &mut serving).await;
+            Ok(())
+        }
+    };
+    // Dropping the service drops its transport, whose writer end tells the out pump to finish.
+    drop(serving);
+    if let Some(pump) = out_pump {
+        let _ = tokio::time::timeout(FLUSH_GRACE, pump).await;
+    }
+    result
+}

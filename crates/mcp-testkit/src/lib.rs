@@ -1,0 +1,544 @@
+//! Test support shared by the workspace's integration tests and benchmarks (dev-only, never
+//! published): the mock server as a fresh binary and as a config, process checks, HTTP by
+//! hand, and external peers installed from the package registries into `target/peers` on first
+//! use.
+//!
+//! The mock is a binary of another package (`mcp-mock`), for which cargo sets no
+//! `CARGO_BIN_EXE_*`; [`mock_bin`] builds it with cargo once per test process, so tests always
+//! run the mock of the current source, whichever package and command started them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use mcp_runtime::config::ServerConfig;
+
+/// The `mcp-mock` binary, built from the current source the first time a test process asks
+/// (`cargo build -p mcp-mock`; cargo rebuilds it only if its source changed). The build goes
+/// to the workspace's own target directory, in the profile of the running test, and runs
+/// while the test runs, after `cargo test` has released its build lock.
+pub fn mock_bin() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let run = escargot::CargoBuild::new()
+            .manifest_path(workspace_root().join("Cargo.toml"))
+            .package("mcp-mock")
+            .bin("mcp-mock")
+            .current_release()
+            .run()
+            .unwrap_or_else(|e| panic!("cannot build the mock (cargo build -p mcp-mock): {e}"));
+        run.path()
+            .to_str()
+            .expect("the target directory has a UTF-8 path")
+            .to_owned()
+    })
+}
+
+/// The workspace's root directory (this crate lives in `crates/mcp-testkit`).
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("the workspace root")
+        .to_path_buf()
+}
+
+/// The target directory the running test or benchmark was built in
+/// (`target/<profile>/deps/<binary>`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    exe.ancestors()
+        .nth(3)
+        .expect("a binary under target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Tool-call arguments from a JSON object literal.
+pub fn args(value: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
+    value.as_object().cloned()
+}
+
+/// A stdio config that runs the mock ([`mock_bin`]) with the given flags.
+pub fn mock(flags: &[&str]) -> ServerConfig {
+    ServerConfig::stdio(mock_bin(), flags.iter().map(|f| f.to_string()))
+}
+
+/// A fresh temporary directory for one test.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("mcpr-test-")
+        .tempdir_in(tmp_dir())
+        .expect("create temp dir")
+}
+
+/// An empty directory used as `$HOME` (and project) for CLI runs, created once per test
+/// process, so the configs and caches of this machine's AI tools stay out of the tests.
+pub fn isolated_home() -> PathBuf {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let dir = temp_dir().keep();
+        std::fs::create_dir_all(dir.join("project")).expect("create project dir");
+        dir
+    })
+    .clone()
+}
+
+/// Point every config, cache and data location of `command` into `home`.
+pub fn isolate_env(command: &mut Command, home: &Path) {
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("MCPR_TIMEOUT_MS");
+}
+
+/// Whether `pid` is a live process (zombies count as dead: they only wait to be reaped).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X") | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// Poll until `pid` is gone or `bound` passes; returns whether it is gone.
+pub fn wait_dead(pid: u32, bound: Duration) -> bool {
+    let deadline = Instant::now() + bound;
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// Read a pid written by the mock (`--pid-file`, `--grandchild`), waiting for it to appear.
+pub fn read_pid(path: &Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Scratch space for tests (`target/tmp`, where cargo points `CARGO_TARGET_TMPDIR`).
+pub fn tmp_dir() -> PathBuf {
+    let dir = target_dir().join("tmp");
+    std::fs::create_dir_all(&dir).expect("create target/tmp");
+    dir
+}
+
+/// Where external peers are installed (`target/peers`).
+pub fn peers_dir() -> PathBuf {
+    target_dir().join("peers")
+}
+
+/// Pinned npm packages used as peers.
+pub const NPM_PEERS: &[&str] = &[
+    "@modelcontextprotocol/server-everything@2026.8.31",
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/sdk@1.32.2",
+];
+
+/// Install the pinned npm peers once (into `target/peers/npm`) and return the entry point of
+/// `server-everything`. Concurrent test processes serialise on a lock file.
+pub fn server_everything() -> PathBuf {
+    let root = peers_dir().join("npm");
+    let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    npm_install_once(&root, &entry, NPM_PEERS);
+    entry
+}
+
+/// Install the pinned npm peers once and return the directory of the TypeScript MCP SDK
+/// (`@modelcontextprotocol/sdk`), whose `dist/esm/...` modules client scripts import.
+pub fn typescript_sdk() -> PathBuf {
+    let root = peers_dir().join("npm");
+    let sdk = root.join("node_modules/@modelcontextprotocol/sdk");
+    npm_install_once(&root, &sdk.join("dist/esm/client/index.js"), NPM_PEERS);
+    sdk
+}
+
+/// Install `packages` into `root` with npm unless `marker` exists already.
+fn npm_install_once(root: &Path, marker: &Path, packages: &[&str]) {
+    let _lock = install_lock(root);
+    if marker.exists() {
+        return;
+    }
+    let status = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--prefix",
+        ])
+        .arg(root)
+        .args(packages)
+        .status()
+        .expect("run npm (Node.js and npm are needed for the interop tests)");
+    assert!(status.success(), "npm install of {packages:?} failed");
+    assert!(
+        marker.exists(),
+        "{} missing after npm install",
+        marker.display()
+    );
+}
+
+/// An exclusive lock on `root/.install.lock`, so that concurrent test processes install a
+/// peer once; released when dropped.
+fn install_lock(root: &Path) -> std::fs::File {
+    std::fs::create_dir_all(root).expect("create peers dir");
+    let lock_path = root.join(".install.lock");
+    let lock = std::fs::File::create(&lock_path).expect("create lock file");
+    // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&lock);
+    assert_eq!(
+        unsafe { libc::flock(fd, libc::LOCK_EX) },
+        0,
+        "lock {}",
+        lock_path.display()
+    );
+    lock
+}
+
+/// The MCP conformance suite (pinned).
+pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance@0.1.16";
+
+/// Install the conformance suite once (into `target/peers/npm`) and return its entry point.
+pub fn conformance_suite() -> PathBuf {
+    let root = peers_dir().join("npm");
+    let entry = root.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    npm_install_once(&root, &entry, &[CONFORMANCE]);
+    entry
+}
+
+/// The conformance suite of protocol revision 2026-07-28 (pinned; needs Node 22).
+pub const CONFORMANCE_2026: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
+
+/// Install the 2026-07-28 conformance suite once (into `target/peers/conformance-2026`, beside
+/// the older suite it would otherwise replace) and return its entry point.
+pub fn conformance_suite_2026() -> PathBuf {
+    let root = peers_dir().join("conformance-2026");
+    let entry = root.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    npm_install_once(&root, &entry, &[CONFORMANCE_2026]);
+    entry
+}
+
+/// Node.js 22 from the npm registry's `node` package (the conformance suite needs Node 22 or
+/// later), installed once into `target/peers/node22`. Returns the `bin` directory to put first
+/// on `PATH`.
+pub fn node22_bin() -> PathBuf {
+    let root = peers_dir().join("node22");
+    let bin = root.join("node_modules/node/bin");
+    npm_install_once(&root, &bin.join("node"), &["node@22.23.3"]);
+    bin
+}
+
+/// A Python virtualenv with the MCP Python SDK 1.30.0 (classic FastMCP servers), created once
+/// in `target/peers/py1`. Returns its `python`.
+pub fn python_mcp() -> PathBuf {
+    let root = peers_dir().join("py1");
+    let python = root.join("bin/python");
+    let marker = root.join(".installed-mcp-1.30.0");
+    let _lock = install_lock(&root);
+    if marker.exists() {
+        return python;
+    }
+    let status = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&root)
+        .status()
+        .expect("run python3 (Python 3.10+ is needed for the Python interop tests)");
+    assert!(status.success(), "python3 -m venv failed");
+    let status = Command::new(root.join("bin/pip"))
+        .args(["install", "-q", "mcp==1.30.0"])
+        .status()
+        .expect("run pip");
+    assert!(status.success(), "pip install mcp==1.30.0 failed");
+    std::fs::write(&marker, "").expect("write install marker");
+    python
+}
+
+/// A child process (and its process group) killed when dropped, so a failing test leaves no
+/// server behind.
+pub struct ChildGuard(pub std::process::Child);
+
+impl ChildGuard {
+    /// Spawn `command` in a new process group.
+    pub fn spawn(command: &mut Command) -> ChildGuard {
+        use std::os::unix::process::CommandExt;
+        let child = command
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {command:?}: {e}"));
+        ChildGuard(child)
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        // SAFETY: signalling the process group we created; it may be gone already.
+        unsafe { libc::killpg(self.0.id() as i32, libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+/// One HTTP answer.
+pub struct Answer {
+    pub status: u16,
+    pub location: Option<String>,
+    pub body: String,
+}
+
+/// GET `url` without following redirects (the browser's part, played by hand).
+pub fn http_get(url: &str) -> Answer {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(20))
+            .build()
+            .expect("a reqwest client");
+        let response = client
+            .get(url)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = response.text().await.unwrap_or_default();
+        Answer {
+            status,
+            location,
+            body,
+        }
+    })
+}
+
+/// POST an `initialize` to `url` with extra `headers` (a `Host` among them replaces the URL's);
+/// returns the status code and the body.
+pub fn post_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}
+    })
+    .to_string();
+    let host = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("host"))
+        .map_or(authority, |(_, value)| value);
+    let mut request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        if !name.eq_ignore_ascii_case("host") {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    // An accepted initialize answers on an SSE stream that stays open: read until the result
+    // (or the end, or the bound).
+    let mut response = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buffer) {
+        if n == 0 {
+            break;
+        }
+        response.extend_from_slice(&buffer[..n]);
+        if String::from_utf8_lossy(&response).contains("\"result\"") {
+            break;
+        }
+    }
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// What one bounded run of a process printed and how it ended.
+pub struct Run {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// From spawn to exit.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// The exit code (`None` when a signal ended it).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Both streams, labelled, for assertion messages.
+    pub fn both(&self) -> String {
+        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// Read a pipe to its end on a thread.
+pub fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Wait for `child` to exit within `bound`; panics (and the guard kills it) otherwise.
+pub fn wait_bounded(
+    child: &mut ChildGuard,
+    bound: Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`{what}` did not exit within {bound:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A free loopback port (there is a small window before the peer binds it).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a free port")
+        .port()
+}
+
+/// Wait until something accepts connections on `127.0.0.1:port`.
+pub fn wait_for_port(port: u16, bound: Duration) {
+    let deadline = Instant::now() + bound;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The mock with `--http 127.0.0.1:0` (or `--sse`) and `flags`, running until dropped.
+pub struct HttpMock {
+    child: ChildGuard,
+    /// The endpoint the mock printed (`http://127.0.0.1:PORT/mcp` or `.../sse`).
+    pub url: String,
+}
+
+impl HttpMock {
+    /// Streamable HTTP.
+    pub fn http(flags: &[&str]) -> HttpMock {
+        HttpMock::start("--http", flags)
+    }
+
+    /// Legacy HTTP+SSE.
+    pub fn sse(flags: &[&str]) -> HttpMock {
+        HttpMock::start("--sse", flags)
+    }
+
+    fn start(mode: &str, flags: &[&str]) -> HttpMock {
+        use std::io::BufRead;
+        let mut command = Command::new(mock_bin());
+        command
+            .args([mode, "127.0.0.1:0"])
+            .args(flags)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut child = ChildGuard::spawn(&mut command);
+        let stderr = child.0.stderr.take().expect("mock stderr");
+        // Read the `listening on URL` line, then keep draining stderr so the mock never
+        // blocks on a full pipe.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the mock printed no `listening on` line");
+        HttpMock { child, url }
+    }
+
+    /// Send SIGTERM and wait up to `bound` for the mock to exit; its exit status, or `None`
+    /// if it is still running.
+    pub fn terminate(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.child.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + bound;
+        loop {
+            if let Ok(Some(status)) = self.child.0.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// A config for this mock: `kind` is the config's `type` (`None`: absent).
+    pub fn config(&self, kind: Option<&str>) -> ServerConfig {
+        remote(&self.url, kind)
+    }
+}
+
+/// A remote server config for `url`, with `type` = `kind` when given.
+pub fn remote(url: &str, kind: Option<&str>) -> ServerConfig {
+    let mut entry = serde_json::json!({ "url": url });
+    if let Some(kind) = kind {
+        entry["type"] = kind.into();
+    }
+    mcp_runtime::config::server_from_json("remote", &entry).expect("valid remote config")
+}
