@@ -103,7 +103,15 @@ impl ToolCache {
 
     /// The per-user cache: `$XDG_CACHE_HOME/mcpr`, else `~/.cache/mcpr`.
     pub fn user_default() -> Option<Self> {
-        crate::fsutil::default_cache_dir().map(|dir| Self::in_dir(&dir))
+        Self::user_default_in(&crate::ClientIdentity::default().data_dir)
+    }
+
+    /// The per-user cache of a host whose state lives under `data_dir` (see
+    /// [`ClientIdentity::data_dir`](crate::ClientIdentity::data_dir)).
+    pub fn user_default_in(data_dir: &str) -> Option<Self> {
+        crate::fsutil::BaseDir::Cache
+            .dir_of(data_dir)
+            .map(|dir| Self::in_dir(&dir))
     }
 
     /// The database file.

@@ -62,9 +62,15 @@ impl BaseDir {
 
     /// mcpr's directory inside this base directory, from the process environment.
     pub fn app_dir(self) -> Option<PathBuf> {
+        self.dir_of(APP_DIR)
+    }
+
+    /// This base directory joined with `app`, for a host whose state lives under its own
+    /// directory name, from the process environment.
+    pub fn dir_of(self, app: &str) -> Option<PathBuf> {
         let home = process_var("HOME").map(PathBuf::from);
         self.resolve(process_var, home.as_deref())
-            .map(|dir| dir.join(APP_DIR))
+            .map(|dir| dir.join(app))
     }
 }
 

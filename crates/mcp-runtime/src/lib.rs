@@ -25,12 +25,16 @@
 //! # }
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod auth;
 pub mod cache;
 pub mod client;
 pub mod config;
 pub mod fsutil;
+#[cfg(feature = "gateway")]
 pub mod gateway;
+pub mod identity;
 pub mod loader;
 pub mod manager;
 pub mod net;
@@ -39,7 +43,9 @@ pub mod session;
 pub mod tools;
 
 pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};
+#[cfg(feature = "gateway")]
 pub use gateway::{Gateway, GatewayOptions, SubAgentHandle};
+pub use identity::ClientIdentity;
 pub use loader::{LoadOptions, LoadedTools, discover_and_load_mcp_tools};
 pub use manager::{ManagerEvent, ManagerOptions, McpManager};
 pub use session::Session;

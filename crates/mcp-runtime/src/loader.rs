@@ -12,7 +12,8 @@ use crate::tools::{McpTool, NamingStyle, mcp_tools};
 pub struct LoadOptions {
     /// Where to look for configs and how.
     pub discovery: DiscoveryOptions,
-    /// How to run the servers (the project directory is set to `cwd`).
+    /// How to run the servers (the project directory is set to `cwd`). The default keeps
+    /// nothing on disk; [`ManagerOptions::for_user`] adds the per-user tool cache and logins.
     pub manager: ManagerOptions,
     /// How tool names are spelled.
     pub naming: NamingStyle,
@@ -88,7 +89,7 @@ pub async fn discover_and_load_mcp_tools(cwd: &Path, options: LoadOptions) -> Lo
                 .map(|s| s.path.clone())
                 .unwrap_or_else(|| PathBuf::from(HARD_FAILURE_PATH)),
             server: Some(name.clone()),
-            error: error.clone(),
+            error: error.to_string(),
         }
     }));
     LoadedTools {

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use crate::client::{ToolDefinition, ToolOutput};
 use crate::manager::{ManagerError, McpManager};
 use crate::tools::{
-    Aborted, McpTool, NamingStyle, SearchHit, ToolCallOptions, ToolIndex, mcp_tools,
-    one_line_summary, parameter_summary,
+    Aborted, McpTool, NamingStyle, SearchHit, ToolIndex, mcp_tools, one_line_summary,
+    parameter_summary,
 };
 
 /// A tool the host implements itself (shown next to MCP tools; the host runs it).
@@ -45,6 +45,7 @@ impl RegisteredTool {
 
 /// Why a session call failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// No tool of that name is registered.
     #[error("no tool named `{0}`")]
@@ -140,7 +141,7 @@ impl Session {
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
-        options: ToolCallOptions,
+        options: crate::client::CallOptions,
     ) -> Result<ToolOutput, SessionError> {
         match self.tools.get(name) {
             Some(RegisteredTool::Mcp(tool)) => {
@@ -211,6 +212,7 @@ pub struct DiscoveryResult {
 
 /// Why a call of the search tool was refused.
 #[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
 pub enum DiscoveryError {
     /// `query` is missing, not a string, or blank.
     #[error("`{tool}` needs a non-empty string `query`")]

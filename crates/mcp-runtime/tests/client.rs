@@ -130,6 +130,7 @@ async fn results_keep_every_content_kind_and_structured_content() {
             Content::Audio { .. } => "audio",
             Content::Resource { .. } => "resource",
             Content::ResourceLink(_) => "resource_link",
+            _ => "unknown",
         })
         .collect();
     for kind in ["text", "image", "audio", "resource", "resource_link"] {
@@ -160,10 +161,7 @@ async fn timeout_sends_notifications_cancelled() {
     let client = connect(&mock(&["--record", &record.to_string_lossy()]))
         .await
         .unwrap();
-    let options = CallOptions {
-        timeout: Some(Duration::from_millis(200)),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().with_timeout(Duration::from_millis(200));
     let error = client
         .call_tool("sleep", args(json!({"ms": 10_000})), options)
         .await
@@ -191,10 +189,7 @@ async fn cancelling_a_call_sends_notifications_cancelled() {
     let cancel = CancellationToken::new();
     let call = {
         let client = client.clone();
-        let options = CallOptions {
-            cancel: Some(cancel.clone()),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().with_cancel(cancel.clone());
         tokio::spawn(async move {
             client
                 .call_tool("sleep", args(json!({"ms": 10_000})), options)
@@ -497,10 +492,7 @@ async fn a_notification_flood_is_bounded_and_calls_still_work() {
         .call_tool(
             "flood",
             args(json!({"count": 20000})),
-            CallOptions {
-                progress: Some(progress),
-                ..CallOptions::default()
-            },
+            CallOptions::default().with_progress(progress),
         )
         .await
         .unwrap();

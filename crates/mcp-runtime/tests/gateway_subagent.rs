@@ -13,7 +13,7 @@ use indexmap::IndexMap;
 use mcp_runtime::cache::ToolCache;
 use mcp_runtime::config::ServerConfig;
 use mcp_runtime::gateway::{
-    CatalogError, SubAgentCall, SubAgentHandle, SubAgentOptions, ToolFilter,
+    CallOptions, CatalogError, SubAgentHandle, SubAgentOptions, ToolFilter,
 };
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use serde_json::json;
@@ -80,7 +80,7 @@ async fn sub_agent_sees_the_parents_live_tools_scoped() {
         .call(
             "mcp_b_echo",
             args(json!({"text": "x"})),
-            SubAgentCall::default(),
+            CallOptions::default(),
         )
         .await
         .unwrap();
@@ -230,7 +230,7 @@ async fn sub_agent_calls_use_the_parents_connection() {
             .call(
                 "mcp_a_echo",
                 args(json!({"text": format!("agent {i}")})),
-                SubAgentCall::default(),
+                CallOptions::default(),
             )
             .await
             .unwrap()
@@ -268,7 +268,7 @@ async fn call_cap_cancels_the_call_on_the_server() {
         .call(
             "mcp_a_sleep",
             args(json!({"ms": 20_000})),
-            SubAgentCall::default(),
+            CallOptions::default(),
         )
         .await
         .unwrap();
@@ -284,7 +284,7 @@ async fn call_cap_cancels_the_call_on_the_server() {
         .call(
             "mcp_a_echo",
             args(json!({"text": "ok"})),
-            SubAgentCall::default(),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(echoed.unwrap().text(), "ok");
@@ -309,7 +309,7 @@ async fn abort_reaches_the_server_and_refuses_new_calls() {
                 .call(
                     "mcp_a_sleep",
                     args(json!({"ms": 20_000})),
-                    SubAgentCall::default(),
+                    CallOptions::default(),
                 )
                 .await
         })
@@ -327,7 +327,7 @@ async fn abort_reaches_the_server_and_refuses_new_calls() {
         .call(
             "mcp_a_echo",
             args(json!({"text": "x"})),
-            SubAgentCall::default(),
+            CallOptions::default(),
         )
         .await;
     assert!(refused.is_err());
@@ -338,10 +338,7 @@ async fn abort_reaches_the_server_and_refuses_new_calls() {
     let call = other.call(
         "mcp_a_sleep",
         args(json!({"ms": 20_000})),
-        SubAgentCall {
-            cancel: Some(cancel.clone()),
-            ..SubAgentCall::default()
-        },
+        CallOptions::default().with_cancel(cancel.clone()),
     );
     let (result, ()) = tokio::join!(call, async {
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -353,7 +350,7 @@ async fn abort_reaches_the_server_and_refuses_new_calls() {
         .call(
             "mcp_a_echo",
             args(json!({"text": "on"})),
-            SubAgentCall::default(),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(echoed.unwrap().text(), "on");
@@ -372,10 +369,7 @@ async fn progress_passes_through_and_failures_are_error_results() {
         .call(
             "mcp_a_progress",
             args(json!({"steps": 4, "interval_ms": 10})),
-            SubAgentCall {
-                progress: Some(sender),
-                ..SubAgentCall::default()
-            },
+            CallOptions::default().with_progress(sender),
         )
         .await
         .unwrap();
@@ -390,12 +384,12 @@ async fn progress_passes_through_and_failures_are_error_results() {
     assert!(seen.iter().all(|p| (1.0..=4.0).contains(p)), "{seen:?}");
 
     let failing = handle
-        .call("mcp_a_fail", None, SubAgentCall::default())
+        .call("mcp_a_fail", None, CallOptions::default())
         .await
         .unwrap();
     assert!(failing.is_error);
     let unknown = handle
-        .call("mcp_nope_x", None, SubAgentCall::default())
+        .call("mcp_nope_x", None, CallOptions::default())
         .await
         .unwrap();
     assert!(

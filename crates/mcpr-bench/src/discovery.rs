@@ -418,7 +418,7 @@ fn capture() -> Result<(), String> {
     let failed: Vec<Value> = report
         .errors
         .iter()
-        .map(|(server, error)| json!({"server": server, "error": error}))
+        .map(|(server, error)| json!({"server": server, "error": error.to_string()}))
         .collect();
     let corpus = json!({
         "captured_with": "cargo run -p mcpr-bench -- discovery --capture",

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use mcp_runtime::client::{CallOptions, ConnectOptions, McpClient, ToolOutput};
 use mcp_runtime::config::{ServerConfig, Transport, server_from_json};
-use mcp_runtime::gateway::{SubAgentCall, SubAgentHandle, SubAgentOptions};
+use mcp_runtime::gateway::{SubAgentHandle, SubAgentOptions};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use serde_json::{Map, Value, json};
 
@@ -189,7 +189,7 @@ async fn over_sub_agent(calls: usize) -> Figures {
         let handle = handle.clone();
         Box::pin(async move {
             handle
-                .call("mcp_mock_echo", echo_args(), SubAgentCall::default())
+                .call("mcp_mock_echo", echo_args(), CallOptions::default())
                 .await
                 .expect("echo")
         })

@@ -40,7 +40,8 @@ pub async fn start(
     let manager = McpManager::new(ManagerOptions {
         project,
         reconnect: options.reconnect,
-        ..ManagerOptions::default()
+        // The CLI keeps the per-user tool cache and stored logins.
+        ..ManagerOptions::for_user()
     });
     let report = connect(&manager, configs, sources, options).await;
     Started { manager, report }

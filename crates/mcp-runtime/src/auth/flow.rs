@@ -19,15 +19,14 @@ use super::dpop::{self, DpopHttpClient, DpopKey};
 use super::store::{CredentialStore, Record, ServerCredentials, key_of};
 use crate::config::{OAuthConfig, PrivateKey};
 
-/// Name mcpr registers under (RFC 7591 `client_name`).
-const CLIENT_NAME: &str = "mcpr";
-
 /// The server being authorized to.
 pub(crate) struct Target<'a> {
     pub server: &'a str,
     pub url: &'a str,
     pub oauth: &'a OAuthConfig,
     pub store: &'a CredentialStore,
+    /// Registered as the OAuth `client_name` (RFC 7591).
+    pub client_name: &'a str,
 }
 
 impl Target<'_> {
@@ -206,7 +205,7 @@ pub(crate) async fn login(
             (None, _) if metadata.registration_endpoint.is_some() => {
                 let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
                 let registered = manager
-                    .register_client(CLIENT_NAME, &redirect.uri, &scope_refs)
+                    .register_client(target.client_name, &redirect.uri, &scope_refs)
                     .await
                     .map_err(|e| target.failure(e))?;
                 (
@@ -360,6 +359,7 @@ pub(crate) async fn client_credentials(
     let url = target.url.to_owned();
     let oauth = target.oauth.clone();
     let store = target.store.clone();
+    let client_name = target.client_name.to_owned();
     let challenge = challenge.map(str::to_owned);
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
@@ -368,6 +368,7 @@ pub(crate) async fn client_credentials(
             url: &url,
             oauth: &oauth,
             store: &store,
+            client_name: &client_name,
         };
         runtime.block_on(client_credentials_here(&target, challenge.as_deref()))
     })

@@ -40,10 +40,10 @@
 //! ```
 
 mod authorizer;
+pub(crate) mod credential;
 mod dpop;
 mod enterprise;
 mod flow;
-pub(crate) mod session;
 mod store;
 mod workload;
 
@@ -70,6 +70,9 @@ pub struct AuthContext {
     pub store: CredentialStore,
     /// `Some`: a 401 without a usable credential starts a login. `None`: it is an error.
     pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// Who registers with authorization servers (the OAuth `client_name`) and introduces
+    /// itself when probing a server.
+    pub identity: crate::ClientIdentity,
 }
 
 impl std::fmt::Debug for AuthContext {
@@ -87,6 +90,7 @@ impl AuthContext {
         AuthContext {
             store,
             authorizer: None,
+            identity: crate::ClientIdentity::default(),
         }
     }
 
@@ -95,12 +99,26 @@ impl AuthContext {
         AuthContext {
             store,
             authorizer: Some(authorizer),
+            identity: crate::ClientIdentity::default(),
         }
     }
 
     /// The per-user store, non-interactive (the default of every connection).
     pub fn user_default() -> Option<Self> {
         CredentialStore::user_default().map(Self::non_interactive)
+    }
+
+    /// The per-user store of `identity` (under its data directory), non-interactive, with
+    /// `identity` as the OAuth client name.
+    pub fn user_for(identity: &crate::ClientIdentity) -> Option<Self> {
+        CredentialStore::user_default_in(&identity.data_dir)
+            .map(|store| Self::non_interactive(store).with_identity(identity.clone()))
+    }
+
+    /// Register and introduce ourselves as `identity`.
+    pub fn with_identity(mut self, identity: crate::ClientIdentity) -> Self {
+        self.identity = identity;
+        self
     }
 }
 
@@ -254,6 +272,7 @@ pub async fn login(
         url: &http.url,
         oauth: &oauth,
         store: &context.store,
+        client_name: &context.identity.name,
     };
     // Nothing a login gets could be kept: say so before sending anyone to a browser. A
     // row that does not decode is fine, the login replaces it.
@@ -261,7 +280,7 @@ pub async fn login(
         Ok(_) | Err(StoreError::Corrupt { .. }) => {}
         Err(e) => return Err(AuthFailure::Store(e.to_string())),
     }
-    let probed = probe(&http).await;
+    let probed = probe(&http, &context.identity).await;
     let challenge = match &probed {
         Probe::Challenge(challenge) => challenge.clone(),
         Probe::Open | Probe::Unknown => None,
@@ -342,7 +361,7 @@ enum Probe {
     Unknown,
 }
 
-async fn probe(http: &HttpConfig) -> Probe {
+async fn probe(http: &HttpConfig, identity: &crate::ClientIdentity) -> Probe {
     let Ok(client) = crate::net::shared_client() else {
         return Probe::Unknown;
     };
@@ -353,7 +372,7 @@ async fn probe(http: &HttpConfig) -> Probe {
         "params": {
             "protocolVersion": "2025-11-25",
             "capabilities": {},
-            "clientInfo": {"name": "mcpr", "version": env!("CARGO_PKG_VERSION")}
+            "clientInfo": {"name": identity.name, "version": identity.version}
         }
     });
     let mut request = client

@@ -25,7 +25,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::config::EnvSource;
-use crate::fsutil::{APP_DIR, BaseDir, create_private_parent, make_private_dir, touch_private};
+use crate::fsutil::{BaseDir, create_private_parent, make_private_dir, touch_private};
 
 /// File name of the store inside `$XDG_DATA_HOME/mcpr/`.
 pub const CREDENTIALS_FILE: &str = "credentials.db";
@@ -146,11 +146,22 @@ impl CredentialStore {
         Self::default_path(&EnvSource::Process).map(Self::new)
     }
 
+    /// The per-user store of a host whose state lives under `data_dir` (see
+    /// [`ClientIdentity::data_dir`](crate::ClientIdentity::data_dir)).
+    pub fn user_default_in(data_dir: &str) -> Option<Self> {
+        Self::default_path_in(&EnvSource::Process, data_dir).map(Self::new)
+    }
+
     /// Where [`CredentialStore::user_default`] keeps its file.
     pub fn default_path(env: &EnvSource) -> Option<PathBuf> {
+        Self::default_path_in(env, &crate::ClientIdentity::default().data_dir)
+    }
+
+    /// Where [`CredentialStore::user_default_in`] keeps its file.
+    pub fn default_path_in(env: &EnvSource, data_dir: &str) -> Option<PathBuf> {
         let home = env.get("HOME").map(PathBuf::from);
         let data = BaseDir::Data.resolve(|name| env.get(name), home.as_deref())?;
-        Some(data.join(APP_DIR).join(CREDENTIALS_FILE))
+        Some(data.join(data_dir).join(CREDENTIALS_FILE))
     }
 
     /// The database file.

@@ -72,6 +72,7 @@ impl ElicitationRequest {
 
 /// What the user decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ElicitationAction {
     /// Submitted the form.
     Accept,

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 /// A failure to connect to, or talk with, one MCP server.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The server's command could not be started at all.
     #[error("server `{server}`: cannot start `{command}`: {source}")]
@@ -72,14 +73,18 @@ pub enum ClientError {
         method: String,
     },
     /// The server answered a request with a JSON-RPC error.
-    #[error("server `{server}`: {method} failed: {message}")]
+    #[error("server `{server}`: {method} failed: {message} (code {code})")]
     Rpc {
         /// Server name.
         server: String,
         /// The request method (and tool name for calls).
         method: String,
-        /// The server's error message and code.
+        /// The JSON-RPC error code (e.g. -32601 for an unknown method).
+        code: i32,
+        /// The server's error message.
         message: String,
+        /// The error's `data`, if the server sent any.
+        data: Option<Box<serde_json::Value>>,
     },
     /// The server broke the protocol after the handshake (e.g. a repeating list cursor).
     #[error("server `{server}`: {method}: {message}")]
@@ -106,14 +111,6 @@ pub enum ClientError {
         server: String,
         /// The config error, naming the server and field.
         message: String,
-    },
-    /// The configured transport is not available in this build.
-    #[error("server `{server}`: {transport} servers are not supported yet")]
-    UnsupportedTransport {
-        /// Server name.
-        server: String,
-        /// The transport's name.
-        transport: &'static str,
     },
     /// A remote server could not be reached: DNS failure, connection refused or reset.
     #[error("server `{server}`: cannot reach {url}: {reason}")]

@@ -23,6 +23,7 @@ use super::progress::{ProgressRouter, ProgressUpdate, token_key};
 
 /// Something a server told us outside a request/response pair.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ClientEvent {
     /// `notifications/tools/list_changed`: the tool list should be fetched again.
     ToolsChanged,
@@ -61,6 +62,8 @@ pub(crate) struct Handler {
     pub elicitation: Option<ElicitationHandler>,
     /// Progress of calls whose caller asked for it (`CallOptions::progress`).
     pub progress: std::sync::Arc<ProgressRouter>,
+    /// Sent as `clientInfo`.
+    pub identity: crate::ClientIdentity,
 }
 
 impl Handler {
@@ -105,7 +108,7 @@ impl ClientHandler for Handler {
         }
         ClientConfig::new(
             capabilities,
-            Implementation::new("mcpr", env!("CARGO_PKG_VERSION")),
+            Implementation::new(self.identity.name.clone(), self.identity.version.clone()),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }

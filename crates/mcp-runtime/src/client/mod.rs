@@ -12,8 +12,8 @@
 //! Modules: `stdio` (the child process), `remote` (choosing an HTTP transport), `http` (the
 //! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
 //! transports and their event streams), `handler` (our side of the protocol), `elicitation`
-//! (the host callback's types), `types` (what calls return), `watchdog` (kills a server's
-//! process group when the host dies), `error`.
+//! (the host callback's types), `listing` (bounded paging of lists), `types` (what calls
+//! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -35,6 +35,8 @@ mod error;
 mod handler;
 pub(crate) mod http;
 mod legacy_sse;
+mod listing;
+mod options;
 mod progress;
 mod remote;
 mod sse;
@@ -43,15 +45,12 @@ mod streamable_http;
 mod types;
 mod watchdog;
 
-use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
-    ListPromptsRequest, ListResourcesRequest, ListToolsRequest, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ProtocolVersion, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient, ServiceExt};
@@ -66,6 +65,8 @@ pub use elicitation::{
 };
 pub use error::ClientError;
 pub use handler::ClientEvent;
+pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
+pub use options::{CallOptions, ConnectOptions, OutputCap};
 pub use progress::ProgressUpdate;
 pub use stdio::group_alive;
 pub use types::ResourceTemplateDefinition;
@@ -87,77 +88,6 @@ pub const EVENT_BUFFER: usize = 256;
 
 /// Stderr lines attached to errors.
 const STDERR_TAIL_LINES: usize = 20;
-
-/// A list (`tools/list`, ...) that pages more than this many times is treated as broken.
-const MAX_LIST_PAGES: usize = 10_000;
-
-/// Most entries accepted in one list of one server (tools, resources or prompts, across all
-/// pages). A server listing more is refused with an error rather than truncated: a partial list
-/// would silently hide tools, and no model can choose among this many anyway.
-pub const MAX_LISTED_ITEMS: usize = 10_000;
-
-/// Most bytes (as JSON) accepted in one list of one server, across all pages: each page is
-/// bounded by the transport, but thousands of pages are not.
-pub const MAX_LISTED_BYTES: usize = 64 * 1024 * 1024;
-
-/// Settings of a connection that do not come from the server's config.
-#[derive(Clone)]
-pub struct ConnectOptions {
-    /// Directories offered to the server in `roots/list` (default: the current directory).
-    pub roots: Vec<PathBuf>,
-    /// Where to send server notifications (tool list changes, logs, progress). The channel is
-    /// bounded so that a flooding server cannot grow the host's memory: when it is full, log
-    /// and progress events are dropped, while a tool-list change waits for room (merged with
-    /// later ones), so it is never lost. [`EVENT_BUFFER`] is a fitting capacity.
-    pub events: Option<mpsc::Sender<ClientEvent>>,
-    /// Answers the server's `elicitation/create` requests. Servers are told the client
-    /// supports elicitation only when this is set.
-    pub elicitation: Option<ElicitationHandler>,
-    /// OAuth for remote servers: stored credentials, and whether a 401 may start a login.
-    /// The default uses the per-user store and never starts one; `None` sends no token.
-    pub auth: Option<crate::auth::AuthContext>,
-    /// The HTTP client of remote servers (streamable HTTP and legacy SSE). The default is the
-    /// process's shared one; a host passes its own for a proxy, certificates or headers.
-    pub http: crate::net::HttpClient,
-}
-
-impl std::fmt::Debug for ConnectOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("roots", &self.roots)
-            .field("events", &self.events.is_some())
-            .field("elicitation", &self.elicitation.is_some())
-            .field("auth", &self.auth)
-            .field("http", &self.http)
-            .finish()
-    }
-}
-
-impl Default for ConnectOptions {
-    fn default() -> Self {
-        ConnectOptions {
-            roots: std::env::current_dir().into_iter().collect(),
-            events: None,
-            elicitation: None,
-            auth: crate::auth::AuthContext::user_default(),
-            http: crate::net::HttpClient::shared(),
-        }
-    }
-}
-
-/// Per-call settings of [`McpClient::call_tool`].
-#[derive(Debug, Clone, Default)]
-pub struct CallOptions {
-    /// Overrides the server's tool timeout for this call.
-    pub timeout: Option<Duration>,
-    /// Cancels the call; the server is sent `notifications/cancelled`.
-    pub cancel: Option<CancellationToken>,
-    /// Receives the `notifications/progress` the server sends about this call, in the order
-    /// they are handled (a gateway forwards them to its own client). Bounded: while it is full,
-    /// further updates are dropped (progress is advisory; a later update supersedes them), so a
-    /// flooding server cannot grow memory. [`EVENT_BUFFER`] is a fitting capacity.
-    pub progress: Option<mpsc::Sender<ProgressUpdate>>,
-}
 
 /// A connected MCP server.
 ///
@@ -209,6 +139,7 @@ impl McpClient {
             tools_changed_waiting: Default::default(),
             elicitation: options.elicitation.clone(),
             progress: progress.clone(),
+            identity: options.identity.clone(),
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
@@ -219,7 +150,7 @@ impl McpClient {
             }
             Transport::Http(http) => {
                 let auth = options.auth.as_ref().map(|context| {
-                    std::sync::Arc::new(crate::auth::session::ServerAuth::new(
+                    std::sync::Arc::new(crate::auth::credential::ServerAuth::new(
                         server,
                         &http.url,
                         http.oauth.as_ref(),
@@ -331,95 +262,6 @@ impl McpClient {
         }
     }
 
-    /// List every tool, following `nextCursor` until the last page. A server that repeats a
-    /// cursor, or whose list grows past [`MAX_LISTED_ITEMS`] entries or [`MAX_LISTED_BYTES`],
-    /// gets a protocol error rather than an endless loop or unbounded memory. A name listed
-    /// twice is offered once (the first definition wins, with a warning): model APIs reject a
-    /// tool list with duplicate names as a whole.
-    pub async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError> {
-        let tools: Vec<ToolDefinition> = self
-            .list_all(
-                "tools/list",
-                |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
-                |result| match result {
-                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
-                    _ => None,
-                },
-            )
-            .await?;
-        Ok(first_of_each_name(&self.server, tools))
-    }
-
-    /// List every resource (`resources/list`, following `nextCursor`). A server that does not
-    /// offer resources has none: it is not asked, and "method not found" is an empty list.
-    pub async fn list_resources(&self) -> Result<Vec<ResourceDefinition>, ClientError> {
-        if !self.offers(|c| c.resources.is_some()) {
-            return Ok(Vec::new());
-        }
-        let listing = self
-            .list_all(
-                "resources/list",
-                |params| {
-                    ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
-                },
-                |result| match result {
-                    ServerResult::ListResourcesResult(page) => {
-                        Some((page.resources, page.next_cursor))
-                    }
-                    _ => None,
-                },
-            )
-            .await;
-        empty_if_method_not_found(listing)
-    }
-
-    /// List every resource template (`resources/templates/list`, following `nextCursor`). A
-    /// server that does not offer resources has none: it is not asked, and "method not found"
-    /// is an empty list.
-    pub async fn list_resource_templates(
-        &self,
-    ) -> Result<Vec<ResourceTemplateDefinition>, ClientError> {
-        if !self.offers(|c| c.resources.is_some()) {
-            return Ok(Vec::new());
-        }
-        let listing = self
-            .list_all(
-                "resources/templates/list",
-                |params| {
-                    ClientRequest::ListResourceTemplatesRequest(
-                        rmcp::model::ListResourceTemplatesRequest::with_param(params),
-                    )
-                },
-                |result| match result {
-                    ServerResult::ListResourceTemplatesResult(page) => {
-                        Some((page.resource_templates, page.next_cursor))
-                    }
-                    _ => None,
-                },
-            )
-            .await;
-        empty_if_method_not_found(listing)
-    }
-
-    /// List every prompt (`prompts/list`, following `nextCursor`). A server that does not
-    /// offer prompts has none: it is not asked, and "method not found" is an empty list.
-    pub async fn list_prompts(&self) -> Result<Vec<PromptDefinition>, ClientError> {
-        if !self.offers(|c| c.prompts.is_some()) {
-            return Ok(Vec::new());
-        }
-        let listing = self
-            .list_all(
-                "prompts/list",
-                |params| ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
-                |result| match result {
-                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
-                    _ => None,
-                },
-            )
-            .await;
-        empty_if_method_not_found(listing)
-    }
-
     /// Read one resource (`resources/read`). The result comes back as the server sent it, in
     /// the wire format (`{"contents": [{"uri", "mimeType"?, "text" | "blob"}, ...]}`).
     pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
@@ -458,75 +300,6 @@ impl McpClient {
                 .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
             _ => Err(self.protocol_error(method, "unexpected response type")),
         }
-    }
-
-    /// Whether the capabilities the server declared in `initialize` pass `test`.
-    fn offers(&self, test: impl Fn(&ServerCapabilities) -> bool) -> bool {
-        self.peer
-            .peer_info()
-            .is_some_and(|info| test(&info.capabilities))
-    }
-
-    /// Page through a paginated list request: `request` builds one page's request, `page`
-    /// takes the items and next cursor out of its result. Each page is bounded by the request
-    /// timeout, and a repeated cursor is a protocol error rather than an endless loop.
-    async fn list_all<Raw, Item>(
-        &self,
-        method: &str,
-        request: impl Fn(PaginatedRequestParams) -> ClientRequest,
-        page: impl Fn(ServerResult) -> Option<(Vec<Raw>, Option<String>)>,
-    ) -> Result<Vec<Item>, ClientError>
-    where
-        Raw: serde::Serialize,
-        Item: serde::de::DeserializeOwned,
-    {
-        let mut items = Vec::new();
-        let mut bytes = 0usize;
-        let mut cursor: Option<String> = None;
-        let mut seen = HashSet::new();
-        for _ in 0..MAX_LIST_PAGES {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-            let result = self
-                .request(request(params), method, self.config.request_timeout(), None)
-                .await?;
-            let Some((raw, next)) = page(result) else {
-                return Err(self.protocol_error(method, "unexpected response type"));
-            };
-            if items.len().saturating_add(raw.len()) > MAX_LISTED_ITEMS {
-                return Err(self.protocol_error(
-                    method,
-                    format!("the server listed more than {MAX_LISTED_ITEMS} entries; refused"),
-                ));
-            }
-            for item in &raw {
-                let value = serde_json::to_value(item)
-                    .map_err(|e| self.protocol_error(method, format!("invalid list entry: {e}")))?;
-                bytes = bytes.saturating_add(json_size(&value));
-                if bytes > MAX_LISTED_BYTES {
-                    return Err(self.protocol_error(
-                        method,
-                        format!(
-                            "the server listed more than {} MiB of entries; refused",
-                            MAX_LISTED_BYTES >> 20
-                        ),
-                    ));
-                }
-                items.push(serde_json::from_value(value).map_err(|e| {
-                    self.protocol_error(method, format!("invalid list entry: {e}"))
-                })?);
-            }
-            match next {
-                None => return Ok(items),
-                Some(next) if !seen.insert(next.clone()) => {
-                    return Err(self.protocol_error(
-                        method,
-                        format!("server repeated the cursor `{next}`; stopping"),
-                    ));
-                }
-                Some(next) => cursor = Some(next),
-            }
-        }
-        Err(self.protocol_error(method, format!("more than {MAX_LIST_PAGES} pages")))
     }
 
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
@@ -699,7 +472,9 @@ impl McpClient {
             ServiceError::McpError(e) => ClientError::Rpc {
                 server: self.server.clone(),
                 method: method.to_owned(),
-                message: format!("{} (code {})", e.message, e.code.0),
+                code: e.code.0,
+                message: e.message.to_string(),
+                data: e.data.map(Box::new),
             },
             ServiceError::Timeout { timeout } => ClientError::Timeout {
                 server: self.server.clone(),
@@ -814,59 +589,11 @@ async fn handshake_error(
     }
 }
 
-/// Keep the first tool of each name, warning about the others (naming server and tool).
-fn first_of_each_name(server: &str, tools: Vec<ToolDefinition>) -> Vec<ToolDefinition> {
-    let mut names = HashSet::new();
-    tools
-        .into_iter()
-        .filter(|tool| {
-            let first = names.insert(tool.name.clone());
-            if !first {
-                tracing::warn!(
-                    "server `{server}` lists the tool `{}` more than once; only the first is offered",
-                    tool.name
-                );
-            }
-            first
-        })
-        .collect()
-}
-
-/// The length of `value` as compact JSON, without building the text.
-fn json_size(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
-}
-
 /// Convert an rmcp value into ours through the wire format they both follow.
 fn convert<From: serde::Serialize, To: serde::de::DeserializeOwned>(
     value: &From,
 ) -> Result<To, serde_json::Error> {
     serde_json::from_value(serde_json::to_value(value)?)
-}
-
-/// A server that declares a capability but answers "method not found" for its list has
-/// nothing to list. The code is matched in the message because [`ClientError::Rpc`] carries it
-/// there (see `service_error`).
-fn empty_if_method_not_found<T>(
-    listing: Result<Vec<T>, ClientError>,
-) -> Result<Vec<T>, ClientError> {
-    let not_found = format!("(code {})", ErrorCode::METHOD_NOT_FOUND.0);
-    match listing {
-        Err(ClientError::Rpc { message, .. }) if message.ends_with(&not_found) => Ok(Vec::new()),
-        other => other,
-    }
 }
 
 fn server_info(peer: &Peer<RoleClient>) -> Option<ServerInfo> {

@@ -21,7 +21,7 @@ use super::handler::Handler;
 use super::http::{self, HttpError};
 use super::legacy_sse::LegacySse;
 use super::streamable_http;
-use crate::auth::session::ServerAuth;
+use crate::auth::credential::ServerAuth;
 use crate::config::{HttpConfig, HttpKind};
 
 /// Name of the streamable HTTP transport, as [`super::McpClient::transport`] reports it.

@@ -27,7 +27,7 @@ use sse_stream::{Error as SseError, Sse};
 
 use super::http::{HttpError, auth_failed, status_error};
 use super::sse;
-use crate::auth::session::{self, ServerAuth};
+use crate::auth::credential::{self, ServerAuth};
 
 /// Largest JSON response body or SSE event accepted from a server (a huge tool result is
 /// refused with an error rather than exhausting memory).
@@ -403,7 +403,7 @@ impl HttpClient {
         }
         if status == StatusCode::FORBIDDEN
             && let Some(challenge) = challenge.as_deref()
-            && session::is_insufficient_scope(challenge)
+            && credential::is_insufficient_scope(challenge)
             && tries.step_ups < MAX_STEP_UPS
         {
             tries.step_ups += 1;

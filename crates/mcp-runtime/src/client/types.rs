@@ -52,6 +52,7 @@ pub struct ToolOutput {
 /// One content block of a tool result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Content {
     /// Plain text.
     Text {

@@ -27,6 +27,7 @@ use crate::tools::assign_names;
 
 /// Why a resource read or a prompt could not be served.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CatalogError {
     /// No server in scope offers it (the message names it).
     #[error("{0}")]

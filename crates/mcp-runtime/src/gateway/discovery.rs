@@ -37,6 +37,7 @@ const DESCRIPTION_CHARS: usize = 160;
 
 /// When a gateway serves in discovery mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum DiscoveryMode {
     /// Every tool is listed (the default).
     #[default]

@@ -21,9 +21,11 @@ use tokio::sync::mpsc;
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
-use super::view::{CallSettings, View, error_output};
+use super::view::View;
+use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
 use crate::tools::McpTool;
+use crate::tools::error_output;
 
 /// The newest protocol we serve: the last one with the `initialize` handshake, which is what
 /// every client we know speaks, and what keeps one session per client.
@@ -237,14 +239,11 @@ impl Gateway {
             }
             None => (None, None),
         };
-        let settings = CallSettings {
-            timeout: self.inner.options.call_timeout,
-            cap: None,
-            // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
-            // disconnects: either way the backend is told to stop.
-            cancel: context.ct.clone(),
-            progress,
-        };
+        // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
+        // disconnects: either way the backend is told to stop.
+        let mut settings = CallOptions::default().with_cancel(context.ct.clone());
+        settings.timeout = self.inner.options.call_timeout;
+        settings.progress = progress;
         let call = scope.call_tool(&tool, arguments, settings);
         tokio::pin!(call);
         let mut forwarder = token.map(|token| Forwarder::new(token, &context));

@@ -72,13 +72,14 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::manager::McpManager;
 use crate::tools::{McpTool, NamingStyle};
 
+pub use crate::client::CallOptions;
 pub use catalog::CatalogError;
 pub use discovery::{
     DEFAULT_LIMIT, DiscoveryMode, INVOKE_TOOL, MAX_LIMIT, MAX_QUERY_CHARS, SEARCH_TOOL,
     estimate_tokens,
 };
 pub use filter::ToolFilter;
-pub use subagent::{DEFAULT_CALL_CAP, SubAgentCall, SubAgentHandle, SubAgentOptions};
+pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
 use notify::Clients;
 use view::ScopedTools;
@@ -127,6 +128,7 @@ impl Default for GatewayOptions {
 
 /// Failures of serving.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GatewayError {
     /// The client's `initialize` failed.
     #[error("gateway: MCP handshake with the client failed: {0}")]
@@ -143,10 +145,7 @@ pub enum GatewayError {
         source: std::io::Error,
     },
     /// A non-loopback address without a bearer token.
-    #[error(
-        "gateway: {addr} is not a loopback address; serving on it requires a bearer token \
-         (--token-file FILE or MCPR_GATEWAY_TOKEN)"
-    )]
+    #[error("gateway: {addr} is not a loopback address; serving on it requires a bearer token")]
     TokenRequired {
         /// The address.
         addr: SocketAddr,

@@ -8,17 +8,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{Catalog, CatalogError};
 use super::discovery::{Discovery, DiscoveryMode};
 use super::filter::ToolFilter;
-use super::view::{CallSettings, ScopedTools, error_output};
+use super::view::ScopedTools;
 use crate::client::{
-    ProgressUpdate, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolOutput,
+    CallOptions, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolOutput,
 };
 use crate::manager::{ManagerEvent, McpManager};
+use crate::tools::error_output;
 use crate::tools::{Aborted, McpTool, NamingStyle, SearchHit};
 
 /// The default cap on one sub-agent tool call, waiting for a connecting server included.
@@ -46,23 +47,12 @@ impl Default for SubAgentOptions {
     }
 }
 
-/// Per-call settings of [`SubAgentHandle::call`].
-#[derive(Debug, Clone, Default)]
-pub struct SubAgentCall {
-    /// Aborts this call (the server is sent `notifications/cancelled`).
-    pub cancel: Option<CancellationToken>,
-    /// Receives the server's progress notifications about this call.
-    pub progress: Option<mpsc::Sender<ProgressUpdate>>,
-    /// Overrides the handle's cap for this call.
-    pub cap: Option<Duration>,
-}
-
 /// A sub-agent's view of its parent's MCP tools. Cheap to clone; clones share the abort.
 ///
 /// ```no_run
 /// # async fn demo(manager: mcp_runtime::McpManager) {
 /// use std::time::Duration;
-/// use mcp_runtime::gateway::{SubAgentCall, SubAgentHandle, SubAgentOptions, ToolFilter};
+/// use mcp_runtime::gateway::{CallOptions, SubAgentHandle, SubAgentOptions, ToolFilter};
 ///
 /// let handle = SubAgentHandle::new(manager, SubAgentOptions {
 ///     filter: ToolFilter::default().with_servers(["github"]),
@@ -73,7 +63,7 @@ pub struct SubAgentCall {
 ///     println!("{}: {}", tool.name, tool.definition.description.as_deref().unwrap_or(""));
 /// }
 /// let args = serde_json::json!({"query": "mcp"}).as_object().cloned();
-/// match handle.call("mcp_github_search", args, SubAgentCall::default()).await {
+/// match handle.call("mcp_github_search", args, CallOptions::default()).await {
 ///     Ok(output) => println!("{}", output.text()),
 ///     Err(_aborted) => println!("the parent stopped the sub-agent"),
 /// }
@@ -140,21 +130,19 @@ impl SubAgentHandle {
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
-        call: SubAgentCall,
+        mut call: CallOptions,
     ) -> Result<ToolOutput, Aborted> {
         if self.abort.is_cancelled() {
             return Err(Aborted);
         }
         let token = self.abort.child_token();
-        let settings = CallSettings {
-            timeout: None,
-            cap: call.cap.or(self.cap),
-            cancel: token.clone(),
-            progress: call.progress,
-        };
+        // The caller's token is watched here; the call gets a child of the handle's abort.
+        let cancel = call.cancel.take();
+        call.cap = call.cap.or(self.cap);
+        let settings = call.with_cancel(token.clone());
         let running = self.scope.call(name, arguments, settings);
         tokio::pin!(running);
-        let output = match &call.cancel {
+        let output = match &cancel {
             Some(cancel) => tokio::select! {
                 output = &mut running => output,
                 () = cancel.cancelled() => {

@@ -8,15 +8,13 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::filter::ToolFilter;
-use crate::client::{Content, ProgressUpdate, ToolDefinition, ToolOutput};
+use crate::client::{CallOptions, ToolDefinition, ToolOutput};
 use crate::manager::{McpManager, ServerTools};
-use crate::tools::{Aborted, McpTool, NamingStyle, ToolCallOptions, mcp_tools};
+use crate::tools::{Aborted, McpTool, NamingStyle, mcp_tools};
 
 /// One state of the manager's tool lists: per server, its name, list and whether it is cached.
 struct Fingerprint(Vec<(String, Arc<[ToolDefinition]>, bool)>);
@@ -148,7 +146,7 @@ impl ScopedTools {
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
-        options: CallSettings,
+        options: CallOptions,
     ) -> Result<Option<ToolOutput>, Aborted> {
         match self.route(name) {
             Some(tool) => self.call_tool(&tool, arguments, options).await.map(Some),
@@ -161,62 +159,8 @@ impl ScopedTools {
         &self,
         tool: &McpTool,
         arguments: Option<Map<String, Value>>,
-        options: CallSettings,
+        options: CallOptions,
     ) -> Result<ToolOutput, Aborted> {
-        let CallSettings {
-            timeout,
-            cap,
-            cancel,
-            progress,
-        } = options;
-        // A child: the cap cancels this call only, never the caller's token.
-        let cancel = cancel.child_token();
-        let call_options = ToolCallOptions {
-            timeout,
-            cancel: Some(cancel.clone()),
-            output_cap: None,
-            progress,
-        };
-        let call = tool.call(&self.manager, arguments, call_options);
-        let Some(cap) = cap else {
-            return call.await;
-        };
-        tokio::pin!(call);
-        tokio::select! {
-            output = &mut call => output,
-            () = tokio::time::sleep(cap) => {
-                // Cancel rather than drop the call, so the server hears about it
-                // (`notifications/cancelled`) and stops working.
-                cancel.cancel();
-                let _ = tokio::time::timeout(Duration::from_secs(1), &mut call).await;
-                Ok(error_output(format!(
-                    "MCP error: tool call `{}` exceeded the time cap of {} ms and was cancelled",
-                    tool.name,
-                    cap.as_millis()
-                )))
-            }
-        }
-    }
-}
-
-/// How one call through a scope runs.
-pub(crate) struct CallSettings {
-    /// Overrides the server's tool timeout.
-    pub timeout: Option<Duration>,
-    /// A cap on the whole call (waiting for the server included); the call is cancelled when
-    /// it is reached and the caller gets an error result.
-    pub cap: Option<Duration>,
-    /// Aborts the call; the server is sent `notifications/cancelled`.
-    pub cancel: CancellationToken,
-    /// Receives the server's progress notifications.
-    pub progress: Option<tokio::sync::mpsc::Sender<ProgressUpdate>>,
-}
-
-/// An error result with one text block.
-pub(crate) fn error_output(text: String) -> ToolOutput {
-    ToolOutput {
-        content: vec![Content::Text { text }],
-        structured_content: None,
-        is_error: true,
+        tool.call(&self.manager, arguments, options).await
     }
 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// A change in one server's life. Subscribe with [`McpManager::subscribe`](super::McpManager::subscribe).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ManagerEvent {
     /// A connection attempt started.
     Connecting {

@@ -27,6 +27,7 @@ pub struct ReconnectBudget {
 
 /// What to do after an unexpected disconnect.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Decision {
     /// Start attempt number `attempt` after `delay`.
     Retry {

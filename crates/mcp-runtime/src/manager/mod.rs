@@ -1,6 +1,8 @@
 //! The lifecycle of many servers: connect them all at once
 //! behind a fast-start gate, offer cached tools for the slow ones, keep them healthy, and shut
-//! them down.
+//! them down. This file is the host-facing API; the bookkeeping is in `state`, the life of one
+//! connection (connect, supervise, relist, reconnect) in `supervisor`, behind the seam in
+//! `connection`, and what hosts read back in `report`.
 //!
 //! Per server the manager knows, separately: the source metadata, whether a handshake or a tool
 //! load is in flight, the live connection, its live tools and its cached (deferred) tools.
@@ -12,7 +14,9 @@
 //! use mcp_runtime::config::ServerConfig;
 //! use mcp_runtime::manager::{ManagerOptions, McpManager};
 //!
-//! let manager = McpManager::new(ManagerOptions::default());
+//! // `for_user` keeps tools cached and logins stored in the user's data directory;
+//! // `ManagerOptions::default()` keeps nothing on disk.
+//! let manager = McpManager::new(ManagerOptions::for_user());
 //! let mut configs = IndexMap::new();
 //! configs.insert("mock".to_owned(), ServerConfig::stdio("mcpr", ["mock"]));
 //! let report = manager.connect_servers(configs, IndexMap::new()).await;
@@ -24,31 +28,49 @@
 //! # }
 //! ```
 
+mod connection;
 mod events;
 mod health;
+mod report;
+mod state;
+mod supervisor;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::broadcast;
 
 use crate::cache::{CacheKey, ToolCache};
-use crate::client::{
-    CallOptions, ClientError, ClientEvent, ConnectOptions, McpClient, ToolDefinition, ToolOutput,
-};
-use crate::config::{ServerConfig, ServerSource, resolve_connect_values_with};
+use crate::client::{CallOptions, ClientError, ConnectOptions, McpClient, ToolOutput};
+use crate::config::{ServerConfig, ServerSource};
+
+use connection::{ClientConnector, Connection, STDERR_TAIL_LINES};
+use state::{Entry, Inner, Phase, State};
+use supervisor::run_server;
 
 pub use events::ManagerEvent;
 pub use health::{BACKOFF, Decision, ReconnectBudget, STORM_LIMIT, STORM_WINDOW};
+pub use report::{
+    ConnectionState, ManagerError, ServerError, ServerReport, ServerStatus, ServerTools,
+    StartupReport,
+};
 
 /// How long start-up waits before answering with what it has.
 pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
 
+/// How long shutdown waits for pending cache writes.
+const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
+
 /// Settings of a manager.
+///
+/// [`ManagerOptions::default`] keeps nothing on disk: no tool cache (so no deferred tools) and
+/// no credential store (remote servers get no OAuth token). A host that wants the per-user
+/// tool cache and stored logins asks for them with [`ManagerOptions::for_user`] or
+/// [`ManagerOptions::with_user_state`].
 #[derive(Debug, Clone)]
 pub struct ManagerOptions {
     /// The fast-start gate.
@@ -62,138 +84,49 @@ pub struct ManagerOptions {
     pub project: PathBuf,
     /// Reconnect automatically when a connection drops.
     pub reconnect: bool,
-    /// OAuth for remote servers: the credential store, and whether a 401 may start a login
-    /// (by default: the per-user store, never a login — a host at start-up must not block on
-    /// a browser).
+    /// OAuth for remote servers: the credential store, and whether a 401 may start a login.
+    /// `None` sends no token.
     pub auth: Option<crate::auth::AuthContext>,
+    /// Who the manager's connections say they are, and where per-user state lives.
+    pub identity: crate::ClientIdentity,
 }
 
 impl Default for ManagerOptions {
+    /// The gate, waiting for uncached servers, reconnects, the current directory as project,
+    /// and no persistent state.
     fn default() -> Self {
         ManagerOptions {
             gate: DEFAULT_GATE,
             wait_for_uncached: true,
-            cache: ToolCache::user_default().map(Arc::new),
+            cache: None,
             project: std::env::current_dir().unwrap_or_default(),
             reconnect: true,
-            auth: crate::auth::AuthContext::user_default(),
+            auth: None,
+            identity: crate::ClientIdentity::default(),
         }
     }
 }
 
-/// A server's state: connected, connecting or disconnected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerStatus {
-    /// Connected, tools loaded.
-    Connected,
-    /// A handshake, tool load or reconnect is in progress.
-    Connecting,
-    /// Not connected (failed, suspended, disconnected or unknown).
-    Disconnected,
-}
+impl ManagerOptions {
+    /// The defaults plus the per-user state: see [`with_user_state`](Self::with_user_state).
+    pub fn for_user() -> Self {
+        ManagerOptions::default().with_user_state()
+    }
 
-/// One server's tools as the manager currently offers them.
-#[derive(Debug, Clone)]
-pub struct ServerTools {
-    /// Server name.
-    pub server: String,
-    /// Where it was configured, when known.
-    pub source: Option<ServerSource>,
-    /// The tools.
-    pub tools: Arc<[ToolDefinition]>,
-    /// `true` when these come from the cache because the server is still connecting.
-    pub deferred: bool,
-}
-
-/// What [`McpManager::connect_servers`] returns at the gate (or after waiting for uncached
-/// servers).
-#[derive(Debug, Default)]
-pub struct StartupReport {
-    /// Live and deferred tools of every server that has some, in config order.
-    pub servers: Vec<ServerTools>,
-    /// Servers that failed, with their error (naming the server, with its stderr tail).
-    pub errors: IndexMap<String, String>,
-    /// Servers still connecting in the background.
-    pub pending: Vec<String>,
-}
-
-/// Everything `mcpr status` shows about one server.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ServerReport {
-    /// Server name.
-    pub name: String,
-    /// Derived status.
-    pub status: ServerStatus,
-    /// A finer description: `connected`, `connecting`, `loading tools`, `reconnecting (attempt
-    /// N)`, `failed`, `suspended`.
-    pub state: String,
-    /// Provider that configured it.
-    pub provider: Option<String>,
-    /// Config file.
-    pub path: Option<PathBuf>,
-    /// `stdio`, `http` or `sse` (as detected, once connected).
-    pub transport: &'static str,
-    /// Process id of a stdio server.
-    pub pid: Option<u32>,
-    /// Spawn-to-handshake time of the live connection.
-    pub handshake_ms: Option<u64>,
-    /// Protocol version the server chose.
-    pub protocol_version: Option<String>,
-    /// `serverInfo` name and version.
-    pub server_info: Option<String>,
-    /// Number of tools offered (live or deferred).
-    pub tools: usize,
-    /// Whether the tools are cached ones.
-    pub deferred: bool,
-    /// Last error, if any.
-    pub error: Option<String>,
-    /// Last stderr lines.
-    pub stderr_tail: Vec<String>,
-    /// The last failure was the server asking for credentials a login would give.
-    pub needs_login: bool,
-    /// The stored OAuth login of a remote server (`None` for stdio servers).
-    pub login: Option<crate::auth::AuthStatus>,
-}
-
-/// Failures of manager operations.
-#[derive(Debug, thiserror::Error)]
-pub enum ManagerError {
-    /// No server of that name is configured (or it was disconnected).
-    #[error("no server named `{0}`")]
-    UnknownServer(String),
-    /// The server is not available (failed at start-up, suspended after crashes).
-    #[error("server `{server}` is not connected: {reason}")]
-    Unavailable {
-        /// Server name.
-        server: String,
-        /// Why.
-        reason: String,
-    },
-    /// Waiting for the connection took longer than the caller's bound.
-    #[error("server `{server}`: still not connected after {} ms", after.as_millis())]
-    ConnectTimeout {
-        /// Server name.
-        server: String,
-        /// The bound.
-        after: Duration,
-    },
-    /// The request itself failed.
-    #[error(transparent)]
-    Client(#[from] ClientError),
-}
-
-impl ManagerError {
-    /// `true` when the caller cancelled the call.
-    pub fn is_cancelled(&self) -> bool {
-        matches!(self, ManagerError::Client(ClientError::Cancelled { .. }))
+    /// Use the per-user tool cache and credential store (opening them in the user's data
+    /// directory; either is left off when it cannot be opened). The credential store is used
+    /// without ever starting a login: a host at start-up must not block on a browser.
+    pub fn with_user_state(mut self) -> Self {
+        self.cache = ToolCache::user_default_in(&self.identity.data_dir).map(Arc::new);
+        self.auth = crate::auth::AuthContext::user_for(&self.identity);
+        self
     }
 }
 
 /// Runs and tracks every configured MCP server. Cheap to clone; clones share the servers.
 #[derive(Clone)]
 pub struct McpManager {
-    inner: Arc<Inner>,
+    inner: Arc<Inner<ClientConnector>>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -205,92 +138,19 @@ impl std::fmt::Debug for McpManager {
     }
 }
 
-struct Inner {
-    options: ManagerOptions,
-    state: Mutex<State>,
-    /// Bumped on every state change; waiters watch it.
-    changed: watch::Sender<u64>,
-    events: broadcast::Sender<ManagerEvent>,
-    /// Cache writes still running; `disconnect_all` lets them finish so a short-lived host
-    /// (a one-shot CLI command) still leaves its tools in the cache.
-    cache_writes: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-}
-
-/// How long shutdown waits for pending cache writes.
-const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
-
-#[derive(Default)]
-struct State {
-    servers: IndexMap<String, Entry>,
-    next_generation: u64,
-}
-
-/// One configured server.
-struct Entry {
-    config: ServerConfig,
-    source: Option<ServerSource>,
-    phase: Phase,
-    /// Identifies the current connection sequence; work of an older one is discarded.
-    generation: u64,
-    live_tools: Option<Arc<[ToolDefinition]>>,
-    /// Tools from the cache, offered while the server is still connecting.
-    cached_tools: Option<Arc<[ToolDefinition]>>,
-    task: Option<tokio::task::AbortHandle>,
-    budget: ReconnectBudget,
-    last_error: Option<String>,
-    /// `last_error` was an authorization refusal (see [`ServerReport::needs_login`]).
-    needs_login: bool,
-    stderr_tail: Vec<String>,
-}
-
-#[derive(Clone)]
-enum Phase {
-    /// Handshake in progress.
-    Connecting,
-    /// Connected; the first `tools/list` is in progress.
-    Loading(Arc<McpClient>),
-    Connected(Arc<McpClient>),
-    /// The connection dropped; the next attempt starts after a back-off.
-    Reconnecting {
-        attempt: u32,
-    },
-    Failed,
-    /// Automatic reconnects stopped.
-    Suspended,
-}
-
-impl Phase {
-    fn status(&self) -> ServerStatus {
-        match self {
-            Phase::Connected(_) => ServerStatus::Connected,
-            Phase::Connecting | Phase::Loading(_) | Phase::Reconnecting { .. } => {
-                ServerStatus::Connecting
-            }
-            Phase::Failed | Phase::Suspended => ServerStatus::Disconnected,
-        }
-    }
-
-    fn client(&self) -> Option<&Arc<McpClient>> {
-        match self {
-            Phase::Loading(client) | Phase::Connected(client) => Some(client),
-            _ => None,
-        }
-    }
-}
-
 impl McpManager {
     /// A manager with no servers yet.
     pub fn new(options: ManagerOptions) -> Self {
-        let (changed, _) = watch::channel(0);
-        let (events, _) = broadcast::channel(1024);
+        let connector = ClientConnector {
+            options: ConnectOptions {
+                roots: vec![options.project.clone()],
+                auth: options.auth.clone(),
+                identity: options.identity.clone(),
+                ..ConnectOptions::default()
+            },
+        };
         McpManager {
-            inner: Arc::new(Inner {
-                options,
-                state: Mutex::new(State::default()),
-                changed,
-                events,
-                cache_writes: Mutex::new(Vec::new()),
-            }),
+            inner: Arc::new(Inner::new(options, connector)),
         }
     }
 
@@ -332,20 +192,9 @@ impl McpManager {
                     continue;
                 }
                 let generation = state.bump_generation();
-                let entry = Entry {
-                    config,
-                    source,
-                    phase: Phase::Connecting,
-                    generation,
-                    live_tools: None,
-                    cached_tools: None,
-                    task: None,
-                    budget: ReconnectBudget::default(),
-                    last_error: None,
-                    needs_login: false,
-                    stderr_tail: Vec::new(),
-                };
-                state.servers.insert(name.clone(), entry);
+                state
+                    .servers
+                    .insert(name.clone(), Entry::new(config, source, generation));
                 let task = tokio::spawn(run_server(
                     self.inner.clone(),
                     name.clone(),
@@ -371,7 +220,7 @@ impl McpManager {
             let lookup = {
                 let state = self.lock();
                 match state.servers.get(name) {
-                    Some(entry) if entry.phase.status() == ServerStatus::Connecting => {
+                    Some(entry) if entry.phase.is_pending() => {
                         Some(self.cache_key(name, &entry.config))
                     }
                     _ => None,
@@ -412,11 +261,12 @@ impl McpManager {
             };
             match &entry.phase {
                 Phase::Failed | Phase::Suspended => {
-                    let error = entry.last_error.clone().unwrap_or_else(|| "failed".into());
-                    report.errors.insert(name.clone(), error);
+                    if let Some(error) = entry.last_error.clone() {
+                        report.errors.insert(name.clone(), error);
+                    }
                 }
                 phase => {
-                    if phase.status() == ServerStatus::Connecting {
+                    if phase.is_pending() {
                         report.pending.push(name.clone());
                     }
                     if let Some(tools) = entry.offered_tools(name) {
@@ -433,7 +283,9 @@ impl McpManager {
         self.lock()
             .servers
             .get(name)
-            .map_or(ServerStatus::Disconnected, |entry| entry.phase.status())
+            .map_or(ServerStatus::Disconnected, |entry| {
+                entry.phase.state().status()
+            })
     }
 
     /// Names of the servers the manager knows, in config order.
@@ -471,17 +323,7 @@ impl McpManager {
                 let offered = entry.offered_tools(name);
                 ServerReport {
                     name: name.clone(),
-                    status: entry.phase.status(),
-                    state: match &entry.phase {
-                        Phase::Connecting => "connecting".into(),
-                        Phase::Loading(_) => "loading tools".into(),
-                        Phase::Connected(_) => "connected".into(),
-                        Phase::Reconnecting { attempt } => {
-                            format!("reconnecting (attempt {attempt})")
-                        }
-                        Phase::Failed => "failed".into(),
-                        Phase::Suspended => "suspended".into(),
-                    },
+                    state: entry.phase.state(),
                     provider: entry.source.as_ref().map(|s| s.provider_name.clone()),
                     path: entry.source.as_ref().map(|s| s.path.clone()),
                     // The detected transport (an HTTP server may have fallen back to SSE).
@@ -493,7 +335,6 @@ impl McpManager {
                     tools: offered.as_ref().map_or(0, |o| o.tools.len()),
                     deferred: offered.as_ref().is_some_and(|o| o.deferred),
                     error: entry.last_error.clone(),
-                    needs_login: entry.needs_login,
                     login: match (&entry.config.transport, &self.inner.options.auth) {
                         (crate::config::Transport::Http(_), Some(auth)) => {
                             Some(crate::auth::status(&entry.config, &auth.store))
@@ -501,7 +342,7 @@ impl McpManager {
                         _ => None,
                     },
                     stderr_tail: match client {
-                        Some(client) => client.stderr_tail(20),
+                        Some(client) => client.stderr_tail(STDERR_TAIL_LINES),
                         None => entry.stderr_tail.clone(),
                     },
                 }
@@ -557,11 +398,9 @@ impl McpManager {
                 },
                 None => self.wait_connected(server, remaining).await?,
             };
-            let call_options = CallOptions {
-                timeout: limit.map(|l| l.saturating_sub(started.elapsed())),
-                cancel: options.cancel.clone(),
-                progress: options.progress.clone(),
-            };
+            // The remaining time of the caller's limit, and the caller's cancel and progress.
+            let mut call_options = options.clone();
+            call_options.timeout = limit.map(|l| l.saturating_sub(started.elapsed()));
             match client
                 .call_tool(tool, arguments.clone(), call_options)
                 .await
@@ -598,7 +437,6 @@ impl McpManager {
             entry.generation = generation;
             entry.phase = Phase::Connecting;
             entry.last_error = None;
-            entry.needs_login = false;
             (old, generation)
         };
         if let Some(old) = old {
@@ -619,9 +457,7 @@ impl McpManager {
             ServerStatus::Connected => Ok(()),
             _ => Err(ManagerError::Unavailable {
                 server: name.to_owned(),
-                reason: self
-                    .last_error(name)
-                    .unwrap_or_else(|| "reconnect failed".into()),
+                cause: self.last_error(name),
             }),
         }
     }
@@ -632,7 +468,7 @@ impl McpManager {
         let removed = self.lock().servers.shift_remove(name);
         let Some(entry) = removed else { return };
         self.inner.notify();
-        entry.shutdown().await;
+        shutdown(entry).await;
         self.inner.emit(ManagerEvent::Disconnected {
             server: name.to_owned(),
         });
@@ -644,10 +480,10 @@ impl McpManager {
     /// Disconnect every server concurrently and clear all state. When it returns, no server
     /// process (grandchildren included) is left.
     pub async fn disconnect_all(&self) {
-        let entries: Vec<(String, Entry)> = self.lock().servers.drain(..).collect();
+        let entries: Vec<(String, Entry<McpClient>)> = self.lock().servers.drain(..).collect();
         self.inner.notify();
         let closing = entries.into_iter().map(|(name, entry)| async move {
-            entry.shutdown().await;
+            shutdown(entry).await;
             name
         });
         for name in futures::future::join_all(closing).await {
@@ -673,11 +509,11 @@ impl McpManager {
     }
 
     /// The last error of `name`, if any.
-    pub fn last_error(&self, name: &str) -> Option<String> {
+    pub fn last_error(&self, name: &str) -> Option<ServerError> {
         self.lock().servers.get(name)?.last_error.clone()
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State<McpClient>> {
         self.inner.lock()
     }
 
@@ -695,7 +531,7 @@ impl McpManager {
                     state
                         .servers
                         .get(name)
-                        .is_some_and(|e| e.phase.status() == ServerStatus::Connecting)
+                        .is_some_and(|e| e.phase.is_pending())
                 })
             };
             if !pending || changed.changed().await.is_err() {
@@ -737,7 +573,7 @@ impl McpManager {
                         Phase::Failed | Phase::Suspended => {
                             return Err(ManagerError::Unavailable {
                                 server: name.to_owned(),
-                                reason: entry.last_error.clone().unwrap_or_else(|| "failed".into()),
+                                cause: entry.last_error.clone(),
                             });
                         }
                         _ => {}
@@ -760,434 +596,14 @@ impl McpManager {
     }
 }
 
-impl State {
-    fn bump_generation(&mut self) -> u64 {
-        self.next_generation += 1;
-        self.next_generation
+/// Stop an entry's background task and close its connection.
+async fn shutdown<K: Connection>(entry: Entry<K>) {
+    if let Some(task) = entry.task {
+        // Aborting drops a connection still being made; a dropped client kills its
+        // process group.
+        task.abort();
     }
-}
-
-impl Entry {
-    /// The tools this server offers now: live ones, else cached ones while it connects.
-    fn offered_tools(&self, name: &str) -> Option<ServerTools> {
-        let (tools, deferred) = match (&self.live_tools, &self.cached_tools, &self.phase) {
-            (Some(live), _, _) => (live.clone(), false),
-            (None, Some(cached), phase) if phase.status() == ServerStatus::Connecting => {
-                (cached.clone(), true)
-            }
-            _ => return None,
-        };
-        let tools: Arc<[ToolDefinition]> =
-            if self.config.enabled_tools.is_some() || !self.config.disabled_tools.is_empty() {
-                tools
-                    .iter()
-                    .filter(|t| self.config.allows_tool(&t.name))
-                    .cloned()
-                    .collect()
-            } else {
-                tools
-            };
-        Some(ServerTools {
-            server: name.to_owned(),
-            source: self.source.clone(),
-            tools,
-            deferred,
-        })
-    }
-
-    /// Stop the background task and close the connection.
-    async fn shutdown(self) {
-        if let Some(task) = self.task {
-            // Aborting drops a connection still being made; a dropped client kills its
-            // process group.
-            task.abort();
-        }
-        if let Some(client) = self.phase.client() {
-            client.close().await;
-        }
-    }
-}
-
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn notify(&self) {
-        self.changed.send_modify(|v| *v += 1);
-    }
-
-    fn emit(&self, event: ManagerEvent) {
-        // No subscriber is fine.
-        let _ = self.events.send(event);
-    }
-
-    /// Apply `update` to the entry of `name` if it still belongs to `generation`. Returns
-    /// whether it did.
-    fn update(&self, name: &str, generation: u64, update: impl FnOnce(&mut Entry)) -> bool {
-        let applied = {
-            let mut state = self.lock();
-            match state.servers.get_mut(name) {
-                Some(entry) if entry.generation == generation => {
-                    update(entry);
-                    true
-                }
-                _ => false,
-            }
-        };
-        if applied {
-            self.notify();
-        }
-        applied
-    }
-
-    fn config_of(&self, name: &str, generation: u64) -> Option<ServerConfig> {
-        let state = self.lock();
-        let entry = state.servers.get(name)?;
-        (entry.generation == generation).then(|| entry.config.clone())
-    }
-}
-
-/// Why a live connection ended.
-enum Ended {
-    /// The transport closed without us asking.
-    Unexpectedly,
-    /// The server was disconnected or reconnected on request.
-    OnRequest,
-}
-
-/// The life of one server for one generation: connect, supervise, reconnect on unexpected
-/// close with back-off, until it fails for good, is suspended, or is disconnected.
-async fn run_server(
-    inner: Arc<Inner>,
-    name: String,
-    generation: u64,
-    gate_passed: Arc<AtomicBool>,
-) {
-    // 0 = the first connection; >0 = the reconnect attempt of the current outage.
-    let mut attempt: u32 = 0;
-    loop {
-        let Some(config) = inner.config_of(&name, generation) else {
-            return;
-        };
-        inner.update(&name, generation, |e| {
-            if !matches!(e.phase, Phase::Reconnecting { .. }) {
-                e.phase = Phase::Connecting;
-            }
-        });
-        inner.emit(ManagerEvent::Connecting {
-            server: name.clone(),
-        });
-        let started = Instant::now();
-        let lost = match establish(&inner, &name, generation, &config).await {
-            Ok((client, mut notices)) => {
-                let tools = inner
-                    .lock()
-                    .servers
-                    .get(&name)
-                    .and_then(|e| e.live_tools.as_ref().map(|t| t.len()))
-                    .unwrap_or_default();
-                inner.emit(ManagerEvent::Connected {
-                    server: name.clone(),
-                    tools,
-                    elapsed: started.elapsed(),
-                });
-                inner.emit(ManagerEvent::ToolsChanged {
-                    server: name.clone(),
-                });
-                match supervise(&inner, &name, generation, &client, &mut notices).await {
-                    Ended::OnRequest => return,
-                    Ended::Unexpectedly => client,
-                }
-            }
-            Err(Establish::Lost(client)) => client,
-            Err(Establish::Failed(error)) => {
-                let message = error.to_string();
-                let stderr = error.stderr_tail().to_vec();
-                let needs_login = error.needs_login();
-                inner.update(&name, generation, |e| e.needs_login = needs_login);
-                if gate_passed.load(Ordering::SeqCst) {
-                    tracing::warn!("{message}");
-                } else {
-                    tracing::debug!("{message}");
-                }
-                inner.emit(ManagerEvent::Failed {
-                    server: name.clone(),
-                    error: message.clone(),
-                    stderr: stderr.clone(),
-                });
-                if attempt == 0 {
-                    fail(&inner, &name, generation, message, stderr);
-                    return;
-                }
-                // A failed reconnect attempt: back off further, or give up.
-                inner.update(&name, generation, |e| e.stderr_tail = stderr);
-                match plan_reconnect(&inner, &name, generation, attempt + 1, &message) {
-                    Some(delay) => {
-                        attempt += 1;
-                        tokio::time::sleep(delay).await;
-                        continue;
-                    }
-                    None => return,
-                }
-            }
-        };
-
-        // The connection dropped without being asked to: an outage.
-        let status = lost
-            .close()
-            .await
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "connection closed".into());
-        let message = format!("server `{name}`: connection lost ({status})");
-        tracing::warn!("{message}");
-        let stderr = lost.stderr_tail(20);
-        if !inner.options.reconnect {
-            inner.emit(ManagerEvent::Failed {
-                server: name.clone(),
-                error: message.clone(),
-                stderr: stderr.clone(),
-            });
-            fail(&inner, &name, generation, message, stderr);
-            return;
-        }
-        inner.update(&name, generation, |e| e.stderr_tail = stderr);
-        match plan_reconnect(&inner, &name, generation, 1, &message) {
-            Some(delay) => {
-                attempt = 1;
-                tokio::time::sleep(delay).await;
-            }
-            None => return,
-        }
-    }
-}
-
-/// Mark a server failed; its cached tools go (their server is not coming).
-fn fail(inner: &Arc<Inner>, name: &str, generation: u64, message: String, stderr: Vec<String>) {
-    let mut had_cached = false;
-    inner.update(name, generation, |e| {
-        had_cached = e.cached_tools.is_some() && e.live_tools.is_none();
-        e.phase = Phase::Failed;
-        e.last_error = Some(message);
-        e.stderr_tail = stderr;
-        e.cached_tools = None;
-    });
-    if had_cached {
-        inner.emit(ManagerEvent::ToolsChanged {
-            server: name.to_owned(),
-        });
-    }
-}
-
-/// Record an outage and decide about reconnect attempt `attempt`: the back-off to sleep, or
-/// `None` when the server is now suspended.
-fn plan_reconnect(
-    inner: &Arc<Inner>,
-    name: &str,
-    generation: u64,
-    attempt: u32,
-    error: &str,
-) -> Option<Duration> {
-    let mut decision = None;
-    inner.update(name, generation, |e| {
-        let d = e.budget.next(attempt, Instant::now());
-        match &d {
-            Decision::Retry { attempt, .. } => {
-                e.phase = Phase::Reconnecting { attempt: *attempt };
-                e.last_error = Some(error.to_owned());
-            }
-            Decision::Suspend(reason) => {
-                e.phase = Phase::Suspended;
-                e.last_error = Some(format!("{error}; {reason}"));
-            }
-        }
-        decision = Some(d);
-    });
-    match decision? {
-        Decision::Retry { attempt, delay } => {
-            inner.emit(ManagerEvent::Reconnecting {
-                server: name.to_owned(),
-                attempt,
-                delay,
-            });
-            Some(delay)
-        }
-        Decision::Suspend(reason) => {
-            tracing::warn!(server = name, "{reason}");
-            inner.emit(ManagerEvent::Suspended {
-                server: name.to_owned(),
-                reason,
-            });
-            None
-        }
-    }
-}
-
-/// Steps 4–7 of the pipeline: resolve connect-time values, connect, list tools,
-/// write the cache.
-async fn establish(
-    inner: &Arc<Inner>,
-    name: &str,
-    generation: u64,
-    config: &ServerConfig,
-) -> Result<(Arc<McpClient>, mpsc::Receiver<ClientEvent>), Establish> {
-    // `!command` values run a shell (bounded at 10 s): keep them off the async threads.
-    let resolved = {
-        let (name, config) = (name.to_owned(), config.clone());
-        tokio::task::spawn_blocking(move || {
-            resolve_connect_values_with(&name, &config, true, &crate::config::EnvSource::Process)
-        })
-        .await
-    };
-    let resolved = match resolved {
-        Ok(Ok(resolved)) => resolved,
-        Ok(Err(e)) => return Err(Establish::Failed(config_error(name, e.to_string()))),
-        Err(e) => return Err(Establish::Failed(config_error(name, e.to_string()))),
-    };
-
-    let (events, notices) = mpsc::channel(crate::client::EVENT_BUFFER);
-    let options = ConnectOptions {
-        roots: vec![inner.options.project.clone()],
-        events: Some(events),
-        auth: inner.options.auth.clone(),
-        ..ConnectOptions::default()
-    };
-    let client = Arc::new(
-        McpClient::connect(name, &resolved, &options)
-            .await
-            .map_err(Establish::Failed)?,
-    );
-    if !inner.update(name, generation, |e| {
-        e.phase = Phase::Loading(client.clone())
-    }) {
+    if let Some(client) = entry.phase.client() {
         client.close().await;
-        return Err(Establish::Failed(superseded(name)));
-    }
-    // The first list belongs to start-up: the startup timeout bounds it too.
-    let listing = match resolved.startup_timeout() {
-        Some(bound) => tokio::time::timeout(bound, client.list_tools())
-            .await
-            .unwrap_or_else(|_| {
-                Err(ClientError::Timeout {
-                    server: name.to_owned(),
-                    phase: "tools/list".into(),
-                    after: bound,
-                    stderr: client.stderr_tail(20),
-                })
-            }),
-        None => client.list_tools().await,
-    };
-    let tools = match listing {
-        Ok(tools) => tools,
-        // The handshake worked but the server died: that is an outage, not a bad config.
-        Err(e) if e.is_connection_lost() => return Err(Establish::Lost(client)),
-        Err(e) => {
-            client.close().await;
-            return Err(Establish::Failed(e));
-        }
-    };
-    store_tools(inner, name, config, &tools);
-    let accepted = inner.update(name, generation, |e| {
-        e.live_tools = Some(tools.into());
-        e.cached_tools = None;
-        e.last_error = None;
-        e.needs_login = false;
-        e.phase = Phase::Connected(client.clone());
-    });
-    if !accepted {
-        client.close().await;
-        return Err(Establish::Failed(superseded(name)));
-    }
-    Ok((client, notices))
-}
-
-/// Why a connection attempt did not produce a usable connection.
-enum Establish {
-    /// It never got going (spawn, handshake, config, timeout): the attempt failed.
-    Failed(ClientError),
-    /// The handshake succeeded, then the connection dropped while loading tools.
-    Lost(Arc<McpClient>),
-}
-
-/// Watch a live connection: re-list tools on `list_changed`; return when it closes.
-async fn supervise(
-    inner: &Arc<Inner>,
-    name: &str,
-    generation: u64,
-    client: &Arc<McpClient>,
-    notices: &mut mpsc::Receiver<ClientEvent>,
-) -> Ended {
-    loop {
-        tokio::select! {
-            () = client.closed() => break,
-            notice = notices.recv() => match notice {
-                Some(ClientEvent::ToolsChanged) => {
-                    // Coalesce a burst of notifications into one re-list.
-                    while let Ok(ClientEvent::ToolsChanged) = notices.try_recv() {}
-                    relist(inner, name, generation, client).await;
-                }
-                Some(_) => {}
-                // The connection's handler is gone: the transport closed.
-                None => {
-                    client.closed().await;
-                    break;
-                }
-            },
-        }
-    }
-    let current = inner
-        .lock()
-        .servers
-        .get(name)
-        .is_some_and(|e| e.generation == generation);
-    if current {
-        Ended::Unexpectedly
-    } else {
-        Ended::OnRequest
-    }
-}
-
-/// `tools/list_changed`: list again, replace this server's tools, rewrite the cache.
-async fn relist(inner: &Arc<Inner>, name: &str, generation: u64, client: &Arc<McpClient>) {
-    match client.list_tools().await {
-        Ok(tools) => {
-            let Some(config) = inner.config_of(name, generation) else {
-                return;
-            };
-            store_tools(inner, name, &config, &tools);
-            if inner.update(name, generation, |e| e.live_tools = Some(tools.into())) {
-                inner.emit(ManagerEvent::ToolsChanged {
-                    server: name.to_owned(),
-                });
-            }
-        }
-        Err(e) => tracing::warn!("re-listing tools after list_changed failed: {e}"),
-    }
-}
-
-/// Write a server's tools to the cache in the background (best effort).
-fn store_tools(inner: &Arc<Inner>, name: &str, config: &ServerConfig, tools: &[ToolDefinition]) {
-    let Some(cache) = inner.options.cache.clone() else {
-        return;
-    };
-    let key = CacheKey::new(name, &inner.options.project, config);
-    let tools = tools.to_vec();
-    let write = tokio::task::spawn_blocking(move || cache.put(&key, &tools));
-    let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
-    writes.retain(|w| !w.is_finished());
-    writes.push(write);
-}
-
-fn config_error(name: &str, message: String) -> ClientError {
-    ClientError::Config {
-        server: name.to_owned(),
-        message,
-    }
-}
-
-fn superseded(name: &str) -> ClientError {
-    ClientError::Cancelled {
-        server: name.to_owned(),
-        method: "connect (superseded by a newer connection)".into(),
     }
 }

@@ -1,14 +1,12 @@
 //! From the manager's per-server tool lists to the tools a host registers, and back from a
 //! tool call to the right server.
 
-use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::naming::{NamingStyle, assign_names};
-use crate::client::{CallOptions, Content, ProgressUpdate, ToolDefinition, ToolOutput};
+use crate::client::{CallOptions, Content, ToolDefinition, ToolOutput};
 use crate::manager::{McpManager, ServerTools};
 
 /// One MCP tool, ready to register in a host's tool registry.
@@ -83,172 +81,79 @@ pub fn mcp_tools(servers: &[ServerTools], style: NamingStyle) -> Vec<McpTool> {
 #[error("tool call aborted")]
 pub struct Aborted;
 
-/// Cap on the text a tool result may carry into the conversation.
-#[derive(Debug, Clone)]
-pub struct OutputCap {
-    /// Most bytes of text kept.
-    pub max_bytes: usize,
-    /// Where the whole output is written when it is cut.
-    pub spill_dir: PathBuf,
-}
-
-/// Per-call settings of [`McpTool::call`].
-#[derive(Debug, Clone, Default)]
-pub struct ToolCallOptions {
-    /// Overrides the server's tool timeout.
-    pub timeout: Option<Duration>,
-    /// Aborts the call.
-    pub cancel: Option<CancellationToken>,
-    /// Truncate large outputs.
-    pub output_cap: Option<OutputCap>,
-    /// Receives the server's progress notifications about the call.
-    pub progress: Option<tokio::sync::mpsc::Sender<ProgressUpdate>>,
-}
-
 impl McpTool {
     /// Call the tool through `manager`. A deferred tool first waits for its server. Every
-    /// failure — transport, timeout, JSON-RPC error, a server that is down — comes back as an
-    /// error result whose text is `MCP error: <message>`; only an abort is an `Err`.
+    /// failure — transport, timeout, JSON-RPC error, a server that is down, the call's
+    /// [`cap`](CallOptions::cap) — comes back as an error result whose text is
+    /// `MCP error: <message>`; only an abort is an `Err`.
     pub async fn call(
         &self,
         manager: &McpManager,
         arguments: Option<Map<String, Value>>,
-        options: ToolCallOptions,
+        mut options: CallOptions,
     ) -> Result<ToolOutput, Aborted> {
-        let call_options = CallOptions {
-            timeout: options.timeout,
-            cancel: options.cancel.clone(),
-            progress: options.progress.clone(),
+        let output_cap = options.output_cap.take();
+        let output = match options.cap.take() {
+            Some(cap) => self.call_capped(manager, arguments, options, cap).await?,
+            None => self.call_uncapped(manager, arguments, options).await?,
         };
-        let output = match manager
-            .call_tool(&self.server, &self.tool, arguments, call_options)
-            .await
-        {
-            Ok(output) => output,
-            Err(error) if error.is_cancelled() => return Err(Aborted),
-            Err(error) => ToolOutput {
-                content: vec![Content::Text {
-                    text: format!("MCP error: {error}"),
-                }],
-                structured_content: None,
-                is_error: true,
-            },
-        };
-        Ok(match &options.output_cap {
+        Ok(match &output_cap {
             Some(cap) => cap.apply(&self.name, output),
             None => output,
         })
     }
-}
 
-impl OutputCap {
-    /// Cut the text of `output` to `max_bytes`, writing the whole output to a file and saying
-    /// where at the end of the text. Outputs within the cap are returned unchanged.
-    pub fn apply(&self, tool: &str, mut output: ToolOutput) -> ToolOutput {
-        let total: usize = output.content.iter().map(block_size).sum();
-        if total <= self.max_bytes {
-            return output;
+    async fn call_uncapped(
+        &self,
+        manager: &McpManager,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<ToolOutput, Aborted> {
+        match manager
+            .call_tool(&self.server, &self.tool, arguments, options)
+            .await
+        {
+            Ok(output) => Ok(output),
+            Err(error) if error.is_cancelled() => Err(Aborted),
+            Err(error) => Ok(error_output(format!("MCP error: {error}"))),
         }
-        let spilled = self.spill(tool, &output);
-        let mut budget = self.max_bytes;
-        let mut kept = Vec::new();
-        for block in output.content.drain(..) {
-            let size = block_size(&block);
-            if size <= budget {
-                budget -= size;
-                kept.push(block);
-            } else if let Content::Text { text } = block {
-                let cut = floor_char_boundary(&text, budget);
-                kept.push(Content::Text {
-                    text: text[..cut].to_owned(),
-                });
-                budget = 0;
-            } else {
-                budget = 0;
-            }
-            if budget == 0 {
-                break;
+    }
+
+    /// A call bounded by `cap`, waiting for a connecting server included.
+    async fn call_capped(
+        &self,
+        manager: &McpManager,
+        arguments: Option<Map<String, Value>>,
+        mut options: CallOptions,
+        cap: Duration,
+    ) -> Result<ToolOutput, Aborted> {
+        // A child: the cap cancels this call only, never the caller's token.
+        let cancel = options.cancel.take().unwrap_or_default().child_token();
+        options.cancel = Some(cancel.clone());
+        let call = self.call_uncapped(manager, arguments, options);
+        tokio::pin!(call);
+        tokio::select! {
+            output = &mut call => output,
+            () = tokio::time::sleep(cap) => {
+                // Cancel rather than drop the call, so the server hears about it
+                // (`notifications/cancelled`) and stops working.
+                cancel.cancel();
+                let _ = tokio::time::timeout(Duration::from_secs(1), &mut call).await;
+                Ok(error_output(format!(
+                    "MCP error: tool call `{}` exceeded the time cap of {} ms and was cancelled",
+                    self.name,
+                    cap.as_millis()
+                )))
             }
         }
-        let shown: usize = kept.iter().map(block_size).sum();
-        let marker = match spilled {
-            Ok(path) => format!(
-                "\n[output truncated: {shown} of {total} bytes shown; full output in {}]",
-                path.display()
-            ),
-            Err(e) => format!(
-                "\n[output truncated: {shown} of {total} bytes shown; could not save the rest: {e}]"
-            ),
-        };
-        kept.push(Content::Text { text: marker });
-        output.content = kept;
-        output
-    }
-
-    fn spill(&self, tool: &str, output: &ToolOutput) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(&self.spill_dir)?;
-        let stamp = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let path = self.spill_dir.join(format!("{tool}-{stamp}.json"));
-        let json = serde_json::to_vec_pretty(output).map_err(std::io::Error::other)?;
-        std::fs::write(&path, json)?;
-        Ok(path)
     }
 }
 
-/// Bytes a block contributes to the conversation (text, or the base64 of media).
-fn block_size(block: &Content) -> usize {
-    match block {
-        Content::Text { text } => text.len(),
-        Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
-        Content::Resource { resource } => resource.to_string().len(),
-        Content::ResourceLink(link) => Value::Object(link.clone()).to_string().len(),
-    }
-}
-
-fn floor_char_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn large_outputs_are_cut_and_spilled() {
-        let dir = tempfile::tempdir().unwrap();
-        let cap = OutputCap {
-            max_bytes: 10,
-            spill_dir: dir.path().to_owned(),
-        };
-        let output = ToolOutput {
-            content: vec![Content::Text {
-                text: "é".repeat(20),
-            }],
-            ..ToolOutput::default()
-        };
-        let cut = cap.apply("mcp_x_big", output.clone());
-        let text = cut.text();
-        assert!(text.starts_with(&"é".repeat(5)), "{text}");
-        assert!(text.contains("10 of 40 bytes shown"), "{text}");
-        let path = text
-            .rsplit("full output in ")
-            .next()
-            .unwrap()
-            .trim_end_matches(']');
-        let saved: ToolOutput = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        assert_eq!(saved, output);
-
-        let small = ToolOutput {
-            content: vec![Content::Text { text: "ok".into() }],
-            ..Default::default()
-        };
-        assert_eq!(cap.apply("t", small.clone()), small);
+/// An error result with one text block.
+pub(crate) fn error_output(text: String) -> ToolOutput {
+    ToolOutput {
+        content: vec![Content::Text { text }],
+        structured_content: None,
+        is_error: true,
     }
 }

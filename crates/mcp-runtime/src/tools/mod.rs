@@ -6,6 +6,9 @@ mod bridge;
 mod naming;
 mod search;
 
-pub use bridge::{Aborted, McpTool, OutputCap, ToolCallOptions, mcp_tools};
+pub use crate::client::{CallOptions, OutputCap};
+#[cfg(feature = "gateway")]
+pub(crate) use bridge::error_output;
+pub use bridge::{Aborted, McpTool, mcp_tools};
 pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};
 pub use search::{Ranking, SearchHit, ToolIndex, one_line_summary, parameter_summary, split_words};

@@ -18,6 +18,7 @@ const HASH_LEN: usize = 8;
 
 /// How tool names are spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum NamingStyle {
     /// `mcp_<server>_<tool>`.
     #[default]

@@ -24,6 +24,7 @@ pub struct SearchHit {
 
 /// How hits are scored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Ranking {
     /// Plain BM25 over all of a tool's text as one bag of words (the baseline).
     Bm25,

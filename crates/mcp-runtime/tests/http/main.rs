@@ -414,10 +414,7 @@ async fn no_request_body_is_replayed_after_a_failed_resume() {
             record.to_str().unwrap(),
         ]);
         let client = connect(&mock.config(None)).await.unwrap();
-        let options = CallOptions {
-            timeout: Some(Duration::from_secs(5)),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().with_timeout(Duration::from_secs(5));
         let err = client
             .call_tool("echo", args(json!({"text": "lost"})), options)
             .await
@@ -512,10 +509,7 @@ async fn slow_sse_is_waited_for_within_the_call_timeout() {
             .await
             .unwrap();
         assert_eq!(out.text(), "slow");
-        let options = CallOptions {
-            timeout: Some(Duration::from_millis(100)),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().with_timeout(Duration::from_millis(100));
         let err = client
             .call_tool("echo", args(json!({"text": "late"})), options)
             .await

@@ -27,10 +27,7 @@ async fn tool_errors_become_mcp_error_results_and_abort_stays_an_abort() {
         .call(
             &manager,
             args(json!({"ms": 5000})),
-            ToolCallOptions {
-                timeout: Some(Duration::from_millis(100)),
-                ..Default::default()
-            },
+            CallOptions::default().with_timeout(Duration::from_millis(100)),
         )
         .await
         .unwrap();
@@ -42,10 +39,7 @@ async fn tool_errors_become_mcp_error_results_and_abort_stays_an_abort() {
     let call = sleep.call(
         &manager,
         args(json!({"ms": 5000})),
-        ToolCallOptions {
-            cancel: Some(cancel.clone()),
-            ..Default::default()
-        },
+        CallOptions::default().with_cancel(cancel.clone()),
     );
     let canceller = async {
         tokio::time::sleep(Duration::from_millis(150)).await;
@@ -111,7 +105,7 @@ async fn session_refresh_replaces_mcp_tools_and_binds_late_servers() {
         .call(
             "mcp_late_echo",
             args(json!({"text": "bound"})),
-            ToolCallOptions::default(),
+            CallOptions::default(),
         )
         .await
         .unwrap();

@@ -20,7 +20,7 @@ use mcp_runtime::manager::{
     ManagerError, ManagerEvent, ManagerOptions, McpManager, ServerStatus, StartupReport,
 };
 use mcp_runtime::session::{HostTool, RegisteredTool, Session};
-use mcp_runtime::tools::{NamingStyle, ToolCallOptions, mcp_tools};
+use mcp_runtime::tools::{NamingStyle, mcp_tools};
 use serde_json::json;
 use support::{args, mock, read_pid, temp_dir, wait_dead};
 use tokio::sync::broadcast;
@@ -167,12 +167,14 @@ async fn a10_connect_timeout_and_init_failure_are_recorded_and_others_continue()
         )
         .await;
     assert!(
-        report.errors["hangs"].contains("timed out"),
+        report.errors["hangs"].to_string().contains("timed out"),
         "{:?}",
         report.errors
     );
     assert!(
-        report.errors["dies"].contains("cannot bind port"),
+        report.errors["dies"]
+            .to_string()
+            .contains("cannot bind port"),
         "{:?}",
         report.errors
     );
@@ -214,7 +216,7 @@ async fn a10_pending_at_the_gate_with_a_cache_hit_returns_deferred_tools_at_once
         .call(
             &manager,
             args(json!({"text": "late"})),
-            ToolCallOptions::default(),
+            CallOptions::default(),
         )
         .await
         .unwrap();
@@ -248,7 +250,9 @@ async fn a10_pending_at_the_gate_without_cache_waits_for_that_server() {
         )
         .await;
     assert!(
-        report.errors["stuck"].contains("tools/list timed out"),
+        report.errors["stuck"]
+            .to_string()
+            .contains("tools/list timed out"),
         "{:?}",
         report.errors
     );

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 use mcp_runtime::client::{CallOptions, ClientError, Content, ToolOutput};
-use mcp_runtime::manager::ManagerError;
+use mcp_runtime::manager::{ManagerError, ServerError};
 use mcp_runtime::tools::{NamingStyle, mcp_tools};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -98,11 +98,8 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     };
 
     let cancel = CancellationToken::new();
-    let options = CallOptions {
-        timeout: args.timeout.map(Duration::from_millis),
-        cancel: Some(cancel.clone()),
-        ..CallOptions::default()
-    };
+    let mut options = CallOptions::default().with_cancel(cancel.clone());
+    options.timeout = args.timeout.map(Duration::from_millis);
     let call = manager.call_tool(&target.0, &target.1, arguments, options);
     tokio::pin!(call);
     // On Ctrl-C or SIGTERM, cancel the call and let it finish telling the server
@@ -141,7 +138,7 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
 }
 
 /// A tool name nobody offers: say so, and mention servers that failed (it may be theirs).
-fn unknown_tool(tool: &str, errors: &IndexMap<String, String>) -> Failure {
+fn unknown_tool(tool: &str, errors: &IndexMap<String, ServerError>) -> Failure {
     if errors.is_empty() {
         return Failure::usage(format!("no tool named `{tool}` (see `mcpr tools`)"));
     }
@@ -164,22 +161,28 @@ fn call_failure(error: ManagerError) -> Failure {
 /// Parse ARGS: inline JSON, `@file` or `-` (stdin). Absent means no arguments.
 fn parse_arguments(raw: Option<&str>) -> Result<Option<Map<String, Value>>, Failure> {
     let Some(raw) = raw else { return Ok(None) };
-    let (text, origin) = if raw == "-" {
+    read_arguments(raw, "the command line", true)
+        .map(Some)
+        .map_err(Failure::usage)
+}
+
+/// Tool arguments as `mcpr call` and the shell take them: inline JSON (named `inline` in
+/// errors), `@FILE`, or with `stdin` also `-` for standard input.
+pub fn read_arguments(raw: &str, inline: &str, stdin: bool) -> Result<Map<String, Value>, String> {
+    let (text, origin) = if stdin && raw == "-" {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| Failure::usage(format!("cannot read arguments from stdin: {e}")))?;
-        (text, "stdin".to_owned())
+            .map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
+        (text, "stdin")
     } else if let Some(path) = raw.strip_prefix('@') {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::usage(format!("cannot read arguments from {path}: {e}")))?;
-        (text, path.to_owned())
+            .map_err(|e| format!("cannot read arguments from {path}: {e}"))?;
+        (text, path)
     } else {
-        (raw.to_owned(), "the command line".to_owned())
+        (raw.to_owned(), inline)
     };
-    json_object(&text, &origin)
-        .map(Some)
-        .map_err(Failure::usage)
+    json_object(&text, origin)
 }
 
 /// Parse tool arguments read from `origin` (named in the error): they must be a JSON object.
@@ -222,6 +225,8 @@ pub fn print_output(output: &ToolOutput) {
                 let uri = link.get("uri").and_then(Value::as_str).unwrap_or("?");
                 println!("[resource link {}]", term::line(uri));
             }
+            // A kind of content newer than this build.
+            _ => println!("[content this version of mcpr cannot show]"),
         }
     }
     let has_text = output

@@ -103,7 +103,8 @@ pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
     }
 
     for (name, error) in &started_servers.report.errors {
-        let error = term::text(error);
+        let error = error.to_string();
+        let error = term::text(&error);
         println!("\n{name} failed to start, as intended:\n  {error}");
     }
 

@@ -121,7 +121,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         && !addr.ip().is_loopback()
     {
         // Refused before any server starts.
-        return Err(Failure::usage(GatewayError::TokenRequired { addr }));
+        return Err(token_required(GatewayError::TokenRequired { addr }));
     }
     let filter = filter(&args);
     let always_load = always_loaded(&discovery.configs);
@@ -129,7 +129,8 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     let manager = McpManager::new(ManagerOptions {
         project: discovery.cwd.clone(),
         reconnect: true,
-        ..ManagerOptions::default()
+        // The gateway keeps the per-user tool cache and stored logins.
+        ..ManagerOptions::for_user()
     });
     let gateway = Gateway::new(
         manager.clone(),
@@ -157,7 +158,10 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
             let report = manager.connect_servers(configs, sources).await;
             drop(starting);
             for (name, error) in &report.errors {
-                eprintln!("mcpr serve: {}", crate::cmd::tools::with_name(name, error));
+                eprintln!(
+                    "mcpr serve: {}",
+                    crate::cmd::tools::with_name(name, &error.to_string())
+                );
             }
         })
     };
@@ -180,11 +184,16 @@ async fn serve_stdio(gateway: Gateway) -> Outcome {
     }
 }
 
+/// The library says a token is needed; the CLI says how to give one.
+fn token_required(error: GatewayError) -> Failure {
+    Failure::usage(format!("{error} (--token-file FILE or {TOKEN_ENV})"))
+}
+
 /// Serve streamable HTTP until SIGINT or SIGTERM.
 async fn serve_http(gateway: Gateway, addr: SocketAddr, token: Option<String>) -> Outcome {
     let options = HttpOptions { addr, token };
     let server = http::bind(gateway, options).await.map_err(|e| match e {
-        GatewayError::TokenRequired { .. } => Failure::usage(e),
+        GatewayError::TokenRequired { .. } => token_required(e),
         other => Failure::connection(other),
     })?;
     // Scripts and tests read this line to find the port.

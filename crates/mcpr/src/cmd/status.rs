@@ -40,14 +40,15 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     started.manager.disconnect_all().await;
 
     if args.json {
-        let text = serde_json::to_string_pretty(&reports).map_err(Failure::internal)?;
+        let json: Vec<serde_json::Value> = reports.iter().map(report_json).collect();
+        let text = serde_json::to_string_pretty(&json).map_err(Failure::internal)?;
         println!("{text}");
     } else {
         print_table(&reports);
     }
     let failed = reports
         .iter()
-        .any(|r| r.error.is_some() && r.status != mcp_runtime::manager::ServerStatus::Connected);
+        .any(|r| r.error.is_some() && r.status() != mcp_runtime::manager::ServerStatus::Connected);
     Ok(if failed { exit::CONNECTION } else { exit::OK })
 }
 
@@ -61,7 +62,7 @@ pub fn print_table(reports: &[ServerReport]) {
         .unwrap_or(4)
         .max(6);
     // Logins matter only where there are remote servers.
-    let show_login = reports.iter().any(|r| r.login.is_some() || r.needs_login);
+    let show_login = reports.iter().any(|r| r.login.is_some() || r.needs_login());
     let login_width = if show_login {
         reports
             .iter()
@@ -117,7 +118,7 @@ pub fn print_table(reports: &[ServerReport]) {
             println!(
                 "\n{}: {}",
                 term::line(&report.name),
-                term::line(error.lines().next().unwrap_or_default())
+                term::line(error.to_string().lines().next().unwrap_or_default())
             );
             let tail: Vec<&String> = report.stderr_tail.iter().rev().take(10).collect();
             if !tail.is_empty() {
@@ -132,11 +133,34 @@ pub fn print_table(reports: &[ServerReport]) {
 
 /// `needs login`, `logged in (expires in 59 min)`, or `-`.
 pub fn login_label(report: &ServerReport) -> String {
-    if report.needs_login {
+    if report.needs_login() {
         return "needs login".into();
     }
     match &report.login {
         Some(status) => crate::cmd::login::label(status),
         None => "-".into(),
     }
+}
+
+/// One report as `mcpr status --json` prints it (field names and order are part of the CLI's
+/// output; the error goes out as its message).
+fn report_json(report: &ServerReport) -> serde_json::Value {
+    serde_json::json!({
+        "name": report.name,
+        "status": report.status(),
+        "state": report.state,
+        "provider": report.provider,
+        "path": report.path,
+        "transport": report.transport,
+        "pid": report.pid,
+        "handshake_ms": report.handshake_ms,
+        "protocol_version": report.protocol_version,
+        "server_info": report.server_info,
+        "tools": report.tools,
+        "deferred": report.deferred,
+        "error": report.error.as_ref().map(ToString::to_string),
+        "stderr_tail": report.stderr_tail,
+        "needs_login": report.needs_login(),
+        "login": report.login,
+    })
 }

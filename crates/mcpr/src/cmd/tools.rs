@@ -126,7 +126,10 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         }
     }
     for (name, error) in &started.report.errors {
-        eprintln!("error: {}", term::text(&with_name(name, error)));
+        eprintln!(
+            "error: {}",
+            term::text(&with_name(name, &error.to_string()))
+        );
     }
     Ok(if started.report.errors.is_empty() {
         exit::OK

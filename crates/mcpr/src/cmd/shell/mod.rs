@@ -22,11 +22,12 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use mcp_runtime::ManagerEvent;
+use mcp_runtime::client::CallOptions;
 use mcp_runtime::client::{ClientError, McpClient};
 use mcp_runtime::config::{Discovery, writer};
 use mcp_runtime::manager::McpManager;
 use mcp_runtime::session::{RegisteredTool, Session, SessionError};
-use mcp_runtime::tools::{McpTool, NamingStyle, ToolCallOptions};
+use mcp_runtime::tools::{McpTool, NamingStyle};
 use serde_json::{Map, Value};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::broadcast;
@@ -336,10 +337,7 @@ impl<'a> Shell<'a> {
             }
         };
         let cancel = CancellationToken::new();
-        let options = ToolCallOptions {
-            cancel: Some(cancel.clone()),
-            ..ToolCallOptions::default()
-        };
+        let options = CallOptions::default().with_cancel(cancel.clone());
         let call = self.session.call(name, arguments, options);
         tokio::pin!(call);
         let (result, stop) = tokio::select! {
@@ -709,15 +707,7 @@ fn parse_arguments(raw: &str) -> Result<Option<Map<String, Value>>, String> {
     if raw.is_empty() {
         return Ok(None);
     }
-    let (text, origin) = match raw.strip_prefix('@') {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read arguments from {path}: {e}"))?;
-            (text, path)
-        }
-        None => (raw.to_owned(), "the line"),
-    };
-    crate::cmd::call::json_object(&text, origin).map(Some)
+    crate::cmd::call::read_arguments(raw, "the line", false).map(Some)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mcp_runtime::client::{ClientError, PromptDefinition, ResourceDefinition};
-use mcp_runtime::manager::ServerReport;
+use mcp_runtime::manager::{ConnectionState, ServerReport};
 use mcp_runtime::tools::McpTool;
 
 use crate::term;
@@ -23,7 +23,11 @@ pub(super) fn print_tool_list(reports: &[ServerReport], all_tools: &[&McpTool]) 
             .filter(|tool| tool.server == report.name)
             .collect();
         if tools.is_empty() && report.error.is_some() {
-            let error = report.error.as_deref().unwrap_or_default();
+            let error = report
+                .error
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             let first = error.lines().next().unwrap_or_default();
             println!(
                 "{} ({}: {})",
@@ -104,7 +108,7 @@ pub(super) fn no_servers() -> &'static str {
 /// One server's answer to a list request.
 pub(super) struct Listing<T> {
     pub server: String,
-    pub state: String,
+    pub state: ConnectionState,
     /// `None` when the server is not connected.
     pub result: Option<Result<Vec<T>, ClientError>>,
 }

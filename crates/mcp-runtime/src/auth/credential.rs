@@ -62,6 +62,8 @@ pub(crate) struct ServerAuth {
     oauth: OAuthConfig,
     store: CredentialStore,
     authorizer: Option<Arc<dyn Authorizer>>,
+    /// Registered as the OAuth `client_name`.
+    client_name: String,
     current: Mutex<Option<Current>>,
     /// Held while refreshing or logging in.
     flight: tokio::sync::Mutex<()>,
@@ -86,6 +88,7 @@ impl ServerAuth {
             oauth: oauth.cloned().unwrap_or_default(),
             store: context.store.clone(),
             authorizer: context.authorizer.clone(),
+            client_name: context.identity.name.clone(),
             current: Mutex::new(None),
             flight: tokio::sync::Mutex::new(()),
             refresh_rejected: AtomicBool::new(false),
@@ -99,6 +102,7 @@ impl ServerAuth {
             url: &self.url,
             oauth: &self.oauth,
             store: &self.store,
+            client_name: &self.client_name,
         }
     }
 

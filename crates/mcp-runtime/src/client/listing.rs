@@ -1,0 +1,236 @@
+//! Listing a server's tools, resources, resource templates and prompts: paging through
+//! `nextCursor` with bounds on pages, entries and bytes, so a broken or hostile server gets an
+//! error instead of an endless loop or unbounded memory.
+
+use std::collections::HashSet;
+
+use rmcp::model::{
+    ClientRequest, ErrorCode, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
+    PaginatedRequestParams, ServerCapabilities, ServerResult,
+};
+use serde_json::Value;
+
+use super::{
+    ClientError, McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition,
+    ToolDefinition,
+};
+
+/// A list (`tools/list`, ...) that pages more than this many times is treated as broken.
+const MAX_LIST_PAGES: usize = 10_000;
+
+/// Most entries accepted in one list of one server (tools, resources or prompts, across all
+/// pages). A server listing more is refused with an error rather than truncated: a partial list
+/// would silently hide tools, and no model can choose among this many anyway.
+pub const MAX_LISTED_ITEMS: usize = 10_000;
+
+/// Most bytes (as JSON) accepted in one list of one server, across all pages: each page is
+/// bounded by the transport, but thousands of pages are not.
+pub const MAX_LISTED_BYTES: usize = 64 * 1024 * 1024;
+
+impl McpClient {
+    /// List every tool, following `nextCursor` until the last page. A server that repeats a
+    /// cursor, or whose list grows past [`MAX_LISTED_ITEMS`] entries or [`MAX_LISTED_BYTES`],
+    /// gets a protocol error rather than an endless loop or unbounded memory. A name listed
+    /// twice is offered once (the first definition wins, with a warning): model APIs reject a
+    /// tool list with duplicate names as a whole.
+    pub async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError> {
+        let tools: Vec<ToolDefinition> = self
+            .list_all(
+                "tools/list",
+                |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
+                |result| match result {
+                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
+                    _ => None,
+                },
+            )
+            .await?;
+        Ok(first_of_each_name(&self.server, tools))
+    }
+
+    /// List every resource (`resources/list`, following `nextCursor`). A server that does not
+    /// offer resources has none: it is not asked, and "method not found" is an empty list.
+    pub async fn list_resources(&self) -> Result<Vec<ResourceDefinition>, ClientError> {
+        if !self.offers(|c| c.resources.is_some()) {
+            return Ok(Vec::new());
+        }
+        let listing = self
+            .list_all(
+                "resources/list",
+                |params| {
+                    ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
+                },
+                |result| match result {
+                    ServerResult::ListResourcesResult(page) => {
+                        Some((page.resources, page.next_cursor))
+                    }
+                    _ => None,
+                },
+            )
+            .await;
+        empty_if_method_not_found(listing)
+    }
+
+    /// List every resource template (`resources/templates/list`, following `nextCursor`). A
+    /// server that does not offer resources has none: it is not asked, and "method not found"
+    /// is an empty list.
+    pub async fn list_resource_templates(
+        &self,
+    ) -> Result<Vec<ResourceTemplateDefinition>, ClientError> {
+        if !self.offers(|c| c.resources.is_some()) {
+            return Ok(Vec::new());
+        }
+        let listing = self
+            .list_all(
+                "resources/templates/list",
+                |params| {
+                    ClientRequest::ListResourceTemplatesRequest(
+                        rmcp::model::ListResourceTemplatesRequest::with_param(params),
+                    )
+                },
+                |result| match result {
+                    ServerResult::ListResourceTemplatesResult(page) => {
+                        Some((page.resource_templates, page.next_cursor))
+                    }
+                    _ => None,
+                },
+            )
+            .await;
+        empty_if_method_not_found(listing)
+    }
+
+    /// List every prompt (`prompts/list`, following `nextCursor`). A server that does not
+    /// offer prompts has none: it is not asked, and "method not found" is an empty list.
+    pub async fn list_prompts(&self) -> Result<Vec<PromptDefinition>, ClientError> {
+        if !self.offers(|c| c.prompts.is_some()) {
+            return Ok(Vec::new());
+        }
+        let listing = self
+            .list_all(
+                "prompts/list",
+                |params| ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
+                |result| match result {
+                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
+                    _ => None,
+                },
+            )
+            .await;
+        empty_if_method_not_found(listing)
+    }
+
+    /// Whether the capabilities the server declared in `initialize` pass `test`.
+    fn offers(&self, test: impl Fn(&ServerCapabilities) -> bool) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| test(&info.capabilities))
+    }
+
+    /// Page through a paginated list request: `request` builds one page's request, `page`
+    /// takes the items and next cursor out of its result. Each page is bounded by the request
+    /// timeout, and a repeated cursor is a protocol error rather than an endless loop.
+    async fn list_all<Raw, Item>(
+        &self,
+        method: &str,
+        request: impl Fn(PaginatedRequestParams) -> ClientRequest,
+        page: impl Fn(ServerResult) -> Option<(Vec<Raw>, Option<String>)>,
+    ) -> Result<Vec<Item>, ClientError>
+    where
+        Raw: serde::Serialize,
+        Item: serde::de::DeserializeOwned,
+    {
+        let mut items = Vec::new();
+        let mut bytes = 0usize;
+        let mut cursor: Option<String> = None;
+        let mut seen = HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let result = self
+                .request(request(params), method, self.config.request_timeout(), None)
+                .await?;
+            let Some((raw, next)) = page(result) else {
+                return Err(self.protocol_error(method, "unexpected response type"));
+            };
+            if items.len().saturating_add(raw.len()) > MAX_LISTED_ITEMS {
+                return Err(self.protocol_error(
+                    method,
+                    format!("the server listed more than {MAX_LISTED_ITEMS} entries; refused"),
+                ));
+            }
+            for item in &raw {
+                let value = serde_json::to_value(item)
+                    .map_err(|e| self.protocol_error(method, format!("invalid list entry: {e}")))?;
+                bytes = bytes.saturating_add(json_size(&value));
+                if bytes > MAX_LISTED_BYTES {
+                    return Err(self.protocol_error(
+                        method,
+                        format!(
+                            "the server listed more than {} MiB of entries; refused",
+                            MAX_LISTED_BYTES >> 20
+                        ),
+                    ));
+                }
+                items.push(serde_json::from_value(value).map_err(|e| {
+                    self.protocol_error(method, format!("invalid list entry: {e}"))
+                })?);
+            }
+            match next {
+                None => return Ok(items),
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(self.protocol_error(
+                        method,
+                        format!("server repeated the cursor `{next}`; stopping"),
+                    ));
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(self.protocol_error(method, format!("more than {MAX_LIST_PAGES} pages")))
+    }
+}
+
+/// Keep the first tool of each name, warning about the others (naming server and tool).
+fn first_of_each_name(server: &str, tools: Vec<ToolDefinition>) -> Vec<ToolDefinition> {
+    let mut names = HashSet::new();
+    tools
+        .into_iter()
+        .filter(|tool| {
+            let first = names.insert(tool.name.clone());
+            if !first {
+                tracing::warn!(
+                    "server `{server}` lists the tool `{}` more than once; only the first is offered",
+                    tool.name
+                );
+            }
+            first
+        })
+        .collect()
+}
+
+/// The length of `value` as compact JSON, without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+/// A server that declares a capability but answers "method not found" for its list has
+/// nothing to list.
+fn empty_if_method_not_found<T>(
+    listing: Result<Vec<T>, ClientError>,
+) -> Result<Vec<T>, ClientError> {
+    match listing {
+        Err(ClientError::Rpc { code, .. }) if code == ErrorCode::METHOD_NOT_FOUND.0 => {
+            Ok(Vec::new())
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,104 @@
+//! The seam between the supervisor and a live connection: what the reconnect logic needs
+//! from "connect a server" and "the connection it gave", and nothing else. The manager uses
+//! [`McpClient`]; the supervisor's unit tests script a fake so back-off, the breaker, re-lists
+//! and generation checks can be exercised without processes.
+
+use tokio::sync::mpsc;
+
+use crate::client::{ClientError, ClientEvent, ConnectOptions, McpClient, ToolDefinition};
+use crate::config::{EnvSource, ServerConfig, resolve_connect_values_with};
+
+/// How many stderr lines a report, an error or a lost connection keeps.
+pub(crate) const STDERR_TAIL_LINES: usize = 20;
+
+/// A live connection as the supervisor sees it.
+#[async_trait::async_trait]
+pub(crate) trait Connection: Send + Sync + 'static {
+    /// `tools/list`, all pages.
+    async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError>;
+    /// Resolves once the transport has closed.
+    async fn closed(&self);
+    /// Shut the connection down; describes how the server ended, when known.
+    async fn close(&self) -> Option<String>;
+    /// The last stderr lines of the server.
+    fn stderr_tail(&self) -> Vec<String>;
+}
+
+/// Makes connections for the supervisor.
+#[async_trait::async_trait]
+pub(crate) trait Connector: Send + Sync + 'static {
+    /// The connection this connector makes.
+    type Conn: Connection;
+    /// Resolve connect-time values and connect `name`, sending its notifications to `events`.
+    async fn connect(
+        &self,
+        name: &str,
+        config: &ServerConfig,
+        events: mpsc::Sender<ClientEvent>,
+    ) -> Result<Self::Conn, ClientError>;
+}
+
+#[async_trait::async_trait]
+impl Connection for McpClient {
+    async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError> {
+        McpClient::list_tools(self).await
+    }
+
+    async fn closed(&self) {
+        McpClient::closed(self).await
+    }
+
+    async fn close(&self) -> Option<String> {
+        McpClient::close(self)
+            .await
+            .map(|status| status.to_string())
+    }
+
+    fn stderr_tail(&self) -> Vec<String> {
+        McpClient::stderr_tail(self, STDERR_TAIL_LINES)
+    }
+}
+
+/// The real connector: resolves `!command` and env values, then [`McpClient::connect`].
+pub(crate) struct ClientConnector {
+    /// Roots and OAuth; `events` is filled per connection.
+    pub options: ConnectOptions,
+}
+
+#[async_trait::async_trait]
+impl Connector for ClientConnector {
+    type Conn = McpClient;
+
+    async fn connect(
+        &self,
+        name: &str,
+        config: &ServerConfig,
+        events: mpsc::Sender<ClientEvent>,
+    ) -> Result<McpClient, ClientError> {
+        // `!command` values run a shell (bounded at 10 s): keep them off the async threads.
+        let resolved = {
+            let (name, config) = (name.to_owned(), config.clone());
+            tokio::task::spawn_blocking(move || {
+                resolve_connect_values_with(&name, &config, true, &EnvSource::Process)
+            })
+            .await
+        };
+        let resolved = match resolved {
+            Ok(Ok(resolved)) => resolved,
+            Ok(Err(e)) => return Err(config_error(name, e.to_string())),
+            Err(e) => return Err(config_error(name, e.to_string())),
+        };
+        let options = ConnectOptions {
+            events: Some(events),
+            ..self.options.clone()
+        };
+        McpClient::connect(name, &resolved, &options).await
+    }
+}
+
+fn config_error(name: &str, message: String) -> ClientError {
+    ClientError::Config {
+        server: name.to_owned(),
+        message,
+    }
+}

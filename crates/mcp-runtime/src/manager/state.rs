@@ -1,0 +1,217 @@
+//! The manager's bookkeeping: one entry per configured server (config, source, connection
+//! phase, generation, live and cached tools, reconnect budget, last error) behind one lock,
+//! plus the change signal waiters watch and the event channel hosts subscribe to.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use indexmap::IndexMap;
+use tokio::sync::{broadcast, watch};
+
+use super::ManagerOptions;
+use super::connection::Connector;
+use super::events::ManagerEvent;
+use super::health::ReconnectBudget;
+use super::report::{ConnectionState, ServerError, ServerTools};
+use crate::client::ToolDefinition;
+use crate::config::{ServerConfig, ServerSource};
+
+/// Shared by the API and every supervisor task of one manager.
+pub(crate) struct Inner<C: Connector> {
+    pub options: ManagerOptions,
+    pub connector: C,
+    pub state: Mutex<State<C::Conn>>,
+    /// Bumped on every state change; waiters watch it.
+    pub changed: watch::Sender<u64>,
+    pub events: broadcast::Sender<ManagerEvent>,
+    /// Cache writes still running; `disconnect_all` lets them finish so a short-lived host
+    /// (a one-shot CLI command) still leaves its tools in the cache.
+    pub cache_writes: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+pub(crate) struct State<K> {
+    pub servers: IndexMap<String, Entry<K>>,
+    pub next_generation: u64,
+}
+
+impl<K> Default for State<K> {
+    fn default() -> Self {
+        State {
+            servers: IndexMap::new(),
+            next_generation: 0,
+        }
+    }
+}
+
+/// One configured server.
+pub(crate) struct Entry<K> {
+    pub config: ServerConfig,
+    pub source: Option<ServerSource>,
+    pub phase: Phase<K>,
+    /// Identifies the current connection sequence; work of an older one is discarded.
+    pub generation: u64,
+    pub live_tools: Option<Arc<[ToolDefinition]>>,
+    /// Tools from the cache, offered while the server is still connecting.
+    pub cached_tools: Option<Arc<[ToolDefinition]>>,
+    pub task: Option<tokio::task::AbortHandle>,
+    pub budget: ReconnectBudget,
+    pub last_error: Option<ServerError>,
+    pub stderr_tail: Vec<String>,
+}
+
+/// Where one server's connection stands, with the connection itself once there is one.
+pub(crate) enum Phase<K> {
+    /// Handshake in progress.
+    Connecting,
+    /// Connected; the first `tools/list` is in progress.
+    Loading(Arc<K>),
+    Connected(Arc<K>),
+    /// The connection dropped; the next attempt starts after a back-off.
+    Reconnecting {
+        attempt: u32,
+    },
+    Failed,
+    /// Automatic reconnects stopped.
+    Suspended,
+}
+
+impl<K> Phase<K> {
+    /// The public, connection-free view of this phase.
+    pub fn state(&self) -> ConnectionState {
+        match self {
+            Phase::Connecting => ConnectionState::Connecting,
+            Phase::Loading(_) => ConnectionState::LoadingTools,
+            Phase::Connected(_) => ConnectionState::Connected,
+            Phase::Reconnecting { attempt } => ConnectionState::Reconnecting { attempt: *attempt },
+            Phase::Failed => ConnectionState::Failed,
+            Phase::Suspended => ConnectionState::Suspended,
+        }
+    }
+
+    /// `true` while a handshake, tool load or reconnect is in progress.
+    pub fn is_pending(&self) -> bool {
+        self.state().is_pending()
+    }
+
+    pub fn client(&self) -> Option<&Arc<K>> {
+        match self {
+            Phase::Loading(client) | Phase::Connected(client) => Some(client),
+            _ => None,
+        }
+    }
+}
+
+impl<K> State<K> {
+    pub fn bump_generation(&mut self) -> u64 {
+        self.next_generation += 1;
+        self.next_generation
+    }
+}
+
+impl<K> Entry<K> {
+    /// A server about to make its first connection.
+    pub fn new(config: ServerConfig, source: Option<ServerSource>, generation: u64) -> Self {
+        Entry {
+            config,
+            source,
+            phase: Phase::Connecting,
+            generation,
+            live_tools: None,
+            cached_tools: None,
+            task: None,
+            budget: ReconnectBudget::default(),
+            last_error: None,
+            stderr_tail: Vec::new(),
+        }
+    }
+
+    /// The tools this server offers now: live ones, else cached ones while it connects.
+    pub fn offered_tools(&self, name: &str) -> Option<ServerTools> {
+        let (tools, deferred) = match (&self.live_tools, &self.cached_tools) {
+            (Some(live), _) => (live.clone(), false),
+            (None, Some(cached)) if self.phase.is_pending() => (cached.clone(), true),
+            _ => return None,
+        };
+        let tools: Arc<[ToolDefinition]> =
+            if self.config.enabled_tools.is_some() || !self.config.disabled_tools.is_empty() {
+                tools
+                    .iter()
+                    .filter(|t| self.config.allows_tool(&t.name))
+                    .cloned()
+                    .collect()
+            } else {
+                tools
+            };
+        Some(ServerTools {
+            server: name.to_owned(),
+            source: self.source.clone(),
+            tools,
+            deferred,
+        })
+    }
+}
+
+impl<C: Connector> Inner<C> {
+    pub fn new(options: ManagerOptions, connector: C) -> Self {
+        let (changed, _) = watch::channel(0);
+        let (events, _) = broadcast::channel(1024);
+        Inner {
+            options,
+            connector,
+            state: Mutex::new(State::default()),
+            changed,
+            events,
+            cache_writes: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, State<C::Conn>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn notify(&self) {
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    pub fn emit(&self, event: ManagerEvent) {
+        // No subscriber is fine.
+        let _ = self.events.send(event);
+    }
+
+    /// Apply `update` to the entry of `name` if it still belongs to `generation`. Returns
+    /// whether it did.
+    pub fn update(
+        &self,
+        name: &str,
+        generation: u64,
+        update: impl FnOnce(&mut Entry<C::Conn>),
+    ) -> bool {
+        let applied = {
+            let mut state = self.lock();
+            match state.servers.get_mut(name) {
+                Some(entry) if entry.generation == generation => {
+                    update(entry);
+                    true
+                }
+                _ => false,
+            }
+        };
+        if applied {
+            self.notify();
+        }
+        applied
+    }
+
+    pub fn config_of(&self, name: &str, generation: u64) -> Option<ServerConfig> {
+        let state = self.lock();
+        let entry = state.servers.get(name)?;
+        (entry.generation == generation).then(|| entry.config.clone())
+    }
+
+    /// Whether `name` still runs the connection sequence `generation`.
+    pub fn is_current(&self, name: &str, generation: u64) -> bool {
+        self.lock()
+            .servers
+            .get(name)
+            .is_some_and(|e| e.generation == generation)
+    }
+}
