@@ -100,10 +100,23 @@ impl Faults {
             None if body.is_empty() => Value::Null,
             None => Value::String(String::from_utf8_lossy(body).into_owned()),
         };
+        // The headers 2026-07-28 mirrors from the message (`Mcp-Param-*` from tool arguments).
+        let params: serde_json::Map<String, Value> = headers
+            .iter()
+            .filter(|(name, _)| name.as_str().starts_with("mcp-param-"))
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), Value::String(value))
+            })
+            .collect();
         let line = json!({
             "http": method.as_str(),
             "session": header_str(headers, "mcp-session-id"),
             "lastEventId": header_str(headers, "last-event-id"),
+            "protocolVersion": header_str(headers, "mcp-protocol-version"),
+            "mcpMethod": header_str(headers, "mcp-method"),
+            "mcpName": header_str(headers, "mcp-name"),
+            "mcpParams": params,
             "body": body,
         });
         let mut file = recorder.lock().unwrap_or_else(PoisonError::into_inner);

@@ -57,6 +57,8 @@ pub struct HttpOptions {
     pub forced_version: Option<ProtocolVersion>,
     /// `--ignore-sigterm`: only SIGINT stops the server.
     pub ignore_sigterm: bool,
+    /// `--era`, `--ignore-unknown` (streamable HTTP only).
+    pub era: super::era::EraKnobs,
     /// `--oauth` (streamable HTTP only).
     pub oauth: Option<OAuthKnobs>,
 }
@@ -148,13 +150,18 @@ fn streamable(
         options.record.as_deref(),
         Some(on_expire),
     )?;
-    let mcp =
-        Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(faults),
-                faults::apply,
-            ));
+    let mcp = Router::new()
+        .nest_service("/mcp", service)
+        // Inside the fault knobs, so `--record` still sees the refused openings; on `/mcp`
+        // only, so other paths keep their 404.
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::new(options.era),
+            super::era::apply,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(faults),
+            faults::apply,
+        ));
     let Some(knobs) = &options.oauth else {
         return Ok(mcp);
     };

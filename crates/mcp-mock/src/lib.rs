@@ -12,10 +12,12 @@
 //! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
 //! - [`tools`]: the tool catalogue and what each tool does;
 //! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
+//! - [`era`]: which era of MCP the mock speaks (`--era`, `--ignore-unknown`);
 //! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
 //! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals).
 
 mod content;
+mod era;
 mod events;
 mod faults;
 mod http;
@@ -98,6 +100,23 @@ pub struct MockArgs {
     /// that clients reject versions they do not support).
     #[arg(long, value_name = "VERSION", help_heading = "Server")]
     pub protocol_version: Option<String>,
+
+    /// Which era of MCP to speak: `legacy` (the `initialize` handshake only; `server/discover`
+    /// gets "method not found"), `both`, or `2026-07-28` (`server/discover` only; `initialize`
+    /// is refused).
+    #[arg(
+        long,
+        value_name = "ERA",
+        value_enum,
+        default_value = "legacy",
+        help_heading = "Server"
+    )]
+    pub era: era::EraKnob,
+
+    /// Never answer `server/discover` (with `--era legacy`), as old servers that ignore
+    /// unknown methods do.
+    #[arg(long, help_heading = "Server")]
+    pub ignore_unknown: bool,
 
     /// Also serve N generated echo tools, `tool_0` .. `tool_{N-1}`, each taking `{text}`.
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Tools")]
@@ -202,7 +221,9 @@ pub struct MockArgs {
 
     /// Append every raw line received on stdin to FILE, flushed as it arrives (to assert what a
     /// client sent, e.g. `notifications/cancelled`). Over HTTP: one JSON line per request,
-    /// `{"http": METHOD, "session", "lastEventId", "body"}`.
+    /// `{"http": METHOD, "session", "lastEventId", "protocolVersion", "mcpMethod", "mcpName",
+    /// "mcpParams", "body"}` (the MCP headers as sent; `mcpParams` holds the `Mcp-Param-*`
+    /// ones).
     #[arg(long, value_name = "FILE", help_heading = "Process")]
     pub record: Option<PathBuf>,
 
@@ -408,7 +429,15 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         read_pump,
     })
     .await?;
-    serve_stdio(server, stdio, forced_version).await
+    serve_stdio(server, stdio, forced_version, era_knobs(&args)).await
+}
+
+/// The era knobs, from the flags.
+fn era_knobs(args: &MockArgs) -> era::EraKnobs {
+    era::EraKnobs {
+        era: args.era,
+        ignore_unknown: args.ignore_unknown,
+    }
 }
 
 /// The HTTP settings, when `--http` or `--sse` is given.
@@ -453,6 +482,7 @@ fn http_options(
         },
         record: args.record.clone(),
         ignore_sigterm: args.ignore_sigterm,
+        era: era_knobs(args),
         oauth: args.oauth.then(|| oauth_knobs(args)).transpose()?,
         forced_version: match flavour {
             http::Flavour::Streamable => None,
@@ -524,6 +554,7 @@ async fn serve_stdio(
     server: MockServer,
     stdio: io::Stdio,
     forced_version: Option<ProtocolVersion>,
+    era_knobs: era::EraKnobs,
 ) -> anyhow::Result<()> {
     let io::Stdio {
         reader,
@@ -538,6 +569,7 @@ async fn serve_stdio(
         call_ids,
         eof.clone(),
     );
+    let transport = era::EraTransport::new(transport, era_knobs);
     // Not spawned: rmcp's serve future is not provably `Send` (a compiler limitation with its
     // generic async traits), and it need not be, as `run` is driven by `block_on`.
     let mut serving = Box::pin(async move {

@@ -5,6 +5,9 @@
 //! name, the project directory and a SHA-256 of the server's config, so a changed config never
 //! serves stale tools. Entries expire after 30 days and are rewritten on every successful list.
 //! The cache is best effort: a corrupt, locked or unreadable file is a miss, never a failure.
+//!
+//! It also remembers which era of MCP each server speaks (keyed by server name and config
+//! hash), so a later start-up opens the connection the right way without probing first.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,6 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use crate::client::ToolDefinition;
+use crate::client::era::Era;
 use crate::config::ServerConfig;
 
 /// How long an entry stays valid.
@@ -176,6 +180,60 @@ impl ToolCache {
         }
     }
 
+    /// The era `server` (with `config`) spoke at its last connection, if remembered and
+    /// younger than [`CACHE_TTL`].
+    pub fn era(&self, server: &str, config: &ServerConfig) -> Option<Era> {
+        let hash = config_hash(config);
+        let result = self.with_connection(|db| {
+            db.query_row(
+                "SELECT era, updated_at FROM eras WHERE server = ?1 AND config_hash = ?2",
+                params![server, hash],
+                |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
+            )
+            .optional()
+        });
+        match result {
+            Ok(Some((era, updated_at)))
+                if now_secs().saturating_sub(updated_at) <= CACHE_TTL.as_secs() as i64 =>
+            {
+                Era::parse(&era)
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(cache = %self.path.display(), "tool cache unreadable, ignoring it: {e}");
+                None
+            }
+        }
+    }
+
+    /// Remember the era `server` (with `config`) speaks (best effort).
+    pub fn put_era(&self, server: &str, config: &ServerConfig, era: Era) {
+        let hash = config_hash(config);
+        let result = self.with_connection(|db| {
+            db.execute(
+                "INSERT INTO eras (server, config_hash, era, updated_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (server, config_hash)
+                 DO UPDATE SET era = excluded.era, updated_at = excluded.updated_at",
+                params![server, hash, era.as_str(), now_secs()],
+            )?;
+            Ok(())
+        });
+        if let Err(e) = result {
+            tracing::warn!(cache = %self.path.display(), "cannot write the tool cache: {e}");
+        }
+    }
+
+    /// Forget the era of `server` (its cached opening failed).
+    pub fn forget_era(&self, server: &str, config: &ServerConfig) {
+        let hash = config_hash(config);
+        let _ = self.with_connection(|db| {
+            db.execute(
+                "DELETE FROM eras WHERE server = ?1 AND config_hash = ?2",
+                params![server, hash],
+            )
+        });
+    }
+
     /// Run `work` on the open database, opening (and if needed creating) it first. A database
     /// that cannot be opened is reported and retried next time.
     fn with_connection<T>(
@@ -213,6 +271,9 @@ fn open(path: &Path) -> Result<Connection, CacheError> {
     // Another agent may be writing: wait a little instead of failing at once.
     db.busy_timeout(Duration::from_millis(500))?;
     db.pragma_update(None, "journal_mode", "WAL")?;
+    // A cache may lose its last writes on a power cut, but a write must not cost a start-up
+    // an fsync: with WAL, NORMAL syncs at checkpoints only.
+    db.pragma_update(None, "synchronous", "NORMAL")?;
     db.execute_batch(
         "CREATE TABLE IF NOT EXISTS tools (
             server TEXT NOT NULL,
@@ -221,6 +282,13 @@ fn open(path: &Path) -> Result<Connection, CacheError> {
             tools TEXT NOT NULL,
             updated_at INTEGER NOT NULL,
             PRIMARY KEY (server, project, config_hash)
+        );
+        CREATE TABLE IF NOT EXISTS eras (
+            server TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            era TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (server, config_hash)
         )",
     )?;
     // Tool descriptions can reveal what a user works on: keep the file private.
@@ -289,6 +357,25 @@ mod tests {
             y.env.insert("TOKEN".into(), "secret-2".into());
         }
         assert_eq!(config_hash(&a), config_hash(&b));
+    }
+
+    #[test]
+    fn eras_are_remembered_per_server_and_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ToolCache::in_dir(dir.path());
+        let config = ServerConfig::stdio("srv", ["--x"]);
+        assert_eq!(cache.era("a", &config), None);
+        cache.put_era("a", &config, Era::Modern);
+        assert_eq!(cache.era("a", &config), Some(Era::Modern));
+        assert_eq!(cache.era("b", &config), None);
+        assert_eq!(cache.era("a", &ServerConfig::stdio("srv", ["--y"])), None);
+        cache.put_era("a", &config, Era::Legacy);
+        assert_eq!(
+            ToolCache::in_dir(dir.path()).era("a", &config),
+            Some(Era::Legacy)
+        );
+        cache.forget_era("a", &config);
+        assert_eq!(cache.era("a", &config), None);
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! stdio. Cold: mcp-runtime's `McpManager::connect_servers` with a fresh cache against the
 //! TypeScript SDK connecting every server in parallel. Warm, with one server hanging forever
 //! (`--hang-init`) and its tools in the cache: mcp-runtime returns at the gate with deferred
-//! tools; a client without a cache waits.
+//! tools; a client without a cache waits. By era: one server's first start-up (the
+//! `server/discover` probe, then its fallback) and its cached one (straight to the right
+//! opening), for a legacy server, one that never answers unknown methods, and a 2026-07-28
+//! server.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -322,4 +325,111 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         s.startup_runs
     ));
     report.tables.push(warm);
+    eras(ctx, report);
+}
+
+/// Section 2c: one server's start-up by era, first contact and cached.
+fn eras(ctx: &Ctx, report: &mut Report) {
+    let s = &ctx.settings;
+    let mut table = Table::new(
+        "2c. Start-up by protocol era: one server, first contact vs era cached",
+        &[
+            "server",
+            "first start-up",
+            "cached start-up",
+            "probes (first / cached)",
+            "protocol",
+        ],
+    );
+    let kinds: [(&str, &[&str]); 3] = [
+        ("legacy (`mcpr mock`)", &[]),
+        (
+            "legacy, never answers unknown methods (`--ignore-unknown`)",
+            &["--ignore-unknown"],
+        ),
+        (
+            "2026-07-28 only (`--era 2026-07-28`)",
+            &["--era", "2026-07-28"],
+        ),
+    ];
+    for (label, flags) in kinds {
+        eprintln!("» start-up by era: {label}");
+        let server = ctx.mock(flags);
+        let mut first = Vec::new();
+        let mut cached = Vec::new();
+        let mut seen = None;
+        let mut problem = None;
+        for _ in 0..s.startup_runs {
+            let dir = tempfile::tempdir_in(&ctx.work).expect("temp dir");
+            let runs = ctx.runtime.block_on(async {
+                tokio::time::timeout(s.step, async {
+                    let one = open_once(dir.path(), &server).await?;
+                    let two = open_once(dir.path(), &server).await?;
+                    Ok::<_, String>((one, two))
+                })
+                .await
+                .unwrap_or_else(|_| Err("timed out".into()))
+            });
+            match runs {
+                Ok((one, two)) => {
+                    first.push(one.0);
+                    cached.push(two.0);
+                    seen = Some((one.1, two.1, one.2));
+                }
+                Err(why) => problem = Some(why),
+            }
+        }
+        let mut cells = vec![label.to_owned()];
+        match (report::median(&first), report::median(&cached), seen) {
+            (Some(first), Some(cached), Some((probes, cached_probes, version))) => {
+                cells.push(report::ms(first));
+                cells.push(report::ms(cached));
+                cells.push(format!("{probes} / {cached_probes}"));
+                cells.push(version);
+            }
+            _ => {
+                let why = problem.unwrap_or_else(|| "no run".into());
+                cells.push(format!("n/a ({})", report::cell(&why)));
+                cells.extend(["—".to_owned(), "—".into(), "—".into()]);
+            }
+        }
+        table.row(cells);
+    }
+    table.note(format!(
+        "Median of {} runs, each in a fresh cache directory: connect (spawn → opening complete) \
+         and list tools, twice. The first start-up probes with `server/discover`; the second \
+         finds the era in the tool cache and opens with `initialize` (legacy) or \
+         `server/discover` (2026-07-28) at once. The cached legacy start-up is the opening \
+         mcp-runtime made before it knew the 2026-07-28 revision (`initialize` only). A server \
+         that never answers the probe costs the probe bound (100 ms after it has read the \
+         probe) on first contact only.",
+        s.startup_runs
+    ));
+    report.tables.push(table);
+}
+
+/// Connect one server with the era cache in `dir` and list its tools: elapsed time, probes sent
+/// and the protocol version.
+async fn open_once(dir: &Path, server: &Server) -> Result<(Duration, u32, String), String> {
+    use mcp_runtime::client::{ConnectOptions, McpClient};
+    let cache = Arc::new(ToolCache::in_dir(dir));
+    // Open (or create) the database outside the timing: the figure is the opening's cost.
+    let _ = cache.era("", &config(server));
+    let options = ConnectOptions {
+        cache: Some(cache),
+        ..ConnectOptions::default()
+    };
+    let started = Instant::now();
+    let client = McpClient::connect("era", &config(server), &options)
+        .await
+        .map_err(|e| e.to_string())?;
+    client.list_tools().await.map_err(|e| e.to_string())?;
+    let elapsed = started.elapsed();
+    let seen = (
+        elapsed,
+        client.opening().probes,
+        client.info().protocol_version.clone(),
+    );
+    client.close().await;
+    Ok(seen)
 }

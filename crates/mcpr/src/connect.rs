@@ -40,6 +40,8 @@ pub async fn start(
     let manager = McpManager::new(ManagerOptions {
         project,
         reconnect: options.reconnect,
+        // A server that asks the user gets asked on the terminal, or declined without one.
+        elicitation: Some(crate::ask::handler()),
         // The CLI keeps the per-user tool cache and stored logins.
         ..ManagerOptions::for_user()
     });

@@ -1,6 +1,6 @@
 //! Our side of the conversation: what we tell a server about ourselves, and how we answer its
-//! requests (`ping`, `roots/list`, `elicitation/create`) and notifications (logging, progress,
-//! list changes).
+//! requests (`ping`, `roots/list`, `elicitation/create`, also when they come embedded in an
+//! `input_required` result: see `mrtr`) and notifications (logging, progress, list changes).
 
 // rmcp marks roots and logging deprecated because protocol 2026-07-28 drops them; we speak
 // 2025-11-25 and older, where both are current.
@@ -81,7 +81,7 @@ impl Handler {
     /// Hand a tool-list change to the host: never dropped, since it means the tools must be
     /// listed again. While one waits for room, later ones merge with it, so a flood costs one
     /// waiting task (rmcp runs each notification handler on a task of its own).
-    async fn emit_tools_changed(&self) {
+    pub(crate) async fn emit_tools_changed(&self) {
         use std::sync::atomic::Ordering;
         let Some(events) = &self.events else { return };
         if self.tools_changed_waiting.swap(true, Ordering::SeqCst) {
@@ -93,6 +93,63 @@ impl Handler {
         if let Ok(permit) = permit {
             permit.send(ClientEvent::ToolsChanged);
         }
+    }
+}
+
+impl Handler {
+    /// Our answer to `roots/list`, as a server request or embedded in an `input_required`
+    /// result.
+    pub(crate) fn roots(&self) -> ListRootsResult {
+        let roots = self
+            .roots
+            .iter()
+            .map(|path| {
+                let mut root = Root::new(file_uri(path));
+                root.name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                root
+            })
+            .collect();
+        ListRootsResult::new(roots)
+    }
+
+    /// Our answer to `elicitation/create` (the host's callback), as a server request or
+    /// embedded in an `input_required` result.
+    pub(crate) async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
+        let decline = || ElicitResult::new(rmcp::model::ElicitationAction::Decline);
+        let (
+            Some(handler),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicitation, request)
+        else {
+            // Not declared (no callback) or URL mode, which we do not declare either.
+            return decline();
+        };
+        let Ok(requested_schema) = serde_json::to_value(&requested_schema) else {
+            return decline();
+        };
+        let response = handler(ElicitationRequest {
+            server: self.server.clone(),
+            message,
+            requested_schema,
+        })
+        .await;
+        let action = match response.action {
+            ElicitationAction::Accept => rmcp::model::ElicitationAction::Accept,
+            ElicitationAction::Decline => rmcp::model::ElicitationAction::Decline,
+            ElicitationAction::Cancel => rmcp::model::ElicitationAction::Cancel,
+        };
+        let accepted = action == rmcp::model::ElicitationAction::Accept;
+        let mut result = ElicitResult::new(action);
+        if accepted {
+            result = result.with_content(serde_json::Value::Object(
+                response.content.unwrap_or_default(),
+            ));
+        }
+        result
     }
 }
 
@@ -117,16 +174,7 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        let roots = self
-            .roots
-            .iter()
-            .map(|path| {
-                let mut root = Root::new(file_uri(path));
-                root.name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                root
-            })
-            .collect();
-        Ok(ListRootsResult::new(roots))
+        Ok(self.roots())
     }
 
     async fn create_elicitation(
@@ -134,39 +182,7 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let (
-            Some(handler),
-            ElicitRequestParams::FormElicitationParams {
-                message,
-                requested_schema,
-                ..
-            },
-        ) = (&self.elicitation, request)
-        else {
-            // Not declared (no callback) or URL mode, which we do not declare either.
-            return Ok(ElicitResult::new(rmcp::model::ElicitationAction::Decline));
-        };
-        let requested_schema = serde_json::to_value(&requested_schema)
-            .map_err(|e| ErrorData::internal_error(format!("elicitation schema: {e}"), None))?;
-        let response = handler(ElicitationRequest {
-            server: self.server.clone(),
-            message,
-            requested_schema,
-        })
-        .await;
-        let action = match response.action {
-            ElicitationAction::Accept => rmcp::model::ElicitationAction::Accept,
-            ElicitationAction::Decline => rmcp::model::ElicitationAction::Decline,
-            ElicitationAction::Cancel => rmcp::model::ElicitationAction::Cancel,
-        };
-        let accepted = action == rmcp::model::ElicitationAction::Accept;
-        let mut result = ElicitResult::new(action);
-        if accepted {
-            result = result.with_content(serde_json::Value::Object(
-                response.content.unwrap_or_default(),
-            ));
-        }
-        Ok(result)
+        Ok(self.elicit(request).await)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

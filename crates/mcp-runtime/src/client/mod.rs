@@ -2,17 +2,22 @@
 //!
 //! [`McpClient::connect`] starts the server (stdio: a child process in its own process group)
 //! or reaches it (a `url`: streamable HTTP, or the legacy HTTP+SSE transport, with a fallback
-//! from the first to the second), performs the `initialize` handshake with protocol 2025-11-25
-//! within the server's startup timeout, and checks the version the server picked. The client
+//! from the first to the second), opens the connection within the server's startup timeout
+//! (protocol 2026-07-28 through `server/discover`, else the `initialize` handshake with
+//! 2025-11-25: see [`era`]), and checks the version the server picked. The client
 //! then lists tools (following `nextCursor`), calls them with a per-call timeout and
 //! cancellation (both of which send `notifications/cancelled`), answers the server's requests
-//! (`roots/list`, `ping`, and `elicitation/create` through the host's callback), and closes on
-//! our own deadline so nothing outlives it.
+//! (`roots/list`, `ping`, and `elicitation/create` through the host's callback, also when a
+//! 2026-07-28 server embeds them in an `input_required` result), and closes on our own
+//! deadline so nothing outlives it.
 //!
-//! Modules: `stdio` (the child process), `remote` (choosing an HTTP transport), `http` (the
-//! shared HTTP client and HTTP errors), `streamable_http`, `legacy_sse` and `sse` (the
-//! transports and their event streams), `handler` (our side of the protocol), `elicitation`
-//! (the host callback's types), `listing` (bounded paging of lists), `types` (what calls
+//! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
+//! connection with the right plan), `stdio` (the child process), `remote` (choosing an HTTP
+//! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
+//! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
+//! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
+//! 2026-07-28 connections), `elicitation` (the host callback's types), `listing` (bounded
+//! paging of lists), `options` (what a host sets), `types` (what calls
 //! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
@@ -31,11 +36,15 @@
 //! ```
 
 mod elicitation;
+pub mod era;
 mod error;
 mod handler;
 pub(crate) mod http;
 mod legacy_sse;
+mod listen;
 mod listing;
+mod mrtr;
+mod open;
 mod options;
 mod progress;
 mod remote;
@@ -53,19 +62,21 @@ use rmcp::model::{
     ProtocolVersion, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ServerConfig, StdioConfig, Transport};
+use crate::config::ServerConfig;
 
 pub use elicitation::{
     ElicitationAction, ElicitationHandler, ElicitationRequest, ElicitationResponse,
 };
+pub use era::{Era, Opening};
 pub use error::ClientError;
 pub use handler::ClientEvent;
 pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
+pub use mrtr::MAX_INPUT_ROUNDS;
 pub use options::{CallOptions, ConnectOptions, OutputCap};
 pub use progress::ProgressUpdate;
 pub use stdio::group_alive;
@@ -79,8 +90,13 @@ use handler::Handler;
 use stdio::{EXIT_GRACE, ServerProcess};
 
 /// Protocol versions we accept from a server, oldest first. We ask for the newest.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
-    &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 /// A fitting capacity for the channels of [`ConnectOptions::events`] and
 /// [`CallOptions::progress`].
@@ -109,6 +125,12 @@ pub struct McpClient {
     config: ServerConfig,
     /// Shared with the handler, which feeds it the server's progress notifications.
     progress: std::sync::Arc<progress::ProgressRouter>,
+    /// How the connection was opened (era, probes).
+    opening: Opening,
+    /// Answers the requests a server embeds in `input_required` results.
+    handler: Handler,
+    /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes.
+    _listener: Option<listen::Listener>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -143,43 +165,19 @@ impl McpClient {
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
-        let (service, process, url, transport) = match &config.transport {
-            Transport::Stdio(stdio) => {
-                let (service, process) = connect_stdio(server, stdio, handler, bound).await?;
-                (service, Some(process), None, "stdio")
-            }
-            Transport::Http(http) => {
-                let auth = options.auth.as_ref().map(|context| {
-                    std::sync::Arc::new(crate::auth::credential::ServerAuth::new(
-                        server,
-                        &http.url,
-                        http.oauth.as_ref(),
-                        context,
-                    ))
-                });
-                let connecting = remote::connect(server, http, &options.http, handler, auth);
-                let remote = match bound {
-                    Some(bound) => {
-                        tokio::time::timeout(bound, connecting)
-                            .await
-                            .map_err(|_| ClientError::Timeout {
-                                server: server.to_owned(),
-                                phase: "initialize".into(),
-                                after: bound,
-                                stderr: Vec::new(),
-                            })??
-                    }
-                    None => connecting.await?,
-                };
-                (remote.service, None, Some(remote.url), remote.transport)
-            }
-        };
+        let opened = open::open(server, config, options, handler.clone(), bound).await?;
+        let (service, process, url, transport) =
+            (opened.service, opened.process, opened.url, opened.transport);
         let peer = service.peer().clone();
         let Some(info) = server_info(&peer) else {
             let error =
                 handshake_error(server, "no initialize result recorded", process.as_ref()).await;
             stop(process).await;
             return Err(error);
+        };
+        let listener = match opened.opening.era {
+            Era::Modern => listen::start(&peer, &handler).await,
+            Era::Legacy => None,
         };
         let client = McpClient {
             server: server.to_owned(),
@@ -192,6 +190,9 @@ impl McpClient {
             handshake: started.elapsed(),
             config: config.clone(),
             progress,
+            opening: opened.opening,
+            handler,
+            _listener: listener,
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -212,6 +213,12 @@ impl McpClient {
     /// What the server reported in `initialize`.
     pub fn info(&self) -> &ServerInfo {
         &self.info
+    }
+
+    /// How the connection was opened: the era it speaks, whether the cache chose the
+    /// opening, and how many `server/discover` probes it took.
+    pub fn opening(&self) -> Opening {
+        self.opening
     }
 
     /// The transport in use: `stdio`, `http` (streamable HTTP) or `sse` (legacy HTTP+SSE,
@@ -304,7 +311,9 @@ impl McpClient {
 
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
-    /// on its own terms returns `Ok` with `is_error: true`.
+    /// on its own terms returns `Ok` with `is_error: true`. A server that answers
+    /// `input_required` gets its embedded requests answered by the host's handlers and the
+    /// call retried, at most [`MAX_INPUT_ROUNDS`] times.
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -315,25 +324,36 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
         let method = format!("tools/call `{tool}`");
-        match self
-            .request_with_progress(
-                request,
-                &method,
-                timeout,
-                options.cancel.as_ref(),
-                options.progress.as_ref(),
-            )
-            .await?
-        {
-            ServerResult::CallToolResult(result) => convert(&result)
-                .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}"))),
-            // Some servers answer a tool with no output with `{}`.
-            ServerResult::EmptyResult(_) => Ok(ToolOutput::default()),
-            _ => Err(self.protocol_error(&method, "unexpected response type")),
+        for _round in 0..=MAX_INPUT_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            match self
+                .request_with_progress(
+                    request,
+                    &method,
+                    timeout,
+                    options.cancel.as_ref(),
+                    options.progress.as_ref(),
+                )
+                .await?
+            {
+                ServerResult::CallToolResult(result) => {
+                    return convert(&result)
+                        .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                }
+                // Some servers answer a tool with no output with `{}`.
+                ServerResult::EmptyResult(_) => return Ok(ToolOutput::default()),
+                ServerResult::InputRequiredResult(input) => {
+                    mrtr::next_round(&self.handler, &mut params, input, &method).await?;
+                }
+                _ => return Err(self.protocol_error(&method, "unexpected response type")),
+            }
         }
+        Err(self.protocol_error(
+            &method,
+            format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds"),
+        ))
     }
 
     /// Send `ping` and wait for the answer.
@@ -389,6 +409,7 @@ impl McpClient {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
+        options.meta = era::request_meta(self.opening.era, self.handler.events.is_some());
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),
@@ -516,36 +537,6 @@ impl McpClient {
             message: message.into(),
         }
     }
-}
-
-/// Spawn a stdio server and complete the handshake within `bound`; on failure the process
-/// (group) is killed and the error carries its stderr tail.
-async fn connect_stdio(
-    server: &str,
-    config: &StdioConfig,
-    handler: Handler,
-    bound: Option<Duration>,
-) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), ClientError> {
-    let (process, pipes) = ServerProcess::spawn(server, config)?;
-    let handshake = handler.serve((pipes.stdout, pipes.stdin));
-    let outcome = match bound {
-        Some(bound) => tokio::time::timeout(bound, handshake)
-            .await
-            .map_err(|_| bound),
-        None => Ok(handshake.await),
-    };
-    let error = match outcome {
-        Ok(Ok(service)) => return Ok((service, process)),
-        Err(bound) => ClientError::Timeout {
-            server: server.to_owned(),
-            phase: "initialize".into(),
-            after: bound,
-            stderr: stderr_now(Some(&process)),
-        },
-        Ok(Err(e)) => handshake_error(server, &e.to_string(), Some(&process)).await,
-    };
-    stop(Some(process)).await;
-    Err(error)
 }
 
 fn stderr_now(process: Option<&ServerProcess>) -> Vec<String> {

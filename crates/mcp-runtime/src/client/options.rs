@@ -33,6 +33,9 @@ pub struct ConnectOptions {
     /// The HTTP client of remote servers (streamable HTTP and legacy SSE). The default is the
     /// process's shared one; a host passes its own for a proxy, certificates or headers.
     pub http: crate::net::HttpClient,
+    /// Where the era each server speaks is remembered, so that a later connection opens the
+    /// right way at once; `None` probes every time.
+    pub cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -44,6 +47,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("auth", &self.auth)
             .field("identity", &self.identity)
             .field("http", &self.http)
+            .field("cache", &self.cache.is_some())
             .finish()
     }
 }
@@ -57,6 +61,7 @@ impl Default for ConnectOptions {
             auth: None,
             identity: crate::ClientIdentity::default(),
             http: crate::net::HttpClient::shared(),
+            cache: None,
         }
     }
 }

@@ -2,9 +2,12 @@
 //! clearly why it failed.
 //!
 //! A `sse` server gets the legacy HTTP+SSE transport. Any other URL is tried with streamable
-//! HTTP first; if the server answers that first `initialize` POST with a 4xx other than
-//! 401/403, it is taken for a 2024-11-05 server and the legacy transport is tried on the same
-//! URL, as the MCP specification's backwards-compatibility section describes. (A config cannot
+//! HTTP first, opened as the era plan says (a `server/discover` POST, falling back to
+//! `initialize`). If the server answers the `server/discover` POST with a 4xx other than
+//! 401/403, `initialize` is tried on a fresh streamable HTTP connection; if it answers that
+//! `initialize` POST with such a 4xx too, it is taken for a 2024-11-05 server and the legacy
+//! transport is tried on the same URL, as the MCP specification's backwards-compatibility
+//! sections describe. (A config cannot
 //! yet tell "type: http" from an absent type, so an explicit `http` falls back too; it costs
 //! one extra request on a URL that is failing anyway.)
 
@@ -13,10 +16,12 @@ use std::sync::Arc;
 
 use reqwest::Url;
 use reqwest::header::HeaderMap;
-use rmcp::ServiceExt;
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, RoleClient, RunningService, serve_client_with_lifecycle,
+};
 
 use super::ClientError;
+use super::era::{Plan, Probe, ProbeState, Taken};
 use super::handler::Handler;
 use super::http::{self, HttpError};
 use super::legacy_sse::LegacySse;
@@ -46,6 +51,8 @@ pub(crate) async fn connect(
     http_client: &crate::net::HttpClient,
     handler: Handler,
     auth: Option<Arc<ServerAuth>>,
+    plan: Plan,
+    probe: Arc<ProbeState>,
 ) -> Result<Remote, ClientError> {
     let url = http::parse_url(server, &config.url)?;
     let mut headers = http::header_map(server, &config.headers)?;
@@ -65,16 +72,41 @@ pub(crate) async fn connect(
             (service, LEGACY_SSE)
         }
         HttpKind::StreamableHttp => {
-            match streamable(
+            let mut outcome = streamable(
                 server,
                 client.clone(),
                 &url,
                 headers.clone(),
                 handler.clone(),
                 auth.clone(),
+                plan,
+                probe.clone(),
             )
-            .await
+            .await;
+            if plan != Plan::Initialize
+                && let Err(failure) = &outcome
+                && (failure.legacy_hint || probe.timed_out())
             {
+                // The POST itself was refused (a server of the `initialize` era that does not
+                // take unknown methods at the HTTP level), or never answered in time.
+                tracing::info!(
+                    server,
+                    "server/discover refused or unanswered ({}); trying initialize",
+                    failure.error
+                );
+                outcome = streamable(
+                    server,
+                    client.clone(),
+                    &url,
+                    headers.clone(),
+                    handler.clone(),
+                    auth.clone(),
+                    Plan::Initialize,
+                    Arc::default(),
+                )
+                .await;
+            }
+            match outcome {
                 Ok(service) => (service, STREAMABLE_HTTP),
                 Err(failure) if failure.legacy_hint => {
                     tracing::info!(
@@ -140,6 +172,7 @@ struct Failure {
     reached_stream: bool,
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn streamable(
     server: &str,
     client: reqwest::Client,
@@ -147,12 +180,27 @@ async fn streamable(
     headers: HeaderMap,
     handler: Handler,
     auth: Option<Arc<ServerAuth>>,
+    plan: Plan,
+    probe: Arc<ProbeState>,
 ) -> Result<RunningService<RoleClient, Handler>, Failure> {
     let listener = streamable_http::Listener::new();
-    let transport = streamable_http::transport(client, url, headers, listener.clone(), auth);
-    let service = handler.serve(transport).await.map_err(|e| {
+    let transport = streamable_http::transport(
+        client,
+        url,
+        headers,
+        listener.clone(),
+        auth,
+        Some(probe.clone()),
+    );
+    let transport = Probe::new(transport, plan, Taken::Signalled, probe);
+    let opening = serve_client_with_lifecycle(handler, transport, plan.lifecycle()).await;
+    let service = opening.map_err(|e| {
         let legacy_hint = match &e {
             ClientInitializeError::TransportError { error, .. } => http::is_legacy_hint(error),
+            ClientInitializeError::LegacyFallbackFailed { discover, .. } => matches!(
+                discover.as_ref(),
+                ClientInitializeError::TransportError { error, .. } if http::is_legacy_hint(error)
+            ),
             _ => false,
         };
         Failure {
@@ -191,6 +239,7 @@ async fn legacy(
             }),
             legacy_hint: false,
         })?;
+    use rmcp::ServiceExt;
     handler.serve(transport).await.map_err(|e| Failure {
         error: handshake_error(server, url, &e),
         legacy_hint: false,
@@ -200,6 +249,12 @@ async fn legacy(
 
 /// A failed handshake: an HTTP failure in its own words, anything else as a handshake error.
 fn handshake_error(server: &str, url: &Url, error: &ClientInitializeError) -> ClientError {
+    // After a refused probe, what went wrong with `initialize` is what to report.
+    if let ClientInitializeError::LegacyFallbackFailed { fallback, .. } = error
+        && let ClientInitializeError::TransportError { .. } = fallback.as_ref()
+    {
+        return handshake_error(server, url, fallback);
+    }
     if let ClientInitializeError::TransportError { error, .. } = error
         && let Some(classified) = http::classify(
             server,
@@ -212,7 +267,7 @@ fn handshake_error(server: &str, url: &Url, error: &ClientInitializeError) -> Cl
     }
     ClientError::Handshake {
         server: server.to_owned(),
-        message: error.to_string(),
+        message: super::open::describe(error),
         stderr: Vec::new(),
     }
 }

@@ -25,6 +25,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
+use super::era::ProbeState;
 use super::http::{HttpError, auth_failed, status_error};
 use super::sse;
 use crate::auth::credential::{self, ServerAuth};
@@ -55,6 +56,7 @@ pub(crate) fn transport(
     headers: HeaderMap,
     listener: Listener,
     auth: Option<Arc<ServerAuth>>,
+    probe: Option<Arc<ProbeState>>,
 ) -> Transport {
     let custom_headers: HashMap<HeaderName, HeaderValue> = headers
         .iter()
@@ -77,6 +79,7 @@ pub(crate) fn transport(
         overflowed: Arc::default(),
         listener,
         auth,
+        probe,
     };
     Transport::with_client(client, config)
 }
@@ -132,6 +135,8 @@ pub(crate) struct HttpClient {
     listener: Listener,
     /// OAuth: the token to send, and what to do on 401 / 403 `insufficient_scope`.
     auth: Option<Arc<ServerAuth>>,
+    /// Told when the server answers a `server/discover` POST, which starts the probe's bound.
+    probe: Option<Arc<ProbeState>>,
 }
 
 /// Step-up logins one request may trigger after 403 `insufficient_scope`; with the first
@@ -212,6 +217,15 @@ impl HttpClient {
                 AuthStep::Done(response) => break response,
             }
         };
+        if let Some(probe) = &self.probe
+            && let ClientJsonRpcMessage::Request(request) = &message
+            && matches!(
+                request.request,
+                rmcp::model::ClientRequest::DiscoverRequest(_)
+            )
+        {
+            probe.mark_taken();
+        }
         let status = response.status();
         if let Some(challenge) = auth_challenge(&response) {
             return Err(challenge);

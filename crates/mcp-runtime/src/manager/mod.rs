@@ -71,7 +71,7 @@ const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
 /// no credential store (remote servers get no OAuth token). A host that wants the per-user
 /// tool cache and stored logins asks for them with [`ManagerOptions::for_user`] or
 /// [`ManagerOptions::with_user_state`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ManagerOptions {
     /// The fast-start gate.
     pub gate: Duration,
@@ -89,6 +89,24 @@ pub struct ManagerOptions {
     pub auth: Option<crate::auth::AuthContext>,
     /// Who the manager's connections say they are, and where per-user state lives.
     pub identity: crate::ClientIdentity,
+    /// Answers servers that ask the user for input (`elicitation/create`, or embedded in an
+    /// `input_required` result); servers are told the client can be asked only when set.
+    pub elicitation: Option<crate::client::ElicitationHandler>,
+}
+
+impl std::fmt::Debug for ManagerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagerOptions")
+            .field("gate", &self.gate)
+            .field("wait_for_uncached", &self.wait_for_uncached)
+            .field("cache", &self.cache)
+            .field("project", &self.project)
+            .field("reconnect", &self.reconnect)
+            .field("auth", &self.auth)
+            .field("identity", &self.identity)
+            .field("elicitation", &self.elicitation.is_some())
+            .finish()
+    }
 }
 
 impl Default for ManagerOptions {
@@ -103,6 +121,7 @@ impl Default for ManagerOptions {
             reconnect: true,
             auth: None,
             identity: crate::ClientIdentity::default(),
+            elicitation: None,
         }
     }
 }
@@ -146,6 +165,8 @@ impl McpManager {
                 roots: vec![options.project.clone()],
                 auth: options.auth.clone(),
                 identity: options.identity.clone(),
+                cache: options.cache.clone(),
+                elicitation: options.elicitation.clone(),
                 ..ConnectOptions::default()
             },
         };

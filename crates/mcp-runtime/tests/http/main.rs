@@ -188,10 +188,14 @@ async fn a_url_without_type_falls_back_to_legacy_sse_on_a_4xx() {
             .unwrap();
         assert_eq!(out.text(), "fallback");
         client.close().await;
-        // First a streamable HTTP POST to the URL, then the legacy GET.
+        // First the streamable HTTP POSTs to the URL (`server/discover`, then `initialize`),
+        // then the legacy GET.
         let lines = recorded(&record);
         assert_eq!(lines[0]["http"], "POST");
-        assert_eq!(lines[1]["http"], "GET");
+        assert_eq!(lines[0]["body"]["method"], "server/discover");
+        assert_eq!(lines[1]["http"], "POST");
+        assert_eq!(lines[1]["body"]["method"], "initialize");
+        assert_eq!(lines[2]["http"], "GET");
     })
     .await;
 }

@@ -1,0 +1,480 @@
+//! Which era of MCP a server speaks, and the opening of a connection that finds out.
+//!
+//! Protocol 2026-07-28 has no handshake: a client asks `server/discover` and then sends
+//! self-contained requests (their `_meta` names the version, our capabilities and our
+//! identity). Servers of 2024-11-05 … 2025-11-25 know only `initialize`. A first contact
+//! therefore probes with `server/discover` and falls back to `initialize` on the same
+//! connection when the answer is not a modern one. rmcp drives both openings; this module
+//! bounds the probe and remembers the outcome:
+//!
+//! - [`Probe`] wraps the transport. Some old servers never answer a method they do not know,
+//!   so once the server has *taken* the probe (its stdin pipe drained, or its HTTP response
+//!   arrived) and still not answered within [`PROBE_BOUND`], the wrapper answers for it with
+//!   "method not found". rmcp then falls back to `initialize` at once, instead of after its
+//!   own fixed ten seconds. (Over HTTP the wrapper ends the connection instead, and the caller
+//!   opens a fresh one with `initialize`: rmcp's HTTP worker sends nothing before its first
+//!   POST is answered.) Waiting for the server to take the probe first means a server that
+//!   is merely slow to start is not mistaken for one that ignores the probe.
+//! - A late answer to a probe the wrapper gave up on is dropped; if it was a modern one, the
+//!   connection is retried with `server/discover` alone when `initialize` is refused, and the
+//!   era cached is the modern one.
+//! - [`Era`] is what the tool cache stores per server, so later start-ups go straight to the
+//!   right opening.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::service::{ClientLifecycleMode, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::{Peer, RoleClient};
+
+/// How long a server that has taken the `server/discover` probe may take to answer it before
+/// it is treated as an old server that ignores unknown methods. Far below the manager's
+/// start-up gate, far above what any live server needs to answer a request it has read.
+pub const PROBE_BOUND: Duration = Duration::from_millis(100);
+
+/// How often a stdio probe checks whether the server has read it yet.
+const DRAIN_POLL: Duration = Duration::from_millis(2);
+
+/// The protocol revision without a handshake, which we prefer.
+pub const MODERN_PROTOCOL: &str = "2026-07-28";
+
+/// The newest revision with the `initialize` handshake, which we ask for on fallback.
+pub const LEGACY_PROTOCOL: &str = "2025-11-25";
+
+/// The two eras of MCP, as far as opening a connection goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Era {
+    /// 2026-07-28 and later: `server/discover`, then self-contained requests.
+    Modern,
+    /// 2024-11-05 … 2025-11-25: the `initialize` handshake.
+    Legacy,
+}
+
+impl Era {
+    /// The era of a negotiated protocol version.
+    pub fn of(version: &str) -> Era {
+        if version >= MODERN_PROTOCOL {
+            Era::Modern
+        } else {
+            Era::Legacy
+        }
+    }
+
+    /// `modern` or `legacy`, as the cache stores it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Era::Modern => "modern",
+            Era::Legacy => "legacy",
+        }
+    }
+
+    /// The inverse of [`as_str`](Self::as_str).
+    pub fn parse(text: &str) -> Option<Era> {
+        match text {
+            "modern" => Some(Era::Modern),
+            "legacy" => Some(Era::Legacy),
+            _ => None,
+        }
+    }
+}
+
+/// How one connection was opened: what a host (or a test) can check without a clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opening {
+    /// The era the connection speaks.
+    pub era: Era,
+    /// The era came from the cache, so no probe was needed to choose the opening.
+    pub cached: bool,
+    /// `server/discover` requests sent to find the era (0 when the cache said `legacy`).
+    pub probes: u32,
+    /// The server took a probe and did not answer within [`PROBE_BOUND`].
+    pub probe_timed_out: bool,
+    /// Connections made (more than one when the first opening failed and another was tried).
+    pub attempts: u32,
+}
+
+/// The opening to try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// Probe with `server/discover` (bounded), fall back to `initialize`.
+    Probe,
+    /// `server/discover` only, unbounded but for the start-up timeout (a server that was
+    /// slow to answer the probe).
+    Discover,
+    /// `server/discover` only, bounded like a probe: the cache says the server is modern, but
+    /// it may have been replaced by one that ignores the request.
+    Recall,
+    /// `initialize` only.
+    Initialize,
+}
+
+impl Plan {
+    /// The opening for a cached era.
+    pub(crate) fn for_era(era: Option<Era>) -> Plan {
+        match era {
+            None => Plan::Probe,
+            Some(Era::Modern) => Plan::Recall,
+            Some(Era::Legacy) => Plan::Initialize,
+        }
+    }
+
+    /// What rmcp should do for this plan.
+    pub(crate) fn lifecycle(self) -> ClientLifecycleMode {
+        let modern = vec![ProtocolVersion::V_2026_07_28];
+        match self {
+            Plan::Probe => ClientLifecycleMode::Auto {
+                preferred_versions: modern,
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
+            Plan::Discover | Plan::Recall => ClientLifecycleMode::Discover {
+                preferred_versions: modern,
+            },
+            Plan::Initialize => ClientLifecycleMode::Initialize,
+        }
+    }
+
+    /// Whether the probe of this plan is bounded by [`PROBE_BOUND`].
+    fn bounded(self) -> bool {
+        matches!(self, Plan::Probe | Plan::Recall)
+    }
+}
+
+/// What the probe of one connection saw; shared between the [`Probe`] wrapper, the HTTP
+/// client (which knows when the server's answer to the probe arrived) and the caller.
+#[derive(Debug, Default)]
+pub(crate) struct ProbeState {
+    probes: AtomicU32,
+    timed_out: AtomicBool,
+    /// A probe the wrapper gave up on was answered with a modern result after all.
+    late_modern: AtomicBool,
+    /// The server has taken the pending probe (HTTP: its response arrived).
+    taken: AtomicBool,
+    taken_signal: tokio::sync::Notify,
+}
+
+impl ProbeState {
+    /// `server/discover` requests sent.
+    pub(crate) fn probes(&self) -> u32 {
+        self.probes.load(Ordering::SeqCst)
+    }
+
+    /// The wrapper answered a probe for the server.
+    pub(crate) fn timed_out(&self) -> bool {
+        self.timed_out.load(Ordering::SeqCst)
+    }
+
+    /// A probe given up on turned out to be answered by a modern server.
+    pub(crate) fn late_modern(&self) -> bool {
+        self.late_modern.load(Ordering::SeqCst)
+    }
+
+    /// Called by the HTTP client when the server answered a `server/discover` POST.
+    pub(crate) fn mark_taken(&self) {
+        self.taken.store(true, Ordering::SeqCst);
+        self.taken_signal.notify_waiters();
+    }
+
+    async fn wait_taken(&self) {
+        loop {
+            let notified = self.taken_signal.notified();
+            if self.taken.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// How the wrapper learns that the server took the probe.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Taken {
+    /// A stdio server: the write end of its stdin pipe, which is empty once it has read.
+    #[cfg(unix)]
+    Pipe(std::os::fd::RawFd),
+    /// A remote server: [`ProbeState::mark_taken`] is called by the HTTP client.
+    Signalled,
+}
+
+/// A transport that bounds the `server/discover` probe (see the module documentation).
+pub(crate) struct Probe<T> {
+    inner: T,
+    state: Arc<ProbeState>,
+    taken: Taken,
+    bounded: bool,
+    /// The probe awaiting its answer.
+    pending: Option<RequestId>,
+    /// Probes answered by the wrapper: their late answers are dropped.
+    given_up: HashSet<RequestId>,
+}
+
+impl<T> Probe<T> {
+    pub(crate) fn new(inner: T, plan: Plan, taken: Taken, state: Arc<ProbeState>) -> Self {
+        Probe {
+            inner,
+            state,
+            taken,
+            bounded: plan.bounded(),
+            pending: None,
+            given_up: HashSet::new(),
+        }
+    }
+}
+
+/// Resolves [`PROBE_BOUND`] after the server took the probe.
+async fn probe_deadline(taken: Taken, state: &ProbeState) {
+    match taken {
+        #[cfg(unix)]
+        Taken::Pipe(fd) => {
+            while pipe_unread(fd).is_some_and(|unread| unread > 0) {
+                tokio::time::sleep(DRAIN_POLL).await;
+            }
+        }
+        Taken::Signalled => state.wait_taken().await,
+    }
+    tokio::time::sleep(PROBE_BOUND).await;
+}
+
+/// Bytes written to a pipe and not yet read by the other end; `None` if it cannot be told
+/// (then the probe counts as taken).
+#[cfg(unix)]
+fn pipe_unread(fd: std::os::fd::RawFd) -> Option<usize> {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD stores one int through the pointer; `fd` is the pipe's write end, kept
+    // open by the transport for as long as the probe is pending.
+    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD as _, &mut unread) };
+    (rc == 0).then(|| usize::try_from(unread).unwrap_or(0))
+}
+
+/// An "unsupported protocol version" refusal whose supported versions all predate
+/// [`MODERN_PROTOCOL`].
+fn only_initialize_era(error: &ErrorData) -> bool {
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return false;
+    }
+    let supported = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("supported"))
+        .and_then(|supported| supported.as_array());
+    supported.is_some_and(|versions| {
+        versions
+            .iter()
+            .filter_map(|v| v.as_str())
+            .all(|v| Era::of(v) == Era::Legacy)
+    })
+}
+
+fn answers(message: &ServerJsonRpcMessage, id: &RequestId) -> bool {
+    match message {
+        ServerJsonRpcMessage::Response(response) => &response.id == id,
+        ServerJsonRpcMessage::Error(error) => error.id.as_ref().is_none_or(|e| e == id),
+        _ => false,
+    }
+}
+
+impl<T> Transport<RoleClient> for Probe<T>
+where
+    T: Transport<RoleClient>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let ClientJsonRpcMessage::Request(request) = &item
+            && matches!(request.request, ClientRequest::DiscoverRequest(_))
+        {
+            self.state.probes.fetch_add(1, Ordering::SeqCst);
+            self.state.taken.store(false, Ordering::SeqCst);
+            self.pending = Some(request.id.clone());
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let message = match (&self.pending, self.bounded) {
+                (Some(id), true) => {
+                    let id = id.clone();
+                    tokio::select! {
+                        message = self.inner.receive() => message,
+                        () = probe_deadline(self.taken, &self.state) => {
+                            tracing::debug!("server took `server/discover` and did not answer; falling back to `initialize`");
+                            self.state.timed_out.store(true, Ordering::SeqCst);
+                            self.pending = None;
+                            self.given_up.insert(id.clone());
+                            if matches!(self.taken, Taken::Signalled) {
+                                // rmcp's HTTP worker waits for the answer to its first POST
+                                // before it sends anything else: end this connection, and the
+                                // caller opens a fresh one with `initialize`. Dropping it
+                                // closes the probe's response stream.
+                                return None;
+                            }
+                            let error = ErrorData::new(
+                                ErrorCode::METHOD_NOT_FOUND,
+                                "no answer to server/discover",
+                                None,
+                            );
+                            return Some(ServerJsonRpcMessage::error(error, Some(id)));
+                        }
+                    }
+                }
+                _ => self.inner.receive().await,
+            };
+            let mut message = message?;
+            if let Some(id) = self.pending.clone() {
+                if let ServerJsonRpcMessage::Error(error) = &mut message
+                    && error.id.as_ref() != Some(&id)
+                    && !self.given_up.contains(error.id.as_ref().unwrap_or(&id))
+                {
+                    // Before any lifecycle exists, an error can only be about the probe, even
+                    // when the server could not say so (some answer with an id of their own):
+                    // it is the refusal that sends us to `initialize`.
+                    error.id = Some(id.clone());
+                }
+                if let ServerJsonRpcMessage::Response(response) = &message
+                    && response.id == id
+                    && !matches!(response.result, ServerResult::DiscoverResult(_))
+                {
+                    // Any answer that is not a discovery result (some old servers answer an
+                    // unknown method with `{}`) is not a modern server's: fall back.
+                    let error = ErrorData::new(
+                        ErrorCode::METHOD_NOT_FOUND,
+                        "server/discover was answered with something other than a discovery result",
+                        None,
+                    );
+                    message = ServerJsonRpcMessage::error(error, Some(id.clone()));
+                }
+                if let ServerJsonRpcMessage::Error(error) = &mut message
+                    && only_initialize_era(&error.error)
+                {
+                    // rmcp retries "unsupported protocol version" only with versions we
+                    // prefer; a server that names none but `initialize`-era ones is of that
+                    // era, and the refusal must send us to `initialize` like any other.
+                    error.error.code = ErrorCode::METHOD_NOT_FOUND;
+                }
+                if answers(&message, &id) {
+                    self.pending = None;
+                }
+            }
+            if let ServerJsonRpcMessage::Response(response) = &message
+                && self.given_up.remove(&response.id)
+            {
+                if matches!(response.result, ServerResult::DiscoverResult(_)) {
+                    self.state.late_modern.store(true, Ordering::SeqCst);
+                }
+                continue;
+            }
+            if let ServerJsonRpcMessage::Error(error) = &message
+                && let Some(id) = &error.id
+                && self.given_up.remove(id)
+            {
+                continue;
+            }
+            return Some(message);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// The level of the log messages asked for on a 2026-07-28 connection whose host listens
+/// for events. That revision has no `logging/setLevel`: each request says which logs it
+/// wants, and a request that says nothing gets none.
+pub const LOG_LEVEL: &str = "info";
+
+/// Extra `_meta` of every request on a connection of `era` (rmcp adds the version, our
+/// identity and capabilities itself).
+pub(crate) fn request_meta(era: Era, host_listens: bool) -> Option<rmcp::model::RequestMetaObject> {
+    if era != Era::Modern || !host_listens {
+        return None;
+    }
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    meta.0.insert(
+        "io.modelcontextprotocol/logLevel".to_owned(),
+        serde_json::Value::from(LOG_LEVEL),
+    );
+    Some(meta)
+}
+
+/// The protocol version a connection negotiated.
+pub(crate) fn negotiated(peer: &Peer<RoleClient>) -> Option<String> {
+    peer.peer_info()
+        .map(|info| info.protocol_version.as_str().to_owned())
+}
+
+/// Whether a failed opening is worth another try with a different plan, and which: a probe
+/// given up on whose server turned out modern (or was refused `initialize`) is retried with
+/// `server/discover` alone; a cached opening the server no longer accepts is retried with a
+/// fresh probe.
+pub(crate) fn retry_plan(plan: Plan, state: &ProbeState, cached: bool) -> Option<Plan> {
+    match plan {
+        Plan::Probe if state.timed_out() || state.late_modern() => Some(Plan::Discover),
+        Plan::Recall | Plan::Initialize if cached => Some(Plan::Probe),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eras_of_versions() {
+        assert_eq!(Era::of("2025-11-25"), Era::Legacy);
+        assert_eq!(Era::of("2024-11-05"), Era::Legacy);
+        assert_eq!(Era::of("2026-07-28"), Era::Modern);
+        for era in [Era::Modern, Era::Legacy] {
+            assert_eq!(Era::parse(era.as_str()), Some(era));
+        }
+        assert_eq!(Era::parse("2026"), None);
+    }
+
+    #[test]
+    fn a_refusal_naming_only_old_versions_is_of_the_initialize_era() {
+        let refusal = |supported: serde_json::Value| {
+            ErrorData::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+                Some(serde_json::json!({ "supported": supported })),
+            )
+        };
+        assert!(only_initialize_era(&refusal(serde_json::json!([
+            "2025-11-25"
+        ]))));
+        assert!(!only_initialize_era(&refusal(serde_json::json!([
+            "2025-11-25",
+            "2026-07-28"
+        ]))));
+        let other = ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "nope", None);
+        assert!(!only_initialize_era(&other));
+    }
+
+    #[test]
+    fn plans_for_cached_eras_and_retries() {
+        assert_eq!(Plan::for_era(None), Plan::Probe);
+        assert_eq!(Plan::for_era(Some(Era::Modern)), Plan::Recall);
+        assert_eq!(Plan::for_era(Some(Era::Legacy)), Plan::Initialize);
+        let quiet = ProbeState::default();
+        assert_eq!(retry_plan(Plan::Probe, &quiet, false), None);
+        quiet.timed_out.store(true, Ordering::SeqCst);
+        assert_eq!(retry_plan(Plan::Probe, &quiet, false), Some(Plan::Discover));
+        let fresh = ProbeState::default();
+        assert_eq!(
+            retry_plan(Plan::Initialize, &fresh, true),
+            Some(Plan::Probe)
+        );
+        assert_eq!(retry_plan(Plan::Initialize, &fresh, false), None);
+    }
+}

@@ -1,0 +1,60 @@
+//! Multi round-trip requests (protocol 2026-07-28): a server that needs something from the
+//! user or the host before it can finish a call answers with `input_required` instead of
+//! sending requests of its own. The embedded requests (elicitation, roots) are answered by the
+//! same host handlers that answer them as server requests in the older revisions, and the
+//! call is sent again with `inputResponses` and the server's `requestState` echoed unchanged.
+//! The number of rounds is bounded, so a server that keeps asking cannot hold a call forever.
+
+use rmcp::model::{CallToolRequestParams, InputRequest, InputRequiredResult, InputResponses};
+
+use super::ClientError;
+use super::handler::Handler;
+
+/// Most `input_required` rounds one call may take before it fails.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// Answer the requests of `input` and prepare `params` for the next round.
+pub(crate) async fn next_round(
+    handler: &Handler,
+    params: &mut CallToolRequestParams,
+    input: InputRequiredResult,
+    method: &str,
+) -> Result<(), ClientError> {
+    let protocol = |message: String| ClientError::Protocol {
+        server: handler.server.clone(),
+        method: method.to_owned(),
+        message,
+    };
+    let requests = input.input_requests.unwrap_or_default();
+    if requests.is_empty() && input.request_state.is_none() {
+        return Err(protocol(
+            "the server asked for input but sent no request and no state".into(),
+        ));
+    }
+    let mut responses = InputResponses::new();
+    for (key, request) in requests {
+        let answer = match request {
+            InputRequest::Elicitation(request) => {
+                serde_json::to_value(handler.elicit(request.params).await)
+            }
+            InputRequest::ListRoots(_) => serde_json::to_value(handler.roots()),
+            InputRequest::CreateMessage(_) => {
+                return Err(protocol(
+                    "the server asked for sampling, which this client does not offer".into(),
+                ));
+            }
+            _ => {
+                return Err(protocol(format!(
+                    "the server asked for input of a kind this client does not know (`{key}`)"
+                )));
+            }
+        };
+        let answer =
+            answer.map_err(|e| protocol(format!("cannot encode an input response: {e}")))?;
+        responses.insert(key, answer);
+    }
+    params.input_responses = (!responses.is_empty()).then_some(responses);
+    // Opaque: echoed exactly as received.
+    params.request_state = input.request_state;
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! Opening a connection: start or reach the server, choose the opening for its era (from the
+//! cache, else a bounded probe), and retry once with another opening when the first one was
+//! the wrong guess. What is learnt is written back to the cache.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::RoleClient;
+use rmcp::service::{ClientInitializeError, RunningService, serve_client_with_lifecycle};
+use rmcp::transport::async_rw::AsyncRwTransport;
+
+use super::era::{self, Era, Opening, Plan, Probe, ProbeState, Taken};
+use super::handler::Handler;
+use super::stdio::ServerProcess;
+use super::{ClientError, ConnectOptions, handshake_error, remote, stderr_now, stop};
+use crate::config::{ServerConfig, StdioConfig, Transport};
+
+/// Most connections one opening makes (the first guess and one correction).
+const MAX_ATTEMPTS: u32 = 2;
+
+/// A connection whose handshake (or discovery) is complete.
+pub(crate) struct Opened {
+    pub service: RunningService<RoleClient, Handler>,
+    pub process: Option<ServerProcess>,
+    pub url: Option<reqwest::Url>,
+    pub transport: &'static str,
+    pub opening: Opening,
+}
+
+/// Open a connection to `server`, bounded as a whole by `bound` (the startup timeout).
+pub(crate) async fn open(
+    server: &str,
+    config: &ServerConfig,
+    options: &ConnectOptions,
+    handler: Handler,
+    bound: Option<Duration>,
+) -> Result<Opened, ClientError> {
+    let cache = options.cache.clone();
+    let cached = match &cache {
+        Some(cache) => {
+            let (cache, name, config) = (cache.clone(), server.to_owned(), config.clone());
+            tokio::task::spawn_blocking(move || cache.era(&name, &config))
+                .await
+                .ok()
+                .flatten()
+        }
+        None => None,
+    };
+    let deadline = bound.map(|bound| Instant::now() + bound);
+    let mut plan = Plan::for_era(cached);
+    let mut attempts = 0;
+    let mut probes = 0;
+    let mut probe_timed_out = false;
+    loop {
+        attempts += 1;
+        let state = Arc::new(ProbeState::default());
+        let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let result = attempt(
+            server,
+            config,
+            options,
+            handler.clone(),
+            plan,
+            state.clone(),
+            remaining,
+        )
+        .await;
+        probes += state.probes();
+        probe_timed_out |= state.timed_out();
+        let from_cache = cached.is_some() && attempts == 1;
+        match result {
+            Ok(mut opened) => {
+                let version = era::negotiated(opened.service.peer()).unwrap_or_default();
+                let era = Era::of(&version);
+                // A server that answered the probe late is modern, whatever this connection
+                // ended up speaking: the next start-up asks it directly.
+                let remembered = if state.late_modern() {
+                    Era::Modern
+                } else {
+                    era
+                };
+                if let Some(cache) = &cache
+                    && cached != Some(remembered)
+                {
+                    let (cache, name, config) = (cache.clone(), server.to_owned(), config.clone());
+                    let _ = tokio::task::spawn_blocking(move || {
+                        cache.put_era(&name, &config, remembered)
+                    })
+                    .await;
+                }
+                opened.opening = Opening {
+                    era,
+                    cached: from_cache,
+                    probes,
+                    probe_timed_out,
+                    attempts,
+                };
+                return Ok(opened);
+            }
+            Err(Failed { error, refused }) => {
+                let next = era::retry_plan(plan, &state, from_cache)
+                    .filter(|_| attempts < MAX_ATTEMPTS && refused)
+                    .filter(|_| deadline.is_none_or(|d| Instant::now() < d));
+                let Some(next) = next else {
+                    return Err(error);
+                };
+                tracing::debug!(server, "opening {plan:?} failed ({error}); trying {next:?}");
+                if from_cache && let Some(cache) = &cache {
+                    cache.forget_era(server, config);
+                }
+                plan = next;
+            }
+        }
+    }
+}
+
+/// A failed attempt.
+struct Failed {
+    error: ClientError,
+    /// The server answered the opening, but not the way this plan expected: another plan may
+    /// work. A process that died or a server that never answered is not retried.
+    refused: bool,
+}
+
+impl From<ClientError> for Failed {
+    fn from(error: ClientError) -> Self {
+        // Over HTTP a refusal is reported as a handshake error (there is no process).
+        let refused = matches!(error, ClientError::Handshake { .. });
+        Failed { error, refused }
+    }
+}
+
+/// Whether rmcp failed the opening because of what the server answered.
+fn answered(error: &ClientInitializeError) -> bool {
+    matches!(
+        error,
+        ClientInitializeError::JsonRpcError(_)
+            | ClientInitializeError::LegacyFallbackFailed { .. }
+            | ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::NoCompatibleProtocolVersion { .. }
+    )
+}
+
+/// One connection with one plan.
+async fn attempt(
+    server: &str,
+    config: &ServerConfig,
+    options: &ConnectOptions,
+    handler: Handler,
+    plan: Plan,
+    state: Arc<ProbeState>,
+    bound: Option<Duration>,
+) -> Result<Opened, Failed> {
+    let opening = Opening {
+        era: Era::Legacy,
+        cached: false,
+        probes: 0,
+        probe_timed_out: false,
+        attempts: 1,
+    };
+    match &config.transport {
+        Transport::Stdio(stdio) => {
+            let (service, process) =
+                connect_stdio(server, stdio, handler, bound, plan, state).await?;
+            Ok(Opened {
+                service,
+                process: Some(process),
+                url: None,
+                transport: "stdio",
+                opening,
+            })
+        }
+        Transport::Http(http) => {
+            let auth = options.auth.as_ref().map(|context| {
+                Arc::new(crate::auth::credential::ServerAuth::new(
+                    server,
+                    &http.url,
+                    http.oauth.as_ref(),
+                    context,
+                ))
+            });
+            let connecting =
+                remote::connect(server, http, &options.http, handler, auth, plan, state);
+            let timeout = |bound| ClientError::Timeout {
+                server: server.to_owned(),
+                phase: "initialize".into(),
+                after: bound,
+                stderr: Vec::new(),
+            };
+            let remote = match bound {
+                Some(bound) => tokio::time::timeout(bound, connecting)
+                    .await
+                    .map_err(|_| timeout(bound))??,
+                None => connecting.await?,
+            };
+            Ok(Opened {
+                service: remote.service,
+                process: None,
+                url: Some(remote.url),
+                transport: remote.transport,
+                opening,
+            })
+        }
+    }
+}
+
+/// Spawn a stdio server and open the connection within `bound`; on failure the process
+/// (group) is killed and the error carries its stderr tail.
+async fn connect_stdio(
+    server: &str,
+    config: &StdioConfig,
+    handler: Handler,
+    bound: Option<Duration>,
+    plan: Plan,
+    state: Arc<ProbeState>,
+) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), Failed> {
+    let (process, pipes) = ServerProcess::spawn(server, config)?;
+    #[cfg(unix)]
+    let taken = Taken::Pipe(std::os::fd::AsRawFd::as_raw_fd(&pipes.stdin));
+    #[cfg(not(unix))]
+    let taken = Taken::Signalled;
+    let transport = Probe::new(
+        AsyncRwTransport::new_client(pipes.stdout, pipes.stdin),
+        plan,
+        taken,
+        state,
+    );
+    let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
+    let outcome = match bound {
+        Some(bound) => tokio::time::timeout(bound, handshake)
+            .await
+            .map_err(|_| bound),
+        None => Ok(handshake.await),
+    };
+    let mut refused = false;
+    let error = match outcome {
+        Ok(Ok(service)) => return Ok((service, process)),
+        Err(bound) => ClientError::Timeout {
+            server: server.to_owned(),
+            phase: phase(plan).into(),
+            after: bound,
+            stderr: stderr_now(Some(&process)),
+        },
+        Ok(Err(e)) => {
+            refused = answered(&e);
+            handshake_error(server, &describe(&e), Some(&process)).await
+        }
+    };
+    stop(Some(process)).await;
+    Err(Failed { error, refused })
+}
+
+/// The request an opening waits for, as errors name it.
+pub(crate) fn phase(plan: Plan) -> &'static str {
+    match plan {
+        Plan::Discover | Plan::Recall => "server/discover",
+        Plan::Probe | Plan::Initialize => "initialize",
+    }
+}
+
+/// An rmcp opening failure in words: both halves of a failed fallback.
+pub(crate) fn describe(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::LegacyFallbackFailed { discover, fallback } => format!(
+            "server/discover was refused ({discover}) and initialize failed too ({fallback})"
+        ),
+        ClientInitializeError::JsonRpcError(data) => {
+            format!("{} (code {})", data.message, data.code.0)
+        }
+        other => other.to_string(),
+    }
+}
