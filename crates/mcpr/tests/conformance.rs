@@ -239,6 +239,13 @@ fn conformance_2026_suite_passes_the_2025_11_25_requirements() {
     }
 }
 
+/// Revision 2026-07-28: every scenario its requirement set runs, extensions included, passes
+/// with checks.
+#[test]
+fn conformance_2026_suite_passes_the_2026_07_28_requirements() {
+    requirements_pass("2026-07-28");
+}
+
 #[test]
 fn the_suite_lists_are_parsed() {
     let list = "Client scenarios (test against a client):\n  - initialize [2025-06-18]\n  \
