@@ -372,6 +372,25 @@ pub struct MockArgs {
     /// authorization server for testing what a client prints.
     #[arg(long, value_name = "TEXT", requires = "oauth", help_heading = "OAuth")]
     pub oauth_token_scope: Option<String>,
+    /// Move `/mcp` to a second authorization server once a token has been used: from then on
+    /// the resource metadata names `http://HOST:PORT/as2`, served by this same process on its
+    /// own port (so HOST is this mock under another name, such as `localhost` when clients
+    /// connect to 127.0.0.1: another origin), and only that server's tokens are accepted.
+    #[arg(long, value_name = "HOST", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_migrate_to: Option<String>,
+    /// Offer DPoP-bound tokens (ES256; proofs are required, not verified): `on`; or a hostile
+    /// server that answers every proof at the `token` endpoint, or at the `resource`, with a
+    /// new `use_dpop_nonce` challenge.
+    #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_dpop: Option<oauth::DpopKnob>,
+    /// Advertise the `iss` authorization response parameter (RFC 9207) and send it `right`;
+    /// or, as a hostile server, leave it `missing` or send a `wrong` one.
+    #[arg(long, value_name = "MODE", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_iss: Option<oauth::IssKnob>,
+    /// Accept the JWT-bearer grant (workload identity federation) for this assertion only;
+    /// any other is refused with an error description carrying a terminal escape sequence.
+    #[arg(long, value_name = "JWT", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_jwt_bearer: Option<String>,
 }
 
 /// Runs the mock server on stdio until stdin closes (or a fault knob ends the process).
@@ -497,6 +516,10 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         call_scope,
         authorize_endpoint: args.oauth_authorize_endpoint.clone(),
         token_scope: args.oauth_token_scope.clone(),
+        migrate_to: args.oauth_migrate_to.clone(),
+        dpop: args.oauth_dpop,
+        iss: args.oauth_iss,
+        jwt_bearer: args.oauth_jwt_bearer.clone(),
     })
 }
 

@@ -435,3 +435,200 @@ async fn a_refused_authorization_is_an_error_that_says_so() {
     })
     .await;
 }
+
+/// The server moves to another authorization server, at another origin (`localhost` where the
+/// client knows `127.0.0.1`): the next 401 is followed by a login there, and nothing the first
+/// one issued (client registration, refresh token) is presented to the second, nor refreshed
+/// at the first.
+#[tokio::test]
+async fn an_authorization_server_migration_is_followed_without_carrying_credentials() {
+    bounded(async {
+        let setup = logged_in(&["--oauth-migrate-to", "localhost"]).await;
+        let (mock, store, cfg) = (&setup.mock, &setup.store, &setup.cfg);
+        let client = connect(
+            cfg,
+            AuthContext::interactive(store.clone(), Arc::new(Headless)),
+        )
+        .await
+        .expect("connect");
+        assert_eq!(echo(&client, "moved").await.unwrap(), "moved");
+        client.close().await;
+        let moved = stats(mock).await;
+        assert_eq!(moved["migration"]["moved"], true, "{moved}");
+        assert_eq!(
+            count(&moved, &["migration", "foreign_credentials"]),
+            0,
+            "{moved}"
+        );
+        assert_eq!(
+            count(&moved, &["migration", "second", "registrations"]),
+            1,
+            "{moved}"
+        );
+        assert_eq!(
+            count(&moved, &["migration", "second", "authorizations"]),
+            1,
+            "{moved}"
+        );
+        assert_eq!(
+            count(&moved, &["token_requests", "refresh_token"]),
+            0,
+            "{moved}"
+        );
+
+        // Later connections use the second server's credential without another login.
+        let client = connect(cfg, AuthContext::non_interactive(store.clone()))
+            .await
+            .expect("connect with the new login");
+        assert_eq!(echo(&client, "again").await.unwrap(), "again");
+        client.close().await;
+        let after = stats(mock).await;
+        assert_eq!(
+            count(&after, &["migration", "second", "authorizations"]),
+            1,
+            "{after}"
+        );
+    })
+    .await;
+}
+
+/// With an authorization server that issues DPoP-bound tokens, the login binds its token to a
+/// key of its own, and calls carry it with a proof.
+#[tokio::test]
+async fn dpop_bound_tokens_work_end_to_end() {
+    bounded(async {
+        let setup = logged_in(&["--oauth-dpop", "on"]).await;
+        let before = count(&stats(&setup.mock).await, &["unauthorized"]);
+        let client = connected(&setup).await;
+        assert_eq!(echo(&client, "bound").await.unwrap(), "bound");
+        // The bound token and its proofs were taken at the first try.
+        let stats = stats(&setup.mock).await;
+        assert_eq!(count(&stats, &["unauthorized"]), before, "{stats}");
+        client.close().await;
+    })
+    .await;
+}
+
+/// A hostile token endpoint answers every proof with a new `use_dpop_nonce` challenge: the
+/// login retries once with the nonce, then fails saying what the server said.
+#[tokio::test]
+async fn a_token_endpoint_asking_for_nonces_forever_is_answered_once() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth", "--oauth-dpop", "token"]);
+        let dir = temp_dir();
+        let store = store(&dir);
+        let cfg = config(&mock, None);
+        let context = AuthContext::interactive(store.clone(), Arc::new(Headless));
+        let err = auth::login("svc", &cfg, &context, &[])
+            .await
+            .expect_err("no token is ever issued");
+        assert!(err.to_string().contains("use_dpop_nonce"), "{err}");
+        let stats = stats(&mock).await;
+        assert_eq!(count(&stats, &["dpop_nonce_challenges"]), 2, "{stats}");
+        assert_eq!(
+            count(&stats, &["token_requests", "authorization_code"]),
+            2,
+            "{stats}"
+        );
+    })
+    .await;
+}
+
+/// A hostile server answers every DPoP request with a new `use_dpop_nonce` challenge: each
+/// request retries once with the nonce (and once more after a refresh), then fails with the
+/// server's 401 instead of looping.
+#[tokio::test]
+async fn a_server_asking_for_nonces_forever_is_answered_once_per_request() {
+    bounded(async {
+        let setup = logged_in(&["--oauth-dpop", "resource"]).await;
+        let err = connect(
+            &setup.cfg,
+            AuthContext::non_interactive(setup.store.clone()),
+        )
+        .await
+        .expect_err("every request is challenged");
+        assert!(err.to_string().contains("401"), "{err}");
+        let stats = stats(&setup.mock).await;
+        let challenges = count(&stats, &["dpop_nonce_challenges"]);
+        assert!((2..=4).contains(&challenges), "{stats}");
+    })
+    .await;
+}
+
+/// A login against `mcpr mock --oauth --oauth-iss MODE`: its error, if any, and the
+/// authorization-code exchanges the mock saw.
+async fn login_with_iss(mode: &str) -> (Result<auth::LoginOutcome, auth::AuthFailure>, u64) {
+    let mock = HttpMock::http(&["--oauth", "--oauth-iss", mode]);
+    let dir = temp_dir();
+    let context = AuthContext::interactive(store(&dir), Arc::new(Headless));
+    let outcome = auth::login("svc", &config(&mock, None), &context, &[]).await;
+    let exchanges = count(
+        &stats(&mock).await,
+        &["token_requests", "authorization_code"],
+    );
+    (outcome, exchanges)
+}
+
+/// RFC 9207: an authorization server that says it names itself in authorization responses
+/// must; a response from another issuer (a mix-up attack, here with a terminal escape
+/// sequence in the name) or without one is refused before its code is exchanged, and the
+/// error shows no control character.
+#[tokio::test]
+async fn authorization_responses_must_name_the_right_issuer() {
+    bounded(async {
+        let (outcome, exchanges) = login_with_iss("right").await;
+        outcome.expect("the right issuer logs in");
+        assert_eq!(exchanges, 1);
+        for mode in ["wrong", "missing"] {
+            let (outcome, exchanges) = login_with_iss(mode).await;
+            let err = outcome.expect_err(mode).to_string();
+            assert!(err.contains("`svc`"), "{mode}: {err}");
+            assert!(err.contains("issuer"), "{mode}: {err}");
+            assert!(!err.chars().any(char::is_control), "{mode}: {err:?}");
+            assert_eq!(exchanges, 0, "{mode}: the code was exchanged");
+        }
+    })
+    .await;
+}
+
+/// Workload identity federation: the workload's JWT is exchanged once for a token that the
+/// server takes; a refused one is reported as the authorization server said (minus its
+/// control characters), once, with no retry and no other grant tried.
+#[tokio::test]
+async fn a_workload_assertion_is_exchanged_once_and_a_refusal_reported() {
+    bounded(async {
+        let mock = HttpMock::http(&["--oauth", "--oauth-jwt-bearer", "workload-jwt"]);
+        let login = |assertion: &str| auth::WorkloadLogin {
+            client_id: "workload".into(),
+            assertion: assertion.into(),
+            scopes: Vec::new(),
+        };
+        let err = auth::workload_access_token("svc", &mock.url, &login("stolen-jwt"))
+            .await
+            .expect_err("another assertion is refused");
+        let text = err.to_string();
+        assert!(text.contains("`svc`"), "{text}");
+        assert!(text.contains("invalid_grant"), "{text}");
+        assert!(!text.chars().any(char::is_control), "{text:?}");
+        let refused = stats(&mock).await;
+        assert_eq!(
+            count(&refused, &["token_requests", "jwt_bearer"]),
+            1,
+            "{refused}"
+        );
+        assert_eq!(count(&refused, &["authorizations"]), 0, "{refused}");
+
+        let token = auth::workload_access_token("svc", &mock.url, &login("workload-jwt"))
+            .await
+            .expect("the workload's assertion");
+        let entry =
+            json!({"url": mock.url, "headers": {"Authorization": format!("Bearer {token}")}});
+        let cfg = server_from_json("svc", &entry).expect("valid config");
+        let client = McpClient::connect("svc", &cfg, &ConnectOptions::default())
+            .await
+            .expect("connect with the workload's token");
+        assert_eq!(echo(&client, "w").await.unwrap(), "w");
+        client.close().await;
+    })
+    .await;
+}

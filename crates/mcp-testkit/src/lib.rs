@@ -228,6 +228,18 @@ pub fn conformance_suite() -> PathBuf {
     entry
 }
 
+/// The conformance suite of protocol revision 2026-07-28 (pinned; needs Node 22).
+pub const CONFORMANCE_2026: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
+
+/// Install the 2026-07-28 conformance suite once (into `target/peers/conformance-2026`, beside
+/// the older suite it would otherwise replace) and return its entry point.
+pub fn conformance_suite_2026() -> PathBuf {
+    let root = peers_dir().join("conformance-2026");
+    let entry = root.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    npm_install_once(&root, &entry, &[CONFORMANCE_2026]);
+    entry
+}
+
 /// Node.js 22 from the npm registry's `node` package (the conformance suite needs Node 22 or
 /// later), installed once into `target/peers/node22`. Returns the `bin` directory to put first
 /// on `PATH`.

@@ -1,57 +1,53 @@
-//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned) judging
-//! `mcpr conformance` as a client: the suite starts its own test server on localhost, runs our
+//! The official MCP conformance suites (`@modelcontextprotocol/conformance`, pinned) judging
+//! `mcpr conformance` as a client: a suite starts its own test server on localhost, runs our
 //! binary with the server's URL, and scores the checks from what it saw on the wire.
 //!
-//! The suite and Node 22 (which it needs) are installed from npm into `target/peers` on first
-//! use. A run that executes nothing still exits 0, so every scenario's check count is
-//! asserted, not just the exit status: `--suite all` must list all 26 client scenarios (22 of
-//! them OAuth), each with at least one passed check and none failed or warned.
+//! Two suites run: 0.1.16 (protocol up to 2025-11-25) and 0.2.0-alpha.12 (revision 2026-07-28).
+//! Both and Node 22 (which they need) are installed from npm into `target/peers` on first use.
+//! A run that executes nothing still exits 0, so every scenario's check count is asserted, not
+//! just the exit status. The scenarios come from the suites themselves: 0.1.16's `--suite all`
+//! must list all 26 client scenarios (22 of them OAuth); 0.2.0-alpha.12's `--requirements`
+//! sets decide which scenarios a revision requires.
 
 mod support;
 
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Bound on the whole suite (the suite gives each client 30 s and runs them in parallel).
-const SUITE_BOUND: Duration = Duration::from_secs(300);
+/// Bound on a whole suite run (a suite gives each client 30 s and runs them in parallel).
+const SUITE_BOUND: Duration = Duration::from_secs(600);
 
-/// Every client scenario of the pinned suite, OAuth included: 4 core + 22 `auth/*`.
+/// Every client scenario of the 0.1.16 suite, OAuth included: 4 core + 22 `auth/*`.
 const SCENARIOS: usize = 26;
 
-/// Run `--suite all` and return its output (stdout and stderr).
-fn run_suite() -> String {
-    let suite = support::conformance_suite();
+/// One suite run at a time: each runs dozens of clients in parallel already, and two at once
+/// on a small machine would starve the clients into the suite's own timeouts.
+static ONE_SUITE: Mutex<()> = Mutex::new(());
+
+/// Run the suite at `suite` (its `index.js`) with `args` under Node 22, driving
+/// `mcpr conformance`; return its exit status and output (stdout and stderr).
+fn run_node(suite: &Path, args: &[&str]) -> (ExitStatus, String) {
+    let _one = ONE_SUITE.lock().unwrap_or_else(|e| e.into_inner());
     let node_bin = support::node22_bin();
     let path = format!(
         "{}:{}",
         node_bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out_dir = support::temp_dir();
     let mut child = support::ChildGuard::spawn(
         Command::new(node_bin.join("node"))
-            .arg(&suite)
-            .args(["client", "--command"])
-            .arg(format!("{} conformance", support::MCPR))
-            .args(["--suite", "all", "--verbose", "-o"])
-            .arg(out_dir.path())
+            .arg(suite)
+            .args(args)
             .env("PATH", path)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
     );
     // Drain both pipes on threads so the suite never blocks on a full pipe.
-    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_string(&mut text);
-            }
-            text
-        })
-    };
-    let stdout = read(child.0.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = read(child.0.stderr.take().map(|p| Box::new(p) as _));
+    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
+    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
     let deadline = Instant::now() + SUITE_BOUND;
     let status = loop {
         if let Some(status) = child.0.try_wait().expect("wait for the suite") {
@@ -68,6 +64,23 @@ fn run_suite() -> String {
         stdout.join().unwrap_or_default(),
         stderr.join().unwrap_or_default()
     );
+    (status, output)
+}
+
+/// Run `client --command "mcpr conformance"` with `args` (which pick the scenarios); the
+/// results are also written under a temporary directory, for a person debugging a failure.
+fn run_client(suite: &Path, args: &[&str]) -> (ExitStatus, String) {
+    let out_dir = support::temp_dir();
+    let command = format!("{} conformance", support::MCPR);
+    let out = out_dir.path().display().to_string();
+    let mut all = vec!["client", "--command", &command, "--verbose", "-o", &out];
+    all.extend_from_slice(args);
+    run_node(suite, &all)
+}
+
+/// Run the 0.1.16 suite's `--suite all` and return its output; it must exit 0.
+fn run_suite() -> String {
+    let (status, output) = run_client(&support::conformance_suite(), &["--suite", "all"]);
     assert!(status.success(), "the suite failed ({status}):\n{output}");
     output
 }
@@ -137,6 +150,116 @@ fn conformance_suite_all_passes_every_scenario() {
             "{result:?}:\n{output}"
         );
     }
+}
+
+/// The client scenarios of a suite, as its `list --client` names them (`  - name [versions]`).
+fn client_scenarios(suite: &Path) -> Vec<String> {
+    let (status, output) = run_node(suite, &["list", "--client"]);
+    assert!(
+        status.success(),
+        "list --client failed ({status}):\n{output}"
+    );
+    listed_scenarios(&output)
+}
+
+fn listed_scenarios(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|line| {
+            let name = line.trim().strip_prefix("- ")?;
+            Some(name.split_whitespace().next()?.to_owned())
+        })
+        .collect()
+}
+
+/// The scenarios a `--requirements` run lists as "Not scored for REVISION" (extensions, and
+/// scenarios added after the revision's release): they run, but do not decide conformance.
+fn unscored(output: &str) -> Vec<String> {
+    let Some((_, rest)) = output.split_once("Not scored for ") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .skip(1)
+        .map_while(|line| {
+            let line = line.trim();
+            let name = line
+                .strip_prefix("✓ ")
+                .or_else(|| line.strip_prefix("✗ "))?;
+            Some(name.split_whitespace().next()?.to_owned())
+        })
+        .collect()
+}
+
+/// Run the 0.2.0-alpha.12 suite's `--requirements REVISION` and check every scenario it runs,
+/// those it scores for the revision and the extensions it runs beside them alike: at least
+/// one check passed, none failed, and the suite's own verdict (its exit status) is a pass.
+/// Returns the summary lines.
+fn requirements_pass(revision: &str) -> Vec<ScenarioResult> {
+    let suite = support::conformance_suite_2026();
+    let (status, output) = run_client(&suite, &["--requirements", revision]);
+    let results = summary_lines(&output);
+    let unscored = unscored(&output);
+    for result in &results {
+        eprintln!(
+            "{} {}: {} passed, {} failed{}",
+            if result.ok { "✓" } else { "✗" },
+            result.name,
+            result.passed,
+            result.failed,
+            if unscored.contains(&result.name) {
+                " (not scored)"
+            } else {
+                ""
+            }
+        );
+    }
+    assert!(
+        results.iter().any(|r| !unscored.contains(&r.name)),
+        "no scenario scored for {revision}:\n{output}"
+    );
+    for result in &results {
+        assert!(
+            result.ok && result.failed == 0 && result.passed > 0,
+            "{revision}: {result:?}:\n{output}"
+        );
+    }
+    assert!(status.success(), "the suite failed ({status}):\n{output}");
+    results
+}
+
+/// Every scenario the 2026-07-28 suite runs for a client at revision 2025-11-25 (its own
+/// requirement set, extensions included, nothing picked by hand) passes with checks.
+#[test]
+fn conformance_2026_suite_passes_the_2025_11_25_requirements() {
+    let results = requirements_pass("2025-11-25");
+    let listed = client_scenarios(&support::conformance_suite_2026());
+    // The requirement set is the suite's: every scenario it ran is one `list --client` knows.
+    for result in &results {
+        assert!(listed.contains(&result.name), "{result:?} not listed");
+    }
+}
+
+/// Revision 2026-07-28: every scenario its requirement set runs, extensions included, passes
+/// with checks.
+#[test]
+fn conformance_2026_suite_passes_the_2026_07_28_requirements() {
+    requirements_pass("2026-07-28");
+}
+
+#[test]
+fn the_suite_lists_are_parsed() {
+    let list = "Client scenarios (test against a client):\n  - initialize [2025-06-18]\n  \
+                - auth/dpop [extension]\n";
+    assert_eq!(listed_scenarios(list), ["initialize", "auth/dpop"]);
+    let output = "=== SUITE SUMMARY ===\n\n✓ initialize: 1 passed, 0 failed\n\nTotal: 1 passed\n\n\
+                  Not scored for 2026-07-28: 2 scenario(s) run, 1 failing. These do not affect \
+                  conformance.\n  ✓ auth/client-credentials-jwt (extension)\n  \
+                  ✗ auth/dpop (extension)\n";
+    assert_eq!(
+        unscored(output),
+        ["auth/client-credentials-jwt", "auth/dpop"]
+    );
+    assert!(unscored("Total: 1 passed").is_empty());
 }
 
 #[test]

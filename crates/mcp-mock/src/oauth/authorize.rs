@@ -5,7 +5,7 @@ use super::*;
 impl OAuth {
     /// `/authorize`: a redirect with a code (or an error), or 400 text when it cannot safely
     /// redirect (unknown client, bad redirect URI) or the request is malformed.
-    pub(super) fn authorize(&self, query: &str) -> Response {
+    pub(super) fn authorize(&self, query: &str, issuer: Option<&str>) -> Response {
         let params = match params(query.as_bytes()) {
             Ok(params) => params,
             Err(why) => return reject(why),
@@ -77,12 +77,24 @@ impl OAuth {
                 expires: Instant::now() + CODE_TTL,
             },
         );
-        redirect(target, &[("code", code.as_str())], param("state"))
+        let iss = match self.knobs.iss {
+            Some(IssKnob::Right) => issuer,
+            Some(IssKnob::Wrong) => Some(WRONG_ISSUER),
+            Some(IssKnob::Missing) | None => None,
+        };
+        let mut params = vec![("code", code.as_str())];
+        params.extend(iss.map(|iss| ("iss", iss)));
+        redirect(target, &params, param("state"))
     }
 }
 
-pub(super) async fn authorize(State(oauth): State<Arc<OAuth>>, uri: Uri) -> Response {
-    oauth.authorize(uri.query().unwrap_or_default())
+pub(super) async fn authorize(
+    State(oauth): State<Arc<OAuth>>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let issuer = oauth.origin(&headers);
+    oauth.authorize(uri.query().unwrap_or_default(), Some(&issuer))
 }
 
 /// Whether `challenge` can be an S256 challenge: 43 base64url characters (32 bytes, no

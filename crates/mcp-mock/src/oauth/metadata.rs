@@ -8,11 +8,15 @@ pub(super) async fn resource_metadata(
     headers: HeaderMap,
 ) -> Response {
     let origin = oauth.origin(&headers);
+    let issuer = match &oauth.next {
+        Some(next) if next.moved.load(Ordering::SeqCst) => format!("http://{}/as2", next.authority),
+        _ => origin.clone(),
+    };
     json_response(
         StatusCode::OK,
         &json!({
             "resource": format!("{origin}/mcp"),
-            "authorization_servers": [origin],
+            "authorization_servers": [issuer],
             "scopes_supported": oauth.knobs.scopes,
             "bearer_methods_supported": ["header"],
         }),
@@ -24,6 +28,12 @@ pub(super) async fn server_metadata(
     headers: HeaderMap,
 ) -> Response {
     let origin = oauth.origin(&headers);
+    metadata_of(&oauth, &origin)
+}
+
+/// The metadata of the authorization server `oauth` whose issuer is `origin` (an origin, or
+/// one with the path `/as2` for the second server).
+pub(super) fn metadata_of(oauth: &OAuth, origin: &str) -> Response {
     let mut metadata = json!({
         "issuer": origin,
         "authorization_endpoint": oauth
@@ -38,6 +48,12 @@ pub(super) async fn server_metadata(
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
         "scopes_supported": oauth.knobs.scopes,
     });
+    if oauth.knobs.dpop.is_some() {
+        metadata["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+    }
+    if oauth.knobs.iss.is_some() {
+        metadata["authorization_response_iss_parameter_supported"] = true.into();
+    }
     if oauth.knobs.registration {
         metadata["registration_endpoint"] = format!("{origin}/register").into();
     }

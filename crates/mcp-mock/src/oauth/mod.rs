@@ -9,7 +9,13 @@
 //! - `POST /token`: `authorization_code`, `refresh_token` (rotated on every use) and
 //!   `client_credentials`, each client authenticating the way it registered;
 //! - `GET /__oauth/stats`: counters for tests (no authorization needed);
-//! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`.
+//! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`;
+//! - with `--oauth-jwt-bearer`, the JWT-bearer grant for one assertion;
+//! - with `--oauth-iss`, the `iss` authorization response parameter (right, missing or wrong);
+//! - with `--oauth-dpop`, DPoP-bound tokens (and, as a hostile server, endless nonce
+//!   challenges);
+//! - with `--oauth-migrate-to`, a second authorization server under `/as2` (its own clients
+//!   and tokens), which the resource moves to once a first token has been used.
 //!
 //! URLs in metadata and challenges are built from the request's `Host` header (the bound address
 //! if it has none), so a client that connects to `localhost` sees `localhost` URLs, one that
@@ -101,7 +107,44 @@ pub struct OAuthKnobs {
     pub authorize_endpoint: Option<String>,
     /// `--oauth-token-scope`: the `scope` of every token response, verbatim.
     pub token_scope: Option<String>,
+    /// `--oauth-migrate-to`: the host name under which the second authorization server is
+    /// named (with the mock's port) once the resource has moved to it.
+    pub migrate_to: Option<String>,
+    /// `--oauth-dpop`: DPoP-bound tokens, or endless nonce challenges.
+    pub dpop: Option<DpopKnob>,
+    /// `--oauth-iss`: the `iss` parameter of authorization responses.
+    pub iss: Option<IssKnob>,
+    /// `--oauth-jwt-bearer`: the one assertion the JWT-bearer grant accepts.
+    pub jwt_bearer: Option<String>,
 }
+
+/// The grant type of workload identity federation (RFC 7523 §2.1).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// What `--oauth-dpop` makes of the mock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DpopKnob {
+    /// Tokens asked for with a proof are DPoP-bound; `/mcp` takes them with a proof.
+    On,
+    /// Every token request with a proof gets a new `use_dpop_nonce` challenge.
+    Token,
+    /// Every `/mcp` request with a DPoP-bound token gets a new `use_dpop_nonce` challenge.
+    Resource,
+}
+
+/// What `--oauth-iss` puts in authorization responses (support is advertised in all cases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IssKnob {
+    /// The issuer.
+    Right,
+    /// No `iss` at all.
+    Missing,
+    /// Another issuer, with a terminal escape sequence in it.
+    Wrong,
+}
+
+/// The issuer `--oauth-iss wrong` claims to be.
+const WRONG_ISSUER: &str = "https://evil.example\u{1b}]0;pwned\u{7}";
 
 /// A pre-registered confidential client, `ID:SECRET` on the command line. Its `Debug` output
 /// leaves the secret out.
@@ -157,6 +200,18 @@ pub struct OAuth {
     bound: SocketAddr,
     store: Mutex<Store>,
     stats: Stats,
+    /// `--oauth-migrate-to`: the second authorization server, and whether the resource has
+    /// moved to it.
+    next: Option<Next2>,
+}
+
+/// The authorization server a resource moves to (`--oauth-migrate-to`).
+struct Next2 {
+    authority: String,
+    server: Arc<OAuth>,
+    moved: std::sync::atomic::AtomicBool,
+    /// Requests at the second server that presented a client or refresh token of the first.
+    foreign_credentials: AtomicUsize,
 }
 
 impl OAuth {
@@ -173,12 +228,55 @@ impl OAuth {
                 },
             );
         }
+        let next = knobs.migrate_to.clone().map(|host| {
+            let knobs = OAuthKnobs {
+                migrate_to: None,
+                ..knobs.clone()
+            };
+            Next2 {
+                authority: format!("{host}:{}", bound.port()),
+                server: Arc::new(OAuth::new(knobs, bound)),
+                moved: std::sync::atomic::AtomicBool::new(false),
+                foreign_credentials: AtomicUsize::new(0),
+            }
+        });
         OAuth {
             knobs,
             bound,
             store: Mutex::new(store),
             stats: Stats::default(),
+            next,
         }
+    }
+
+    /// The server that answers for `/mcp` now: the second one once the resource has moved.
+    fn current(&self) -> &OAuth {
+        match &self.next {
+            Some(next) if next.moved.load(Ordering::SeqCst) => &next.server,
+            _ => self,
+        }
+    }
+
+    /// Whether a request at the second server presents a client id (in `params` or HTTP
+    /// Basic) or a refresh token that the first one issued.
+    fn is_foreign(&self, headers: &HeaderMap, params: &[u8]) -> bool {
+        let Ok(params) = self::params(params) else {
+            return false;
+        };
+        let basic = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_basic)
+            .map(|(id, _)| id);
+        let store = self.lock();
+        params
+            .get("client_id")
+            .into_iter()
+            .chain(basic.as_ref())
+            .any(|id| store.clients.contains_key(id))
+            || params
+                .get("refresh_token")
+                .is_some_and(|t| store.refresh.contains_key(t))
     }
 
     fn lock(&self) -> MutexGuard<'_, Store> {
@@ -226,11 +324,81 @@ pub fn router(oauth: Arc<OAuth>) -> Router {
     } else {
         router.route("/register", any(no_registration))
     };
+    let router = if oauth.next.is_some() {
+        router
+            .route(
+                "/.well-known/oauth-authorization-server/as2",
+                get(next_metadata),
+            )
+            .route("/as2/register", post(next_register))
+            .route("/as2/authorize", get(next_authorize))
+            .route("/as2/token", post(next_token))
+    } else {
+        router
+    };
     router.with_state(oauth)
 }
 
 async fn stats(State(oauth): State<Arc<OAuth>>) -> Response {
-    json_response(StatusCode::OK, &oauth.stats.json())
+    let mut stats = oauth.stats.json();
+    if oauth.knobs.jwt_bearer.is_some() {
+        stats["token_requests"]["jwt_bearer"] =
+            oauth.stats.jwt_bearer.load(Ordering::SeqCst).into();
+    }
+    if oauth.knobs.dpop.is_some() {
+        stats["dpop_nonce_challenges"] = oauth
+            .stats
+            .dpop_nonce_challenges
+            .load(Ordering::SeqCst)
+            .into();
+    }
+    if let Some(next) = &oauth.next {
+        stats["migration"] = json!({
+            "moved": next.moved.load(Ordering::SeqCst),
+            "foreign_credentials": next.foreign_credentials.load(Ordering::SeqCst),
+            "second": next.server.stats.json(),
+        });
+    }
+    json_response(StatusCode::OK, &stats)
+}
+
+/// The second authorization server (`--oauth-migrate-to`); its routes exist only with it.
+fn next(oauth: &OAuth) -> &Next2 {
+    oauth
+        .next
+        .as_ref()
+        .expect("routed only with --oauth-migrate-to")
+}
+
+async fn next_metadata(State(oauth): State<Arc<OAuth>>, headers: HeaderMap) -> Response {
+    let origin = oauth.origin(&headers);
+    metadata_of(&next(&oauth).server, &format!("{origin}/as2"))
+}
+
+async fn next_register(State(oauth): State<Arc<OAuth>>, body: Bytes) -> Response {
+    match next(&oauth).server.register(&body) {
+        Ok(answer) => json_response(StatusCode::CREATED, &answer),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn next_authorize(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, uri: Uri) -> Response {
+    let query = uri.query().unwrap_or_default();
+    if oauth.is_foreign(&headers, query.as_bytes()) {
+        bump(&next(&oauth).foreign_credentials);
+    }
+    let issuer = format!("{}/as2", oauth.origin(&headers));
+    next(&oauth).server.authorize(query, Some(&issuer))
+}
+
+async fn next_token(State(oauth): State<Arc<OAuth>>, headers: HeaderMap, body: Bytes) -> Response {
+    if oauth.is_foreign(&headers, &body) {
+        bump(&next(&oauth).foreign_credentials);
+    }
+    match next(&oauth).server.token(&headers, &body) {
+        Ok(answer) => json_response(StatusCode::OK, &answer),
+        Err(e) => e.into_response(),
+    }
 }
 
 /// Whether `host` is a plain `host[:port]` that is safe to put in URLs and headers.

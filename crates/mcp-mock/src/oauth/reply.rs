@@ -37,6 +37,9 @@ impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
         let body = json!({"error": self.error, "error_description": self.description});
         let mut response = json_response(self.status, &body);
+        if self.error == "use_dpop_nonce" {
+            with_nonce(&mut response);
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             // RFC 6749 §5.2: a 401 names the scheme the client should authenticate with.
             response.headers_mut().insert(
@@ -45,6 +48,15 @@ impl IntoResponse for OAuthError {
             );
         }
         response
+    }
+}
+
+/// A new `DPoP-Nonce` on `response`: a different one every time, as a hostile server would.
+pub(super) fn with_nonce(response: &mut Response) {
+    if let Ok(nonce) = random("mock-nonce-")
+        && let Ok(value) = HeaderValue::from_str(&nonce)
+    {
+        response.headers_mut().insert("dpop-nonce", value);
     }
 }
 

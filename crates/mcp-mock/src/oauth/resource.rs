@@ -10,7 +10,12 @@ impl OAuth {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .filter(|(scheme, _)| {
+                scheme.eq_ignore_ascii_case("bearer")
+                    || (self.knobs.dpop.is_some()
+                        && scheme.eq_ignore_ascii_case("dpop")
+                        && headers.contains_key("dpop"))
+            })
             .map(|(_, token)| token.trim())
             .filter(|token| !token.is_empty());
         let Some(token) = token else {
@@ -25,6 +30,18 @@ impl OAuth {
             }
             None => Bearer::Invalid,
         }
+    }
+
+    /// 401 asking for a proof with a new nonce (`--oauth-dpop resource`).
+    pub(super) fn dpop_nonce_challenge(&self, origin: &str) -> Response {
+        bump(&self.stats.dpop_nonce_challenges);
+        let challenge = format!(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="{origin}{RESOURCE_METADATA_PATH}""#
+        );
+        let body = json!({"error": "use_dpop_nonce"});
+        let mut response = challenged(StatusCode::UNAUTHORIZED, &challenge, &body);
+        with_nonce(&mut response);
+        response
     }
 
     /// 401 with the RFC 9728 challenge; `error="invalid_token"` when a token was sent.
@@ -75,11 +92,19 @@ pub(super) enum Bearer {
 /// The middleware in front of `/mcp` (`axum::middleware::from_fn_with_state`).
 pub async fn guard(State(oauth): State<Arc<OAuth>>, request: Request, next: Next) -> Response {
     let origin = oauth.origin(request.headers());
-    let scopes = match oauth.bearer(request.headers()) {
+    let current = oauth.current();
+    let scopes = match current.bearer(request.headers()) {
         Bearer::Valid(scopes) => scopes,
-        Bearer::Missing => return oauth.unauthorized(&origin, false),
-        Bearer::Invalid => return oauth.unauthorized(&origin, true),
+        Bearer::Missing => return current.unauthorized(&origin, false),
+        Bearer::Invalid => return current.unauthorized(&origin, true),
     };
+    if oauth.knobs.dpop == Some(DpopKnob::Resource) && request.headers().contains_key("dpop") {
+        return oauth.dpop_nonce_challenge(&origin);
+    }
+    // `--oauth-migrate-to`: the first token used is the last the first server's are taken.
+    if let Some(next) = &oauth.next {
+        next.moved.store(true, Ordering::SeqCst);
+    }
     let Some(needed) = &oauth.knobs.call_scope else {
         return next.run(request).await;
     };

@@ -92,6 +92,10 @@ pub(super) struct Stats {
     pub(super) unauthorized: AtomicUsize,
     /// 403s sent on `/mcp`.
     pub(super) insufficient_scope: AtomicUsize,
+    /// `use_dpop_nonce` challenges sent (`--oauth-dpop token|resource`).
+    pub(super) dpop_nonce_challenges: AtomicUsize,
+    /// JWT-bearer token requests (`--oauth-jwt-bearer`).
+    pub(super) jwt_bearer: AtomicUsize,
 }
 
 impl Stats {

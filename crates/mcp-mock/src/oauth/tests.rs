@@ -125,6 +125,10 @@ fn server(knobs: impl FnOnce(&mut OAuthKnobs)) -> OAuth {
         call_scope: None,
         authorize_endpoint: None,
         token_scope: None,
+        migrate_to: None,
+        dpop: None,
+        iss: None,
+        jwt_bearer: None,
     };
     knobs(&mut k);
     OAuth::new(k, "127.0.0.1:4000".parse().unwrap())

@@ -21,6 +21,11 @@ impl OAuth {
             Some("authorization_code") => bump(&self.stats.authorization_code),
             Some("refresh_token") => bump(&self.stats.refresh_token),
             Some("client_credentials") => bump(&self.stats.client_credentials),
+            Some(JWT_BEARER) if self.knobs.jwt_bearer.is_some() => {
+                bump(&self.stats.jwt_bearer);
+                let mut store = self.lock();
+                return self.jwt_bearer(&mut store, &params);
+            }
             Some(_) => {
                 return Err(OAuthError::bad(
                     "unsupported_grant_type",
@@ -29,13 +34,43 @@ impl OAuth {
             }
             None => return Err(OAuthError::bad("invalid_request", "missing grant_type")),
         }
+        let proof = headers.contains_key("dpop");
+        if proof && self.knobs.dpop == Some(DpopKnob::Token) {
+            bump(&self.stats.dpop_nonce_challenges);
+            return Err(OAuthError::bad(
+                "use_dpop_nonce",
+                "use the DPoP-Nonce (mcpr mock --oauth-dpop token)",
+            ));
+        }
         let mut store = self.lock();
         let client_id = authenticate(&store, headers, &params)?;
-        match grant {
+        let mut answer = match grant {
             Some("authorization_code") => self.exchange_code(&mut store, client_id, &params),
             Some("refresh_token") => self.refresh(&mut store, client_id, &params),
             _ => self.client_credentials(&mut store, client_id, &params),
+        }?;
+        if proof && self.knobs.dpop.is_some() {
+            answer["token_type"] = "DPoP".into();
         }
+        Ok(answer)
+    }
+
+    /// The JWT-bearer grant: the `--oauth-jwt-bearer` assertion gets a token (no refresh
+    /// token: the workload presents a fresh assertion next time); any other is refused with
+    /// a hostile description.
+    fn jwt_bearer(&self, store: &mut Store, params: &Params) -> Result<Value, OAuthError> {
+        if params.get("assertion") != self.knobs.jwt_bearer.as_ref() {
+            return Err(invalid_grant(
+                "the assertion is not the one expected\u{1b}]0;pwned\u{7}",
+            ));
+        }
+        if params.get("resource").is_some_and(|r| !self.is_resource(r)) {
+            return Err(OAuthError::bad(
+                "invalid_target",
+                "resource must be this server's /mcp URL",
+            ));
+        }
+        self.issue(store, self.knobs.scopes.clone(), None)
     }
 
     pub(super) fn exchange_code(

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::authorizer::Authorizer;
+use super::dpop::{self, DpopKey};
 use super::flow::{self, LoginRequest, Target};
 use super::store::{CredentialStore, Record, key_of, now_secs};
 use super::{AuthContext, AuthFailure};
@@ -24,6 +25,8 @@ struct Current {
     expires_at: Option<u64>,
     received_at: Option<u64>,
     scopes: Vec<String>,
+    /// The key the token is bound to (DPoP), if it is.
+    dpop: Option<Arc<DpopKey>>,
 }
 
 impl Current {
@@ -33,6 +36,11 @@ impl Current {
             expires_at: record.expires_at(),
             received_at: record.received_at,
             scopes: record.granted_scopes.clone(),
+            dpop: record
+                .dpop_key
+                .as_deref()
+                .and_then(DpopKey::from_stored)
+                .map(Arc::new),
         })
     }
 
@@ -132,6 +140,55 @@ impl ServerAuth {
             .map_err(|e| AuthFailure::Store(e.to_string()))
     }
 
+    /// The key `token` is bound to, if it is this connection's DPoP-bound token.
+    fn dpop_key(&self, token: &str) -> Option<Arc<DpopKey>> {
+        self.cached()
+            .filter(|c| c.access == token)
+            .and_then(|c| c.dpop)
+    }
+
+    /// Put `token` on `request`, a `method` request to `url`: as a bearer token, or, when it
+    /// is DPoP-bound, with the `DPoP` scheme and a fresh proof of its key.
+    pub fn authorize_request(
+        &self,
+        request: reqwest::RequestBuilder,
+        method: &str,
+        url: &str,
+        token: &str,
+    ) -> reqwest::RequestBuilder {
+        let Some(key) = self.dpop_key(token) else {
+            return request.bearer_auth(token);
+        };
+        match key.proof(method, url, Some(token)) {
+            Ok(proof) => request
+                .header(reqwest::header::AUTHORIZATION, format!("DPoP {token}"))
+                .header(dpop::DPOP_HEADER, proof),
+            Err(e) => {
+                // Cannot happen with a key that loaded; the server's 401 then says so.
+                tracing::warn!(server = %self.server, "{e}");
+                request.header(reqwest::header::AUTHORIZATION, format!("DPoP {token}"))
+            }
+        }
+    }
+
+    /// The server answered a request to `url` made with `sent` with a DPoP nonce challenge
+    /// (`status`, `challenge`, `DPoP-Nonce`): whether to retry with the nonce, now
+    /// remembered. Only a DPoP-bound token, and only a nonce not tried yet, is worth it.
+    pub fn dpop_nonce_retry(
+        &self,
+        url: &str,
+        sent: Option<&str>,
+        status: u16,
+        challenge: Option<&str>,
+        nonce: Option<&[u8]>,
+    ) -> bool {
+        let Some(key) = sent.and_then(|token| self.dpop_key(token)) else {
+            return false;
+        };
+        dpop::asks_for_nonce(status, challenge.map(str::as_bytes), b"")
+            && key.learn_nonce(url, nonce)
+    }
+
     /// The token to send now, refreshed first when it is about to expire; `None` when there
     /// is no credential (the request goes out without one, and a 401 tells what is needed).
     pub async fn bearer(&self) -> Result<Option<String>, AuthFailure> {
@@ -218,9 +275,16 @@ impl ServerAuth {
         if let Some(record) = &record
             && record.has_refresh_token()
         {
-            match flow::refresh(&self.target(), record).await? {
-                Some(renewed) => return self.token_of(&renewed),
-                None => expired = true,
+            // The server moved to another authorization server: the refresh token (and the
+            // client it was issued to) is never presented to the new one; log in there afresh.
+            if flow::issuer_changed(&self.target(), record, challenge).await {
+                tracing::info!(server = %self.server, "the authorization server changed");
+                expired = true;
+            } else {
+                match flow::refresh(&self.target(), record).await? {
+                    Some(renewed) => return self.token_of(&renewed),
+                    None => expired = true,
+                }
             }
         }
         self.forget();
@@ -382,6 +446,7 @@ mod tests {
             expires_at: Some(now + 3600),
             received_at: Some(now),
             scopes: Vec::new(),
+            dpop: None,
         };
         assert!(!long.expiring());
         let short = Current {

@@ -15,6 +15,7 @@ use rmcp::transport::auth::{
 
 use super::AuthFailure;
 use super::authorizer::{Authorizer, WEB_PAGE_RULE, web_page};
+use super::dpop::{self, DpopHttpClient, DpopKey};
 use super::store::{CredentialStore, Record, ServerCredentials, key_of};
 use crate::config::{OAuthConfig, PrivateKey};
 
@@ -75,6 +76,27 @@ impl Target<'_> {
         Ok((manager, metadata))
     }
 
+    /// A manager whose token requests carry DPoP proofs signed with `key`, for the
+    /// authorization server of `metadata`.
+    async fn dpop_manager(
+        &self,
+        metadata: &AuthorizationMetadata,
+        key: Arc<DpopKey>,
+    ) -> Result<AuthorizationManager, AuthFailure> {
+        let client = DpopHttpClient::new(key, &metadata.token_endpoint).map_err(|message| {
+            AuthFailure::Oauth {
+                server: self.server.to_owned(),
+                message,
+            }
+        })?;
+        let mut manager =
+            AuthorizationManager::new_with_oauth_http_client(self.url, Arc::new(client))
+                .await
+                .map_err(|e| self.failure(e))?;
+        manager.set_metadata(metadata.clone());
+        Ok(manager)
+    }
+
     fn template(
         &self,
         client_id: &str,
@@ -92,6 +114,7 @@ impl Target<'_> {
             granted_scopes: Vec::new(),
             received_at: None,
             issuer: None,
+            dpop_key: None,
         }
     }
 
@@ -149,6 +172,19 @@ pub(crate) async fn login(
         }
     }
 
+    // DPoP-bound tokens where the authorization server issues them: from here on, token
+    // requests go through a client that signs each with this login's own key.
+    let dpop_key = if dpop::supported(&metadata) {
+        let key = Arc::new(DpopKey::generate().map_err(|message| AuthFailure::Oauth {
+            server: target.server.to_owned(),
+            message,
+        })?);
+        manager = target.dpop_manager(&metadata, key.clone()).await?;
+        Some(key.stored())
+    } else {
+        None
+    };
+
     let redirect = authorizer
         .redirect(target.oauth.callback_port)
         .await
@@ -188,7 +224,8 @@ pub(crate) async fn login(
             }
         };
 
-    let template = target.template(&client_id, client_secret.clone(), &redirect.uri, metadata);
+    let mut template = target.template(&client_id, client_secret.clone(), &redirect.uri, metadata);
+    template.dpop_key = dpop_key;
     manager.set_credential_store(ServerCredentials::new(
         target.store.clone(),
         target.key(),
@@ -230,10 +267,17 @@ pub(crate) async fn refresh(
     record: &Record,
 ) -> Result<Option<Record>, AuthFailure> {
     crate::net::install_tls_provider();
-    let mut manager = AuthorizationManager::new(target.url)
-        .await
-        .map_err(|e| target.failure(e))?;
-    manager.set_metadata(record.metadata.clone());
+    // A DPoP-bound token is refreshed with a proof of the same key.
+    let mut manager = match record.dpop_key.as_deref().and_then(DpopKey::from_stored) {
+        Some(key) => target.dpop_manager(&record.metadata, Arc::new(key)).await?,
+        None => {
+            let mut manager = AuthorizationManager::new(target.url)
+                .await
+                .map_err(|e| target.failure(e))?;
+            manager.set_metadata(record.metadata.clone());
+            manager
+        }
+    };
     let mut client = OAuthClientConfig::new(record.client_id.clone(), record.redirect_uri.clone());
     if let Some(secret) = &record.client_secret {
         client = client.with_client_secret(secret.clone());
@@ -267,6 +311,40 @@ pub(crate) async fn refresh(
         Err(AuthError::AuthorizationRequired) => Ok(None),
         Err(e) => Err(target.failure(e)),
     }
+}
+
+/// Whether the server now names another authorization server than the one that issued
+/// `record`: the challenge of its 401 points at resource metadata whose authorization server
+/// has a different issuer. A refresh token and a client registration are only good at the
+/// issuer that made them, so the caller logs in afresh instead of presenting them anywhere.
+/// Discovery failures count as no change: the refresh then fails or succeeds on its own.
+pub(crate) async fn issuer_changed(
+    target: &Target<'_>,
+    record: &Record,
+    challenge: Option<&str>,
+) -> bool {
+    // A configured metadata URL pins the authorization server; only a challenge that names
+    // resource metadata can announce a move.
+    if target.oauth.auth_server_metadata_url.is_some()
+        || !challenge.is_some_and(|c| c.contains("resource_metadata"))
+    {
+        return false;
+    }
+    let Ok((_, metadata)) = target.manager(challenge).await else {
+        return false;
+    };
+    let now = metadata.issuer.as_deref().map(same_issuer);
+    let then = record.metadata.issuer.as_deref().map(same_issuer);
+    match (now, then) {
+        (Some(now), Some(then)) => now != then,
+        // Without issuers, the token endpoint identifies the authorization server.
+        _ => metadata.token_endpoint != record.metadata.token_endpoint,
+    }
+}
+
+/// An issuer identifier as compared: a trailing slash is not a different issuer.
+fn same_issuer(issuer: &str) -> &str {
+    issuer.strip_suffix('/').unwrap_or(issuer)
 }
 
 /// The client-credentials grant (machine to machine): `client_secret_basic`/`_post` with the

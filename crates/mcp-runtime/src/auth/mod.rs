@@ -1,4 +1,4 @@
-//! OAuth 2.1 for remote servers (MCP authorization, 2025-03-26 … 2025-11-25): log in once,
+//! OAuth 2.1 for remote servers (MCP authorization, 2025-03-26 … 2026-07-28): log in once,
 //! refresh from then on.
 //!
 //! rmcp's `auth` feature implements the protocol (discovery, registration, PKCE, token
@@ -15,6 +15,15 @@
 //!   an authorizer (the default: `tools`, `call`, `serve`, a library host at start-up) nothing
 //!   ever waits for a browser; a server that needs a login fails with
 //!   [`crate::client::ClientError::AuthRequired`] saying `run: mcpr login NAME`.
+//! - Credentials belong to the issuer that issued them: the authorization response must name
+//!   it where it says it will (`iss`, RFC 9207), and when a server moves to another
+//!   authorization server the next 401 leads to a login there; nothing the old one issued is
+//!   presented to the new one.
+//! - Where the authorization server offers it, tokens are DPoP-bound (RFC 9449) to a key of
+//!   the login's own, and every request carries a proof.
+//! - Without a person: client credentials (in the config), enterprise-managed authorization
+//!   ([`enterprise_access_token`]) and workload identity federation
+//!   ([`workload_access_token`], the JWT-bearer grant).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::auth::AuthFailure> {
@@ -32,9 +41,11 @@
 
 mod authorizer;
 pub(crate) mod credential;
+mod dpop;
 mod enterprise;
 mod flow;
 mod store;
+mod workload;
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -47,6 +58,7 @@ pub use authorizer::{
 };
 pub use enterprise::{EnterpriseLogin, enterprise_access_token};
 pub use store::{CREDENTIALS_FILE, CredentialStore, StoreError};
+pub use workload::{JWT_BEARER_GRANT, WorkloadLogin, workload_access_token};
 
 use crate::config::{HttpConfig, OAuthGrant, ServerConfig, Transport};
 

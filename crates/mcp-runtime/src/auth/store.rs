@@ -4,7 +4,9 @@
 //! Credentials are keyed by the server's URL, not its name: a project config that reuses the
 //! name `github` for another URL finds no token, so it cannot send someone's credential to a
 //! new host. Each row keeps what a refresh needs without a new discovery: the client
-//! registration (id and secret), the authorization server's metadata and the token response.
+//! registration (id and secret), the authorization server's metadata and the token response,
+//! and the DPoP key a bound token needs. A row is only ever updated by its own issuer: a token
+//! from another authorization server replaces the whole row.
 //!
 //! [`ServerCredentials`] adapts one row to rmcp's `CredentialStore`, so rmcp's authorization
 //! manager reads and writes tokens here while our row keeps the parts rmcp does not store.
@@ -49,6 +51,10 @@ pub(crate) struct Record {
     pub received_at: Option<u64>,
     /// The issuer that issued it.
     pub issuer: Option<String>,
+    /// The DPoP key the token is bound to (PKCS#8, base64url; a secret), when the
+    /// authorization server issues DPoP-bound tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 impl Record {
@@ -357,11 +363,21 @@ impl RmcpCredentialStore for ServerCredentials {
         let existing = self.store.get(&self.key).ok().flatten();
         let mut record = {
             let template = self.template.lock().unwrap_or_else(|e| e.into_inner());
-            // A row for another client (a new registration) is replaced by the template.
-            match existing {
-                Some(row) if row.client_id == template.client_id => row,
+            // A row for another client (a new registration) or of another issuer (the same
+            // client metadata document URL is one client id everywhere) is replaced by the
+            // template: credentials belong to the issuer that issued them.
+            let mut record = match existing {
+                Some(row)
+                    if row.client_id == template.client_id
+                        && row.metadata.issuer == template.metadata.issuer =>
+                {
+                    row
+                }
                 _ => template.clone(),
-            }
+            };
+            // The token is bound to the key of the exchange that made it.
+            record.dpop_key = template.dpop_key.clone();
+            record
         };
         record.client_id = credentials.client_id;
         record.token = credentials.token_response;
@@ -417,6 +433,7 @@ mod tests {
             granted_scopes: vec!["a".into()],
             received_at: None,
             issuer: None,
+            dpop_key: None,
         }
     }
 

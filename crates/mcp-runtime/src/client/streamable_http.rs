@@ -163,6 +163,7 @@ impl HttpClient {
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> reqwest::RequestBuilder {
+        let method_name = method.as_str().to_owned();
         let mut request = self
             .inner
             .request(method, uri)
@@ -172,7 +173,11 @@ impl HttpClient {
             request = request.header(name, value);
         }
         if let Some(token) = auth_token {
-            request = request.bearer_auth(token);
+            request = match &self.auth {
+                // Bearer, or DPoP with a proof when the token is bound to a key.
+                Some(auth) => auth.authorize_request(request, &method_name, uri, &token),
+                None => request.bearer_auth(token),
+            };
         }
         if let Some(session_id) = session_id {
             request = request.header(SESSION_ID, session_id);
@@ -354,6 +359,9 @@ struct AuthTries {
     unauthorized: bool,
     /// 403 `insufficient_scope` step-ups so far.
     step_ups: usize,
+    /// A DPoP nonce challenge was answered already (once: a server that asks again and
+    /// again would keep the request in a loop).
+    dpop_nonce: bool,
 }
 
 impl HttpClient {
@@ -385,6 +393,20 @@ impl HttpClient {
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let fail =
             |failure| StreamableHttpError::Client(auth_failed(status, challenge.clone(), failure));
+        if status == StatusCode::UNAUTHORIZED
+            && !tries.dpop_nonce
+            && let Some(sent) = sent
+            && auth.dpop_nonce_retry(
+                response.url().as_str(),
+                Some(sent),
+                status.as_u16(),
+                challenge.as_deref(),
+                response.headers().get("DPoP-Nonce").map(|v| v.as_bytes()),
+            )
+        {
+            tries.dpop_nonce = true;
+            return Ok(AuthStep::Retry(sent.to_owned()));
+        }
         if status == StatusCode::UNAUTHORIZED && !tries.unauthorized {
             tries.unauthorized = true;
             let next = auth

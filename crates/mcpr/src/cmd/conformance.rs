@@ -40,6 +40,16 @@ enum Scenario {
     /// Call a tool whose SSE response stream the server closes early: the result must arrive
     /// after reconnecting with GET + `Last-Event-ID`, no sooner than the server's `retry:`.
     SseRetry,
+    /// List tools whose input schema `$ref`s a network URI, which must not be fetched.
+    SchemaRefNoDeref,
+    /// List tools, then pass one tool's input schema back verbatim to an echo tool: the suite
+    /// checks that every JSON Schema 2020-12 keyword survived.
+    SchemaPreservation,
+    /// Use every feature the server offers: list and call its tools (with the arguments the
+    /// suite names, else placeholders for the required ones), list and read its resources,
+    /// list and get its prompts. What the suite checks is on the wire (headers, `_meta`,
+    /// multi round-trip requests, which tools a client keeps).
+    Exercise,
     /// Any `auth/*` scenario: an OAuth-protected server. The client logs in headlessly when
     /// challenged (the authorization endpoint approves by itself), lists the tools and calls
     /// each one; what it proves is in the OAuth traffic the suite records.
@@ -47,7 +57,7 @@ enum Scenario {
 }
 
 impl Scenario {
-    const ALL: [(&'static str, Scenario); 4] = [
+    const ALL: [(&'static str, Scenario); 11] = [
         ("initialize", Scenario::Initialize),
         ("tools_call", Scenario::ToolsCall),
         (
@@ -55,6 +65,16 @@ impl Scenario {
             Scenario::ElicitationDefaults,
         ),
         ("sse-retry", Scenario::SseRetry),
+        ("json-schema-ref-no-deref", Scenario::SchemaRefNoDeref),
+        (
+            "json-schema-2020-12-preservation",
+            Scenario::SchemaPreservation,
+        ),
+        ("request-metadata", Scenario::Exercise),
+        ("sep-2322-client-request-state", Scenario::Exercise),
+        ("http-standard-headers", Scenario::Exercise),
+        ("http-custom-headers", Scenario::Exercise),
+        ("http-invalid-tool-headers", Scenario::Exercise),
     ];
 
     fn parse(name: &str) -> Option<Scenario> {
@@ -67,6 +87,11 @@ impl Scenario {
             .map(|(_, scenario)| *scenario)
     }
 }
+
+/// The tool whose input schema carries the JSON Schema 2020-12 keywords, and the tool that
+/// echoes a schema back to the suite.
+const SCHEMA_TOOL: &str = "json_schema_2020_12_tool";
+const SCHEMA_ECHO: &str = "json_schema_echo";
 
 /// What the suite passes in `MCP_CONFORMANCE_CONTEXT` for the scenarios that need
 /// credentials arranged out of band.
@@ -82,6 +107,19 @@ struct Context {
     idp_id_token: Option<String>,
     idp_issuer: Option<String>,
     idp_token_endpoint: Option<String>,
+    /// Workload identity federation: the workload's JWT from its identity provider.
+    valid_jwt: Option<String>,
+    /// Tool calls the scenario wants made, with their arguments.
+    #[serde(default, rename = "toolCalls")]
+    tool_calls: Vec<ToolCall>,
+}
+
+/// One entry of the context's `toolCalls`.
+#[derive(Debug, serde::Deserialize)]
+struct ToolCall {
+    name: String,
+    #[serde(default)]
+    arguments: Map<String, Value>,
 }
 
 /// The client ID metadata document URL the suite's authorization servers expect (SEP-991);
@@ -153,13 +191,27 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
             .map_err(Failure::connection)?;
         entry = json!({"type": "http", "url": args.url, "headers": {"Authorization": format!("Bearer {token}")}});
     }
+    // Workload identity federation: the workload's JWT is exchanged for the token (JWT-bearer
+    // grant), which is sent as a configured header.
+    if let (Some(assertion), Some(client_id)) = (&context.valid_jwt, &context.client_id) {
+        let login = auth::WorkloadLogin {
+            client_id: client_id.clone(),
+            assertion: assertion.clone(),
+            scopes: Vec::new(),
+        };
+        let token = auth::workload_access_token("conformance", &args.url, &login)
+            .await
+            .map_err(Failure::connection)?;
+        entry = json!({"type": "http", "url": args.url, "headers": {"Authorization": format!("Bearer {token}")}});
+    }
     let config = server_from_json("conformance", &entry).map_err(Failure::usage)?;
     // Credentials live in a store of this run only; the login is headless.
     let store_dir =
         RunDir(std::env::temp_dir().join(format!("mcpr-conformance-{}", std::process::id())));
     let store = auth::CredentialStore::new(store_dir.0.join(auth::CREDENTIALS_FILE));
     let options = ConnectOptions {
-        elicitation: (scenario == Scenario::ElicitationDefaults).then(accept_defaults),
+        elicitation: matches!(scenario, Scenario::ElicitationDefaults | Scenario::Exercise)
+            .then(accept_defaults),
         auth: Some(auth::AuthContext::interactive(
             store,
             Arc::new(auth::Headless),
@@ -177,7 +229,12 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
         client.info().version,
         client.info().protocol_version
     );
-    let outcome = crate::shutdown::until_signal(play(scenario, &client)).await;
+    let outcome = match scenario {
+        Scenario::Exercise => {
+            crate::shutdown::until_signal(exercise(&client, &context.tool_calls)).await
+        }
+        _ => crate::shutdown::until_signal(play(scenario, &client)).await,
+    };
     client.close().await;
     outcome?
 }
@@ -212,7 +269,18 @@ async fn play(scenario: Scenario, client: &McpClient) -> Outcome {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("tools: {}", names.join(", "));
     let (tool, arguments) = match scenario {
-        Scenario::Initialize => return Ok(exit::OK),
+        Scenario::Initialize | Scenario::SchemaRefNoDeref | Scenario::Exercise => {
+            return Ok(exit::OK);
+        }
+        Scenario::SchemaPreservation => {
+            let focal = tools
+                .iter()
+                .find(|t| t.name == SCHEMA_TOOL)
+                .ok_or_else(|| {
+                    Failure::connection(format!("the server does not offer `{SCHEMA_TOOL}`"))
+                })?;
+            (SCHEMA_ECHO, json!({"schema": focal.input_schema}))
+        }
         Scenario::Auth => {
             let mut code = exit::OK;
             for tool in &names {
@@ -242,6 +310,85 @@ async fn play(scenario: Scenario, client: &McpClient) -> Outcome {
     })
 }
 
+/// [`Scenario::Exercise`]: every tool, resource and prompt the server offers, once. A
+/// failure of one is reported and the rest still run; the exit status says whether all went
+/// through.
+async fn exercise(client: &McpClient, wanted: &[ToolCall]) -> Outcome {
+    let mut code = exit::OK;
+    let tools = client.list_tools().await.map_err(Failure::connection)?;
+    for tool in &tools {
+        let arguments = match wanted.iter().find(|c| c.name == tool.name) {
+            Some(call) => call.arguments.clone(),
+            None => placeholders(&tool.input_schema),
+        };
+        match call(client, &tool.name, Value::Object(arguments)).await {
+            Ok(output) if !output.is_error => eprintln!("{}: {}", tool.name, output.text()),
+            Ok(output) => {
+                eprintln!("{}: error: {}", tool.name, output.text());
+                code = exit::TOOL_ERROR;
+            }
+            Err(e) => {
+                eprintln!("{}: {e:?}", tool.name);
+                code = exit::TOOL_ERROR;
+            }
+        }
+    }
+    // The suite's calls the server did not list are made too: they are what it checks.
+    for wanted in wanted
+        .iter()
+        .filter(|c| !tools.iter().any(|t| t.name == c.name))
+    {
+        if let Err(e) = call(
+            client,
+            &wanted.name,
+            Value::Object(wanted.arguments.clone()),
+        )
+        .await
+        {
+            eprintln!("{}: {e:?}", wanted.name);
+            code = exit::TOOL_ERROR;
+        }
+    }
+    // A server without resources or prompts answers their lists with an error: nothing to use.
+    if let Ok(resources) = client.list_resources().await {
+        for resource in resources {
+            if let Err(e) = client.read_resource(&resource.uri).await {
+                eprintln!("{}: {e}", resource.uri);
+                code = exit::TOOL_ERROR;
+            }
+        }
+    }
+    if let Ok(prompts) = client.list_prompts().await {
+        for prompt in prompts {
+            if let Err(e) = client.get_prompt(&prompt.name, None).await {
+                eprintln!("{}: {e}", prompt.name);
+                code = exit::TOOL_ERROR;
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// Arguments that satisfy the required properties of `schema` by type (a placeholder of each).
+fn placeholders(schema: &Value) -> Map<String, Value> {
+    let required = schema["required"].as_array().cloned().unwrap_or_default();
+    required
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|name| {
+            let value = match schema["properties"][name]["type"].as_str() {
+                Some("integer" | "number") => json!(1),
+                Some("boolean") => json!(true),
+                Some("object") => json!({}),
+                Some("array") => json!([]),
+                Some("null") => Value::Null,
+                _ => json!("x"),
+            };
+            (name.to_owned(), value)
+        })
+        .collect()
+}
+
 async fn call(client: &McpClient, tool: &str, arguments: Value) -> Result<ToolOutput, Failure> {
     let arguments: Option<Map<String, Value>> = arguments.as_object().cloned();
     client
@@ -263,5 +410,28 @@ mod tests {
         );
         assert_eq!(Scenario::parse("auth/basic-cimd"), Some(Scenario::Auth));
         assert_eq!(Scenario::parse("unknown"), None);
+        assert_eq!(
+            Scenario::parse("http-custom-headers"),
+            Some(Scenario::Exercise)
+        );
+    }
+
+    #[test]
+    fn placeholders_fill_the_required_properties_by_type() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "region": {"type": "string"},
+                "count": {"type": "integer"},
+                "flag": {"type": "boolean"},
+                "optional": {"type": "string"}
+            },
+            "required": ["region", "count", "flag"]
+        });
+        assert_eq!(
+            Value::Object(placeholders(&schema)),
+            json!({"region": "x", "count": 1, "flag": true})
+        );
+        assert!(placeholders(&json!({"type": "object"})).is_empty());
     }
 }
