@@ -14,13 +14,25 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::config::ServerConfig;
 
-/// The `mcp-mock` binary, built from the current source the first time a test process asks
-/// (`cargo build -p mcp-mock`; cargo rebuilds it only if its source changed). The build goes
+/// The `mcp-mock` binary of the current source: the one `cargo test` built when it is newer
+/// than the mock's source, else built the first time a test process asks
+/// (`cargo build -p mcp-mock`). The build goes
 /// to the workspace's own target directory, in the profile of the running test, and runs
 /// while the test runs, after `cargo test` has released its build lock.
 pub fn mock_bin() -> &'static str {
     static BIN: OnceLock<String> = OnceLock::new();
     BIN.get_or_init(|| {
+        // `cargo test --workspace` has already built the mock with the workspace's unified
+        // features. Building it again with `-p mcp-mock` would resolve features for that package
+        // alone and rebuild the shared dependencies (twice per run, and for minutes on a small
+        // machine), so an up-to-date binary is used as it is.
+        let built = target_dir().join("mcp-mock");
+        if is_newer_than_its_source(&built) {
+            return built
+                .to_str()
+                .expect("the target directory has a UTF-8 path")
+                .to_owned();
+        }
         let run = escargot::CargoBuild::new()
             .manifest_path(workspace_root().join("Cargo.toml"))
             .package("mcp-mock")
@@ -33,6 +45,34 @@ pub fn mock_bin() -> &'static str {
             .expect("the target directory has a UTF-8 path")
             .to_owned()
     })
+}
+
+/// Whether `binary` exists and is newer than every file of the mock's package and the lock
+/// file (the mock has no path dependencies, so these are all its source).
+fn is_newer_than_its_source(binary: &Path) -> bool {
+    fn newest(path: &Path) -> Option<std::time::SystemTime> {
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_dir() {
+            return meta.modified().ok();
+        }
+        std::fs::read_dir(path)
+            .ok()?
+            .flatten()
+            .filter_map(|entry| newest(&entry.path()))
+            .max()
+    }
+    let Some(built) = std::fs::metadata(binary).and_then(|m| m.modified()).ok() else {
+        return false;
+    };
+    let root = workspace_root();
+    let sources = [
+        root.join("crates/mcp-mock/src"),
+        root.join("crates/mcp-mock/Cargo.toml"),
+        root.join("Cargo.lock"),
+    ];
+    sources
+        .iter()
+        .all(|source| newest(source).is_some_and(|changed| changed <= built))
 }
 
 /// The workspace's root directory (this crate lives in `crates/mcp-testkit`).
