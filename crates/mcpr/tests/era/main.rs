@@ -1,8 +1,10 @@
 //! Both eras of MCP against real servers over real pipes and sockets: `mcpr mock --era`
 //! (legacy, both, 2026-07-28 only, and a legacy server that never answers `server/discover`),
-//! over stdio and streamable HTTP. The probe's bound is checked by what the opening recorded
+//! over stdio and streamable HTTP (servers written by others: `peers`). The probe's bound is checked by what the opening recorded
 //! (era, probes, cache use), never by a clock.
 
+mod peers;
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::sync::Arc;

@@ -3,39 +3,7 @@
 //! server-everything (older revisions only), over stdio and streamable HTTP; multi round-trip
 //! requests, `subscriptions/listen`, logs, and the CLI's answer when a server asks the user.
 
-mod support;
-
-use std::sync::Arc;
-
-use mcp_runtime::cache::ToolCache;
-use mcp_runtime::client::{ConnectOptions, Era, McpClient, Opening};
-use mcp_runtime::config::ServerConfig;
-use serde_json::json;
-use support::{args, temp_dir};
-
-fn options(cache: Option<Arc<ToolCache>>) -> ConnectOptions {
-    ConnectOptions {
-        cache,
-        ..ConnectOptions::default()
-    }
-}
-
-/// Connect, check that the server works (list, call), close; returns the version and opening.
-async fn use_server(config: &ServerConfig, options: &ConnectOptions) -> (String, Opening) {
-    let client = McpClient::connect("mock", config, options)
-        .await
-        .expect("connect");
-    let tools = client.list_tools().await.expect("tools/list");
-    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
-    let output = client
-        .call_tool("echo", args(json!({"text": "hi"})), Default::default())
-        .await
-        .expect("tools/call");
-    assert_eq!(output.text(), "hi");
-    let seen = (client.info().protocol_version.clone(), client.opening());
-    client.close().await;
-    seen
-}
+use super::*;
 
 /// The MCP Python SDK 2.3.0 (it speaks both eras), installed once into `target/peers/py2`.
 /// Returns its `python`.
