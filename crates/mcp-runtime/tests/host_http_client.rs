@@ -1,12 +1,15 @@
 //! A host's own `reqwest::Client` is the one remote requests go through: a real loopback
 //! server records the headers it receives, and a header set only on the host's client must
-//! reach it from a connection attempt and from a registry query.
+//! reach it from a connection attempt (direct or through the manager) and from a registry
+//! query.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use indexmap::IndexMap;
 use mcp_runtime::client::{ConnectOptions, McpClient};
 use mcp_runtime::config::{HttpConfig, HttpKind, ServerConfig, Transport};
+use mcp_runtime::manager::{ManagerOptions, McpManager};
 use mcp_runtime::net::{HttpClient, client_builder};
 use mcp_runtime::registry::RegistryClient;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -84,6 +87,41 @@ async fn a_connection_uses_the_host_client() {
         .await
         .expect("the connection attempt ended");
     assert!(attempt.is_err(), "the server answers 404 to everything");
+    let (marked, all) = marked(&heads);
+    assert!(all > 0, "the server saw no request");
+    assert_eq!(
+        marked, all,
+        "every request carried the host client's header"
+    );
+}
+
+#[tokio::test]
+async fn a_managed_connection_uses_the_host_client() {
+    let (base, heads) = recording_server().await;
+    let mut config = ServerConfig::stdio("unused", Vec::<String>::new());
+    config.transport = Transport::Http(HttpConfig {
+        url: format!("{base}/mcp"),
+        headers: Default::default(),
+        kind: HttpKind::StreamableHttp,
+        oauth: None,
+    });
+    let manager = McpManager::new(ManagerOptions {
+        http: host_client(),
+        reconnect: false,
+        ..ManagerOptions::default()
+    });
+    let configs = IndexMap::from([("remote".to_owned(), config)]);
+    let report = tokio::time::timeout(
+        HANG_GUARD,
+        manager.connect_servers(configs, IndexMap::new()),
+    )
+    .await
+    .expect("the start-up ended");
+    manager.disconnect_all().await;
+    assert!(
+        report.errors.contains_key("remote"),
+        "the server answers 404 to everything: {report:?}"
+    );
     let (marked, all) = marked(&heads);
     assert!(all > 0, "the server saw no request");
     assert_eq!(

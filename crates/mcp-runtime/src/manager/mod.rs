@@ -92,6 +92,9 @@ pub struct ManagerOptions {
     /// Answers servers that ask the user for input (`elicitation/create`, or embedded in an
     /// `input_required` result); servers are told the client can be asked only when set.
     pub elicitation: Option<crate::client::ElicitationHandler>,
+    /// The HTTP client of remote servers (default: the process's shared one); a host passes
+    /// its own for a proxy, certificates or headers.
+    pub http: crate::net::HttpClient,
 }
 
 impl std::fmt::Debug for ManagerOptions {
@@ -105,6 +108,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("auth", &self.auth)
             .field("identity", &self.identity)
             .field("elicitation", &self.elicitation.is_some())
+            .field("http", &self.http)
             .finish()
     }
 }
@@ -122,6 +126,7 @@ impl Default for ManagerOptions {
             auth: None,
             identity: crate::ClientIdentity::default(),
             elicitation: None,
+            http: crate::net::HttpClient::shared(),
         }
     }
 }
@@ -167,6 +172,7 @@ impl McpManager {
                 identity: options.identity.clone(),
                 cache: options.cache.clone(),
                 elicitation: options.elicitation.clone(),
+                http: options.http.clone(),
                 ..ConnectOptions::default()
             },
         };
