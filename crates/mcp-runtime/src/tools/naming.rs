@@ -89,7 +89,7 @@ fn hashed_name(base: &str, server: &str, tool: &str, hash_len: usize) -> String 
     hasher.update([0]);
     hasher.update(tool.as_bytes());
     let digest = hasher.finalize();
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::fsutil::hex(&digest);
     let keep = MAX_TOOL_NAME - hash_len - 1;
     let mut head: String = base.chars().take(keep).collect();
     head.push('_');

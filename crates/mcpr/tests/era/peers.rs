@@ -104,14 +104,13 @@ async fn the_python_sdk_2_3_server_speaks_2026_07_28_over_stdio() {
     );
 }
 
-#[tokio::test]
-async fn the_python_sdk_2_3_server_speaks_2026_07_28_over_streamable_http() {
-    let python = python_sdk_2();
-    let dir = temp_dir();
-    let script = python_script(&dir);
+/// The Python SDK 2.3.0 server script of `dir` serving streamable HTTP on a free port, and
+/// a config for it; the server stops when the guard drops.
+fn python_sdk_2_over_http(dir: &tempfile::TempDir) -> (support::ChildGuard, ServerConfig) {
+    let script = python_script(dir);
     let port = support::free_port();
-    let _server = support::ChildGuard::spawn(
-        std::process::Command::new(python)
+    let server = support::ChildGuard::spawn(
+        std::process::Command::new(python_sdk_2())
             .arg(&script)
             .args(["http", &port.to_string()])
             .stdout(std::process::Stdio::null())
@@ -119,6 +118,13 @@ async fn the_python_sdk_2_3_server_speaks_2026_07_28_over_streamable_http() {
     );
     support::wait_for_port(port, std::time::Duration::from_secs(30));
     let config = support::remote(&format!("http://127.0.0.1:{port}/mcp"), None);
+    (server, config)
+}
+
+#[tokio::test]
+async fn the_python_sdk_2_3_server_speaks_2026_07_28_over_streamable_http() {
+    let dir = temp_dir();
+    let (_server, config) = python_sdk_2_over_http(&dir);
     let (version, opening) = use_server(&config, &options(None)).await;
     assert_eq!(version, "2026-07-28");
     assert_eq!(opening.era, Era::Modern);
@@ -228,19 +234,8 @@ async fn tool_list_changes_arrive_through_subscriptions_listen_over_stdio() {
 
 #[tokio::test]
 async fn tool_list_changes_arrive_through_subscriptions_listen_over_http() {
-    let python = python_sdk_2();
     let dir = temp_dir();
-    let script = python_script(&dir);
-    let port = support::free_port();
-    let _server = support::ChildGuard::spawn(
-        std::process::Command::new(python)
-            .arg(&script)
-            .args(["http", &port.to_string()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null()),
-    );
-    support::wait_for_port(port, std::time::Duration::from_secs(30));
-    let config = support::remote(&format!("http://127.0.0.1:{port}/mcp"), None);
+    let (_server, config) = python_sdk_2_over_http(&dir);
     tool_list_changes_arrive_live(&config).await;
 }
 
