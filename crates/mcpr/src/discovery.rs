@@ -135,6 +135,7 @@ pub fn pending_detail(server: &DiscoveredServer, cwd: &Path) -> Option<String> {
         PendingReason::RunsProject(_) => {
             format!("runs {} from the untrusted project", files.join(", "))
         }
+        _ => format!("depends on {} from the untrusted project", files.join(", ")),
     })
 }
 

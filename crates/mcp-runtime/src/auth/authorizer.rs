@@ -54,6 +54,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Why the interactive step failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuthorizeError {
     /// The loopback listener could not be opened.
     #[error("cannot listen for the login redirect on 127.0.0.1:{port}: {source}")]

@@ -125,6 +125,7 @@ impl AuthContext {
 
 /// Why a server's authorization failed. Never contains a token or a secret.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuthFailure {
     /// The server needs a login and there is no credential.
     #[error("not logged in")]

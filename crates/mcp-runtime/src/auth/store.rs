@@ -100,6 +100,7 @@ impl std::fmt::Debug for CredentialStore {
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The file or its directory could not be created or read.
     #[error("credential store {path}: {source}")]

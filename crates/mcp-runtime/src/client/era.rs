@@ -51,6 +51,7 @@ pub const LEGACY_PROTOCOL: &str = "2025-11-25";
 /// The two eras of MCP, as far as opening a connection goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Era {
     /// 2026-07-28 and later: `server/discover`, then self-contained requests.
     Modern,

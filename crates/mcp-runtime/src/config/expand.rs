@@ -203,6 +203,7 @@ impl<'a> Context<'a> {
 
 /// Why a value could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExpandError {
     /// `${VAR}` with `VAR` unset and no default.
     #[error("environment variable `{0}` is not set and has no default")]

@@ -82,6 +82,7 @@ pub struct ServerConfig {
 
 /// The transport of a server and its fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Transport {
     /// A local process speaking JSON-RPC over its stdin/stdout.
     Stdio(StdioConfig),
@@ -175,6 +176,7 @@ impl std::fmt::Debug for OAuthConfig {
 
 /// OAuth grants mcpr can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum OAuthGrant {
     /// A person logs in once in a browser (`mcpr login`); refreshed from then on.
     #[default]
@@ -203,6 +205,7 @@ impl std::fmt::Debug for PrivateKey {
 
 /// HTTP flavours of MCP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HttpKind {
     /// Streamable HTTP (protocol 2025-03-26 and later).
     StreamableHttp,

@@ -127,6 +127,7 @@ fn to_hex(digest: &[u8]) -> String {
 
 /// The trust situation of the project directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ProjectTrustState {
     /// The project has no config files of its own.
     NoProjectConfig,

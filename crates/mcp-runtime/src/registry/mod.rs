@@ -52,6 +52,7 @@ pub const REGISTRY_URL_ENV: &str = "MCPR_REGISTRY_URL";
 /// What went wrong talking to a registry or installing from it. Messages name the URL, the
 /// server or the field, and never contain a secret value.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// The registry URL is not usable.
     #[error("registry URL `{url}`: {message}")]

@@ -54,6 +54,7 @@ pub struct ServerSource {
 
 /// What became of one definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServerState {
     /// Will be started: it is in [`Discovery::configs`].
     Enabled,
@@ -113,6 +114,7 @@ pub struct DiscoveredServer {
 
 /// Why a definition is pending approval, naming the files concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PendingReason {
     /// These files (its config file or files it reads) changed since the project was trusted.
     Changed(Vec<PathBuf>),

@@ -24,6 +24,7 @@ pub use crate::config::secrets::SECRET_PREFIX;
 
 /// How a server is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum InstallKind {
     /// An npm package run with `npx`.
     Npm,
@@ -64,6 +65,7 @@ impl std::fmt::Display for InstallKind {
 
 /// Where a user value goes, and so which flag gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum ValueSource {
     /// An environment variable, or a variable of one's value (`--env NAME=VALUE`).
     Env,
