@@ -96,6 +96,16 @@ pub enum ClientError {
         /// What the server did wrong.
         message: String,
     },
+    /// A skill file did not match the server's own listing of it, so it was not used.
+    #[error("server `{server}`: skill file {uri} rejected: {reason}")]
+    SkillRejected {
+        /// Server name.
+        server: String,
+        /// The file.
+        uri: String,
+        /// What did not match.
+        reason: super::skills::SkillRejection,
+    },
     /// The caller cancelled the request; the server was told with `notifications/cancelled`.
     #[error("server `{server}`: {method} cancelled")]
     Cancelled {

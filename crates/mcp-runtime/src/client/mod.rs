@@ -48,6 +48,7 @@ mod open;
 mod options;
 mod progress;
 mod remote;
+mod skills;
 mod sse;
 mod stdio;
 mod streamable_http;
@@ -79,6 +80,9 @@ pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
 pub use mrtr::MAX_INPUT_ROUNDS;
 pub use options::{CallOptions, ConnectOptions, OutputCap};
 pub use progress::ProgressUpdate;
+pub use skills::{
+    LoadedSkill, SKILLS_EXTENSION, SkillEntry, SkillFile, SkillFiles, SkillRejection,
+};
 pub use stdio::group_alive;
 pub use types::ResourceTemplateDefinition;
 pub use types::{

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use mcp_runtime::auth;
 use mcp_runtime::client::{
-    CallOptions, ConnectOptions, ElicitationHandler, ElicitationResponse, McpClient, ToolOutput,
+    CallOptions, ConnectOptions, ElicitationHandler, ElicitationResponse, McpClient, SkillFiles,
+    ToolOutput,
 };
 use mcp_runtime::config::server_from_json;
 use serde_json::{Map, Value, json};
@@ -54,10 +55,15 @@ enum Scenario {
     /// challenged (the authorization endpoint approves by itself), lists the tools and calls
     /// each one; what it proves is in the OAuth traffic the suite records.
     Auth,
+    /// List the server's skills, as `mcpr skills` does: no skill file is read.
+    SkillsList,
+    /// Load every listed skill and read its files, as a host that uses them does: a file that
+    /// does not match the listing is refused, and the rest of that skill is left unread.
+    SkillsLoad,
 }
 
 impl Scenario {
-    const ALL: [(&'static str, Scenario); 11] = [
+    const ALL: [(&'static str, Scenario); 15] = [
         ("initialize", Scenario::Initialize),
         ("tools_call", Scenario::ToolsCall),
         (
@@ -75,6 +81,10 @@ impl Scenario {
         ("http-standard-headers", Scenario::Exercise),
         ("http-custom-headers", Scenario::Exercise),
         ("http-invalid-tool-headers", Scenario::Exercise),
+        ("sep-2640-client-no-prefetch", Scenario::SkillsList),
+        ("sep-2640-client-verify-digest", Scenario::SkillsLoad),
+        ("sep-2640-client-verify-size", Scenario::SkillsLoad),
+        ("sep-2640-client-verify-frontmatter", Scenario::SkillsLoad),
     ];
 
     fn parse(name: &str) -> Option<Scenario> {
@@ -233,6 +243,9 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
         Scenario::Exercise => {
             crate::shutdown::until_signal(exercise(&client, &context.tool_calls)).await
         }
+        Scenario::SkillsList | Scenario::SkillsLoad => {
+            crate::shutdown::until_signal(skills(&client, scenario == Scenario::SkillsLoad)).await
+        }
         _ => crate::shutdown::until_signal(play(scenario, &client)).await,
     };
     client.close().await;
@@ -264,12 +277,57 @@ fn accept_defaults() -> ElicitationHandler {
     })
 }
 
+/// List the server's skills; with `load`, load each one and read its other files. A skill
+/// that fails verification is reported and makes the run fail.
+async fn skills(client: &McpClient, load: bool) -> Outcome {
+    let skills = client.list_skills().await.map_err(Failure::connection)?;
+    for skill in &skills {
+        eprintln!(
+            "skill {}: {} ({})",
+            skill.name(),
+            skill.description(),
+            skill.uri
+        );
+    }
+    if !load {
+        return Ok(exit::OK);
+    }
+    let mut failed = None;
+    for skill in &skills {
+        match client.load_skill(skill).await {
+            Ok(_) => {
+                if let SkillFiles::Listed(files) = &skill.resources {
+                    for file in files.iter().filter(|f| f.uri != skill.uri) {
+                        if let Err(e) = client.read_skill_file(skill, &file.uri).await {
+                            eprintln!("{e}");
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                failed = Some(e);
+            }
+        }
+    }
+    match failed {
+        Some(e) => Err(Failure::connection(e)),
+        None => Ok(exit::OK),
+    }
+}
+
 async fn play(scenario: Scenario, client: &McpClient) -> Outcome {
     let tools = client.list_tools().await.map_err(Failure::connection)?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("tools: {}", names.join(", "));
     let (tool, arguments) = match scenario {
-        Scenario::Initialize | Scenario::SchemaRefNoDeref | Scenario::Exercise => {
+        Scenario::Initialize
+        | Scenario::SchemaRefNoDeref
+        | Scenario::Exercise
+        | Scenario::SkillsList
+        | Scenario::SkillsLoad => {
             return Ok(exit::OK);
         }
         Scenario::SchemaPreservation => {
