@@ -6,6 +6,7 @@ mod cmd;
 mod connect;
 mod discovery;
 mod exit;
+mod live;
 mod logging;
 mod shutdown;
 mod term;
