@@ -160,10 +160,7 @@ fn line_text(what: &str, update: Option<&ProgressUpdate>, elapsed: Duration) -> 
     match update.total.filter(|total| *total > 0.0) {
         Some(total) => {
             let percent = (update.progress / total * 100.0).clamp(0.0, 100.0);
-            text.push_str(&format!(
-                " [{progress}/{}, {percent:.0}%]",
-                number(total)
-            ));
+            text.push_str(&format!(" [{progress}/{}, {percent:.0}%]", number(total)));
         }
         None => text.push_str(&format!(" [{progress}]")),
     }
@@ -237,7 +234,11 @@ mod tests {
     fn the_line_says_message_progress_total_and_time() {
         let seconds = Duration::from_secs(3);
         assert_eq!(
-            line_text("slow", Some(&update(2.0, Some(5.0), Some("step 2"))), seconds),
+            line_text(
+                "slow",
+                Some(&update(2.0, Some(5.0), Some("step 2"))),
+                seconds
+            ),
             "slow: step 2 [2/5, 40%] 3 s"
         );
         assert_eq!(

@@ -392,13 +392,13 @@ impl<'a> Shell<'a> {
         render::print_tool_list(&self.session.manager().reports(), &tools);
     }
 
-    /// `/mcp status`: the table of `mcpr status`.
+    /// `/mcp status`: the table of `mcpr status`, with each server's process id.
     fn status(&self) {
         let reports = self.session.manager().reports();
         if reports.is_empty() {
             println!("{}", no_servers());
         } else {
-            crate::cmd::status::print_table(&reports);
+            crate::cmd::status::print_table(&reports, true);
         }
     }
 
