@@ -46,7 +46,7 @@ pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};
 #[cfg(feature = "gateway")]
 pub use gateway::{Gateway, GatewayOptions, SubAgentHandle};
 pub use identity::ClientIdentity;
-pub use loader::{LoadOptions, LoadedTools, discover_and_load_mcp_tools};
+pub use loader::{LoadError, LoadFailure, LoadOptions, LoadedTools, discover_and_load_mcp_tools};
 pub use manager::{ManagerEvent, ManagerOptions, McpManager};
 pub use session::Session;
 pub use tools::McpTool;

@@ -3,8 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{Discovery, DiscoveryOptions, HARD_FAILURE_PATH, load_all_mcp_configs};
-use crate::manager::{ManagerOptions, McpManager};
+use crate::config::{
+    ConfigError, Discovery, DiscoveryOptions, HARD_FAILURE_PATH, load_all_mcp_configs,
+};
+use crate::manager::{ManagerOptions, McpManager, ServerError};
 use crate::tools::{McpTool, NamingStyle, mcp_tools};
 
 /// Settings of [`discover_and_load_mcp_tools`].
@@ -20,14 +22,26 @@ pub struct LoadOptions {
 }
 
 /// A problem met while loading, with the file it concerns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct LoadError {
     /// The config file (`.mcp.json` for a failure of discovery as a whole).
     pub path: PathBuf,
     /// The server, when the problem is one server's.
     pub server: Option<String>,
     /// What went wrong (names the server and field where it can).
-    pub error: String,
+    pub error: LoadFailure,
+}
+
+/// What went wrong while loading: a config entry (or discovery as a whole), or a server.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadFailure {
+    /// The server's config is unusable, or discovery failed as a whole.
+    #[error(transparent)]
+    Config(ConfigError),
+    /// The server did not connect.
+    #[error(transparent)]
+    Server(ServerError),
 }
 
 /// What a host gets back.
@@ -59,7 +73,7 @@ pub async fn discover_and_load_mcp_tools(cwd: &Path, options: LoadOptions) -> Lo
     };
     let discovery = match discovery {
         Ok(discovery) => discovery,
-        Err(e) => return failed(manager, format!("discovery failed: {e}")),
+        Err(e) => return failed(manager, e.to_string()),
     };
     if let Some(failure) = &discovery.failure {
         return failed(manager, failure.error.clone());
@@ -74,7 +88,7 @@ pub async fn discover_and_load_mcp_tools(cwd: &Path, options: LoadOptions) -> Lo
                 .map(|s| s.source.path.clone())
                 .unwrap_or_else(|| PathBuf::from(HARD_FAILURE_PATH)),
             server: Some(name.clone()),
-            error: error.to_string(),
+            error: LoadFailure::Config(error.clone()),
         })
         .collect();
 
@@ -89,7 +103,7 @@ pub async fn discover_and_load_mcp_tools(cwd: &Path, options: LoadOptions) -> Lo
                 .map(|s| s.path.clone())
                 .unwrap_or_else(|| PathBuf::from(HARD_FAILURE_PATH)),
             server: Some(name.clone()),
-            error: error.to_string(),
+            error: LoadFailure::Server(error.clone()),
         }
     }));
     LoadedTools {
@@ -101,14 +115,17 @@ pub async fn discover_and_load_mcp_tools(cwd: &Path, options: LoadOptions) -> Lo
     }
 }
 
-fn failed(manager: McpManager, error: String) -> LoadedTools {
+fn failed(manager: McpManager, message: String) -> LoadedTools {
     LoadedTools {
         manager,
         tools: Vec::new(),
         errors: vec![LoadError {
             path: PathBuf::from(HARD_FAILURE_PATH),
             server: None,
-            error,
+            error: LoadFailure::Config(ConfigError::Discovery {
+                path: HARD_FAILURE_PATH.to_owned(),
+                message,
+            }),
         }],
         pending: Vec::new(),
         discovery: None,

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_runtime::auth::{self, AuthContext, AuthStatus, CredentialStore, Headless};
+use mcp_runtime::auth::{self, AuthContext, AuthFailure, AuthStatus, CredentialStore, Headless};
 use mcp_runtime::client::{CallOptions, ClientError, ConnectOptions, McpClient};
 use mcp_runtime::config::{ServerConfig, server_from_json};
 use serde_json::{Value, json};
@@ -135,7 +135,10 @@ async fn a_server_that_needs_login_fails_at_once_without_a_person() {
         .expect_err("no credential: the connection must fail");
         assert!(err.needs_login(), "{err}");
         let text = err.to_string();
-        assert!(text.contains("run: mcpr login svc"), "{text}");
+        assert!(
+            matches!(err.auth_failure(), Some(AuthFailure::LoginRequired { server }) if server == "svc"),
+            "{text}"
+        );
         assert!(text.contains("HTTP 401"), "{text}");
         // Nothing waited for a browser (the login timeout is minutes).
         assert!(started.elapsed() < Duration::from_secs(20));
@@ -328,7 +331,10 @@ async fn a_dead_refresh_token_is_forgotten_and_asks_for_a_login() {
             .expect_err("the refresh token is dead");
         assert!(err.to_string().contains("login expired"), "{err}");
         assert!(err.needs_login(), "{err}");
-        assert!(err.to_string().contains("run: mcpr login svc"), "{err}");
+        assert!(
+            matches!(err.auth_failure(), Some(AuthFailure::Expired { server }) if server == "svc"),
+            "{err}"
+        );
         assert!(
             count(&stats(mock).await, &["token_requests", "refresh_token"]) >= 1,
             "a refresh was tried"
@@ -358,7 +364,11 @@ async fn insufficient_scope_steps_up_when_a_person_can_log_in() {
         let text = err.to_string();
         assert!(text.contains("HTTP 403"), "{text}");
         assert!(text.contains("mcp:admin"), "{text}");
-        assert!(text.contains("mcpr login svc --scope"), "{text}");
+        let needed = err.auth_failure().and_then(AuthFailure::needed_scope);
+        assert!(
+            needed.is_some_and(|scope| scope.split(' ').any(|s| s == "mcp:admin")),
+            "{text}"
+        );
         client.close().await;
 
         // With one: a second login asks for the granted scopes plus mcp:admin, and the call

@@ -14,6 +14,8 @@ use mcp_runtime::config::{ServerConfig, ServerSource};
 use mcp_runtime::manager::{ManagerOptions, McpManager, StartupReport};
 use tokio::sync::broadcast;
 
+use crate::advice::Advise as _;
+
 /// How much to say while connecting.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
@@ -177,6 +179,7 @@ impl LiveView {
                     true,
                 ),
                 ManagerEvent::Failed { error, .. } => {
+                    let error = error.explained();
                     let first = crate::term::line(error.lines().next().unwrap_or_default());
                     (format!("{name:width$}  failed: {first}"), true)
                 }

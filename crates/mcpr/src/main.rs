@@ -1,5 +1,6 @@
 //! `mcpr`: see, test and call every MCP server from every AI tool you use.
 
+mod advice;
 mod ask;
 mod cli;
 mod cmd;

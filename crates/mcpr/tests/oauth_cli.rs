@@ -357,7 +357,7 @@ fn login_call_status_logout_lifecycle() {
     let run = cli.run(&["tools"]);
     assert_needs_login(&run, "svc");
     assert!(
-        run.stderr.contains("not logged in; run: mcpr login svc"),
+        run.stderr.contains("not logged in") && run.stderr.contains("; run: mcpr login svc"),
         "{}",
         run.both()
     );

@@ -14,7 +14,8 @@
 //!   connection carries the stored token, refreshed ahead of expiry and once after a 401. Without
 //!   an authorizer (the default: `tools`, `call`, `serve`, a library host at start-up) nothing
 //!   ever waits for a browser; a server that needs a login fails with
-//!   [`crate::client::ClientError::AuthRequired`] saying `run: mcpr login NAME`.
+//!   [`crate::client::ClientError::AuthRequired`], whose [`AuthFailure`] says what a login
+//!   would fix (and which scopes it must ask for).
 //! - Credentials belong to the issuer that issued them: the authorization response must name
 //!   it where it says it will (`iss`, RFC 9207), and when a server moves to another
 //!   authorization server the next 401 leads to a login there; nothing the old one issued is
@@ -126,27 +127,25 @@ impl AuthContext {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum AuthFailure {
     /// The server needs a login and there is no credential.
-    #[error("not logged in; run: mcpr login {server}")]
+    #[error("not logged in")]
     LoginRequired {
         /// Server name.
         server: String,
     },
     /// The server wants credentials and does not say it uses OAuth.
-    #[error("authorization required; set an `Authorization` header or run: mcpr login {server}")]
+    #[error("authorization required; set an `Authorization` header or log in")]
     Unauthorized {
         /// Server name.
         server: String,
     },
     /// The stored credential expired and could not be refreshed.
-    #[error("the login expired and could not be renewed; run: mcpr login {server}")]
+    #[error("the login expired and could not be renewed")]
     Expired {
         /// Server name.
         server: String,
     },
     /// The server wants scopes the token does not have.
-    #[error(
-        "the server requires more access (scope `{scope}`); run: mcpr login {server} --scope '{scope}'"
-    )]
+    #[error("the server requires more access (scope `{scope}`)")]
     InsufficientScope {
         /// Server name.
         server: String,
@@ -186,7 +185,10 @@ impl AuthFailure {
         }
     }
 
-    /// Whether a person can fix this by running `mcpr login`.
+    /// Whether a person can fix this by logging in again (with [`needed_scope`] on top, when
+    /// set).
+    ///
+    /// [`needed_scope`]: AuthFailure::needed_scope
     pub fn needs_login(&self) -> bool {
         matches!(
             self,
@@ -195,6 +197,28 @@ impl AuthFailure {
                 | AuthFailure::Expired { .. }
                 | AuthFailure::InsufficientScope { .. }
         )
+    }
+
+    /// The scopes a new login must ask for, when the server asked for more access.
+    pub fn needed_scope(&self) -> Option<&str> {
+        match self {
+            AuthFailure::InsufficientScope { scope, .. } => Some(scope),
+            _ => None,
+        }
+    }
+
+    /// The server concerned, when the failure names one.
+    pub fn server(&self) -> Option<&str> {
+        match self {
+            AuthFailure::LoginRequired { server }
+            | AuthFailure::Unauthorized { server }
+            | AuthFailure::Expired { server }
+            | AuthFailure::InsufficientScope { server, .. }
+            | AuthFailure::Interactive { server, .. }
+            | AuthFailure::Oauth { server, .. } => Some(server),
+            AuthFailure::NotRemote(server) => Some(server),
+            AuthFailure::Store(_) => None,
+        }
     }
 }
 

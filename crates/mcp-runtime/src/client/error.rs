@@ -152,7 +152,7 @@ pub enum ClientError {
     },
     /// A remote server wants credentials (HTTP 401 or 403) that we do not have.
     #[error(
-        "server `{server}`: {reason} ({url} answered HTTP {status}{})",
+        "server `{server}`: {failure} ({url} answered HTTP {status}{})",
         www_authenticate.as_deref().map(|c| format!(", WWW-Authenticate: {c}")).unwrap_or_default()
     )]
     AuthRequired {
@@ -164,8 +164,8 @@ pub enum ClientError {
         status: u16,
         /// The server's `WWW-Authenticate` challenge, if it sent one.
         www_authenticate: Option<String>,
-        /// What to do about it (`not logged in; run: mcpr login NAME`, ...).
-        reason: String,
+        /// Why no credential could be presented (not logged in, expired, more scope needed).
+        failure: Box<crate::auth::AuthFailure>,
     },
     /// The server asked for credentials, and the credential store that would hold them could
     /// not be read (a corrupt or inaccessible file). Servers that ask for none are unaffected.
@@ -211,10 +211,18 @@ impl ClientError {
         )
     }
 
-    /// `true` when the server refused us for want of credentials that a login would give
-    /// (`mcpr login NAME`).
+    /// `true` when the server refused us for want of credentials that a login would give.
     pub fn needs_login(&self) -> bool {
         matches!(self, ClientError::AuthRequired { .. })
+    }
+
+    /// Why the server's authorization failed, when it did: a host turns this into its own
+    /// advice (a login command, a settings page, the scopes to ask for).
+    pub fn auth_failure(&self) -> Option<&crate::auth::AuthFailure> {
+        match self {
+            ClientError::AuthRequired { failure, .. } => Some(failure),
+            _ => None,
+        }
     }
 
     /// `true` when the request provably never reached the server (safe to retry elsewhere):

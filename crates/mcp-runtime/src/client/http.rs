@@ -70,11 +70,10 @@ pub(crate) enum HttpError {
 }
 
 /// The reason shown for a 401/403 when no OAuth layer handled it.
-fn plain_auth_reason(server: &str) -> String {
-    crate::auth::AuthFailure::Unauthorized {
+fn unauthorized(server: &str) -> Box<crate::auth::AuthFailure> {
+    Box::new(crate::auth::AuthFailure::Unauthorized {
         server: server.to_owned(),
-    }
-    .to_string()
+    })
 }
 
 /// The [`HttpError`] for an OAuth failure after a `status` answer (or before a request): a
@@ -114,7 +113,7 @@ pub(crate) fn auth_error(
         url: display_url(url),
         status,
         www_authenticate,
-        reason: failure.to_string(),
+        failure: Box::new(failure.clone()),
     }
 }
 
@@ -241,7 +240,7 @@ pub(crate) fn classify(
                         url: display_url(url),
                         status: 401,
                         www_authenticate: Some(auth.www_authenticate_header.clone()),
-                        reason: plain_auth_reason(server),
+                        failure: unauthorized(server),
                     });
                 }
                 StreamableHttpError::InsufficientScope(scope) => {
@@ -250,7 +249,7 @@ pub(crate) fn classify(
                         url: display_url(url),
                         status: 403,
                         www_authenticate: Some(scope.www_authenticate_header.clone()),
-                        reason: plain_auth_reason(server),
+                        failure: unauthorized(server),
                     });
                 }
                 StreamableHttpError::SessionExpired => {
@@ -295,7 +294,7 @@ fn from_http(server: &str, phase: &str, url: &Url, error: &HttpError) -> ClientE
                 url: display_url(url),
                 status: status.as_u16(),
                 www_authenticate: www_authenticate.clone(),
-                reason: plain_auth_reason(server),
+                failure: unauthorized(server),
             }
         }
         HttpError::Auth {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// A problem reading or validating configuration.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The file exists but could not be read.
     #[error("{}: cannot read: {source}", path.display())]
@@ -48,7 +49,7 @@ pub enum ConfigError {
     },
     /// A connect-time value (`!command`) was requested for a server that is not trusted.
     #[error(
-        "server `{server}`: field `{field}`: not run because the server's project is not trusted (run `mcpr trust`)"
+        "server `{server}`: field `{field}`: not run because the server's project is not trusted"
     )]
     Untrusted {
         /// The server's name.
@@ -64,6 +65,19 @@ pub enum ConfigError {
         /// Why, and what to do instead.
         message: String,
     },
+    /// An edit names a server that no config file defines.
+    #[error("server `{server}`: no server of that name is configured")]
+    NotConfigured {
+        /// The server's name.
+        server: String,
+    },
+    /// An edit of mcpr's own files names a server that both the user and the project file
+    /// define; the edit must say which.
+    #[error("server `{server}`: defined in both the user and the project file")]
+    AmbiguousScope {
+        /// The server's name.
+        server: String,
+    },
     /// Discovery as a whole failed (a hard discovery failure).
     #[error("{path}: discovery failed: {message}")]
     Discovery {
@@ -72,6 +86,64 @@ pub enum ConfigError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// A copy keeps the I/O error's kind and message (`std::io::Error` itself cannot be cloned), so
+/// that one error can be both kept in a [`Discovery`](super::Discovery) and handed on.
+impl Clone for ConfigError {
+    fn clone(&self) -> Self {
+        let copy = |e: &std::io::Error| std::io::Error::new(e.kind(), e.to_string());
+        match self {
+            ConfigError::Read { path, source } => ConfigError::Read {
+                path: path.clone(),
+                source: copy(source),
+            },
+            ConfigError::Parse {
+                path,
+                line,
+                column,
+                message,
+            } => ConfigError::Parse {
+                path: path.clone(),
+                line: *line,
+                column: *column,
+                message: message.clone(),
+            },
+            ConfigError::Invalid {
+                file,
+                server,
+                field,
+                message,
+            } => ConfigError::Invalid {
+                file: file.clone(),
+                server: server.clone(),
+                field: field.clone(),
+                message: message.clone(),
+            },
+            ConfigError::Write { path, source } => ConfigError::Write {
+                path: path.clone(),
+                source: copy(source),
+            },
+            ConfigError::Untrusted { server, field } => ConfigError::Untrusted {
+                server: server.clone(),
+                field: field.clone(),
+            },
+            ConfigError::Edit { server, message } => ConfigError::Edit {
+                server: server.clone(),
+                message: message.clone(),
+            },
+            ConfigError::NotConfigured { server } => ConfigError::NotConfigured {
+                server: server.clone(),
+            },
+            ConfigError::AmbiguousScope { server } => ConfigError::AmbiguousScope {
+                server: server.clone(),
+            },
+            ConfigError::Discovery { path, message } => ConfigError::Discovery {
+                path: path.clone(),
+                message: message.clone(),
+            },
+        }
+    }
 }
 
 impl ConfigError {

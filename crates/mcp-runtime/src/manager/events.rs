@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// A change in one server's life. Subscribe with [`McpManager::subscribe`](super::McpManager::subscribe).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ManagerEvent {
     /// A connection attempt started.
@@ -25,7 +25,7 @@ pub enum ManagerEvent {
         /// Server name.
         server: String,
         /// The error, naming the server.
-        error: String,
+        error: super::ServerError,
         /// The server's last stderr lines.
         stderr: Vec<String>,
     },

@@ -129,6 +129,11 @@ impl ServerError {
     pub fn is_auth_required(&self) -> bool {
         self.client_error().is_some_and(ClientError::needs_login)
     }
+
+    /// Why the server's authorization failed, when that is the failure.
+    pub fn auth_failure(&self) -> Option<&crate::auth::AuthFailure> {
+        self.client_error().and_then(ClientError::auth_failure)
+    }
 }
 
 impl From<ClientError> for ServerError {
@@ -246,6 +251,17 @@ impl ManagerError {
     /// `true` when the caller cancelled the call.
     pub fn is_cancelled(&self) -> bool {
         matches!(self, ManagerError::Client(ClientError::Cancelled { .. }))
+    }
+
+    /// Why the server's authorization failed, when that is why the request failed.
+    pub fn auth_failure(&self) -> Option<&crate::auth::AuthFailure> {
+        match self {
+            ManagerError::Client(error) => error.auth_failure(),
+            ManagerError::Unavailable { cause, .. } => {
+                cause.as_ref().and_then(ServerError::auth_failure)
+            }
+            _ => None,
+        }
     }
 
     /// `true` when the server wants credentials that a login would give.

@@ -83,15 +83,14 @@ pub(crate) async fn run_server<C: Connector>(
             Err(Establish::Failed(error)) => {
                 let stderr = error.stderr_tail().to_vec();
                 let error = ServerError::from(error);
-                let message = error.to_string();
                 if gate_passed.load(Ordering::SeqCst) {
-                    tracing::warn!("{message}");
+                    tracing::warn!("{error}");
                 } else {
-                    tracing::debug!("{message}");
+                    tracing::debug!("{error}");
                 }
                 inner.emit(ManagerEvent::Failed {
                     server: name.clone(),
-                    error: message,
+                    error: error.clone(),
                     stderr: stderr.clone(),
                 });
                 if attempt == 0 {
@@ -125,7 +124,7 @@ pub(crate) async fn run_server<C: Connector>(
         if !inner.options.reconnect {
             inner.emit(ManagerEvent::Failed {
                 server: name.clone(),
-                error: error.to_string(),
+                error: error.clone(),
                 stderr: stderr.clone(),
             });
             fail(&inner, &name, generation, error, stderr);

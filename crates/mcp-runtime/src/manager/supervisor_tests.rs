@@ -263,7 +263,9 @@ async fn a_first_connection_that_fails_is_not_retried() {
         url: "https://example.test/mcp".into(),
         status: 401,
         www_authenticate: None,
-        reason: "not logged in".into(),
+        failure: Box::new(crate::auth::AuthFailure::LoginRequired {
+            server: "fake".into(),
+        }),
     };
     let mut h = Harness::new(vec![Step::Refuse(refusal)]);
     h.start();
@@ -415,7 +417,10 @@ async fn without_reconnects_a_lost_connection_fails() {
     h.script.link(0).die();
     match h.next().await {
         ManagerEvent::Failed { error, stderr, .. } => {
-            assert!(error.contains("connection lost"), "{error}");
+            assert!(
+                matches!(error, ServerError::ConnectionLost { .. }),
+                "{error}"
+            );
             assert_eq!(stderr, ["last words"]);
         }
         other => panic!("expected Failed, got {other:?}"),

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 use mcp_runtime::cache::{CacheKey, ToolCache};
-use mcp_runtime::client::{CallOptions, Content, ToolDefinition};
-use mcp_runtime::config::{DiscoveryOptions, EnvSource, ServerConfig};
-use mcp_runtime::loader::{LoadOptions, discover_and_load_mcp_tools};
+use mcp_runtime::client::{CallOptions, ClientError, Content, ToolDefinition};
+use mcp_runtime::config::{ConfigError, DiscoveryOptions, EnvSource, ServerConfig};
+use mcp_runtime::loader::{LoadFailure, LoadOptions, discover_and_load_mcp_tools};
 use mcp_runtime::manager::{
     ManagerError, ManagerEvent, ManagerOptions, McpManager, ServerStatus, StartupReport,
 };
@@ -111,7 +111,7 @@ async fn a10_discovery_throws_gives_empty_tools_and_a_synthetic_error() {
     assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
     assert_eq!(loaded.errors[0].path, Path::new(".mcp.json"));
     assert!(
-        loaded.errors[0].error.contains("exploded"),
+        loaded.errors[0].error.to_string().contains("exploded"),
         "{:?}",
         loaded.errors
     );
@@ -145,7 +145,11 @@ async fn a10_invalid_server_config_is_skipped_with_an_error_naming_server_and_fi
         .find(|e| e.server.as_deref() == Some("broken"))
         .expect("error for broken");
     assert!(
-        error.error.contains("broken") && error.error.contains("command"),
+        matches!(
+            &error.error,
+            LoadFailure::Config(ConfigError::Invalid { server, field, .. })
+                if server == "broken" && field == "command"
+        ),
         "{error:?}"
     );
     assert_eq!(error.path, file);
@@ -287,7 +291,14 @@ async fn a10_late_background_tool_load_failure_is_reported_after_the_gate_and_no
     let ManagerEvent::Failed { error, .. } = failed else {
         unreachable!()
     };
-    assert!(error.contains("tools/list timed out"), "{error}");
+    assert!(
+        matches!(error.client_error(), Some(ClientError::Timeout { .. })),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("tools/list timed out"),
+        "{error}"
+    );
     assert_eq!(manager.status("doomed"), ServerStatus::Disconnected);
     // Its deferred tools are withdrawn; the other server is untouched.
     let offered: Vec<String> = manager

@@ -7,10 +7,12 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use mcp_runtime::client::{CallOptions, ClientError, Content, ToolOutput};
 use mcp_runtime::manager::{ManagerError, ServerError};
+
 use mcp_runtime::tools::{NamingStyle, mcp_tools};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
@@ -90,7 +92,7 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
         Some(server) => match started.report.errors.get(server) {
             Some(error) => {
                 manager.disconnect_all().await;
-                return Err(Failure::connection(error));
+                return Err(Failure::connection(error.explained()));
             }
             None => (server.clone(), tool),
         },
@@ -168,7 +170,7 @@ fn call_failure(error: ManagerError) -> Failure {
     match error {
         ManagerError::Client(ClientError::Rpc { .. }) => Failure::usage(error),
         ManagerError::Client(ClientError::Timeout { .. }) => Failure::timeout(error),
-        other => Failure::connection(other),
+        other => Failure::connection(other.explained()),
     }
 }
 

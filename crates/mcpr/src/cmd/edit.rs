@@ -18,6 +18,7 @@ use mcp_runtime::config::{
     StdioConfig, Transport, load_all_mcp_configs, server_from_json, trust_project,
 };
 
+use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::discovery::CliFlags;
 use crate::discovery::tilde;
@@ -244,7 +245,7 @@ pub async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
     let (_, cwd, options) = context(global);
     let was_trusted = scope == Scope::Project && project_trusted(&cwd, &options);
     let path = writer::add_server(&options, &cwd, scope, &args.name, &config, args.force)
-        .map_err(Failure::usage)?;
+        .map_err(|e| Failure::usage(e.explained()))?;
     keep_trust(&cwd, &options, was_trusted);
     let shown = config.redacted();
     println!(
@@ -289,7 +290,7 @@ pub async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
         args.scope.map(Scope::from),
         Some(&found),
     )
-    .map_err(Failure::usage)?;
+    .map_err(|e| Failure::usage(e.explained()))?;
     if path == writer::project_config_path(&cwd) {
         keep_trust(&cwd, &options, was_trusted);
     }
@@ -336,16 +337,16 @@ fn toggle(global: &GlobalArgs, args: ToggleArgs, enabled: bool) -> Outcome {
             failure.path, failure.error
         )));
     }
-    let change =
-        writer::set_enabled(&found, &options, &args.name, enabled).map_err(Failure::usage)?;
+    let change = writer::set_enabled(&found, &options, &args.name, enabled)
+        .map_err(|e| Failure::usage(e.explained()))?;
     let word = if enabled { "enabled" } else { "disabled" };
     if change.changed {
         println!("`{}` {word} (in {})", args.name, tilde(&change.path));
     } else {
         println!("`{}` was already {word}", args.name);
     }
-    if let Some(note) = change.note {
-        println!("Note: {note}");
+    if let Some(still_off) = change.still_off {
+        println!("Note: {}", still_off.explained());
     }
     Ok(exit::OK)
 }

@@ -17,6 +17,7 @@ use mcp_runtime::manager::{ManagerOptions, McpManager};
 use mcp_runtime::tools::NamingStyle;
 use tokio_util::sync::CancellationToken;
 
+use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::exit::{self, Failure, Outcome};
 
@@ -160,7 +161,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
             for (name, error) in &report.errors {
                 eprintln!(
                     "mcpr serve: {}",
-                    crate::cmd::tools::with_name(name, &error.to_string())
+                    crate::cmd::tools::with_name(name, &error.explained())
                 );
             }
         })

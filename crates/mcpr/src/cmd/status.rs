@@ -2,6 +2,7 @@
 
 use mcp_runtime::manager::ServerReport;
 
+use crate::advice::Advise;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
@@ -120,7 +121,7 @@ pub fn print_table(reports: &[ServerReport], pid: bool) {
             println!(
                 "\n{}: {}",
                 term::line(&report.name),
-                term::line(error.to_string().lines().next().unwrap_or_default())
+                term::line(error.explained().lines().next().unwrap_or_default())
             );
             let tail: Vec<&String> = report.stderr_tail.iter().rev().take(10).collect();
             if !tail.is_empty() {
@@ -229,6 +230,7 @@ fn report_json(report: &ServerReport) -> serde_json::Value {
         "tools": report.tools,
         "deferred": report.deferred,
         "error": report.error.as_ref().map(ToString::to_string),
+        "advice": report.error.as_ref().and_then(Advise::advice),
         "stderr_tail": report.stderr_tail,
         "needs_login": report.needs_login(),
         "login": report.login,

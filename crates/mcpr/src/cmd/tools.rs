@@ -4,6 +4,7 @@
 use mcp_runtime::tools::{McpTool, NamingStyle, ToolIndex, mcp_tools};
 use serde_json::{Value, json};
 
+use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
@@ -128,7 +129,7 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     for (name, error) in &started.report.errors {
         eprintln!(
             "error: {}",
-            term::text(&with_name(name, &error.to_string()))
+            term::text(&with_name(name, &error.explained()))
         );
     }
     Ok(if started.report.errors.is_empty() {

@@ -437,9 +437,8 @@ pub fn remove_server(
                 message: format!("not found in mcpr's config files;{other}"),
             })
         }
-        _ => Err(ConfigError::Edit {
+        _ => Err(ConfigError::AmbiguousScope {
             server: name.to_owned(),
-            message: "defined in both the user and the project file; say which with --scope".into(),
         }),
     }
 }
@@ -451,9 +450,20 @@ pub struct EnableChange {
     pub path: PathBuf,
     /// Whether anything changed (`false`: it already was so).
     pub changed: bool,
-    /// The server's state afterwards still keeps it from starting for another reason
-    /// (pending approval, invalid).
-    pub note: Option<String>,
+    /// What still keeps the server from starting afterwards, if anything.
+    pub still_off: Option<StillOff>,
+}
+
+/// Why a server that was just turned on still does not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StillOff {
+    /// It comes from a project's config that is not trusted yet.
+    #[error("it comes from the project's config and is pending approval")]
+    PendingApproval,
+    /// Its entry is invalid.
+    #[error("its config is invalid: {0}")]
+    Invalid(String),
 }
 
 /// Turn `name` on or off. A server in mcpr's user file has its `enabled` field edited; any
@@ -471,9 +481,8 @@ pub fn set_enabled(
         .filter(|s| s.name == name)
         .collect();
     if entries.is_empty() {
-        return Err(ConfigError::Edit {
+        return Err(ConfigError::NotConfigured {
             server: name.to_owned(),
-            message: "no server of that name is configured (see `mcpr servers --all`)".into(),
         });
     }
     // The definition that counts: the winner, else the first one seen.
@@ -534,22 +543,19 @@ pub fn set_enabled(
     if changed {
         user.save()?;
     }
-    let note = if !enabled {
+    let still_off = if !enabled {
         None
     } else {
         match &winner.state {
-            ServerState::PendingApproval => Some(
-                "it comes from the project's config and is pending approval: run `mcpr trust`"
-                    .to_owned(),
-            ),
-            ServerState::Invalid(reason) => Some(format!("its config is invalid: {reason}")),
+            ServerState::PendingApproval => Some(StillOff::PendingApproval),
+            ServerState::Invalid(reason) => Some(StillOff::Invalid(reason.clone())),
             _ => None,
         }
     };
     Ok(EnableChange {
         path: user_path,
         changed,
-        note,
+        still_off,
     })
 }
 

@@ -39,6 +39,7 @@ use self::render::{
     Listing, count, describe_change, no_servers, print_help, print_listings, prompt_line,
     resource_line,
 };
+use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, connect, start};
 use crate::exit::{self, Failure, Outcome};
@@ -440,7 +441,7 @@ impl<'a> Shell<'a> {
                 "`{name}` reconnected in {} ms",
                 started.elapsed().as_millis()
             ),
-            Err(e) => eprintln!("error: {}", term::text(&e.to_string())),
+            Err(e) => eprintln!("error: {}", term::text(&e.explained())),
         }
         self.settle();
     }
@@ -457,7 +458,7 @@ impl<'a> Shell<'a> {
         let change = match writer::set_enabled(&discovery, &flags.options(), name, enabled) {
             Ok(change) => change,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", e.explained());
                 return;
             }
         };
@@ -467,8 +468,8 @@ impl<'a> Shell<'a> {
         } else {
             println!("`{name}` was already {word}");
         }
-        if let Some(note) = &change.note {
-            println!("note: {note}");
+        if let Some(still_off) = &change.still_off {
+            println!("note: {}", still_off.explained());
         }
         if enabled {
             self.start_server(name).await;
@@ -535,7 +536,7 @@ impl<'a> Shell<'a> {
         let connect_ms = started.elapsed().as_millis();
         self.settle();
         if let Err(e) = connected {
-            let e = term::text(&e.to_string()).into_owned();
+            let e = term::text(&e.explained()).into_owned();
             println!("{name}: FAILED to connect after {connect_ms} ms: {e}");
             return;
         }
@@ -613,6 +614,7 @@ impl<'a> Shell<'a> {
     fn on_event(&mut self, event: Option<ManagerEvent>) {
         let message = match &event {
             Some(ManagerEvent::Failed { server, error, .. }) => {
+                let error = error.explained();
                 let first = error.lines().next().unwrap_or_default();
                 Some(crate::cmd::tools::with_name(server, first))
             }

@@ -7,6 +7,7 @@ use mcp_runtime::client::{ClientError, PromptDefinition, ResourceDefinition};
 use mcp_runtime::manager::{ConnectionState, ServerReport};
 use mcp_runtime::tools::McpTool;
 
+use crate::advice::Advise;
 use crate::term;
 
 /// `/mcp list`: every server with its tools; cached tools of servers still connecting are
@@ -26,7 +27,7 @@ pub(super) fn print_tool_list(reports: &[ServerReport], all_tools: &[&McpTool]) 
             let error = report
                 .error
                 .as_ref()
-                .map(ToString::to_string)
+                .map(Advise::explained)
                 .unwrap_or_default();
             let first = error.lines().next().unwrap_or_default();
             println!(

@@ -1,0 +1,114 @@
+//! What a person at the terminal can type to fix an error.
+//!
+//! The library's errors say what went wrong and carry the facts a fix needs (the server, the
+//! scopes a login must ask for); only the CLI knows its own commands, so the advice is added
+//! here, where errors are printed.
+
+use std::fmt::Display;
+
+use mcp_runtime::auth::AuthFailure;
+use mcp_runtime::client::ClientError;
+use mcp_runtime::config::ConfigError;
+use mcp_runtime::manager::{ManagerError, ServerError};
+
+/// An error that may come with advice for a person at the terminal.
+pub trait Advise: Display {
+    /// The command (or step) that fixes it, when there is one.
+    fn advice(&self) -> Option<String>;
+
+    /// The error, followed by the advice when there is some.
+    fn explained(&self) -> String {
+        match self.advice() {
+            Some(advice) => format!("{self}; {advice}"),
+            None => self.to_string(),
+        }
+    }
+}
+
+impl Advise for AuthFailure {
+    fn advice(&self) -> Option<String> {
+        if !self.needs_login() {
+            return None;
+        }
+        let server = self.server()?;
+        Some(match self.needed_scope() {
+            Some(scope) => format!("run: mcpr login {server} --scope '{scope}'"),
+            None => format!("run: mcpr login {server}"),
+        })
+    }
+}
+
+impl Advise for ClientError {
+    fn advice(&self) -> Option<String> {
+        self.auth_failure().and_then(Advise::advice)
+    }
+}
+
+impl Advise for ServerError {
+    fn advice(&self) -> Option<String> {
+        self.auth_failure().and_then(Advise::advice)
+    }
+}
+
+impl Advise for ManagerError {
+    fn advice(&self) -> Option<String> {
+        self.auth_failure().and_then(Advise::advice)
+    }
+}
+
+impl Advise for ConfigError {
+    fn advice(&self) -> Option<String> {
+        match self {
+            ConfigError::Untrusted { .. } => Some("run `mcpr trust` to approve it".into()),
+            ConfigError::AmbiguousScope { .. } => {
+                Some("say which with --scope user or --scope project".into())
+            }
+            ConfigError::NotConfigured { .. } => Some("see `mcpr servers --all`".into()),
+            _ => None,
+        }
+    }
+}
+
+impl Advise for mcp_runtime::config::writer::StillOff {
+    fn advice(&self) -> Option<String> {
+        match self {
+            Self::PendingApproval => Some("run `mcpr trust`".into()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_login_names_the_server_and_the_scopes_to_ask_for() {
+        let missing = AuthFailure::LoginRequired {
+            server: "svc".into(),
+        };
+        assert_eq!(missing.explained(), "not logged in; run: mcpr login svc");
+        let scope = AuthFailure::InsufficientScope {
+            server: "svc".into(),
+            scope: "mcp:admin".into(),
+        };
+        assert_eq!(
+            scope.advice().as_deref(),
+            Some("run: mcpr login svc --scope 'mcp:admin'")
+        );
+        assert_eq!(AuthFailure::Store("corrupt".into()).advice(), None);
+    }
+
+    #[test]
+    fn an_untrusted_project_points_at_trust() {
+        let error = ConfigError::Untrusted {
+            server: "x".into(),
+            field: "env.TOKEN".into(),
+        };
+        assert!(
+            error
+                .explained()
+                .ends_with("run `mcpr trust` to approve it")
+        );
+    }
+}
