@@ -162,7 +162,10 @@ impl OAuth {
         let Some(old) = store.refresh.remove(token) else {
             return Err(invalid_grant("unknown or already used refresh token"));
         };
-        let ttl = self.knobs.refreshed_token_ttl.unwrap_or(self.knobs.token_ttl);
+        let ttl = self
+            .knobs
+            .refreshed_token_ttl
+            .unwrap_or(self.knobs.token_ttl);
         self.issue_for(store, scopes, Some(old), ttl)
     }
 
