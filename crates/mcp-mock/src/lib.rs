@@ -346,6 +346,12 @@ pub struct MockArgs {
     )]
     pub oauth_token_ttl_ms: Option<u64>,
 
+    /// Access tokens issued by a refresh expire SECS seconds after they are issued (default:
+    /// as --oauth-token-ttl). With a short first token and a long refreshed one, a test sees
+    /// exactly one refresh however slowly it runs.
+    #[arg(long, value_name = "SECS", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_refreshed_token_ttl: Option<u64>,
+
     /// The space-separated `scopes_supported`, granted when a client asks for no scope.
     /// Requested scopes are granted as asked, known or not.
     #[arg(
@@ -512,6 +518,7 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
             Some(ms) => Duration::from_millis(ms),
             None => Duration::from_secs(args.oauth_token_ttl),
         },
+        refreshed_token_ttl: args.oauth_refreshed_token_ttl.map(Duration::from_secs),
         hide_expiry: args.oauth_hide_expiry,
         call_scope,
         authorize_endpoint: args.oauth_authorize_endpoint.clone(),

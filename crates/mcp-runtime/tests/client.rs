@@ -69,6 +69,31 @@ async fn thousand_tools_are_listed_across_pages() {
 }
 
 #[tokio::test]
+async fn only_tool_calls_carry_a_progress_token() {
+    let dir = temp_dir();
+    let record = dir.path().join("record.jsonl");
+    let record_arg = record.to_string_lossy().into_owned();
+    let client = connect(&mock(&["--record", &record_arg])).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.ping().await.unwrap();
+    let out = client
+        .call_tool("echo", args(json!({"text": "x"})), CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "x");
+    client.close().await;
+    let token = |request: &Value| request["params"]["_meta"].get("progressToken").cloned();
+    let lists = recorded(&record, "\"tools/list\"");
+    assert!(!lists.is_empty(), "tools/list was recorded");
+    for request in lists.iter().chain(&recorded(&record, "\"ping\"")) {
+        assert_eq!(token(request), None, "no progress to report: {request}");
+    }
+    let calls = recorded(&record, "\"tools/call\"");
+    assert_eq!(calls.len(), 1);
+    assert!(token(&calls[0]).is_some(), "{}", calls[0]);
+}
+
+#[tokio::test]
 async fn a_repeated_cursor_is_an_error_not_an_endless_loop() {
     let client = connect(&mock(&[
         "--tools",

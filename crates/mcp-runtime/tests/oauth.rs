@@ -208,9 +208,17 @@ async fn a_login_is_stored_privately_and_used_by_later_connections() {
 #[tokio::test]
 async fn racing_calls_share_one_refresh_ahead_of_expiry() {
     bounded(async {
-        // Tokens live 2 s: the client refreshes in the last second, before the server would
-        // refuse them.
-        let setup = logged_in(&["--oauth-token-ttl-ms", "2000"]).await;
+        // The first token lives 2 s: from its second second on, the client refreshes it before
+        // the server would refuse it (and, were the test slow enough for the server to refuse
+        // it first, after the 401). The refreshed token lives an hour, so however slowly the
+        // twenty calls run, they see one refresh.
+        let setup = logged_in(&[
+            "--oauth-token-ttl-ms",
+            "2000",
+            "--oauth-refreshed-token-ttl",
+            "3600",
+        ])
+        .await;
         let mock = &setup.mock;
         let client = connected(&setup).await;
         tokio::time::sleep(Duration::from_millis(1300)).await;
@@ -242,9 +250,17 @@ async fn racing_calls_share_one_refresh_ahead_of_expiry() {
 #[tokio::test]
 async fn racing_calls_refused_with_401_share_one_refresh() {
     bounded(async {
-        // The server does not say when its tokens expire (1.5 s): the client learns it from
-        // the 401s of twenty calls at once, and must refresh once, not twenty times.
-        let setup = logged_in(&["--oauth-token-ttl-ms", "1500", "--oauth-hide-expiry"]).await;
+        // The server does not say when its tokens expire (the first after 1.5 s, refreshed
+        // ones after an hour, so that a slow run sees no second expiry): the client learns it
+        // from the 401s of twenty calls at once, and must refresh once, not twenty times.
+        let setup = logged_in(&[
+            "--oauth-token-ttl-ms",
+            "1500",
+            "--oauth-hide-expiry",
+            "--oauth-refreshed-token-ttl",
+            "3600",
+        ])
+        .await;
         let mock = &setup.mock;
         let client = connected(&setup).await;
         tokio::time::sleep(Duration::from_millis(1700)).await;
@@ -274,8 +290,16 @@ async fn connections_sharing_the_store_survive_each_others_refresh() {
     bounded(async {
         // Two connections (two processes, say) hold the same rotating refresh token. When
         // both find the token expired at once, the slower refresh is refused (the token was
-        // rotated); it must take the other's result instead of asking for a login.
-        let setup = logged_in(&["--oauth-token-ttl-ms", "1500", "--oauth-hide-expiry"]).await;
+        // rotated); it must take the other's result instead of asking for a login. Refreshed
+        // tokens live an hour: a slow run sees the first expiry only.
+        let setup = logged_in(&[
+            "--oauth-token-ttl-ms",
+            "1500",
+            "--oauth-hide-expiry",
+            "--oauth-refreshed-token-ttl",
+            "3600",
+        ])
+        .await;
         let (mock, store, cfg) = (&setup.mock, &setup.store, &setup.cfg);
         let first = connected(&setup).await;
         let second = connected(&setup).await;

@@ -7,7 +7,13 @@ use clap::{Args, Parser, Subcommand};
 
 /// See, test and call every MCP server from every AI tool you use.
 #[derive(Debug, Parser)]
-#[command(name = "mcpr", version, about, propagate_version = true)]
+#[command(
+    name = "mcpr",
+    version,
+    about,
+    propagate_version = true,
+    after_help = crate::exit::HELP
+)]
 pub struct Cli {
     /// The discovery flags given before the command (`mcpr --config FILE tools`).
     #[command(flatten)]

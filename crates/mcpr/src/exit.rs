@@ -1,4 +1,15 @@
 //! Exit codes of the CLI, shared by every subcommand so scripts can rely on them.
+//!
+//! | Code | Meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | the tool ran and returned `isError: true` |
+//! | 2 | bad usage or a config error |
+//! | 3 | a server could not be connected, or its connection failed |
+//! | 4 | a failure of mcpr itself |
+//! | 5 | the call timed out (its server was told to cancel it) |
+//! | 6 | the output could not be written (a full disk, say); a closed pipe is not an error |
+//! | 128+N | interrupted by signal N (the call is cancelled and every server stopped) |
 
 use std::fmt;
 
@@ -12,6 +23,17 @@ pub const USAGE: u8 = 2;
 pub const CONNECTION: u8 = 3;
 /// A failure of mcpr itself.
 pub const INTERNAL: u8 = 4;
+/// A call did not finish within its time limit. Distinct from [`CONNECTION`]: the server is
+/// up, so retrying with a longer `--timeout` may help.
+pub const TIMEOUT: u8 = 5;
+/// Writing the output failed for another reason than a closed pipe (a full disk, say). A
+/// reader that stops early (`| head`) is no failure: mcpr then exits quietly with [`OK`].
+pub const OUTPUT: u8 = 6;
+
+/// The exit codes as `--help` lists them.
+pub const HELP: &str = "Exit codes: 0 ok, 1 the tool returned isError, 2 usage or config error, \
+3 connection failure, 4 internal error, 5 the call timed out, 6 the output could not be written, \
+128+N interrupted by signal N.";
 
 /// What a command returns on success: an exit code (0, or 1 for a tool error).
 pub type Outcome = Result<u8, Failure>;
@@ -34,6 +56,13 @@ impl Failure {
     pub fn connection(message: impl fmt::Display) -> Self {
         Failure {
             code: CONNECTION,
+            message: message.to_string(),
+        }
+    }
+
+    pub fn timeout(message: impl fmt::Display) -> Self {
+        Failure {
+            code: TIMEOUT,
             message: message.to_string(),
         }
     }

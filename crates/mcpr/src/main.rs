@@ -7,7 +7,9 @@ mod cmd;
 mod connect;
 mod discovery;
 mod exit;
+mod live;
 mod logging;
+mod output;
 mod shutdown;
 mod term;
 
@@ -40,7 +42,10 @@ fn main() -> std::process::ExitCode {
             return exit::INTERNAL.into();
         }
     };
-    let result = runtime.block_on(async move {
+    // A failed write to stdout (a closed pipe, a full disk) ends the command early, with its
+    // servers stopped: see `output`.
+    output::quiet_write_panics();
+    let result = runtime.block_on(output::guard(async move {
         match cli.command {
             Command::Demo(c) => cmd::demo::run(&cli.global.merged(&c.global), c.args).await,
             Command::Tools(c) => cmd::tools::run(&cli.global.merged(&c.global), c.args).await,
@@ -63,7 +68,7 @@ fn main() -> std::process::ExitCode {
                 .map(|()| exit::OK)
                 .map_err(Failure::internal),
         }
-    });
+    }));
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.
     runtime.shutdown_background();
     match result {

@@ -97,6 +97,9 @@ pub struct OAuthKnobs {
     pub refresh_invalid: bool,
     /// Lifetime of access tokens (`expires_in` is this in whole seconds, rounded up).
     pub token_ttl: Duration,
+    /// `--oauth-refreshed-token-ttl`: lifetime of the access tokens a refresh issues, when it
+    /// differs from `token_ttl`.
+    pub refreshed_token_ttl: Option<Duration>,
     /// `--oauth-hide-expiry`: token responses carry no `expires_in` (tokens still expire), so
     /// a client learns of the expiry only from a 401.
     pub hide_expiry: bool,

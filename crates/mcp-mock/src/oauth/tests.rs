@@ -121,6 +121,7 @@ fn server(knobs: impl FnOnce(&mut OAuthKnobs)) -> OAuth {
         deny: false,
         refresh_invalid: false,
         token_ttl: Duration::from_secs(60),
+        refreshed_token_ttl: None,
         hide_expiry: false,
         call_scope: None,
         authorize_endpoint: None,

@@ -162,7 +162,11 @@ impl OAuth {
         let Some(old) = store.refresh.remove(token) else {
             return Err(invalid_grant("unknown or already used refresh token"));
         };
-        self.issue(store, scopes, Some(old))
+        let ttl = self
+            .knobs
+            .refreshed_token_ttl
+            .unwrap_or(self.knobs.token_ttl);
+        self.issue_for(store, scopes, Some(old), ttl)
     }
 
     pub(super) fn client_credentials(
@@ -203,6 +207,17 @@ impl OAuth {
         scopes: Vec<String>,
         refresh: Option<Refresh>,
     ) -> Result<Value, OAuthError> {
+        self.issue_for(store, scopes, refresh, self.knobs.token_ttl)
+    }
+
+    /// [`issue`](Self::issue), with an access token that lives `ttl`.
+    fn issue_for(
+        &self,
+        store: &mut Store,
+        scopes: Vec<String>,
+        refresh: Option<Refresh>,
+        ttl: Duration,
+    ) -> Result<Value, OAuthError> {
         let now = Instant::now();
         // Expired tokens are only ever refused: forget them.
         store.access.retain(|_, access| access.live(now));
@@ -210,7 +225,7 @@ impl OAuth {
         let mut answer = json!({
             "access_token": access_token,
             "token_type": "Bearer",
-            "expires_in": u64::try_from(self.knobs.token_ttl.as_millis().div_ceil(1000))
+            "expires_in": u64::try_from(ttl.as_millis().div_ceil(1000))
                 .unwrap_or(u64::MAX),
             "scope": self.knobs.token_scope.clone().unwrap_or_else(|| scopes.join(" ")),
         });
@@ -228,7 +243,7 @@ impl OAuth {
             access_token,
             Access {
                 scopes,
-                expires: now.checked_add(self.knobs.token_ttl),
+                expires: now.checked_add(ttl),
             },
         );
         Ok(answer)

@@ -122,16 +122,23 @@ async fn a_zero_ttl_issues_tokens_that_are_already_expired() {
 #[tokio::test]
 async fn access_tokens_expire_after_the_ttl_and_a_refresh_brings_access_back() {
     bounded(async {
-        let server = Server::start(&["--oauth-token-ttl-ms", "1500"]);
+        // The first token lives 3.5 s, long enough to be used at once however slow the run;
+        // the refreshed one an hour, so that it is still alive when it is tried.
+        let server = Server::start(&[
+            "--oauth-token-ttl-ms",
+            "3500",
+            "--oauth-refreshed-token-ttl",
+            "3600",
+        ]);
         let client_id = server.register_public().await;
         let tokens = server.login(&client_id, None).await;
-        assert_eq!(tokens["expires_in"], 2, "rounded up to whole seconds");
+        assert_eq!(tokens["expires_in"], 4, "rounded up to whole seconds");
         let response = server
             .mcp(Some(access_token(&tokens)), None, &initialize())
             .await;
         assert_eq!(response.status(), StatusCode::OK);
 
-        tokio::time::sleep(Duration::from_millis(1700)).await;
+        tokio::time::sleep(Duration::from_millis(3700)).await;
         let response = server
             .mcp(Some(access_token(&tokens)), None, &initialize())
             .await;
@@ -145,6 +152,7 @@ async fn access_tokens_expire_after_the_ttl_and_a_refresh_brings_access_back() {
             .refresh(&client_id, tokens["refresh_token"].as_str().unwrap())
             .await;
         assert_eq!(status, StatusCode::OK);
+        assert_eq!(fresh["expires_in"], 3600, "--oauth-refreshed-token-ttl");
         let response = server
             .mcp(Some(access_token(&fresh)), None, &initialize())
             .await;

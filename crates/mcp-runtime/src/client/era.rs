@@ -20,6 +20,10 @@
 //!   era cached is the modern one.
 //! - [`Era`] is what the tool cache stores per server, so later start-ups go straight to the
 //!   right opening.
+//!
+//! Being the one wrapper every transport goes through, [`Probe`] also takes the
+//! `_meta.progressToken` that rmcp puts on every request off all but `tools/call`: only tool
+//! calls have progress anyone reads, and the token on a `tools/list` told servers otherwise.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -27,12 +31,15 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, ProtocolVersion, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta as _, ProtocolVersion,
+    RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{ClientLifecycleMode, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient};
+
+/// The `_meta` key of a request's progress token.
+const PROGRESS_TOKEN: &str = "progressToken";
 
 /// How long a server that has taken the `server/discover` probe may take to answer it before
 /// it is treated as an old server that ignores unknown methods. Far below the manager's
@@ -289,8 +296,13 @@ where
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
+        mut item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let ClientJsonRpcMessage::Request(request) = &mut item
+            && !matches!(request.request, ClientRequest::CallToolRequest(_))
+        {
+            request.request.get_meta_mut().remove(PROGRESS_TOKEN);
+        }
         if let ClientJsonRpcMessage::Request(request) = &item
             && matches!(request.request, ClientRequest::DiscoverRequest(_))
         {

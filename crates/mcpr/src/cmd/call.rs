@@ -16,7 +16,7 @@ use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
-use crate::term;
+use crate::{live, term};
 
 /// Arguments of `mcpr call`.
 #[derive(Debug, clap::Args)]
@@ -34,6 +34,15 @@ pub struct CallArgs {
     /// Print the whole result as JSON (content blocks, structuredContent, isError).
     #[arg(long)]
     pub json: bool,
+    /// Show no progress line. On a terminal, a running call shows one on stderr (the server's
+    /// message, progress and total, and the time so far); without a terminal it never does.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Write each progress notification of the server as one JSON object per line on stderr
+    /// (`{"progress", "total", "message", "elapsed_ms"}`), with or without a terminal, instead
+    /// of the progress line.
+    #[arg(long)]
+    pub progress_json: bool,
 }
 
 pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
@@ -102,6 +111,9 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     let cancel = CancellationToken::new();
     let mut options = CallOptions::default().with_cancel(cancel.clone());
     options.timeout = args.timeout.map(Duration::from_millis);
+    let mode = live::Mode::choose(args.quiet, args.progress_json);
+    let (display, progress) = live::Display::start(mode, &target.1);
+    options.progress = progress;
     let call = manager.call_tool(&target.0, &target.1, arguments, options);
     tokio::pin!(call);
     // On Ctrl-C or SIGTERM, cancel the call and let it finish telling the server
@@ -114,6 +126,7 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
             Err(code)
         }
     };
+    display.finish().await;
     manager.disconnect_all().await;
     let output = match result {
         Ok(Ok(output)) => output,
@@ -151,11 +164,12 @@ fn unknown_tool(tool: &str, errors: &IndexMap<String, ServerError>) -> Failure {
     ))
 }
 
-/// A JSON-RPC error (unknown tool, bad arguments) is the caller's mistake; anything else means
-/// the connection failed.
+/// A JSON-RPC error (unknown tool, bad arguments) is the caller's mistake, a call past its time
+/// limit has a code of its own; anything else means the connection failed.
 fn call_failure(error: ManagerError) -> Failure {
     match error {
         ManagerError::Client(ClientError::Rpc { .. }) => Failure::usage(error),
+        ManagerError::Client(ClientError::Timeout { .. }) => Failure::timeout(error),
         other => Failure::connection(other.explained()),
     }
 }

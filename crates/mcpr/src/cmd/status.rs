@@ -45,7 +45,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
         let text = serde_json::to_string_pretty(&json).map_err(Failure::internal)?;
         println!("{text}");
     } else {
-        print_table(&reports);
+        print_table(&reports, false);
     }
     let failed = reports
         .iter()
@@ -55,61 +55,63 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
 
 /// Print the status table of `reports` (shared by `mcpr status` and the shell's
 /// `/mcp status`): one row per server, then the first line of each error with its stderr tail.
-pub fn print_table(reports: &[ServerReport]) {
-    let width = reports
-        .iter()
-        .map(|r| r.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(6);
+/// `pid` adds each server's process id (in the shell, where the processes are still running).
+pub fn print_table(reports: &[ServerReport], pid: bool) {
     // Logins matter only where there are remote servers.
     let show_login = reports.iter().any(|r| r.login.is_some() || r.needs_login());
-    let login_width = if show_login {
-        reports
-            .iter()
-            .map(|r| login_label(r).len())
-            .max()
-            .unwrap_or(5)
-            .max(5)
-            + 2
-    } else {
-        0
-    };
-    let login_header = if show_login { "LOGIN" } else { "" };
-    println!(
-        "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  {login_header:login_width$}SOURCE",
-        "SERVER", "STATE", "TYPE", "HANDSHAKE", "TOOLS", "PROTOCOL"
-    );
+    let mut columns = vec![
+        Column::left("SERVER"),
+        Column::left("STATE"),
+        Column::left("TYPE"),
+    ];
+    if pid {
+        columns.push(Column::right("PID"));
+    }
+    columns.extend([
+        Column::right("HANDSHAKE"),
+        Column::right("TOOLS"),
+        Column::left("PROTOCOL"),
+    ]);
+    if show_login {
+        columns.push(Column::left("LOGIN"));
+    }
+    columns.push(Column::left("SOURCE"));
     for report in reports {
-        let handshake = report
-            .handshake_ms
-            .map(|ms| format!("{ms} ms"))
-            .unwrap_or_else(|| "-".into());
-        let tools = if report.deferred {
+        let mut cells = vec![
+            term::line(&report.name).into_owned(),
+            report.state.to_string(),
+            report.transport.to_owned(),
+        ];
+        if pid {
+            cells.push(report.pid.map_or_else(|| "-".into(), |pid| pid.to_string()));
+        }
+        cells.push(
+            report
+                .handshake_ms
+                .map(|ms| format!("{ms} ms"))
+                .unwrap_or_else(|| "-".into()),
+        );
+        cells.push(if report.deferred {
             format!("{}*", report.tools)
         } else {
             report.tools.to_string()
-        };
-        let source = match (&report.provider, &report.path) {
+        });
+        cells.push(term::line(report.protocol_version.as_deref().unwrap_or("-")).into_owned());
+        if show_login {
+            cells.push(login_label(report));
+        }
+        cells.push(match (&report.provider, &report.path) {
             (Some(provider), Some(path)) => {
                 term::line(&format!("{provider} ({})", path.display())).into_owned()
             }
             _ => "-".into(),
-        };
-        let login = if show_login {
-            login_label(report)
-        } else {
-            String::new()
-        };
-        println!(
-            "{:width$}  {:<12} {:<5} {:>9} {:>5}  {:<10}  {login:login_width$}{source}",
-            term::line(&report.name),
-            report.state,
-            report.transport,
-            handshake,
-            tools,
-            term::line(report.protocol_version.as_deref().unwrap_or("-")),
-        );
+        });
+        for (column, cell) in columns.iter_mut().zip(cells) {
+            column.cells.push(cell);
+        }
+    }
+    for line in layout(&columns) {
+        println!("{line}");
     }
     if reports.iter().any(|r| r.deferred) {
         println!("(* cached tools: the server was still connecting)");
@@ -130,6 +132,74 @@ pub fn print_table(reports: &[ServerReport]) {
             }
         }
     }
+}
+
+/// One column of the status table: its header, its cells top to bottom, and its alignment.
+struct Column {
+    header: &'static str,
+    right: bool,
+    cells: Vec<String>,
+}
+
+impl Column {
+    fn left(header: &'static str) -> Column {
+        Column {
+            header,
+            right: false,
+            cells: Vec::new(),
+        }
+    }
+
+    fn right(header: &'static str) -> Column {
+        Column {
+            right: true,
+            ..Column::left(header)
+        }
+    }
+}
+
+/// The table's lines, the header first: every column as wide as its widest cell (a state such
+/// as `reconnecting (attempt 12)` included), two spaces apart; the last column unpadded.
+fn layout(columns: &[Column]) -> Vec<String> {
+    let widths: Vec<usize> = columns
+        .iter()
+        .map(|column| {
+            column
+                .cells
+                .iter()
+                .map(|cell| cell.chars().count())
+                .chain([column.header.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let rows = columns.first().map_or(0, |column| column.cells.len());
+    let line = |cell: &dyn Fn(&Column) -> &str| {
+        let mut text = String::new();
+        for (i, (column, width)) in columns.iter().zip(&widths).enumerate() {
+            let value = cell(column);
+            let last = i + 1 == columns.len();
+            if i > 0 {
+                text.push_str("  ");
+            }
+            let pad = width.saturating_sub(value.chars().count());
+            if column.right {
+                text.push_str(&" ".repeat(pad));
+                text.push_str(value);
+            } else {
+                text.push_str(value);
+                if !last {
+                    text.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        text
+    };
+    let mut lines = vec![line(&|column: &Column| column.header)];
+    for row in 0..rows {
+        lines.push(line(&|column: &Column| column.cells[row].as_str()));
+    }
+    lines
 }
 
 /// `needs login`, `logged in (expires in 59 min)`, or `-`.
@@ -165,4 +235,39 @@ fn report_json(report: &ServerReport) -> serde_json::Value {
         "needs_login": report.needs_login(),
         "login": report.login,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(header: &'static str, right: bool, cells: &[&str]) -> Column {
+        let mut column = if right {
+            Column::right(header)
+        } else {
+            Column::left(header)
+        };
+        column.cells = cells.iter().map(|c| c.to_string()).collect();
+        column
+    }
+
+    #[test]
+    fn columns_stay_aligned_whatever_the_state() {
+        let columns = [
+            column("SERVER", false, &["a", "b", "c"]),
+            column(
+                "STATE",
+                false,
+                &["connected", "reconnecting (attempt 12)", "loading tools"],
+            ),
+            column("PID", true, &["7", "-", "12345"]),
+            column("SOURCE", false, &["x", "y", "z"]),
+        ];
+        let lines = layout(&columns);
+        assert_eq!(lines[0], "SERVER  STATE                        PID  SOURCE");
+        assert_eq!(lines[2], "b       reconnecting (attempt 12)      -  y");
+        // Every row puts the last column at the same place.
+        let starts: Vec<usize> = lines.iter().map(|l| l.rfind("  ").unwrap()).collect();
+        assert!(starts.windows(2).all(|w| w[0] == w[1]), "{lines:#?}");
+    }
 }

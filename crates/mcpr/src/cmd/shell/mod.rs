@@ -338,7 +338,14 @@ impl<'a> Shell<'a> {
             }
         };
         let cancel = CancellationToken::new();
-        let options = CallOptions::default().with_cancel(cancel.clone());
+        let mut options = CallOptions::default().with_cancel(cancel.clone());
+        // The progress line only on a terminal (where the printer is): never in a script.
+        let mode = match self.printer {
+            Some(_) => crate::live::Mode::choose(false, false),
+            None => crate::live::Mode::Off,
+        };
+        let (display, progress) = crate::live::Display::start(mode, name);
+        options.progress = progress;
         let call = self.session.call(name, arguments, options);
         tokio::pin!(call);
         let (result, stop) = tokio::select! {
@@ -352,6 +359,7 @@ impl<'a> Shell<'a> {
                 (result, Some(stop))
             }
         };
+        display.finish().await;
         match result {
             Ok(output) => crate::cmd::call::print_output(&output),
             Err(SessionError::Aborted(_)) => eprintln!("call cancelled"),
@@ -385,13 +393,13 @@ impl<'a> Shell<'a> {
         render::print_tool_list(&self.session.manager().reports(), &tools);
     }
 
-    /// `/mcp status`: the table of `mcpr status`.
+    /// `/mcp status`: the table of `mcpr status`, with each server's process id.
     fn status(&self) {
         let reports = self.session.manager().reports();
         if reports.is_empty() {
             println!("{}", no_servers());
         } else {
-            crate::cmd::status::print_table(&reports);
+            crate::cmd::status::print_table(&reports, true);
         }
     }
 
