@@ -197,15 +197,15 @@ mod tests {
 
     #[test]
     fn a_server_command_without_double_dash_gets_the_line_to_type() {
-        let advice = advice("tools --json npx -y @scope/server").unwrap();
+        let first = advice("tools --json npx -y @scope/server").unwrap();
         assert!(
-            advice.ends_with("mcpr tools --json -- npx -y @scope/server"),
-            "{advice}"
+            first.ends_with("mcpr tools --json -- npx -y @scope/server"),
+            "{first}"
         );
-        let advice = advice("status node server.js extra").unwrap();
+        let second = advice("status node server.js extra").unwrap();
         assert!(
-            advice.ends_with("mcpr status -- node server.js extra"),
-            "{advice}"
+            second.ends_with("mcpr status -- node server.js extra"),
+            "{second}"
         );
     }
 
@@ -218,10 +218,10 @@ mod tests {
 
     #[test]
     fn tool_arguments_given_as_options_get_key_value() {
-        let advice = advice("call srv echo --message hi").unwrap();
+        let given = advice("call srv echo --message hi").unwrap();
         assert!(
-            advice.contains("mcpr call SERVER TOOL message=VALUE"),
-            "{advice}"
+            given.contains("mcpr call SERVER TOOL message=VALUE"),
+            "{given}"
         );
     }
 

@@ -139,7 +139,10 @@ fn a_server_given_inline_is_listed_called_and_reported_without_a_config() {
     let out = h.run(&inline(&["call", "echo", "text=hi"], &[]));
     assert!(out.status.success(), "{}", both(&out));
     assert_eq!(text(&out.stdout).trim(), "hi");
-    let out = h.run(&inline(&["call", "inline", "echo", r#"{"text": "json"}"#], &[]));
+    let out = h.run(&inline(
+        &["call", "inline", "echo", r#"{"text": "json"}"#],
+        &[],
+    ));
     assert!(out.status.success(), "{}", both(&out));
     assert_eq!(text(&out.stdout).trim(), "json");
 
@@ -147,7 +150,8 @@ fn a_server_given_inline_is_listed_called_and_reported_without_a_config() {
     assert!(out.status.success(), "{}", both(&out));
     let row = text(&out.stdout);
     assert!(
-        row.lines().any(|l| l.starts_with("inline ") && l.contains("connected")),
+        row.lines()
+            .any(|l| l.starts_with("inline ") && l.contains("connected")),
         "{row}"
     );
 
@@ -169,7 +173,11 @@ fn a_remote_server_given_inline_gets_its_headers() {
         "Authorization: Bearer sesame",
     ]);
     assert!(out.status.success(), "{}", both(&out));
-    assert!(text(&out.stdout).contains("mcp_inline_echo"), "{}", both(&out));
+    assert!(
+        text(&out.stdout).contains("mcp_inline_echo"),
+        "{}",
+        both(&out)
+    );
 
     let out = h.run(&[
         "call",
@@ -204,7 +212,11 @@ fn a_shell_on_an_inline_server_exits_non_zero_when_a_line_failed() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", both(&out));
     assert!(text(&out.stdout).contains("ok"), "{}", both(&out));
-    assert!(text(&out.stderr).contains("3 lines failed"), "{}", both(&out));
+    assert!(
+        text(&out.stderr).contains("3 lines failed"),
+        "{}",
+        both(&out)
+    );
 }
 
 #[test]
@@ -212,12 +224,24 @@ fn add_takes_the_command_without_double_dash_and_list_and_get_show_it() {
     let h = Home::new();
     // Everything after the command is the server's, even words that look like mcpr's flags.
     let out = h.ok(&[
-        "add", "-e", "MODE=test", "mock", MCPR, "mock", "--tools", "2", "--name", "typed",
+        "add",
+        "-e",
+        "MODE=test",
+        "mock",
+        MCPR,
+        "mock",
+        "--tools",
+        "2",
+        "--name",
+        "typed",
     ]);
     assert!(out.contains("~/.config/mcpr/mcp.json"), "{out}");
     let entry = &h.user_config()["mcpServers"]["mock"];
     assert_eq!(entry["command"], MCPR);
-    assert_eq!(entry["args"], json!(["mock", "--tools", "2", "--name", "typed"]));
+    assert_eq!(
+        entry["args"],
+        json!(["mock", "--tools", "2", "--name", "typed"])
+    );
     assert_eq!(entry["env"]["MODE"], "test");
 
     // `--` still works, and the server's flags stay the server's.
@@ -235,7 +259,10 @@ fn add_takes_the_command_without_double_dash_and_list_and_get_show_it() {
     );
     let get = h.ok(&["get", "mock"]);
     assert!(get.starts_with("mock\n"), "{get}");
-    assert!(get.contains("args     mock --tools 2 --name typed"), "{get}");
+    assert!(
+        get.contains("args     mock --tools 2 --name typed"),
+        "{get}"
+    );
     assert!(get.contains("env      MODE=test"), "{get}");
     let tools = h.ok(&["tools", "mock"]);
     assert!(tools.contains("mcp_mock_tool_1"), "{tools}");
@@ -257,14 +284,27 @@ fn add_takes_a_transport_and_a_url_as_claude_mcp_add_does() {
         "-H",
         "X-Team: blue",
     ]);
-    h.ok(&["add", "--transport", "sse", "old", "https://example.com/sse"]);
+    h.ok(&[
+        "add",
+        "--transport",
+        "sse",
+        "old",
+        "https://example.com/sse",
+    ]);
     let servers = &h.user_config()["mcpServers"];
     assert_eq!(servers["web"]["type"], "http");
     assert_eq!(servers["web"]["url"], "https://example.com/mcp");
     assert_eq!(servers["web"]["headers"]["X-Team"], "blue");
     assert_eq!(servers["old"]["type"], "sse");
 
-    let out = h.run(&["add", "--transport", "http", "two", "https://a", "https://b"]);
+    let out = h.run(&[
+        "add",
+        "--transport",
+        "http",
+        "two",
+        "https://a",
+        "https://b",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", both(&out));
     assert!(text(&out.stderr).contains("one URL"), "{}", both(&out));
     let out = h.run(&["add", "lonely"]);
@@ -281,7 +321,10 @@ fn add_json_writes_a_checked_entry() {
     let h = Home::new();
     let entry = json!({"command": MCPR, "args": ["mock"], "env": {"TOKEN": "s3cret"}});
     h.ok(&["add-json", "fromjson", &entry.to_string()]);
-    assert_eq!(h.user_config()["mcpServers"]["fromjson"]["args"], json!(["mock"]));
+    assert_eq!(
+        h.user_config()["mcpServers"]["fromjson"]["args"],
+        json!(["mock"])
+    );
     // Secrets stay out of what is shown.
     let get = h.ok(&["get", "fromjson"]);
     assert!(!get.contains("s3cret"), "{get}");
@@ -291,7 +334,11 @@ fn add_json_writes_a_checked_entry() {
     assert!(text(&out.stderr).contains("`command`"), "{}", both(&out));
     let out = h.run(&["add-json", "bad", "{oops"]);
     assert_eq!(out.status.code(), Some(2), "{}", both(&out));
-    assert!(text(&out.stderr).contains("not valid JSON"), "{}", both(&out));
+    assert!(
+        text(&out.stderr).contains("not valid JSON"),
+        "{}",
+        both(&out)
+    );
 }
 
 #[test]
@@ -328,12 +375,25 @@ fn key_value_arguments_follow_the_tool_schema() {
     ));
     assert_eq!(out.status.code(), Some(2), "{}", both(&out));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("`count=many`: expected integer"), "{stderr}");
-    assert!(stderr.contains("label  string, required  Any text."), "{stderr}");
+    assert!(
+        stderr.contains("`count=many`: expected integer"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("label  string, required  Any text."),
+        "{stderr}"
+    );
     assert!(stderr.contains("tags   array of string"), "{stderr}");
-    let out = h.run(&inline(&["call", "typed", "lable=x"], &["--tool-file", tools]));
+    let out = h.run(&inline(
+        &["call", "typed", "lable=x"],
+        &["--tool-file", tools],
+    ));
     assert_eq!(out.status.code(), Some(2), "{}", both(&out));
-    assert!(text(&out.stderr).contains("no parameter `lable`"), "{}", both(&out));
+    assert!(
+        text(&out.stderr).contains("no parameter `lable`"),
+        "{}",
+        both(&out)
+    );
 }
 
 #[test]
@@ -342,7 +402,10 @@ fn tools_shows_parameters_with_long_or_for_one_tool() {
     let out = h.run(&inline(&["tools", "--long"], &[]));
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", both(&out));
-    assert!(stdout.contains("a  number, required  First addend."), "{stdout}");
+    assert!(
+        stdout.contains("a  number, required  First addend."),
+        "{stdout}"
+    );
     assert!(stdout.contains("ms  integer, required"), "{stdout}");
 
     h.ok(&["add", "m", MCPR, "mock"]);
@@ -364,6 +427,11 @@ fn resources_are_read_and_prompts_filled() {
     let json: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(json["contents"][0]["uri"], "mock://res/public");
 
+    let listed = h.ok(&["resource", "res"]);
+    assert!(listed.contains("mock://res/public"), "{listed}");
+    let listed = h.ok(&["prompt", "res"]);
+    assert!(listed.contains("greet(name*)"), "{listed}");
+
     let out = h.ok(&["prompt", "res", "greet", "name=Ada"]);
     assert!(out.contains("Hello, Ada!"), "{out}");
     let out = h.run(&["prompt", "res", "greet", "nmae=Ada"]);
@@ -381,7 +449,11 @@ fn resources_are_read_and_prompts_filled() {
 #[test]
 fn completions_are_printed_for_each_shell() {
     let h = Home::new();
-    for (shell, marker) in [("bash", "_mcpr()"), ("zsh", "#compdef mcpr"), ("fish", "complete -c mcpr")] {
+    for (shell, marker) in [
+        ("bash", "_mcpr()"),
+        ("zsh", "#compdef mcpr"),
+        ("fish", "complete -c mcpr"),
+    ] {
         let out = h.ok(&["completions", shell]);
         assert!(out.contains(marker), "{shell}: {out}");
         assert!(out.contains("add-json"), "{shell}");
@@ -400,7 +472,11 @@ fn common_mistakes_get_what_to_type_instead() {
     );
     let out = h.run(&["rm", "x"]);
     assert_eq!(out.status.code(), Some(2), "{}", both(&out));
-    assert!(text(&out.stderr).contains("mcpr remove NAME"), "{}", both(&out));
+    assert!(
+        text(&out.stderr).contains("mcpr remove NAME"),
+        "{}",
+        both(&out)
+    );
     let out = h.run(&["call", "srv", "echo", "--text", "hi"]);
     assert_eq!(out.status.code(), Some(2), "{}", both(&out));
     assert!(
@@ -430,7 +506,10 @@ fn messages_say_what_to_do_and_only_that() {
     let out = h.run(&["remove", "nosuch"]);
     assert_eq!(out.status.code(), Some(2), "{}", both(&out));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("not found in mcpr's config files"), "{stderr}");
+    assert!(
+        stderr.contains("not found in mcpr's config files"),
+        "{stderr}"
+    );
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(!stderr.contains("defined by"), "{stderr}");
 }
@@ -455,7 +534,10 @@ fn an_invalid_project_entry_is_invalid_and_warned_about_once() {
     assert!(row.contains("~/project/.mcp.json"), "{row}");
 
     let trust = h.ok(&["trust"]);
-    assert!(!trust.contains("  bad "), "an invalid entry may not start: {trust}");
+    assert!(
+        !trust.contains("  bad "),
+        "an invalid entry may not start: {trust}"
+    );
     let out = h.run(&["tools"]);
     assert!(out.status.success(), "{}", both(&out));
     let stderr = text(&out.stderr);
@@ -464,4 +546,58 @@ fn an_invalid_project_entry_is_invalid_and_warned_about_once() {
         1,
         "one warning, one format: {stderr}"
     );
+}
+
+#[test]
+fn server_everything_given_inline_takes_key_value_arguments_resources_and_prompts() {
+    let h = Home::new();
+    let entry = support::server_everything();
+    let server = ["--", "node", entry.to_str().unwrap(), "stdio"];
+    let with = |args: &[&str]| {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        all.extend(server.iter().map(|a| a.to_string()));
+        all
+    };
+    let run = |args: &[&str]| {
+        let all = with(args);
+        h.run(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+
+    let out = run(&["call", "echo", "message=hello everything"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(
+        text(&out.stdout).contains("hello everything"),
+        "{}",
+        both(&out)
+    );
+    // Numbers by the schema.
+    let out = run(&["call", "get-sum", "a=2", "b=3"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(text(&out.stdout).contains('5'), "{}", both(&out));
+
+    // The first resource the server lists, read back.
+    let out = run(&["resource"]);
+    assert!(out.status.success(), "{}", both(&out));
+    let listing = text(&out.stdout);
+    let uri = listing
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .find(|u| u.contains("://"))
+        .unwrap_or_else(|| panic!("no resource listed: {listing}"))
+        .to_owned();
+    let out = run(&["resource", &uri, "--json"]);
+    assert!(out.status.success(), "{}", both(&out));
+    let read: Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(read["contents"][0]["uri"], uri.as_str());
+
+    let out = run(&["prompt"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(
+        text(&out.stdout).contains("simple-prompt"),
+        "{}",
+        both(&out)
+    );
+    let out = run(&["prompt", "simple-prompt"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(text(&out.stdout).contains("user: "), "{}", both(&out));
 }

@@ -67,7 +67,7 @@ pub struct AddArgs {
     /// The server's name (any characters; tool names are sanitised separately).
     pub name: String,
     /// Which file to write.
-    #[arg(long, value_enum, default_value = "user")]
+    #[arg(short, long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
     /// Write the project's `.mcpr/mcp.json` (the same as `--scope project`).
     #[arg(long, conflicts_with = "scope")]
@@ -135,7 +135,7 @@ pub struct AddJsonArgs {
     /// The server's entry, as it would appear under `mcpServers` in a config file.
     pub json: String,
     /// Which file to write.
-    #[arg(long, value_enum, default_value = "user")]
+    #[arg(short, long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
     /// Replace an existing server of that name in the same file.
     #[arg(long)]
@@ -148,7 +148,7 @@ pub struct RemoveArgs {
     /// The server's name.
     pub name: String,
     /// Which file (needed only when both define the server).
-    #[arg(long, value_enum)]
+    #[arg(short, long, value_enum)]
     pub scope: Option<ScopeArg>,
 }
 

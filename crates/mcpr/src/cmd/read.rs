@@ -1,5 +1,6 @@
 //! `mcpr resource SERVER URI` and `mcpr prompt SERVER NAME [key=value...]`: read one resource,
-//! or get one prompt filled with its arguments, from one server, and print it.
+//! or get one prompt filled with its arguments, from one server, and print it. Without the URI
+//! or the name, they list what the server offers.
 
 use mcp_runtime::client::McpClient;
 use serde_json::{Map, Value, json};
@@ -17,9 +18,9 @@ use crate::term;
 mcpr resource demo://resource/static/document/architecture.md -- npx -y @modelcontextprotocol/server-everything"
 )]
 pub struct ResourceArgs {
-    /// `SERVER URI`, or `URI` with a server given inline (see `/mcp resources` in the shell for
-    /// the URIs a server offers).
-    #[arg(required = true, num_args = 1..=2, value_name = "SERVER URI")]
+    /// `SERVER URI`, or `URI` with a server given inline; without the URI, the server's
+    /// resources are listed.
+    #[arg(num_args = 0..=2, value_name = "SERVER URI")]
     pub target: Vec<String>,
     /// Print the result as JSON, as the server sent it.
     #[arg(long)]
@@ -35,8 +36,9 @@ pub struct ResourceArgs {
     after_help = "Examples:\n  mcpr prompt everything simple-prompt\n  mcpr prompt everything args-prompt city=Paris state=France"
 )]
 pub struct PromptArgs {
-    /// `SERVER NAME [key=value...]`, or `NAME [key=value...]` with a server given inline.
-    #[arg(required = true, num_args = 1.., value_name = "SERVER NAME [ARGS]")]
+    /// `SERVER NAME [key=value...]`, or `NAME [key=value...]` with a server given inline;
+    /// without the name, the server's prompts are listed.
+    #[arg(num_args = 0.., value_name = "SERVER NAME [ARGS]")]
     pub target: Vec<String>,
     /// Print the result as JSON, as the server sent it.
     #[arg(long)]
@@ -48,9 +50,9 @@ pub struct PromptArgs {
 
 /// `mcpr resource`.
 pub async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome {
-    let (server, rest) = split_server(&args.target, &args.inline, "URI")?;
+    let (server, rest) = split_server(&args.target, &args.inline)?;
     let [uri] = rest else {
-        return Err(Failure::usage("give one URI: mcpr resource SERVER URI"));
+        return list(global, &args.inline, &server, args.json, Listed::Resources).await;
     };
     let result = with_server(global, &args.inline, &server, |client| async move {
         client.read_resource(uri).await.map_err(|e| e.to_string())
@@ -83,11 +85,9 @@ pub async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome {
 
 /// `mcpr prompt`.
 pub async fn prompt(global: &GlobalArgs, args: PromptArgs) -> Outcome {
-    let (server, rest) = split_server(&args.target, &args.inline, "NAME")?;
+    let (server, rest) = split_server(&args.target, &args.inline)?;
     let Some((name, words)) = rest.split_first() else {
-        return Err(Failure::usage(format!(
-            "which prompt of `{server}`? (see `/mcp prompts` in `mcpr shell`)"
-        )));
+        return list(global, &args.inline, &server, args.json, Listed::Prompts).await;
     };
     let result = with_server(global, &args.inline, &server, |client| async move {
         // The prompt's declared arguments type the `key=value` words (all strings).
@@ -158,25 +158,113 @@ pub async fn prompt(global: &GlobalArgs, args: PromptArgs) -> Outcome {
     Ok(exit::OK)
 }
 
+/// What [`list`] lists.
+#[derive(Clone, Copy)]
+enum Listed {
+    Resources,
+    Prompts,
+}
+
+/// List the resources or prompts of `server`: one line each (`uri  name (mime): description`,
+/// `name(required*, optional): description`), or JSON.
+async fn list(
+    global: &GlobalArgs,
+    inline: &InlineArgs,
+    server: &str,
+    json: bool,
+    listed: Listed,
+) -> Outcome {
+    let items = with_server(global, inline, server, |client| async move {
+        let as_json = |value: Result<Value, serde_json::Error>| value.map_err(|e| e.to_string());
+        match listed {
+            Listed::Resources => {
+                let items = client.list_resources().await.map_err(|e| e.to_string())?;
+                as_json(serde_json::to_value(items))
+            }
+            Listed::Prompts => {
+                let items = client.list_prompts().await.map_err(|e| e.to_string())?;
+                as_json(serde_json::to_value(items))
+            }
+        }
+    })
+    .await?;
+    if json {
+        print_json(&items)?;
+        return Ok(exit::OK);
+    }
+    let items = items.as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        let noun = match listed {
+            Listed::Resources => "resources",
+            Listed::Prompts => "prompts",
+        };
+        eprintln!("`{}` offers no {noun}", term::line(server));
+    }
+    let text = |item: &Value, key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
+    for item in &items {
+        let mut line = match listed {
+            Listed::Resources => {
+                let mut line = format!(
+                    "{}  {}",
+                    text(item, "uri").unwrap_or_default(),
+                    text(item, "name").unwrap_or_default()
+                );
+                if let Some(mime) = text(item, "mimeType") {
+                    line.push_str(&format!(" ({mime})"));
+                }
+                line
+            }
+            Listed::Prompts => {
+                let arguments: Vec<String> = item
+                    .get("arguments")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|a| {
+                        let required = a.get("required").and_then(Value::as_bool) == Some(true);
+                        format!(
+                            "{}{}",
+                            text(a, "name").unwrap_or_default(),
+                            if required { "*" } else { "" }
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{}({})",
+                    text(item, "name").unwrap_or_default(),
+                    arguments.join(", ")
+                )
+            }
+        };
+        if let Some(description) = text(item, "description")
+            .as_deref()
+            .and_then(|d| d.lines().next())
+            .filter(|d| !d.is_empty())
+        {
+            line.push_str(&format!(": {description}"));
+        }
+        println!("{}", term::line(&line));
+    }
+    Ok(exit::OK)
+}
+
 /// The server named first (or the inline one) and the words after it.
 fn split_server<'a>(
     target: &'a [String],
     inline: &InlineArgs,
-    what: &str,
 ) -> Result<(String, &'a [String]), Failure> {
     if inline.is_set() {
         let rest = match target {
-            [first, rest @ ..] if first == INLINE_NAME && !rest.is_empty() => rest,
+            [first, rest @ ..] if first == INLINE_NAME => rest,
             all => all,
         };
         return Ok((INLINE_NAME.to_owned(), rest));
     }
     match target {
-        [server] => Err(Failure::usage(format!(
-            "give the server and the {what}: `{server}` alone is one of them"
-        ))),
         [server, rest @ ..] => Ok((server.clone(), rest)),
-        [] => Err(Failure::usage(format!("give the server and the {what}"))),
+        [] => Err(Failure::usage(
+            "which server? (see `mcpr list`, or give one inline after `--`)",
+        )),
     }
 }
 
