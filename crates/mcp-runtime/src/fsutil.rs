@@ -1,6 +1,7 @@
 //! Where mcpr keeps its files on disk and how it reads and writes them: the XDG base
 //! directories, private (0700) directories, private (0600) files, atomic replacement, bounded
-//! reads of regular files, and hex digests.
+//! reads of regular files, hex digests, and the one form in which messages show a path
+//! (`~/...` inside the home).
 //!
 //! A leaf module: it uses nothing else of the crate, so every other module (config, auth,
 //! cache, registry, the CLI) can depend on it without an import cycle.
