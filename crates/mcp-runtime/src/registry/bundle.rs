@@ -106,7 +106,7 @@ pub async fn install_bundle_with(
     std::fs::create_dir_all(bundles_dir).map_err(|e| {
         bad(format!(
             "cannot create {}: {e}",
-            crate::fsutil::display_path(&bundles_dir)
+            crate::fsutil::display_path(bundles_dir)
         ))
     })?;
     let tmp = bundles_dir.join(format!(".{slug}.{}.tmp", std::process::id()));

@@ -189,7 +189,7 @@ fn convert(value: &str, property: Option<&Value>) -> Result<Value, String> {
                 .parse::<i64>()
                 .map(Value::from)
                 .ok()
-                .or_else(|| value.parse::<f64>().ok().and_then(|f| number(f))),
+                .or_else(|| value.parse::<f64>().ok().and_then(number)),
             "boolean" => match value {
                 "true" => Some(Value::Bool(true)),
                 "false" => Some(Value::Bool(false)),

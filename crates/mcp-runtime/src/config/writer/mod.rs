@@ -85,7 +85,7 @@ fn inside_project(cwd: &Path, path: &Path) -> Result<(), ConfigError> {
         path: path.to_owned(),
         source: std::io::Error::other(format!(
             "it links to {}, outside the project; mcpr does not write there (edit that file yourself)",
-            crate::fsutil::display_path(&target)
+            crate::fsutil::display_path(target)
         )),
     };
     let Ok(target) = crate::fsutil::resolve_links(path) else {
