@@ -153,7 +153,7 @@ pub enum Command {
     Serve(WithGlobal<crate::cmd::serve::ServeArgs>),
     /// Run a mock MCP server (for tests, benchmarks and trying out agents).
     Mock(mcp_mock::MockArgs),
-    /// Print a shell completion script (`mcpr completions bash > ~/.local/share/bash-completion/completions/mcpr`).
+    /// Print the completion script of a shell (bash, zsh or fish).
     Completions(CompletionsArgs),
     /// Play a client scenario of the MCP conformance suite against URL (used by the suite).
     #[command(hide = true)]
