@@ -67,7 +67,8 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         } else {
             Progress::Show
         },
-        wait: args.wait,
+        // One tool, or a server being tried inline: its live tools, not the cached ones.
+        wait: args.wait || one_tool.is_some() || args.inline.is_set(),
         reconnect: false,
     };
     let started = crate::shutdown::until_signal(start(
