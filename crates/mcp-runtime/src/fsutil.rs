@@ -1,6 +1,7 @@
 //! Where mcpr keeps its files on disk and how it reads and writes them: the XDG base
 //! directories, private (0700) directories, private (0600) files, atomic replacement, bounded
-//! reads of regular files, and hex digests.
+//! reads of regular files, hex digests, and the one form in which messages show a path
+//! (`~/...` inside the home).
 //!
 //! A leaf module: it uses nothing else of the crate, so every other module (config, auth,
 //! cache, registry, the CLI) can depend on it without an import cycle.
@@ -255,6 +256,26 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A path as messages show it: `~/...` inside the home directory (`$HOME`), absolute
+/// otherwise. Every message that names a file uses this one form, in the library and the CLI.
+pub fn display_path(path: &Path) -> String {
+    let home = process_var("HOME")
+        .map(PathBuf::from)
+        .or_else(std::env::home_dir);
+    display_path_in(path, home.as_deref())
+}
+
+fn display_path_in(path: &Path, home: Option<&Path>) -> String {
+    match home.filter(|h| !h.as_os_str().is_empty() && h != &Path::new("/")) {
+        Some(home) => match path.strip_prefix(home) {
+            Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+            Ok(rest) => format!("~/{}", rest.display()),
+            Err(_) => path.display().to_string(),
+        },
+        None => path.display().to_string(),
+    }
+}
+
 /// Lower-case hex of `bytes` (digests in file names, cache keys and trust records).
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
@@ -268,6 +289,20 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_in_the_home_are_shown_with_a_tilde() {
+        let home = Some(Path::new("/home/u"));
+        let shown = |p: &str| display_path_in(Path::new(p), home);
+        assert_eq!(
+            shown("/home/u/.config/mcpr/mcp.json"),
+            "~/.config/mcpr/mcp.json"
+        );
+        assert_eq!(shown("/home/u"), "~");
+        assert_eq!(shown("/home/user2/x"), "/home/user2/x");
+        assert_eq!(shown("/etc/x"), "/etc/x");
+        assert_eq!(display_path_in(Path::new("/x"), None), "/x");
+    }
 
     #[test]
     fn base_dirs_take_absolute_variables_and_fall_back_to_home() {

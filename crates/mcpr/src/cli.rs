@@ -124,14 +124,23 @@ pub enum Command {
     Tools(WithGlobal<crate::cmd::tools::ToolsArgs>),
     /// Call one tool and print its result.
     Call(WithGlobal<crate::cmd::call::CallArgs>),
+    /// Read one resource of a server and print it.
+    Resource(WithGlobal<crate::cmd::read::ResourceArgs>),
+    /// Get one prompt of a server, filled with its arguments, and print it.
+    Prompt(WithGlobal<crate::cmd::read::PromptArgs>),
     /// List every MCP server of every AI tool, with its source and state.
+    #[command(visible_alias = "list")]
     Servers(WithGlobal<crate::cmd::servers::ServersArgs>),
+    /// Show one server in detail: command or URL, environment, file, state.
+    Get(WithGlobal<crate::cmd::servers::GetArgs>),
     /// Trust the project's MCP config files so that their servers may start.
     Trust(WithGlobal<crate::cmd::trust::TrustArgs>),
     /// Find servers in an MCP Registry (`search`, `show`); add one with `add --from-registry`.
     Registry(WithGlobal<crate::cmd::registry::RegistryArgs>),
     /// Add a server to mcpr's own config (by hand, or from an MCP Registry).
     Add(WithGlobal<crate::cmd::edit::AddArgs>),
+    /// Add a server to mcpr's own config from its JSON entry.
+    AddJson(WithGlobal<crate::cmd::edit::AddJsonArgs>),
     /// Remove a server from mcpr's own config.
     Remove(WithGlobal<crate::cmd::edit::RemoveArgs>),
     /// Turn a server on (any tool's; recorded in mcpr's user config).
@@ -150,7 +159,21 @@ pub enum Command {
     Serve(WithGlobal<crate::cmd::serve::ServeArgs>),
     /// Run a mock MCP server (for tests, benchmarks and trying out agents).
     Mock(mcp_mock::MockArgs),
+    /// Print the completion script of a shell (bash, zsh or fish).
+    Completions(CompletionsArgs),
     /// Play a client scenario of the MCP conformance suite against URL (used by the suite).
     #[command(hide = true)]
     Conformance(crate::cmd::conformance::ConformanceArgs),
+}
+
+/// Arguments of `mcpr completions`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Install:\n  bash: mcpr completions bash > ~/.local/share/bash-completion/completions/mcpr\n  \
+zsh:  mcpr completions zsh > ~/.zfunc/_mcpr   (with `fpath+=~/.zfunc` before `compinit` in ~/.zshrc)\n  \
+fish: mcpr completions fish > ~/.config/fish/completions/mcpr.fish"
+)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    pub shell: clap_complete::Shell,
 }

@@ -1,7 +1,9 @@
 //! Which servers a command works on: every AI tool's config (plus `--config` files), as
 //! discovered by mcp-runtime. Problems are printed once, with file, line and column.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use mcp_runtime::fsutil::display_path;
 
 use mcp_runtime::config::{
     DiscoveredServer, Discovery, DiscoveryOptions, PendingReason, ServerState, Warning,
@@ -67,12 +69,21 @@ pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
     }
     crate::logging::add_secrets(discovery.configs.values().flat_map(|c| c.secret_values()));
     print_warnings(&discovery);
-    for error in discovery.errors.values() {
-        eprintln!("warning: {}", crate::term::line(&error.to_string()));
+    // A server's error is printed once: as the warning with its line and column when there is
+    // one, else as the error itself.
+    for (name, error) in &discovery.errors {
+        let message = error.to_string();
+        let warned = discovery
+            .warnings
+            .iter()
+            .any(|w| w.server.as_deref() == Some(name.as_str()) && message.contains(&w.message));
+        if !warned {
+            eprintln!("warning: {}", crate::term::line(&message));
+        }
     }
     let pending: Vec<String> = discovery
         .pending()
-        .map(|s| match pending_detail(s, &discovery.cwd) {
+        .map(|s| match pending_detail(s) {
             Some(detail) => format!("{} ({detail})", s.name),
             None => s.name.clone(),
         })
@@ -91,7 +102,8 @@ pub fn discover_some(global: &GlobalArgs) -> Result<Discovery, Failure> {
     let discovery = discover(global)?;
     if discovery.configs.is_empty() {
         return Err(Failure::usage(
-            "no MCP servers configured (see `mcpr servers --all`, or pass --config FILE)",
+            "no MCP servers configured; add one with `mcpr add NAME CMD ARGS...`, or try one \
+             without a config file: `mcpr tools -- CMD ARGS...` (see also `mcpr list --all`)",
         ));
     }
     Ok(discovery)
@@ -105,7 +117,7 @@ pub fn why_not_started(found: &Discovery, name: &str) -> String {
     }
     match found.winner(name) {
         Some(server) if server.state == ServerState::PendingApproval => {
-            match pending_detail(server, &found.cwd) {
+            match pending_detail(server) {
                 Some(detail) => format!("it waits for approval: {detail} (run `mcpr trust`)"),
                 None => "it comes from the project's config, which is not trusted yet (run `mcpr trust`)"
                     .into(),
@@ -118,13 +130,9 @@ pub fn why_not_started(found: &Discovery, name: &str) -> String {
 
 /// Why a pending server waits, naming the files concerned, when discovery knows more than "the
 /// project is not trusted".
-pub fn pending_detail(server: &DiscoveredServer, cwd: &Path) -> Option<String> {
+pub fn pending_detail(server: &DiscoveredServer) -> Option<String> {
     let reason = server.pending_reason.as_ref()?;
-    let files: Vec<String> = reason
-        .files()
-        .iter()
-        .map(|f| display_path(f, cwd))
-        .collect();
+    let files: Vec<String> = reason.files().iter().map(|f| display_path(f)).collect();
     Some(match reason {
         PendingReason::Changed(_) => {
             format!("{} changed since the project was trusted", files.join(", "))
@@ -142,34 +150,12 @@ pub fn pending_detail(server: &DiscoveredServer, cwd: &Path) -> Option<String> {
 /// Print discovery warnings on stderr.
 pub fn print_warnings(found: &Discovery) {
     for warning in &found.warnings {
-        eprintln!(
-            "warning: {}",
-            crate::term::line(&shorten_warning(warning, &found.cwd))
-        );
+        eprintln!("warning: {}", crate::term::line(&shorten_warning(warning)));
     }
 }
 
-fn shorten_warning(warning: &Warning, cwd: &Path) -> String {
+fn shorten_warning(warning: &Warning) -> String {
     let mut shown = warning.clone();
-    shown.file = shown.file.map(|f| display_path(&f, cwd).into());
+    shown.file = shown.file.map(|f| display_path(&f).into());
     shown.to_string()
-}
-
-/// A path as the user would type it: relative inside the project, `~/...` inside the home.
-pub fn display_path(path: &Path, cwd: &Path) -> String {
-    match path.strip_prefix(cwd) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => tilde(path),
-    }
-}
-
-/// `~/...` for paths in the home directory.
-pub fn tilde(path: &Path) -> String {
-    if let Some(home) = std::env::home_dir()
-        && !home.as_os_str().is_empty()
-        && let Ok(rest) = path.strip_prefix(&home)
-    {
-        return format!("~/{}", rest.display());
-    }
-    path.display().to_string()
 }

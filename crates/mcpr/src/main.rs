@@ -7,20 +7,24 @@ mod cmd;
 mod connect;
 mod discovery;
 mod exit;
+mod inline;
 mod live;
 mod logging;
 mod output;
 mod shutdown;
 mod term;
-
-use clap::Parser;
+mod usage;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Failure;
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    if matches!(cli.command, Command::Mock(_) | Command::Conformance(_)) && cli.global.is_set() {
+    let cli = usage::parse();
+    if matches!(
+        cli.command,
+        Command::Mock(_) | Command::Conformance(_) | Command::Completions(_)
+    ) && cli.global.is_set()
+    {
         // These commands read no config: say so rather than ignore the flags.
         use clap::CommandFactory as _;
         Cli::command()
@@ -50,11 +54,17 @@ fn main() -> std::process::ExitCode {
             Command::Demo(c) => cmd::demo::run(&cli.global.merged(&c.global), c.args).await,
             Command::Tools(c) => cmd::tools::run(&cli.global.merged(&c.global), c.args).await,
             Command::Call(c) => cmd::call::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Resource(c) => {
+                cmd::read::resource(&cli.global.merged(&c.global), c.args).await
+            }
+            Command::Prompt(c) => cmd::read::prompt(&cli.global.merged(&c.global), c.args).await,
             Command::Status(c) => cmd::status::run(&cli.global.merged(&c.global), c.args).await,
             Command::Shell(c) => cmd::shell::run(&cli.global.merged(&c.global), c.args).await,
             Command::Servers(c) => cmd::servers::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Get(c) => cmd::servers::get(&cli.global.merged(&c.global), c.args).await,
             Command::Trust(c) => cmd::trust::run(&cli.global.merged(&c.global), c.args).await,
             Command::Add(c) => cmd::edit::add(&cli.global.merged(&c.global), c.args).await,
+            Command::AddJson(c) => cmd::edit::add_json(&cli.global.merged(&c.global), c.args).await,
             Command::Remove(c) => cmd::edit::remove(&cli.global.merged(&c.global), c.args).await,
             Command::Enable(c) => cmd::edit::enable(&cli.global.merged(&c.global), c.args).await,
             Command::Disable(c) => cmd::edit::disable(&cli.global.merged(&c.global), c.args).await,
@@ -63,6 +73,7 @@ fn main() -> std::process::ExitCode {
             Command::Login(c) => cmd::login::login(&cli.global.merged(&c.global), c.args).await,
             Command::Logout(c) => cmd::login::logout(&cli.global.merged(&c.global), c.args).await,
             Command::Conformance(args) => cmd::conformance::run(args).await,
+            Command::Completions(args) => Ok(usage::completions(args.shell)),
             Command::Mock(args) => mcp_mock::run(args)
                 .await
                 .map(|()| exit::OK)

@@ -243,7 +243,8 @@ fn calls_tools_and_answers_the_mcp_commands() {
 
     let (m, n) = (read_pid(&m_pid), read_pid(&n_pid));
     let status = shell.close();
-    assert!(status.success(), "exit on end of input: {status:?}");
+    // Three lines failed (a tool error, an unknown tool, bad JSON): the exit code says so.
+    assert_eq!(status.code(), Some(1), "exit on end of input: {status:?}");
     assert!(
         wait_dead(m, Duration::from_secs(5)),
         "server m survived the shell"
@@ -391,7 +392,8 @@ fn ctrl_c_cancels_a_running_call_and_the_shell_goes_on() {
         shell.run(r#"mcp_m_echo {"text": "still here"}"#),
         "still here\n"
     );
-    assert!(shell.close().success());
+    // The cancelled call counts as a failed line.
+    assert_eq!(shell.close().code(), Some(1));
 }
 
 #[test]
@@ -444,7 +446,8 @@ fn escape_sequences_from_servers_are_shown_escaped() {
     for output in [&list, &result, &errors] {
         assert!(!output.contains('\u{1b}'), "raw ESC in {output:?}");
     }
-    assert!(shell.close().success());
+    // The tool reported an error: a failed line.
+    assert_eq!(shell.close().code(), Some(1));
 }
 
 #[test]

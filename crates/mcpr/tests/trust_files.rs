@@ -55,6 +55,11 @@ impl Machine {
         command.output().expect("run mcpr")
     }
 
+    /// How mcpr shows the project's file `rel` (the project is outside the home: absolute).
+    fn shown(&self, rel: &str) -> String {
+        self.project.join(rel).display().to_string()
+    }
+
     /// Where the server `name` records its environment when it starts.
     fn marker(&self, name: &str) -> PathBuf {
         self.home.join(format!("started-{name}"))
@@ -221,11 +226,15 @@ fn a_user_config_reads_a_project_env_file_only_once_the_project_is_trusted() {
         all(&out)
     );
     assert!(
-        text(&out.stderr).contains("server (reads .env from the untrusted project)"),
+        text(&out.stderr).contains(&format!(
+            "server (reads {} from the untrusted project)",
+            m.shown(".env")
+        )),
         "{}",
         all(&out)
     );
-    assert_pending(&m, "server", "reads .env from the untrusted project");
+    let reason = format!("reads {} from the untrusted project", m.shown(".env"));
+    assert_pending(&m, "server", &reason);
 
     // Once the user trusts the project, the server starts with the project's `.env`.
     let out = m.mcpr(&["trust"]);
@@ -273,7 +282,7 @@ fn runs_only_once_trusted(m: &Machine, file: &str) {
         "the untrusted project's {file} was run: {}",
         all(&out)
     );
-    let reason = format!("runs {file} from the untrusted project");
+    let reason = format!("runs {} from the untrusted project", m.shown(file));
     assert!(
         text(&out.stderr).contains(&format!("server ({reason})")),
         "{}",
@@ -427,7 +436,7 @@ fn the_trust_review_and_start_up_show_project_text_escaped() {
 /// That the user-level `server` waits naming the project's `file` and that `mcpr trust` binds
 /// it; nothing is run (the interpreter need not exist).
 fn waits_for_the_project(m: &Machine, file: &str) {
-    let reason = format!("runs {file} from the untrusted project");
+    let reason = format!("runs {} from the untrusted project", m.shown(file));
     assert_pending(m, "server", &reason);
     let out = m.mcpr(&["trust"]);
     assert!(out.status.success(), "{}", all(&out));

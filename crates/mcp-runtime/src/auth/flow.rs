@@ -443,7 +443,10 @@ fn read_key(server: &str, key: &PrivateKey) -> Result<Vec<u8>, AuthFailure> {
         PrivateKey::Pem(pem) => Ok(pem.clone().into_bytes()),
         PrivateKey::File(path) => std::fs::read(path).map_err(|e| AuthFailure::Oauth {
             server: server.to_owned(),
-            message: format!("cannot read `oauth.privateKeyFile` {}: {e}", path.display()),
+            message: format!(
+                "cannot read `oauth.privateKeyFile` {}: {e}",
+                crate::fsutil::display_path(path)
+            ),
         }),
     }
 }

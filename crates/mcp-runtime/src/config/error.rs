@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file exists but could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    #[error("{}: cannot read: {source}", crate::fsutil::display_path(path))]
     Read {
         /// The file.
         path: PathBuf,
@@ -16,7 +16,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The file is not valid JSON (or not the expected shape).
-    #[error("{}:{line}:{column}: {message}", path.display())]
+    #[error("{}:{line}:{column}: {message}", crate::fsutil::display_path(path))]
     Parse {
         /// The file.
         path: PathBuf,
@@ -28,7 +28,7 @@ pub enum ConfigError {
         message: String,
     },
     /// One server entry is invalid; the other servers are unaffected.
-    #[error("{}server `{server}`: field `{field}`: {message}", file.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    #[error("{}server `{server}`: field `{field}`: {message}", file.as_ref().map(|p| format!("{}: ", crate::fsutil::display_path(p))).unwrap_or_default())]
     Invalid {
         /// The file the entry came from, when known.
         file: Option<PathBuf>,
@@ -40,7 +40,7 @@ pub enum ConfigError {
         message: String,
     },
     /// A file could not be written (mcpr's own config file, the trust store).
-    #[error("{}: cannot write: {source}", path.display())]
+    #[error("{}: cannot write: {source}", crate::fsutil::display_path(path))]
     Write {
         /// The file.
         path: PathBuf,

@@ -392,7 +392,7 @@ fn read_file_ref(path: &str, cx: &Context<'_>) -> Result<String, ExpandError> {
         }
     };
     let file_err = |message: String| ExpandError::File {
-        path: resolved.display().to_string(),
+        path: crate::fsutil::display_path(&resolved),
         message,
     };
     let bytes = read_referenced(&resolved, cx).map_err(file_err)?;
@@ -482,7 +482,7 @@ pub(crate) fn expand_server(
                     ConfigError::invalid(
                         name,
                         "envFile",
-                        format!("cannot read {}: {e}", path.display()),
+                        format!("cannot read {}: {e}", crate::fsutil::display_path(&path)),
                     )
                 };
                 let bytes = read_referenced(&path, cx).map_err(invalid)?;

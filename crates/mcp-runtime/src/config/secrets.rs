@@ -61,10 +61,14 @@ impl SecretStore {
 
     fn load(&self) -> Result<File, String> {
         match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{}: unreadable: {e}", self.path.display())),
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                format!(
+                    "{}: unreadable: {e}",
+                    crate::fsutil::display_path(&self.path)
+                )
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(File::default()),
-            Err(e) => Err(format!("{}: {e}", self.path.display())),
+            Err(e) => Err(format!("{}: {e}", crate::fsutil::display_path(&self.path))),
         }
     }
 
@@ -173,7 +177,7 @@ pub fn inject(
                     field,
                     format!(
                         "no secret stored for this server in {} (add it again to give the value)",
-                        store.path().display()
+                        crate::fsutil::display_path(store.path())
                     ),
                 )
             })

@@ -103,8 +103,12 @@ pub async fn install_bundle_with(
             command,
         });
     }
-    std::fs::create_dir_all(bundles_dir)
-        .map_err(|e| bad(format!("cannot create {}: {e}", bundles_dir.display())))?;
+    std::fs::create_dir_all(bundles_dir).map_err(|e| {
+        bad(format!(
+            "cannot create {}: {e}",
+            crate::fsutil::display_path(bundles_dir)
+        ))
+    })?;
     let tmp = bundles_dir.join(format!(".{slug}.{}.tmp", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let result = unpack(&bytes, &tmp)
@@ -128,7 +132,8 @@ pub async fn install_bundle_with(
 fn unpack(bytes: &[u8], into: &Path) -> Result<(), String> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| format!("not a zip archive: {e}"))?;
-    std::fs::create_dir_all(into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
+    std::fs::create_dir_all(into)
+        .map_err(|e| format!("cannot create {}: {e}", crate::fsutil::display_path(into)))?;
     let mut total = 0u64;
     for i in 0..archive.len() {
         let mut entry = archive

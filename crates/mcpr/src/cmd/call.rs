@@ -16,17 +16,23 @@ use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::inline::{INLINE_NAME, InlineArgs};
 use crate::{live, term};
 
 /// Arguments of `mcpr call`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  mcpr call everything echo '{\"message\": \"hi\"}'\n  mcpr call mcp_everything_echo @args.json\n  echo '{}' | mcpr call everything get-tiny-image -"
+    after_help = "ARGS is a JSON object, @FILE to read it from a file, - for stdin, or key=value words \
+typed by the tool's input schema (key:=JSON for raw JSON; see `mcpr tools SERVER/TOOL`).\n\n\
+Examples:\n  mcpr call everything echo message=hi\n  mcpr call everything echo '{\"message\": \"hi\"}'\n  \
+mcpr call mcp_everything_echo @args.json\n  echo '{}' | mcpr call everything get-tiny-image -\n  \
+mcpr call echo message=hi -- npx -y @modelcontextprotocol/server-everything\n  \
+mcpr call --url http://localhost:3001/mcp echo message=hi"
 )]
 pub struct CallArgs {
-    /// `SERVER TOOL [ARGS]`, or `NAME [ARGS]` with the tool's `mcp_<server>_<tool>` name. ARGS is
-    /// a JSON object, `@FILE` to read it from a file, or `-` for stdin.
-    #[arg(required = true, num_args = 1..=3, value_name = "SERVER TOOL [ARGS]")]
+    /// `SERVER TOOL [ARGS...]`, or `NAME [ARGS...]` with the tool's `mcp_<server>_<tool>` name,
+    /// or `TOOL [ARGS...]` with a server given inline.
+    #[arg(required = true, num_args = 1.., value_name = "SERVER TOOL [ARGS]")]
     pub target: Vec<String>,
     /// Time limit for the call in milliseconds (default: the server's tool timeout).
     #[arg(long, value_name = "MS")]
@@ -43,18 +49,29 @@ pub struct CallArgs {
     /// of the progress line.
     #[arg(long)]
     pub progress_json: bool,
+    /// A server to try instead of the configured ones.
+    #[command(flatten)]
+    pub inline: InlineArgs,
 }
 
 pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
-    let mut discovery = crate::discovery::discover_some(global)?;
-    // `mcp_<server>_<tool>` names always start with `mcp_`; anything else names a server.
+    let mut discovery = crate::inline::discover_some(global, &args.inline)?;
     let first = &args.target[0];
+    // `mcp_<server>_<tool>` names always start with `mcp_`; anything else names a server.
     let by_name = !discovery.configs.contains_key(first) && first.starts_with("mcp_");
-    let (server, tool, raw_args) = if by_name {
-        if args.target.len() > 2 {
-            return Err(Failure::usage("too many arguments: NAME [ARGS]"));
-        }
-        (None, first.clone(), args.target.get(1))
+    let (server, tool, raw_args): (Option<String>, String, &[String]) = if args.inline.is_set() {
+        // One server: its name may be left out.
+        let words = match args.target.as_slice() {
+            [name, rest @ ..]
+                if name == INLINE_NAME && rest.first().is_some_and(|w| !is_arguments(w)) =>
+            {
+                rest
+            }
+            all => all,
+        };
+        (Some(INLINE_NAME.to_owned()), words[0].clone(), &words[1..])
+    } else if by_name {
+        (None, first.clone(), &args.target[1..])
     } else if !discovery.configs.contains_key(first) {
         let names: Vec<&str> = discovery.configs.keys().map(String::as_str).collect();
         return Err(Failure::usage(format!(
@@ -62,13 +79,12 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
             names.join(", ")
         )));
     } else if let Some(tool) = args.target.get(1) {
-        (Some(first.clone()), tool.clone(), args.target.get(2))
+        (Some(first.clone()), tool.clone(), &args.target[2..])
     } else {
         return Err(Failure::usage(format!(
             "which tool of `{first}`? (see `mcpr tools {first}`)"
         )));
     };
-    let arguments = parse_arguments(raw_args.map(String::as_str))?;
 
     // One server named: start only that one (a fast one-shot). A tool name: start all, since
     // names are assigned over the whole set.
@@ -105,6 +121,22 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
                     return Err(unknown_tool(&tool, &started.report.errors));
                 }
             }
+        }
+    };
+    // The tool's input schema types `key=value` arguments.
+    let schema = started
+        .report
+        .servers
+        .iter()
+        .filter(|s| s.server == target.0)
+        .flat_map(|s| s.tools.iter())
+        .find(|t| t.name == target.1)
+        .map(|t| &t.input_schema);
+    let arguments = match parse_arguments(raw_args, schema) {
+        Ok(arguments) => arguments,
+        Err(failure) => {
+            manager.disconnect_all().await;
+            return Err(failure);
         }
     };
 
@@ -174,12 +206,37 @@ fn call_failure(error: ManagerError) -> Failure {
     }
 }
 
-/// Parse ARGS: inline JSON, `@file` or `-` (stdin). Absent means no arguments.
-fn parse_arguments(raw: Option<&str>) -> Result<Option<Map<String, Value>>, Failure> {
-    let Some(raw) = raw else { return Ok(None) };
-    read_arguments(raw, "the command line", true)
-        .map(Some)
-        .map_err(Failure::usage)
+/// Parse ARGS: one inline JSON object, `@file` or `-` (stdin), or `key=value` words typed by
+/// the tool's input `schema` (when known). None means no arguments. A bad `key=value` word
+/// gets an error that lists the tool's parameters.
+fn parse_arguments(
+    raw: &[String],
+    schema: Option<&Value>,
+) -> Result<Option<Map<String, Value>>, Failure> {
+    match raw {
+        [] => Ok(None),
+        [one] if !crate::cmd::arguments::is_pair(one) => {
+            read_arguments(one, "the command line", true)
+                .map(Some)
+                .map_err(Failure::usage)
+        }
+        words => crate::cmd::arguments::from_pairs(words, schema)
+            .map(Some)
+            .map_err(|e| {
+                let mut message = e;
+                if let Some(schema) = schema {
+                    message.push_str("\nthe tool's parameters:\n");
+                    message
+                        .push_str(&crate::cmd::arguments::parameter_lines(schema, "  ").join("\n"));
+                }
+                Failure::usage(message)
+            }),
+    }
+}
+
+/// Whether `word` is tool arguments (JSON, `@FILE`, `-`, `key=value`) rather than a name.
+fn is_arguments(word: &str) -> bool {
+    word.starts_with('{') || word.starts_with('@') || word == "-" || word.contains('=')
 }
 
 /// Tool arguments as `mcpr call` and the shell take them: inline JSON (named `inline` in
@@ -262,22 +319,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_must_be_a_json_object() {
-        assert!(parse_arguments(None).unwrap().is_none());
+    fn arguments_must_be_a_json_object_or_pairs() {
+        let words = |list: &[&str]| list.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert!(parse_arguments(&[], None).unwrap().is_none());
         assert_eq!(
-            parse_arguments(Some(r#"{"a": 1}"#)).unwrap().unwrap()["a"],
+            parse_arguments(&words(&[r#"{"a": 1}"#]), None)
+                .unwrap()
+                .unwrap()["a"],
             1
         );
-        assert_eq!(parse_arguments(Some("[1]")).unwrap_err().code, exit::USAGE);
         assert_eq!(
-            parse_arguments(Some("{oops")).unwrap_err().code,
+            parse_arguments(&words(&["[1]"]), None).unwrap_err().code,
             exit::USAGE
         );
         assert_eq!(
-            parse_arguments(Some("@/definitely/missing"))
+            parse_arguments(&words(&["{oops"]), None).unwrap_err().code,
+            exit::USAGE
+        );
+        assert_eq!(
+            parse_arguments(&words(&["@/definitely/missing"]), None)
                 .unwrap_err()
                 .code,
             exit::USAGE
+        );
+        let schema = serde_json::json!({"properties": {"n": {"type": "string"}}});
+        assert_eq!(
+            parse_arguments(&words(&["n=5"]), Some(&schema))
+                .unwrap()
+                .unwrap()["n"],
+            "5"
+        );
+        let error = parse_arguments(&words(&["m=5"]), Some(&schema)).unwrap_err();
+        assert!(
+            error.message.contains("parameters:\n  n  string"),
+            "{error}"
         );
     }
 }

@@ -2,8 +2,9 @@
 //! writes): `$XDG_CONFIG_HOME/mcpr/mcp.json` (user) or `.mcpr/mcp.json` (project).
 //!
 //! ```text
-//! mcpr add NAME [--scope user|project] [-e K=V]... -- CMD ARGS...
-//! mcpr add NAME --url URL [--transport http|sse] [-H 'K: V']...
+//! mcpr add [--scope user|project] [-e K=V]... NAME [--] CMD ARGS...
+//! mcpr add [--transport http|sse] [-H 'K: V']... NAME URL      (or NAME --url URL)
+//! mcpr add-json NAME '{"command": "...", "args": [...]}'
 //! mcpr add NAME --from-registry SERVER[@VERSION] [-e K=V]... [--header-value VAR=V]...
 //! mcpr remove NAME [--scope user|project]
 //! mcpr enable NAME | mcpr disable NAME
@@ -21,8 +22,8 @@ use mcp_runtime::config::{
 use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::discovery::CliFlags;
-use crate::discovery::tilde;
 use crate::exit::{self, Failure, Outcome};
+use mcp_runtime::fsutil::display_path;
 
 /// Which of mcpr's files to edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -55,11 +56,19 @@ pub enum TransportArg {
 
 /// Arguments of `mcpr add`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "mcpr's options go before NAME; everything after the command belongs to the server, \
+even words that look like options.\n\nExamples:\n  \
+mcpr add everything npx -y @modelcontextprotocol/server-everything\n  \
+mcpr add -e API_KEY='${API_KEY}' search -- node search.js --verbose\n  \
+mcpr add --transport http docs https://example.com/mcp -H 'Authorization: Bearer ${TOKEN}'\n  \
+mcpr add --from-registry io.github.example/server example"
+)]
 pub struct AddArgs {
     /// The server's name (any characters; tool names are sanitised separately).
     pub name: String,
     /// Which file to write.
-    #[arg(long, value_enum, default_value = "user")]
+    #[arg(short, long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
     /// Write the project's `.mcpr/mcp.json` (the same as `--scope project`).
     #[arg(long, conflicts_with = "scope")]
@@ -105,9 +114,33 @@ pub struct AddArgs {
     /// Replace an existing server of that name in the same file.
     #[arg(long)]
     pub force: bool,
-    /// The command and its arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
+    /// The server's command and its arguments (`--` before them is optional), or with
+    /// `--transport http|sse` its URL.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND|URL"
+    )]
     pub command: Vec<String>,
+}
+
+/// Arguments of `mcpr add-json`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mcpr add-json files '{\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}'\n  \
+mcpr add-json docs '{\"type\": \"http\", \"url\": \"https://example.com/mcp\"}'"
+)]
+pub struct AddJsonArgs {
+    /// The server's name.
+    pub name: String,
+    /// The server's entry, as it would appear under `mcpServers` in a config file.
+    pub json: String,
+    /// Which file to write.
+    #[arg(short, long, value_enum, default_value = "user")]
+    pub scope: ScopeArg,
+    /// Replace an existing server of that name in the same file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Arguments of `mcpr remove`.
@@ -116,7 +149,7 @@ pub struct RemoveArgs {
     /// The server's name.
     pub name: String,
     /// Which file (needed only when both define the server).
-    #[arg(long, value_enum)]
+    #[arg(short, long, value_enum)]
     pub scope: Option<ScopeArg>,
 }
 
@@ -127,65 +160,124 @@ pub struct ToggleArgs {
     pub name: String,
 }
 
+/// Whether `word` is the URL of a remote server rather than a program.
+fn is_url(word: &str) -> bool {
+    word.starts_with("http://") || word.starts_with("https://")
+}
+
+fn is_header_flag(word: &str) -> bool {
+    word == "-H" || word == "--header" || word.starts_with("--header=")
+}
+
+/// The values of `-H V` / `--header V` / `--header=V` words after a URL; anything else there
+/// is an error (a remote server takes no arguments).
+fn trailing_headers(words: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if let Some(value) = word.strip_prefix("--header=") {
+            out.push(value.to_owned());
+        } else if is_header_flag(word) {
+            let value = words
+                .next()
+                .ok_or_else(|| format!("{word} needs a value: {word} 'Name: value'"))?;
+            out.push(value.clone());
+        } else {
+            return Err(format!(
+                "`{word}` after the URL: a remote server takes only headers there (-H 'Name: value')"
+            ));
+        }
+    }
+    Ok(out)
+}
+
 fn build(args: &AddArgs) -> Result<ServerConfig, String> {
-    let transport =
-        match (&args.url, args.command.is_empty(), args.transport) {
-            (Some(_), false, _) => {
-                return Err("give either a command (after `--`) or --url, not both".into());
+    // `mcpr add --transport http NAME URL` (as `claude mcp add` takes it), or a lone URL.
+    let remote = matches!(args.transport, Some(TransportArg::Http | TransportArg::Sse));
+    let mut headers = args.headers.clone();
+    let positional_url = match args.command.as_slice() {
+        [url] if args.url.is_none() && (remote || is_url(url)) => Some(url.clone()),
+        // `NAME URL -H 'K: V'...`: headers may follow the URL, as `claude mcp add` takes them.
+        [url, rest @ ..]
+            if args.url.is_none() && (remote || is_url(url)) && is_header_flag(&rest[0]) =>
+        {
+            headers.extend(trailing_headers(rest)?);
+            Some(url.clone())
+        }
+        [_, _, ..] if args.url.is_none() && remote => {
+            let kind = if args.transport == Some(TransportArg::Sse) {
+                "sse"
+            } else {
+                "http"
+            };
+            return Err(format!(
+                "--transport {kind} takes one URL after the name: mcpr add --transport {kind} {} URL",
+                args.name
+            ));
+        }
+        _ => None,
+    };
+    let (url, command) = match &positional_url {
+        Some(url) => (Some(url), &[][..]),
+        None => (args.url.as_ref(), args.command.as_slice()),
+    };
+    let transport = match (url, command.is_empty(), args.transport) {
+        (Some(_), false, _) => {
+            return Err("give either a command or --url, not both".into());
+        }
+        (None, true, _) => {
+            return Err(format!(
+                "give the server's command after its name (mcpr add {0} CMD ARGS...), or its \
+                     URL (mcpr add --transport http {0} URL)",
+                args.name
+            ));
+        }
+        (Some(_), true, Some(TransportArg::Stdio)) => {
+            return Err("--transport stdio needs a command, not a URL".into());
+        }
+        (None, false, Some(TransportArg::Http | TransportArg::Sse)) => {
+            return Err("--transport http/sse needs a URL".into());
+        }
+        (None, false, _) => {
+            if !headers.is_empty() {
+                return Err("-H/--header is for remote servers (--url)".into());
             }
-            (None, true, _) => return Err(
-                "give the server's command after `--` (mcpr add NAME -- CMD ARGS...) or --url URL"
-                    .into(),
-            ),
-            (Some(_), true, Some(TransportArg::Stdio)) => {
-                return Err("--transport stdio needs a command after `--`, not --url".into());
+            let mut env = BTreeMap::new();
+            for pair in &args.env {
+                let (key, value) = pair
+                    .split_once('=')
+                    .filter(|(k, _)| !k.is_empty())
+                    .ok_or_else(|| format!("-e `{pair}`: expected KEY=VALUE"))?;
+                env.insert(key.to_owned(), value.to_owned());
             }
-            (None, false, Some(TransportArg::Http | TransportArg::Sse)) => {
-                return Err("--transport http/sse needs --url".into());
+            Transport::Stdio(StdioConfig {
+                command: command[0].clone(),
+                args: command[1..].to_vec(),
+                env,
+                cwd: None,
+            })
+        }
+        (Some(url), true, kind) => {
+            if !args.env.is_empty() {
+                return Err("-e/--env is for stdio servers (a command, not a URL)".into());
             }
-            (None, false, _) => {
-                if !args.headers.is_empty() {
-                    return Err("-H/--header is for remote servers (--url)".into());
-                }
-                let mut env = BTreeMap::new();
-                for pair in &args.env {
-                    let (key, value) = pair
-                        .split_once('=')
-                        .filter(|(k, _)| !k.is_empty())
-                        .ok_or_else(|| format!("-e `{pair}`: expected KEY=VALUE"))?;
-                    env.insert(key.to_owned(), value.to_owned());
-                }
-                Transport::Stdio(StdioConfig {
-                    command: args.command[0].clone(),
-                    args: args.command[1..].to_vec(),
-                    env,
-                    cwd: None,
-                })
+            let mut parsed = BTreeMap::new();
+            for header in &headers {
+                let (key, value) = crate::inline::parse_header(header)?;
+                parsed.insert(key, value);
             }
-            (Some(url), true, kind) => {
-                if !args.env.is_empty() {
-                    return Err("-e/--env is for stdio servers (a command after `--`)".into());
-                }
-                let mut headers = BTreeMap::new();
-                for header in &args.headers {
-                    let (key, value) = header
-                        .split_once(':')
-                        .filter(|(k, _)| !k.trim().is_empty())
-                        .ok_or_else(|| format!("-H `{header}`: expected 'Name: value'"))?;
-                    headers.insert(key.trim().to_owned(), value.trim().to_owned());
-                }
-                Transport::Http(HttpConfig {
-                    url: url.clone(),
-                    headers,
-                    kind: if kind == Some(TransportArg::Sse) {
-                        HttpKind::Sse
-                    } else {
-                        HttpKind::StreamableHttp
-                    },
-                    oauth: None,
-                })
-            }
-        };
+            Transport::Http(HttpConfig {
+                url: url.clone(),
+                headers: parsed,
+                kind: if kind == Some(TransportArg::Sse) {
+                    HttpKind::Sse
+                } else {
+                    HttpKind::StreamableHttp
+                },
+                oauth: None,
+            })
+        }
+    };
     let mut config = ServerConfig::stdio("", Vec::<String>::new());
     config.transport = transport;
     config.timeout_ms = args.timeout;
@@ -242,31 +334,56 @@ pub async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
         return Err(Failure::usage("--registry goes with --from-registry"));
     }
     let config = build(&args).map_err(Failure::usage)?;
+    write_server(global, scope, &args.name, &config, args.force)
+}
+
+/// `mcpr add-json NAME JSON`: a server entry in the JSON of a config file.
+pub async fn add_json(global: &GlobalArgs, args: AddJsonArgs) -> Outcome {
+    let entry: serde_json::Value = serde_json::from_str(&args.json)
+        .map_err(|e| Failure::usage(format!("the server's entry is not valid JSON: {e}")))?;
+    let config = server_from_json(&args.name, &entry).map_err(Failure::usage)?;
+    write_server(global, args.scope.into(), &args.name, &config, args.force)
+}
+
+/// Write `config` as `name` to mcpr's file of `scope`, and say where it went and what else
+/// defines that name.
+fn write_server(
+    global: &GlobalArgs,
+    scope: Scope,
+    name: &str,
+    config: &ServerConfig,
+    force: bool,
+) -> Outcome {
     let (_, cwd, options) = context(global);
     let was_trusted = scope == Scope::Project && project_trusted(&cwd, &options);
-    let path = writer::add_server(&options, &cwd, scope, &args.name, &config, args.force)
+    let path = writer::add_server(&options, &cwd, scope, name, config, force)
         .map_err(|e| Failure::usage(e.explained()))?;
     keep_trust(&cwd, &options, was_trusted);
     let shown = config.redacted();
     println!(
-        "Added `{}` ({}: {}) to {}",
-        args.name,
+        "Added `{name}` ({}: {}) to {}",
         shown.transport,
         shown.target(),
-        tilde(&path)
+        display_path(&path)
     );
     let found = load_all_mcp_configs(&cwd, &options);
     let others: Vec<String> = found
         .servers
         .iter()
-        .filter(|s| s.name == args.name && s.source.path != path)
-        .map(|s| format!("{} ({})", s.source.provider_name, tilde(&s.source.path)))
+        .filter(|s| s.name == name && s.source.path != path)
+        .map(|s| {
+            format!(
+                "{} ({})",
+                s.source.provider_name,
+                display_path(&s.source.path)
+            )
+        })
         .collect();
     if !others.is_empty() {
         // Paths of other tools' files, some inside the project: shown escaped.
         println!("Also defined by: {}", crate::term::line(&others.join(", ")));
     }
-    if let Some(winner) = found.winner(&args.name)
+    if let Some(winner) = found.winner(name)
         && winner.source.path == path
         && winner.state != ServerState::Enabled
     {
@@ -294,7 +411,7 @@ pub async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
     if path == writer::project_config_path(&cwd) {
         keep_trust(&cwd, &options, was_trusted);
     }
-    println!("Removed `{}` from {}", args.name, tilde(&path));
+    println!("Removed `{}` from {}", args.name, display_path(&path));
     let after = load_all_mcp_configs(&cwd, &options);
     if after.winner(&args.name).is_none()
         && let Some(store) = mcp_runtime::registry::SecretStore::default_path(&options.env)
@@ -311,7 +428,7 @@ pub async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
             "`{}` is still defined by {} in {} ({})",
             args.name,
             next.source.provider_name,
-            tilde(&next.source.path),
+            display_path(&next.source.path),
             next.state
         );
     }
@@ -341,7 +458,7 @@ fn toggle(global: &GlobalArgs, args: ToggleArgs, enabled: bool) -> Outcome {
         .map_err(|e| Failure::usage(e.explained()))?;
     let word = if enabled { "enabled" } else { "disabled" };
     if change.changed {
-        println!("`{}` {word} (in {})", args.name, tilde(&change.path));
+        println!("`{}` {word} (in {})", args.name, display_path(&change.path));
     } else {
         println!("`{}` was already {word}", args.name);
     }

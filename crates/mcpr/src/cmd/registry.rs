@@ -22,9 +22,9 @@ use mcp_runtime::registry::{
 };
 
 use crate::cli::GlobalArgs;
-use crate::discovery::tilde;
 use crate::exit::{self, Failure, Outcome};
 use crate::term;
+use mcp_runtime::fsutil::display_path;
 
 /// Which registry to ask.
 #[derive(Debug, Clone, clap::Args)]
@@ -399,7 +399,7 @@ pub async fn add(global: &GlobalArgs, args: FromRegistry<'_>) -> Outcome {
         return Err(Failure::usage(format!(
             "server `{}`: already defined in {} (remove it first, or replace it with --force)",
             args.name,
-            tilde(&path)
+            display_path(&path)
         )));
     }
 
@@ -491,14 +491,14 @@ pub async fn add(global: &GlobalArgs, args: FromRegistry<'_>) -> Outcome {
         term::line(&entry.server.version),
         shown.transport,
         term::line(&shown.target()),
-        tilde(&path)
+        display_path(&path)
     );
     if let Some(store) = stored {
         let fields: Vec<&str> = installed.secrets.keys().map(String::as_str).collect();
         println!(
             "Secret values ({}) kept in {}, not in the config file.",
             fields.join(", "),
-            tilde(store.path())
+            display_path(store.path())
         );
     }
     Ok(exit::OK)

@@ -215,13 +215,16 @@ fn token(args: &ServeArgs) -> Result<Option<String>, Failure> {
     let token = match &args.token_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
-                Failure::usage(format!("cannot read --token-file {}: {e}", path.display()))
+                Failure::usage(format!(
+                    "cannot read --token-file {}: {e}",
+                    mcp_runtime::fsutil::display_path(path)
+                ))
             })?;
             let token = text.trim().to_owned();
             if token.is_empty() {
                 return Err(Failure::usage(format!(
                     "--token-file {} is empty",
-                    path.display()
+                    mcp_runtime::fsutil::display_path(path)
                 )));
             }
             warn_if_shared(path);
@@ -245,7 +248,7 @@ fn warn_if_shared(path: &std::path::Path) {
             eprintln!(
                 "mcpr serve: warning: --token-file {} can be read by other users (mode {mode:03o}); \
                  whoever can read it can call your tools through the gateway (chmod 600 it)",
-                path.display()
+                mcp_runtime::fsutil::display_path(path)
             );
         }
     }

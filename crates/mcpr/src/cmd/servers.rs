@@ -3,15 +3,13 @@
 //! waits for approval names the file that changed or that it reads from an untrusted project).
 //! Problems met while reading configs go to stderr with file:line:column.
 
-use std::path::Path;
-
 use mcp_runtime::auth::{self, AuthStatus, CredentialStore};
 use mcp_runtime::config::{DiscoveredServer, Discovery, ProjectTrustState, ServerState, Transport};
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
-use crate::discovery::display_path;
 use crate::exit::{self, Failure, Outcome};
+use mcp_runtime::fsutil::display_path;
 
 /// Arguments of `mcpr servers`.
 #[derive(Debug, clap::Args)]
@@ -61,7 +59,7 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
         .iter()
         .map(|s| {
             let mut state = s.state.to_string();
-            if let Some(detail) = crate::discovery::pending_detail(s, &found.cwd) {
+            if let Some(detail) = crate::discovery::pending_detail(s) {
                 state.push_str(&format!(" ({detail})"));
             }
             if let Some(login) = login_of(&found, s, store.as_ref())
@@ -73,11 +71,7 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
                 Some(r) => (r.transport.to_owned(), r.target()),
                 None => ("?".to_owned(), String::new()),
             };
-            let source = format!(
-                "{} {}",
-                s.source.provider_name,
-                shorten_location(s, &found.cwd)
-            );
+            let source = format!("{} {}", s.source.provider_name, shorten_location(s));
             [
                 s.name.clone(),
                 transport,
@@ -125,7 +119,7 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
                     .project
                     .changed
                     .iter()
-                    .map(|f| display_path(f, &found.cwd))
+                    .map(|f| display_path(f))
                     .collect();
                 format!(
                     "the project's files changed since you trusted it ({})",
@@ -144,8 +138,8 @@ pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
     Ok(exit::OK)
 }
 
-fn shorten_location(server: &DiscoveredServer, cwd: &Path) -> String {
-    let mut out = display_path(&server.source.path, cwd);
+fn shorten_location(server: &DiscoveredServer) -> String {
+    let mut out = display_path(&server.source.path);
     if let Some(line) = server.line {
         out.push_str(&format!(":{line}"));
     }
@@ -224,4 +218,106 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
             "state": format!("{:?}", found.project.state),
         },
     })
+}
+
+/// Arguments of `mcpr get`.
+#[derive(Debug, clap::Args)]
+pub struct GetArgs {
+    /// The server's name, as `mcpr list` shows it.
+    pub name: String,
+    /// Print JSON (the same fields as `mcpr list --json`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `mcpr get NAME`: one server in detail: every definition of that name, the one that counts
+/// first, with its command or URL, environment and headers (secrets redacted), file and state.
+pub async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
+    let found = global.discovery_flags().discover();
+    if let Some(failure) = &found.failure {
+        return Err(Failure::usage(format!(
+            "{}: {}",
+            failure.path, failure.error
+        )));
+    }
+    let mut definitions: Vec<&DiscoveredServer> = found
+        .servers
+        .iter()
+        .filter(|s| s.name == args.name)
+        .collect();
+    if definitions.is_empty() {
+        return Err(Failure::usage(format!(
+            "no server named `{}` is configured (see `mcpr list`)",
+            args.name
+        )));
+    }
+    // The definition that counts first.
+    if let Some(winner) = found.winner(&args.name) {
+        definitions.sort_by_key(|s| !std::ptr::eq(*s, winner));
+    }
+    if args.json {
+        let json = to_json(&found, &definitions);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json["servers"]).unwrap_or_default()
+        );
+        return Ok(exit::OK);
+    }
+    let store = CredentialStore::user_default();
+    for (i, server) in definitions.iter().enumerate() {
+        if i == 1 {
+            println!("\nAlso defined by:");
+        }
+        let indent = if i == 0 { "" } else { "  " };
+        let mut rows: Vec<(&str, String)> = Vec::new();
+        if i == 0 {
+            println!("{}", crate::term::line(&server.name));
+        }
+        let mut state = server.state.to_string();
+        if let Some(detail) = crate::discovery::pending_detail(server) {
+            state.push_str(&format!(" ({detail})"));
+        }
+        rows.push(("state", state));
+        rows.push((
+            "source",
+            format!(
+                "{} ({}, {} level)",
+                server.source.provider_name,
+                shorten_location(server),
+                server.source.level
+            ),
+        ));
+        if let Some(shown) = server.redacted() {
+            rows.push(("type", shown.transport.to_owned()));
+            if let Some(command) = &shown.command {
+                rows.push(("command", command.clone()));
+                if !shown.args.is_empty() {
+                    rows.push(("args", shown.args.join(" ")));
+                }
+            }
+            if let Some(cwd) = &shown.cwd {
+                rows.push(("cwd", cwd.clone()));
+            }
+            if let Some(url) = &shown.url {
+                rows.push(("url", url.clone()));
+            }
+            for (key, value) in &shown.env {
+                rows.push(("env", format!("{key}={value}")));
+            }
+            for (key, value) in &shown.headers {
+                rows.push(("header", format!("{key}: {value}")));
+            }
+        }
+        if i == 0
+            && let Some(login) = login_of(&found, server, store.as_ref())
+            && login != AuthStatus::NotLoggedIn
+        {
+            rows.push(("login", crate::cmd::login::label(&login)));
+        }
+        for (key, value) in rows {
+            // Everything here comes from config files, which may be hostile.
+            println!("{indent}  {key:<8} {}", crate::term::line(&value));
+        }
+    }
+    Ok(exit::OK)
 }

@@ -17,10 +17,13 @@ pub struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// A server to try instead of the configured ones.
+    #[command(flatten)]
+    pub inline: crate::inline::InlineArgs,
 }
 
 pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
-    let discovery = crate::discovery::discover_some(global)?;
+    let discovery = crate::inline::discover_some(global, &args.inline)?;
     let options = StartOptions {
         progress: if args.json {
             Progress::Quiet
@@ -102,7 +105,11 @@ pub fn print_table(reports: &[ServerReport], pid: bool) {
         }
         cells.push(match (&report.provider, &report.path) {
             (Some(provider), Some(path)) => {
-                term::line(&format!("{provider} ({})", path.display())).into_owned()
+                term::line(&format!(
+                    "{provider} ({})",
+                    mcp_runtime::fsutil::display_path(path)
+                ))
+                .into_owned()
             }
             _ => "-".into(),
         });

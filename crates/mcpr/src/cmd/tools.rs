@@ -8,13 +8,24 @@ use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::inline::InlineArgs;
 use crate::term;
 
 /// Arguments of `mcpr tools`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mcpr tools\n  mcpr tools everything --long\n  mcpr tools everything/echo\n  \
+mcpr tools -- npx -y @modelcontextprotocol/server-everything\n  \
+mcpr tools --url http://localhost:3001/mcp -H 'Authorization: Bearer ${TOKEN}'"
+)]
 pub struct ToolsArgs {
-    /// Only this server (default: every configured server).
+    /// Only this server (default: every configured server), or `SERVER/TOOL` for one tool and
+    /// its parameters.
+    #[arg(value_name = "SERVER[/TOOL]")]
     pub server: Option<String>,
+    /// Show each tool's parameters (name, type, required, description).
+    #[arg(long, short = 'l')]
+    pub long: bool,
     /// Wait for every server instead of offering cached tools for slow ones.
     #[arg(long)]
     pub wait: bool,
@@ -32,6 +43,9 @@ pub struct ToolsArgs {
     #[arg(long, value_name = "K", requires = "search", default_value_t = 10,
           value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub limit: u16,
+    /// A server to try instead of the configured ones.
+    #[command(flatten)]
+    pub inline: InlineArgs,
 }
 
 pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
@@ -40,8 +54,9 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     {
         return Err(Failure::usage("`--search` needs words to search for"));
     }
-    let mut discovery = crate::discovery::discover_some(global)?;
-    if let Some(only) = &args.server {
+    let mut discovery = crate::inline::discover_some(global, &args.inline)?;
+    let (only, one_tool) = which(&args, &discovery.configs);
+    if let Some(only) = &only {
         discovery.configs.retain(|name, _| name == only);
         if discovery.configs.is_empty() {
             return Err(Failure::usage(format!("no enabled server named `{only}`")));
@@ -53,7 +68,8 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         } else {
             Progress::Show
         },
-        wait: args.wait,
+        // One tool, or a server being tried inline: its live tools, not the cached ones.
+        wait: args.wait || one_tool.is_some() || args.inline.is_set(),
         reconnect: false,
     };
     let started = crate::shutdown::until_signal(start(
@@ -68,8 +84,17 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     } else {
         NamingStyle::Mcpr
     };
-    let tools = mcp_tools(&started.report.servers, naming);
+    let mut tools = mcp_tools(&started.report.servers, naming);
     started.manager.disconnect_all().await;
+    if let Some(wanted) = &one_tool {
+        tools.retain(|t| &t.tool == wanted);
+        if tools.is_empty() && started.report.errors.is_empty() {
+            let server = only.as_deref().unwrap_or(crate::inline::INLINE_NAME);
+            return Err(Failure::usage(format!(
+                "server `{server}` has no tool named `{wanted}` (see `mcpr tools {server}`)"
+            )));
+        }
+    }
 
     if let Some(query) = &args.search {
         let mut index = ToolIndex::new();
@@ -123,6 +148,12 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             );
             for tool in tools.iter().filter(|t| t.server == server.server) {
                 println!("  {:<32} {}", tool.name, term::line(summary(tool)));
+                if args.long || one_tool.is_some() {
+                    let schema = &tool.definition.input_schema;
+                    for line in crate::cmd::arguments::parameter_lines(schema, "      ") {
+                        println!("{}", term::line(&line));
+                    }
+                }
             }
         }
     }
@@ -137,6 +168,27 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     } else {
         exit::CONNECTION
     })
+}
+
+/// The server to list (`None`: all) and the one tool to show, from `SERVER`, `SERVER/TOOL`, or
+/// with a server given inline, `TOOL`. A server's own name wins over a split at `/`.
+fn which(
+    args: &ToolsArgs,
+    configs: &indexmap::IndexMap<String, mcp_runtime::config::ServerConfig>,
+) -> (Option<String>, Option<String>) {
+    let Some(given) = &args.server else {
+        return (None, None);
+    };
+    if configs.contains_key(given) {
+        return (Some(given.clone()), None);
+    }
+    match given.rsplit_once('/') {
+        Some((server, tool)) if configs.contains_key(server) && !tool.is_empty() => {
+            (Some(server.to_owned()), Some(tool.to_owned()))
+        }
+        _ if args.inline.is_set() => (None, Some(given.clone())),
+        _ => (Some(given.clone()), None),
+    }
 }
 
 /// The first line of a tool's description.

@@ -7,7 +7,9 @@ use mcp_runtime::config::{
 };
 
 use crate::cli::GlobalArgs;
-use crate::discovery::{display_path, print_warnings, tilde};
+use mcp_runtime::fsutil::display_path;
+
+use crate::discovery::print_warnings;
 use crate::exit::{self, Failure, Outcome};
 use crate::term;
 
@@ -29,12 +31,12 @@ pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
             Ok(true) => {
                 println!(
                     "{} is no longer trusted; its project servers will wait for approval",
-                    tilde(&cwd)
+                    display_path(&cwd)
                 );
                 Ok(exit::OK)
             }
             Ok(false) => {
-                println!("{} was not trusted", tilde(&cwd));
+                println!("{} was not trusted", display_path(&cwd));
                 Ok(exit::OK)
             }
             Err(e) => Err(Failure::internal(e)),
@@ -60,21 +62,21 @@ pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
         _ if before.project.files.is_empty() => {
             println!(
                 "Nothing to trust: {} has no MCP config files of its own.",
-                tilde(&cwd)
+                display_path(&cwd)
             );
             return Ok(exit::OK);
         }
         ProjectTrustState::Home => {
             println!(
                 "{} is your home directory: its config files are already trusted.",
-                tilde(&cwd)
+                display_path(&cwd)
             );
             return Ok(exit::OK);
         }
         ProjectTrustState::Trusted => {
             println!(
                 "{} is already trusted with its current config files.",
-                tilde(&cwd)
+                display_path(&cwd)
             );
             return Ok(exit::OK);
         }
@@ -86,10 +88,10 @@ pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
     // an escape sequence cannot hide or rewrite what the person is trusting.
     println!(
         "Trusted {} with these files:",
-        term::line(&tilde(&project.root))
+        term::line(&display_path(&project.root))
     );
     for file in &project.files {
-        println!("  {}", term::line(&display_path(file, &cwd)));
+        println!("  {}", term::line(&display_path(file)));
     }
     if !pending.is_empty() {
         println!("Servers that may now start:");

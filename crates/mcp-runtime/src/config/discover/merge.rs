@@ -223,6 +223,14 @@ pub(super) fn merge(
         };
 
         if !trusted {
+            // An entry that cannot be read says so whoever trusts it: approving it would not
+            // make it start.
+            if let Err(err) = &structural {
+                shown.state = ServerState::Invalid(short_reason(err));
+                shown.pending_reason = None;
+                result.servers.push(shown);
+                continue;
+            }
             shown.state = if host_denied && !lists.enabled.contains(&entry.name) {
                 ServerState::Disabled
             } else {

@@ -144,7 +144,7 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
             .map_err(|e| {
                 format!(
                     "cannot resolve the project directory {}: {e}",
-                    cwd.display()
+                    crate::fsutil::display_path(cwd)
                 )
             })?
             .join(cwd)

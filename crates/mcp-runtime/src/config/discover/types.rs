@@ -142,7 +142,7 @@ impl fmt::Display for PendingReason {
         let files: Vec<String> = self
             .files()
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|p| crate::fsutil::display_path(p))
             .collect();
         match self {
             PendingReason::Changed(_) => {
@@ -175,7 +175,7 @@ impl DiscoveredServer {
 }
 
 fn location(file: Option<&Path>, line: Option<usize>, column: Option<usize>) -> String {
-    let mut out = file.map(|f| f.display().to_string()).unwrap_or_default();
+    let mut out = file.map(crate::fsutil::display_path).unwrap_or_default();
     if let Some(line) = line {
         out.push_str(&format!(":{line}"));
         if let Some(column) = column {

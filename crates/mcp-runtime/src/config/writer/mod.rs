@@ -85,7 +85,7 @@ fn inside_project(cwd: &Path, path: &Path) -> Result<(), ConfigError> {
         path: path.to_owned(),
         source: std::io::Error::other(format!(
             "it links to {}, outside the project; mcpr does not write there (edit that file yourself)",
-            target.display()
+            crate::fsutil::display_path(target)
         )),
     };
     let Ok(target) = crate::fsutil::resolve_links(path) else {
@@ -389,7 +389,7 @@ pub fn add_server(
             server: name.to_owned(),
             message: format!(
                 "already defined in {} (remove it first, or replace it)",
-                path.display()
+                crate::fsutil::display_path(&path)
             ),
         });
     }
@@ -430,11 +430,11 @@ pub fn remove_server(
         0 => {
             let other = discovery
                 .and_then(|d| d.servers.iter().find(|s| s.name == name))
-                .map(|s| format!(" it is defined by {} in {}; mcpr does not edit other tools' files (use `mcpr disable {name}` to turn it off)", s.source.provider_name, s.source.path.display()))
+                .map(|s| format!("; it is defined by {} in {}, and mcpr does not edit other tools' files (use `mcpr disable {name}` to turn it off)", s.source.provider_name, crate::fsutil::display_path(&s.source.path)))
                 .unwrap_or_default();
             Err(ConfigError::Edit {
                 server: name.to_owned(),
-                message: format!("not found in mcpr's config files;{other}"),
+                message: format!("not found in mcpr's config files{other}"),
             })
         }
         _ => Err(ConfigError::AmbiguousScope {

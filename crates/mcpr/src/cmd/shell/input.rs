@@ -215,7 +215,7 @@ impl LineEditor {
             self.history_warned = true;
             eprintln!(
                 "warning: cannot save shell history to {}: {e}",
-                path.display()
+                mcp_runtime::fsutil::display_path(path)
             );
         }
     }

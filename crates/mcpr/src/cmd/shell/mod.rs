@@ -6,6 +6,7 @@
 //! On a terminal, lines are edited with completion and history; otherwise they are read from
 //! stdin as they come, which is how scripts and tests drive it. Quitting (Ctrl-D, `/exit`, end
 //! of input, SIGTERM) disconnects every server, so no server process outlives the shell.
+//! Fed from stdin, it exits with [`LINES_FAILED`] when any line failed, so a script notices.
 //!
 //! This file is the REPL: the loop, its commands and the manager's events. [`input`] reads
 //! lines, [`complete`] completes them, [`render`] formats what is printed.
@@ -45,23 +46,31 @@ use crate::connect::{Progress, StartOptions, connect, start};
 use crate::exit::{self, Failure, Outcome};
 use crate::term;
 
+/// The exit code of a shell fed from stdin (not a terminal) when any of its lines failed: an
+/// unknown tool or command, bad arguments, a failed call, or a tool that returned `isError`.
+pub const LINES_FAILED: u8 = exit::TOOL_ERROR;
+
 /// How long a cancelled call may take to tell its server before the shell moves on.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Arguments of `mcpr shell`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Type /help in the shell for its commands. Examples:\n  mcp_everything_echo {\"message\": \"hi\"}\n  mcp_files_read @args.json\n  /mcp status"
+    after_help = "Type /help in the shell for its commands. Fed from stdin, the shell exits with 1 \
+when any line failed.\n\nExamples:\n  mcp_everything_echo {\"message\": \"hi\"}\n  mcp_files_read @args.json\n  /mcp status"
 )]
 pub struct ShellArgs {
     /// Name tools as Claude Code does (`mcp__server__tool`).
     #[arg(long)]
     pub claude_names: bool,
+    /// A server to try instead of the configured ones.
+    #[command(flatten)]
+    pub inline: crate::inline::InlineArgs,
 }
 
 /// Run the shell until Ctrl-D, `/exit`, the end of stdin, or SIGTERM.
 pub async fn run(global: &GlobalArgs, args: ShellArgs) -> Outcome {
-    let discovery = crate::discovery::discover(global)?;
+    let discovery = crate::inline::discover(global, &args.inline)?;
     let mut signals = Signals::install()?;
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let known = configured_names(&discovery);
@@ -194,6 +203,8 @@ struct Shell<'a> {
     announced: BTreeMap<String, String>,
     /// Prints above the prompt on a terminal; `None` off a terminal (notes go to stderr).
     printer: Option<Printer>,
+    /// Lines that failed (for the exit code of a shell fed from stdin).
+    failed_lines: usize,
 }
 
 impl<'a> Shell<'a> {
@@ -213,6 +224,7 @@ impl<'a> Shell<'a> {
             configured,
             announced: BTreeMap::new(),
             printer: None,
+            failed_lines: 0,
         };
         // Start-up already showed every server's tools: nothing to announce.
         let _ = shell.refresh();
@@ -252,6 +264,10 @@ impl<'a> Shell<'a> {
             };
             match flow {
                 Flow::Continue => {}
+                Flow::Quit(None) if self.failed_lines > 0 && self.printer.is_none() => {
+                    eprintln!("{} failed", count(self.failed_lines, "line"));
+                    return Ok(LINES_FAILED);
+                }
                 Flow::Quit(None) => return Ok(exit::OK),
                 Flow::Quit(Some(stop)) => return Err(stop.failure()),
             }
@@ -314,8 +330,12 @@ impl<'a> Shell<'a> {
                 sub @ ("reconnect" | "enable" | "disable" | "test" | "login" | "logout"),
             ] => {
                 eprintln!("usage: /mcp {sub} NAME");
+                self.failed_lines += 1;
             }
-            _ => eprintln!("unknown command `{line}` (see /help)"),
+            _ => {
+                eprintln!("unknown command `{line}` (see /help)");
+                self.failed_lines += 1;
+            }
         }
         Flow::Continue
     }
@@ -328,12 +348,14 @@ impl<'a> Shell<'a> {
             .map_or((line, ""), |(name, rest)| (name, rest.trim()));
         if self.session.get(name).is_none() {
             eprintln!("error: {}", self.unknown_tool(name));
+            self.failed_lines += 1;
             return Flow::Continue;
         }
         let arguments = match parse_arguments(rest) {
             Ok(arguments) => arguments,
             Err(e) => {
                 eprintln!("error: {e}");
+                self.failed_lines += 1;
                 return Flow::Continue;
             }
         };
@@ -360,11 +382,13 @@ impl<'a> Shell<'a> {
             }
         };
         display.finish().await;
+        let failed = !matches!(&result, Ok(output) if !output.is_error);
         match result {
             Ok(output) => crate::cmd::call::print_output(&output),
             Err(SessionError::Aborted(_)) => eprintln!("call cancelled"),
             Err(e) => eprintln!("error: {}", term::text(&e.to_string())),
         }
+        self.failed_lines += usize::from(failed);
         match stop {
             Some(Stop::Terminate) => Flow::Quit(Some(Stop::Terminate)),
             _ => Flow::Continue,
@@ -464,7 +488,10 @@ impl<'a> Shell<'a> {
         };
         let word = if enabled { "enabled" } else { "disabled" };
         if change.changed {
-            println!("`{name}` {word} (saved in {})", change.path.display());
+            println!(
+                "`{name}` {word} (saved in {})",
+                mcp_runtime::fsutil::display_path(&change.path)
+            );
         } else {
             println!("`{name}` was already {word}");
         }

@@ -103,7 +103,7 @@ pub(super) fn count(n: usize, noun: &str) -> String {
 
 /// What the shell says when no server is configured.
 pub(super) fn no_servers() -> &'static str {
-    "no MCP servers (see `mcpr servers --all`, or pass --config FILE; then /mcp reload)"
+    "no MCP servers; add one with `mcpr add NAME CMD ARGS...`, then /mcp reload"
 }
 
 /// One server's answer to a list request.

@@ -1,0 +1,319 @@
+//! `mcpr resource SERVER URI` and `mcpr prompt SERVER NAME [key=value...]`: read one resource,
+//! or get one prompt filled with its arguments, from one server, and print it. Without the URI
+//! or the name, they list what the server offers.
+
+use mcp_runtime::client::McpClient;
+use serde_json::{Map, Value, json};
+
+use crate::cli::GlobalArgs;
+use crate::connect::{Progress, StartOptions, start};
+use crate::exit::{self, Failure, Outcome};
+use crate::inline::{INLINE_NAME, InlineArgs};
+use crate::term;
+
+/// Arguments of `mcpr resource`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mcpr resource everything demo://resource/static/document/architecture.md\n  \
+mcpr resource demo://resource/static/document/architecture.md -- npx -y @modelcontextprotocol/server-everything"
+)]
+pub struct ResourceArgs {
+    /// `SERVER URI`, or `URI` with a server given inline; without the URI, the server's
+    /// resources are listed.
+    #[arg(num_args = 0..=2, value_name = "SERVER URI")]
+    pub target: Vec<String>,
+    /// Print the result as JSON, as the server sent it.
+    #[arg(long)]
+    pub json: bool,
+    /// A server to try instead of the configured ones.
+    #[command(flatten)]
+    pub inline: InlineArgs,
+}
+
+/// Arguments of `mcpr prompt`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  mcpr prompt everything simple-prompt\n  mcpr prompt everything args-prompt city=Paris state=France"
+)]
+pub struct PromptArgs {
+    /// `SERVER NAME [key=value...]`, or `NAME [key=value...]` with a server given inline;
+    /// without the name, the server's prompts are listed.
+    #[arg(num_args = 0.., value_name = "SERVER NAME [ARGS]")]
+    pub target: Vec<String>,
+    /// Print the result as JSON, as the server sent it.
+    #[arg(long)]
+    pub json: bool,
+    /// A server to try instead of the configured ones.
+    #[command(flatten)]
+    pub inline: InlineArgs,
+}
+
+/// `mcpr resource`.
+pub async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome {
+    let (server, rest) = split_server(&args.target, &args.inline)?;
+    let [uri] = rest else {
+        return list(global, &args.inline, &server, args.json, Listed::Resources).await;
+    };
+    let result = with_server(global, &args.inline, &server, |client| async move {
+        client.read_resource(uri).await.map_err(|e| e.to_string())
+    })
+    .await?;
+    if args.json {
+        print_json(&result)?;
+        return Ok(exit::OK);
+    }
+    let contents = result.get("contents").and_then(Value::as_array);
+    for content in contents.into_iter().flatten() {
+        let uri = content.get("uri").and_then(Value::as_str).unwrap_or("?");
+        let mime = content.get("mimeType").and_then(Value::as_str);
+        match (
+            content.get("text").and_then(Value::as_str),
+            content.get("blob"),
+        ) {
+            (Some(text), _) => println!("{}", term::text(text)),
+            (None, Some(Value::String(blob))) => println!(
+                "[{} {}, {} bytes base64]",
+                term::line(uri),
+                term::line(mime.unwrap_or("binary")),
+                blob.len()
+            ),
+            _ => println!("[{}: no content]", term::line(uri)),
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// `mcpr prompt`.
+pub async fn prompt(global: &GlobalArgs, args: PromptArgs) -> Outcome {
+    let (server, rest) = split_server(&args.target, &args.inline)?;
+    let Some((name, words)) = rest.split_first() else {
+        return list(global, &args.inline, &server, args.json, Listed::Prompts).await;
+    };
+    let result = with_server(global, &args.inline, &server, |client| async move {
+        // The prompt's declared arguments type the `key=value` words (all strings).
+        let prompts = client.list_prompts().await.map_err(|e| e.to_string())?;
+        let schema = prompts.iter().find(|p| &p.name == name).map(|p| {
+            let properties: Map<String, Value> = p
+                .arguments
+                .iter()
+                .map(|a| {
+                    let mut property = json!({"type": "string"});
+                    if let Some(description) = &a.description {
+                        property["description"] = json!(description);
+                    }
+                    (a.name.clone(), property)
+                })
+                .collect();
+            let required: Vec<&str> = p
+                .arguments
+                .iter()
+                .filter(|a| a.required)
+                .map(|a| a.name.as_str())
+                .collect();
+            json!({"type": "object", "properties": properties, "required": required})
+        });
+        let arguments = if words.is_empty() {
+            None
+        } else {
+            let parsed = crate::cmd::arguments::from_pairs(words, schema.as_ref());
+            Some(parsed.map_err(|e| match &schema {
+                Some(schema) => format!(
+                    "{e}\nthe prompt's arguments:\n{}",
+                    crate::cmd::arguments::parameter_lines(schema, "  ").join("\n")
+                ),
+                None => e,
+            })?)
+        };
+        client
+            .get_prompt(name, arguments)
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await?;
+    if args.json {
+        print_json(&result)?;
+        return Ok(exit::OK);
+    }
+    if let Some(description) = result.get("description").and_then(Value::as_str) {
+        println!("{}\n", term::text(description));
+    }
+    let messages = result.get("messages").and_then(Value::as_array);
+    for message in messages.into_iter().flatten() {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
+        let content = message.get("content").unwrap_or(&Value::Null);
+        let text = match content.get("text").and_then(Value::as_str) {
+            Some(text) => term::text(text).into_owned(),
+            None => format!(
+                "[{} content]",
+                term::line(
+                    content
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("other")
+                )
+            ),
+        };
+        println!("{}: {text}", term::line(role));
+    }
+    Ok(exit::OK)
+}
+
+/// What [`list`] lists.
+#[derive(Clone, Copy)]
+enum Listed {
+    Resources,
+    Prompts,
+}
+
+/// List the resources or prompts of `server`: one line each (`uri  name (mime): description`,
+/// `name(required*, optional): description`), or JSON.
+async fn list(
+    global: &GlobalArgs,
+    inline: &InlineArgs,
+    server: &str,
+    json: bool,
+    listed: Listed,
+) -> Outcome {
+    let items = with_server(global, inline, server, |client| async move {
+        let as_json = |value: Result<Value, serde_json::Error>| value.map_err(|e| e.to_string());
+        match listed {
+            Listed::Resources => {
+                let items = client.list_resources().await.map_err(|e| e.to_string())?;
+                as_json(serde_json::to_value(items))
+            }
+            Listed::Prompts => {
+                let items = client.list_prompts().await.map_err(|e| e.to_string())?;
+                as_json(serde_json::to_value(items))
+            }
+        }
+    })
+    .await?;
+    if json {
+        print_json(&items)?;
+        return Ok(exit::OK);
+    }
+    let items = items.as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        let noun = match listed {
+            Listed::Resources => "resources",
+            Listed::Prompts => "prompts",
+        };
+        eprintln!("`{}` offers no {noun}", term::line(server));
+    }
+    let text = |item: &Value, key: &str| item.get(key).and_then(Value::as_str).map(str::to_owned);
+    for item in &items {
+        let mut line = match listed {
+            Listed::Resources => {
+                let mut line = format!(
+                    "{}  {}",
+                    text(item, "uri").unwrap_or_default(),
+                    text(item, "name").unwrap_or_default()
+                );
+                if let Some(mime) = text(item, "mimeType") {
+                    line.push_str(&format!(" ({mime})"));
+                }
+                line
+            }
+            Listed::Prompts => {
+                let arguments: Vec<String> = item
+                    .get("arguments")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|a| {
+                        let required = a.get("required").and_then(Value::as_bool) == Some(true);
+                        format!(
+                            "{}{}",
+                            text(a, "name").unwrap_or_default(),
+                            if required { "*" } else { "" }
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{}({})",
+                    text(item, "name").unwrap_or_default(),
+                    arguments.join(", ")
+                )
+            }
+        };
+        if let Some(description) = text(item, "description")
+            .as_deref()
+            .and_then(|d| d.lines().next())
+            .filter(|d| !d.is_empty())
+        {
+            line.push_str(&format!(": {description}"));
+        }
+        println!("{}", term::line(&line));
+    }
+    Ok(exit::OK)
+}
+
+/// The server named first (or the inline one) and the words after it.
+fn split_server<'a>(
+    target: &'a [String],
+    inline: &InlineArgs,
+) -> Result<(String, &'a [String]), Failure> {
+    if inline.is_set() {
+        let rest = match target {
+            [first, rest @ ..] if first == INLINE_NAME => rest,
+            all => all,
+        };
+        return Ok((INLINE_NAME.to_owned(), rest));
+    }
+    match target {
+        [server, rest @ ..] => Ok((server.clone(), rest)),
+        [] => Err(Failure::usage(
+            "which server? (see `mcpr list`, or give one inline after `--`)",
+        )),
+    }
+}
+
+/// Start `server` alone, run `work` on its connection, and shut it down.
+async fn with_server<F, Fut>(
+    global: &GlobalArgs,
+    inline: &InlineArgs,
+    server: &str,
+    work: F,
+) -> Result<Value, Failure>
+where
+    F: FnOnce(std::sync::Arc<McpClient>) -> Fut,
+    Fut: std::future::Future<Output = Result<Value, String>>,
+{
+    let mut discovery = crate::inline::discover_some(global, inline)?;
+    if !discovery.configs.contains_key(server) {
+        let names: Vec<&str> = discovery.configs.keys().map(String::as_str).collect();
+        return Err(Failure::usage(format!(
+            "no enabled server named `{server}` (configured: {})",
+            names.join(", ")
+        )));
+    }
+    discovery.configs.retain(|name, _| name == server);
+    let options = StartOptions {
+        progress: Progress::Quiet,
+        wait: true,
+        reconnect: false,
+    };
+    let started = crate::shutdown::until_signal(start(
+        discovery.cwd.clone(),
+        discovery.configs,
+        discovery.sources,
+        options,
+    ))
+    .await?;
+    let manager = started.manager;
+    let result = match (started.report.errors.get(server), manager.client(server)) {
+        (Some(error), _) => Err(Failure::connection(error)),
+        (None, None) => Err(Failure::connection(format!(
+            "server `{server}`: not connected"
+        ))),
+        (None, Some(client)) => work(client).await.map_err(Failure::usage),
+    };
+    manager.disconnect_all().await;
+    result
+}
+
+fn print_json(value: &Value) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value).map_err(Failure::internal)?;
+    println!("{text}");
+    Ok(())
+}
