@@ -3,6 +3,10 @@
 //! 2026-07-28's requirement set (stateless, per-request `_meta`) and every active scenario of
 //! 2025-11-25 (the `initialize` handshake and sessions).
 //!
+//! The same suite then judges `mcpr serve --servers c --raw-names --http` standing in front of
+//! that mock over stdio: what the gateway relays of each era. The scenarios it passes are
+//! named below and must keep passing; the rest are printed, not asserted.
+//!
 //! The suite scores what it sees on the wire. A run that executes nothing still exits 0, so
 //! every scenario's check count is asserted, not just the exit status.
 
@@ -31,9 +35,15 @@ struct Mock {
 
 impl Mock {
     fn start() -> Mock {
+        let mut command = Command::new(support::MCPR);
+        command.args(["mock", "--conformance", "--http", "127.0.0.1:0"]);
+        Mock::listening(command)
+    }
+
+    /// Start `command` and wait for its `listening on URL` line.
+    fn listening(mut command: Command) -> Mock {
         let mut child = support::ChildGuard::spawn(
-            Command::new(support::MCPR)
-                .args(["mock", "--conformance", "--http", "127.0.0.1:0"])
+            command
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped()),
@@ -231,6 +241,194 @@ fn the_conformance_mock_passes_every_2025_11_25_server_scenario() {
         );
     }
     assert!(status.success(), "the suite failed ({status}):\n{output}");
+}
+
+/// `mcpr serve --servers c --raw-names --http 127.0.0.1:0` in front of `mcpr mock
+/// --conformance` over stdio, with its own home and config.
+struct Gateway {
+    mock: Mock,
+    _dir: tempfile::TempDir,
+}
+
+impl Gateway {
+    fn start() -> Gateway {
+        let dir = support::temp_dir();
+        let config = dir.path().join("mcp.json");
+        let servers = serde_json::json!({"mcpServers": {"c": {
+            "command": support::MCPR,
+            "args": ["mock", "--conformance"],
+        }}});
+        std::fs::write(&config, servers.to_string()).expect("write the config");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("project")).expect("create the home");
+        let mut command = Command::new(support::MCPR);
+        command
+            .args(["--strict-config", "--config"])
+            .arg(&config)
+            .args([
+                "serve",
+                "--servers",
+                "c",
+                "--raw-names",
+                "--http",
+                "127.0.0.1:0",
+            ])
+            .current_dir(home.join("project"))
+            .env_remove("MCPR_GATEWAY_TOKEN");
+        support::isolate_env(&mut command, &home);
+        Gateway {
+            mock: Mock::listening(command),
+            _dir: dir,
+        }
+    }
+}
+
+/// Assert that every scenario in `expected` ran and passed with checks; print the rest.
+fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
+    let passing = results
+        .iter()
+        .filter(|r| r.ok && r.failed == 0 && r.passed > 0)
+        .count();
+    eprintln!("{passing} of {} scenarios pass", results.len());
+    for name in expected {
+        let result = results
+            .iter()
+            .find(|r| r.name == *name)
+            .unwrap_or_else(|| panic!("{name} did not run:\n{output}"));
+        assert!(
+            result.ok && result.failed == 0 && result.passed > 0,
+            "{result:?}:\n{output}"
+        );
+    }
+}
+
+/// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
+/// requests, headers, caching, every content type, resources, prompts and the DNS-rebinding
+/// guard. (Not yet: relaying input-required results, completions, the client's capabilities
+/// and `subscriptions/listen` of the backend.)
+const GATEWAY_2026: [&str; 25] = [
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "server-sse-multiple-streams",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "sep-2164-resource-not-found",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "dns-rebinding-protection",
+    "caching",
+    "input-required-result-missing-input-response",
+    "input-required-result-unsupported-methods",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+];
+
+/// The 2025-11-25 scenarios the gateway passes. (Not yet: logging, completions, requests from
+/// the server to the client, resource subscriptions.)
+const GATEWAY_2025: [&str; 22] = [
+    "server-initialize",
+    "server-session-lifecycle",
+    "ping",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "server-sse-multiple-streams",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "dns-rebinding-protection",
+];
+
+/// The gateway in front of the conformance mock, judged at 2026-07-28.
+#[test]
+fn the_gateway_relays_2026_07_28_to_its_clients() {
+    let gateway = Gateway::start();
+    let (_, output) = run_server_suite(&gateway.mock.url, &["--requirements", "2026-07-28"]);
+    let results = summary_lines(&output);
+    print(&results);
+    assert_passing(&results, &GATEWAY_2026, &output);
+}
+
+/// The gateway in front of the conformance mock, judged at 2025-11-25 (sessions).
+#[test]
+fn the_gateway_relays_2025_11_25_to_its_clients() {
+    let gateway = Gateway::start();
+    let (_, output) = run_server_suite(&gateway.mock.url, &["--spec-version", "2025-11-25"]);
+    let results = summary_lines(&output);
+    print(&results);
+    assert_passing(&results, &GATEWAY_2025, &output);
+}
+
+/// A Python SDK 2.3 client in `auto` mode: it probes `server/discover`, and prints the
+/// protocol it settled on and the answer of one call.
+const PY_AUTO_CLIENT: &str = r#"
+import asyncio, sys
+from mcp.client.client import Client
+
+async def main():
+    async with Client(sys.argv[1], mode="auto") as client:
+        print("protocol", client.protocol_version)
+        result = await client.call_tool("test_simple_text", {})
+        print("call", result.content[0].text)
+
+asyncio.run(main())
+"#;
+
+/// The Python SDK 2.3 client in `auto` mode negotiates 2026-07-28 with the gateway.
+#[test]
+fn a_python_sdk_2_3_client_negotiates_2026_07_28_through_the_gateway() {
+    let python = support::python_sdk_2();
+    let gateway = Gateway::start();
+    let script = gateway._dir.path().join("client.py");
+    std::fs::write(&script, PY_AUTO_CLIENT).expect("write the client");
+    let mut child = support::ChildGuard::spawn(
+        Command::new(python)
+            .arg(&script)
+            .arg(&gateway.mock.url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
+    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("wait for the client") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the Python client hangs");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = stdout.join().unwrap_or_default();
+    let err = stderr.join().unwrap_or_default();
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    assert!(out.contains("protocol 2026-07-28"), "{out}\n{err}");
+    assert!(
+        out.contains("call This is a simple text response for testing."),
+        "{out}\n{err}"
+    );
 }
 
 #[test]

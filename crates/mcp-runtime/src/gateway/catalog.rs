@@ -23,7 +23,7 @@ use super::template::UriTemplate;
 use super::view::ScopedTools;
 use crate::client::{McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition};
 use crate::manager::ServerStatus;
-use crate::tools::assign_names;
+use crate::tools::{NamingStyle, assign_names};
 
 /// Why a resource read or a prompt could not be served.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,7 +67,7 @@ impl Catalog {
         let listed = gather(scope, |client| async move { client.list_resources().await }).await;
         self.remember_resources(scope, &listed)
             .into_iter()
-            .map(|(server, resource)| resource_wire(server, resource))
+            .map(|(server, resource)| resource_wire(scope.naming, server, resource))
             .collect()
     }
 
@@ -112,7 +112,7 @@ impl Catalog {
             .filter(|(server, template)| {
                 scope.filter.allows_resource(server, &template.uri_template)
             })
-            .map(|(server, template)| template_wire(server, template))
+            .map(|(server, template)| template_wire(scope.naming, server, template))
             .collect()
     }
 
@@ -318,10 +318,18 @@ fn described(server: &str, description: Option<&str>) -> String {
     }
 }
 
-fn resource_wire(server: &str, resource: &ResourceDefinition) -> Value {
+/// `<server>/<name>`, or the name as it is under [`NamingStyle::Raw`].
+fn exposed(naming: NamingStyle, server: &str, name: &str) -> String {
+    match naming {
+        NamingStyle::Raw => name.to_owned(),
+        _ => format!("{server}/{name}"),
+    }
+}
+
+fn resource_wire(naming: NamingStyle, server: &str, resource: &ResourceDefinition) -> Value {
     let mut wire = json!({
         "uri": resource.uri,
-        "name": format!("{server}/{}", resource.name),
+        "name": exposed(naming, server, &resource.name),
         "description": described(server, resource.description.as_deref()),
     });
     if let Some(mime) = &resource.mime_type {
@@ -330,10 +338,14 @@ fn resource_wire(server: &str, resource: &ResourceDefinition) -> Value {
     wire
 }
 
-fn template_wire(server: &str, template: &ResourceTemplateDefinition) -> Value {
+fn template_wire(
+    naming: NamingStyle,
+    server: &str,
+    template: &ResourceTemplateDefinition,
+) -> Value {
     let mut wire = json!({
         "uriTemplate": template.uri_template,
-        "name": format!("{server}/{}", template.name),
+        "name": exposed(naming, server, &template.name),
         "description": described(server, template.description.as_deref()),
     });
     if let Some(mime) = &template.mime_type {

@@ -10,8 +10,8 @@ use rmcp::model::{
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig as InitializeInfo,
-    Tool,
+    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
+    ServerConfig as InitializeInfo, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -24,12 +24,16 @@ use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool}
 use super::view::View;
 use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
-use crate::tools::McpTool;
 use crate::tools::error_output;
+use crate::tools::{McpTool, NamingStyle};
 
-/// The newest protocol we serve: the last one with the `initialize` handshake, which is what
-/// every client we know speaks, and what keeps one session per client.
-const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest protocol with the `initialize` handshake: what `initialize` agrees to (one
+/// session per client).
+const NEWEST_SESSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The newest protocol we serve: 2026-07-28 clients get `server/discover` and stateless
+/// requests (rmcp checks their per-request `_meta` and, over HTTP, their headers).
+const NEWEST: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeInfo {
@@ -45,11 +49,17 @@ impl ServerHandler for Gateway {
             self.inner.options.name.clone(),
             env!("CARGO_PKG_VERSION"),
         ))
-        .with_protocol_version(NEWEST)
-        .with_instructions(
-            "Tools of several MCP servers behind one gateway. Each tool is named \
-             mcp_<server>_<tool>; its description starts with the server it comes from.",
-        )
+        .with_protocol_version(NEWEST_SESSION)
+        .with_instructions(match self.inner.options.naming {
+            NamingStyle::Raw => {
+                "The tools, prompts and resources of one MCP server behind a gateway, under \
+                 their own names."
+            }
+            _ => {
+                "Tools of several MCP servers behind one gateway. Each tool is named \
+                 mcp_<server>_<tool>; its description starts with the server it comes from."
+            }
+        })
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -264,7 +274,18 @@ impl Gateway {
             }
         }
         match result {
-            Ok(output) => Ok(call_result(output).into()),
+            Ok(output) => {
+                let mut result = call_result(output);
+                // 2026-07-28 results say what they are; the server's own `resultType` does not
+                // survive the relay.
+                if context
+                    .protocol_version()
+                    .is_some_and(|v| !v.has_initialize())
+                {
+                    result.result_type.get_or_insert(ResultType::COMPLETE);
+                }
+                Ok(result.into())
+            }
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
             Err(_aborted) => Err(McpError::new(
                 ErrorCode::INTERNAL_ERROR,
