@@ -303,10 +303,11 @@ fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
 }
 
 /// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
-/// requests, headers, caching, every content type, resources, prompts and the DNS-rebinding
-/// guard. (Not yet: relaying input-required results, completions, the client's capabilities
-/// and `subscriptions/listen` of the backend.)
-const GATEWAY_2026: [&str; 25] = [
+/// requests, headers, caching, every content type, resources, prompts, completions and the
+/// DNS-rebinding guard. (Not yet: relaying input-required results, and the client's own
+/// capabilities, to the server behind it.)
+const GATEWAY_2026: [&str; 26] = [
+    "completion-complete",
     "tools-list",
     "tools-call-simple-text",
     "tools-call-image",
@@ -334,9 +335,10 @@ const GATEWAY_2026: [&str; 25] = [
     "input-required-result-validate-input",
 ];
 
-/// The 2025-11-25 scenarios the gateway passes. (Not yet: logging, completions, requests from
-/// the server to the client, resource subscriptions.)
-const GATEWAY_2025: [&str; 22] = [
+/// The 2025-11-25 scenarios the gateway passes. (Not yet: logging, requests from the server
+/// to the client, resource subscriptions.)
+const GATEWAY_2025: [&str; 23] = [
+    "completion-complete",
     "server-initialize",
     "server-session-lifecycle",
     "ping",

@@ -189,6 +189,71 @@ impl Catalog {
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }
 
+    /// Ask the server that owns a completion's reference (a prompt by its exposed name, or a
+    /// resource template by its URI template) to complete an argument. `params` is the
+    /// request in the wire format; the reference is renamed to the server's own name.
+    pub async fn complete(
+        &self,
+        scope: &ScopedTools,
+        mut params: Value,
+    ) -> Result<Value, CatalogError> {
+        let text = |pointer: &str| {
+            params
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let kind = text("/ref/type");
+        let server = match kind.as_str() {
+            "ref/prompt" => {
+                let name = text("/ref/name");
+                if !self.lock().prompts.contains_key(&name) {
+                    self.prompts(scope).await;
+                }
+                let route = self.lock().prompts.get(&name).cloned();
+                let Some((server, prompt)) = route else {
+                    return Err(CatalogError::Unknown(format!("unknown prompt: {name}")));
+                };
+                if let Some(reference) = params.get_mut("ref").and_then(Value::as_object_mut) {
+                    reference.insert("name".into(), Value::String(prompt));
+                }
+                server
+            }
+            "ref/resource" => {
+                let uri = text("/ref/uri");
+                let listed = gather(scope, |client| async move {
+                    client.list_resource_templates().await
+                })
+                .await;
+                listed
+                    .iter()
+                    .find(|(server, templates)| {
+                        templates.iter().any(|t| {
+                            t.uri_template == uri && scope.filter.allows_resource(server, &uri)
+                        })
+                    })
+                    .map(|(server, _)| server.clone())
+                    .ok_or_else(|| {
+                        CatalogError::Unknown(format!("unknown resource template: {uri}"))
+                    })?
+            }
+            other => {
+                return Err(CatalogError::Unknown(format!(
+                    "unknown completion reference type `{other}`"
+                )));
+            }
+        };
+        // The client's own request metadata is not the gateway's to pass on.
+        if let Some(object) = params.as_object_mut() {
+            object.remove("_meta");
+        }
+        connected(scope, &server)?
+            .complete(params)
+            .await
+            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
+    }
+
     /// Every prompt the view offers, in the wire format.
     pub async fn prompts(&self, scope: &ScopedTools) -> Vec<Value> {
         let listed = gather(scope, |client| async move { client.list_prompts().await }).await;

@@ -6,14 +6,14 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
-    ServerConfig as InitializeInfo, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResultType,
+    ServerCapabilities, ServerConfig as InitializeInfo, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -39,6 +39,7 @@ impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeInfo {
         InitializeInfo::new(
             ServerCapabilities::builder()
+                .enable_completions()
                 .enable_prompts()
                 .enable_resources()
                 .enable_tools()
@@ -68,6 +69,21 @@ impl ServerHandler for Gateway {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.inner.clients.add(context.peer);
+    }
+
+    /// 2026-07-28 clients listen for tool list changes (the only change the gateway
+    /// announces).
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.inner.clients.listen(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn list_resources(
@@ -142,6 +158,27 @@ impl ServerHandler for Gateway {
             McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
         })?;
         Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.wait_started().await;
+        let params = serde_json::to_value(&request)
+            .map_err(|e| McpError::internal_error(format!("cannot relay: {e}"), None))?;
+        let result = self
+            .inner
+            .catalog
+            .complete(&self.inner.scope, params)
+            .await
+            .map_err(|e| match e {
+                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+                other => McpError::internal_error(other.to_string(), None),
+            })?;
+        serde_json::from_value(result)
+            .map_err(|e| McpError::internal_error(format!("MCP error: invalid result: {e}"), None))
     }
 
     async fn list_tools(
