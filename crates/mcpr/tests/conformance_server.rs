@@ -433,6 +433,38 @@ fn a_python_sdk_2_3_client_negotiates_2026_07_28_through_the_gateway() {
     );
 }
 
+/// `--raw-names` stands in for one server: a view of two is a usage error, before anything
+/// starts.
+#[test]
+fn raw_names_refuse_a_view_of_more_than_one_server() {
+    let dir = support::temp_dir();
+    let config = dir.path().join("mcp.json");
+    let servers = serde_json::json!({"mcpServers": {
+        "a": {"command": support::MCPR, "args": ["mock"]},
+        "b": {"command": support::MCPR, "args": ["mock"]},
+    }});
+    std::fs::write(&config, servers.to_string()).expect("write the config");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("project")).expect("create the home");
+    let mut command = Command::new(support::MCPR);
+    command
+        .args(["--strict-config", "--config"])
+        .arg(&config)
+        .args(["serve", "--raw-names"])
+        .current_dir(home.join("project"))
+        .stdin(Stdio::null());
+    support::isolate_env(&mut command, &home);
+    let output = command.output().expect("run mcpr serve");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--raw-names")
+            && stderr.contains("2 servers")
+            && stderr.contains("--servers"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn the_summary_is_parsed() {
     let output = "x\n=== SUMMARY ===\n✓ tools-list: 4 passed, 0 failed\n✗ tasks-lifecycle: 1 passed, 8 failed\n\nTotal: 5 passed, 8 failed\n\nNot scored for 2026-07-28: 2 scenario(s) run, 1 failing. These do not affect conformance.\n  ✗ tasks-lifecycle (extension)\n  ✓ json-schema-2020-12 (pending)\n";
