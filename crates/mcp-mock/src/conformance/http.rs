@@ -203,7 +203,7 @@ async fn post(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Respon
     if method == "initialize" {
         let session = match app.server.open_session() {
             Ok(session) => session,
-            Err(e) => return error(&id, &Failure::new(-32603, e.to_string()).with_status(500)),
+            Err(e) => return error(&id, &Failure::new(-32000, e.to_string()).with_status(503)),
         };
         let result = dispatch::initialize(&app.server, &session, &params);
         let mut answer = json_body(200, &response(&id, &Ok(result)));

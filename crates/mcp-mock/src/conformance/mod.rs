@@ -40,6 +40,10 @@ use self::session::Session;
 /// The protocol revision of the stateless era.
 pub const MODERN_VERSION: &str = "2026-07-28";
 
+/// Most sessions open at once: a client that keeps opening sessions (and never ends them)
+/// is refused rather than allowed to grow the process without bound.
+const MAX_SESSIONS: usize = 4096;
+
 /// The revisions a client may open a session with, newest first.
 pub const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -158,10 +162,11 @@ impl Server {
     /// Opens a new session.
     fn open_session(&self) -> anyhow::Result<Arc<Session>> {
         let session = Arc::new(Session::new(random_id()?));
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(session.id.clone(), session.clone());
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if sessions.len() >= MAX_SESSIONS {
+            anyhow::bail!("too many open sessions ({MAX_SESSIONS}); end one with DELETE first");
+        }
+        sessions.insert(session.id.clone(), session.clone());
         Ok(session)
     }
 
