@@ -178,7 +178,7 @@ fn streamable(
 }
 
 /// Resolves when SIGINT or SIGTERM arrives.
-async fn interrupted() {
+pub(crate) async fn interrupted() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),

@@ -14,8 +14,11 @@
 //! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
 //! - [`era`]: which era of MCP the mock speaks (`--era`, `--ignore-unknown`);
 //! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
-//! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals).
+//! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals);
+//! - [`conformance`]: `--conformance`, the reference server of the official conformance
+//!   suite in both eras (2025-11-25 sessions and stateless 2026-07-28), answered by hand.
 
+mod conformance;
 mod content;
 mod era;
 mod events;
@@ -117,6 +120,19 @@ pub struct MockArgs {
     /// unknown methods do.
     #[arg(long, help_heading = "Server")]
     pub ignore_unknown: bool,
+
+    /// Serve what the official MCP conformance suite checks, in both eras: the reference
+    /// tools (test_simple_text, test_tool_with_progress, test_input_required_result_*, ...),
+    /// resources, templates, prompts and completions; sessions for `initialize` clients and
+    /// stateless 2026-07-28 (`server/discover`, per-request `_meta`, header validation,
+    /// `subscriptions/listen`, input-required results) for the rest. Over stdio or `--http`;
+    /// the other tool and fault flags do not apply.
+    #[arg(
+        long,
+        help_heading = "Server",
+        conflicts_with_all = ["sse", "oauth", "require_token", "era", "protocol_version", "tools", "tool_file", "resources", "record"]
+    )]
+    pub conformance: bool,
 
     /// Also serve N generated echo tools, `tool_0` .. `tool_{N-1}`, each taking `{text}`.
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Tools")]
@@ -405,6 +421,13 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         // Before anything else, as a server that dies during start-up would.
         eprintln!("{message}");
         std::process::exit(1);
+    }
+    if args.conformance {
+        let endpoint = match args.http {
+            Some(addr) => conformance::Endpoint::Http(addr),
+            None => conformance::Endpoint::Stdio,
+        };
+        return conformance::run(args.name.clone(), endpoint).await;
     }
     process::prepare(&process::ProcessKnobs {
         ignore_sigterm: args.ignore_sigterm,

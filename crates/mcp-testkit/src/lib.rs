@@ -315,6 +315,27 @@ pub fn python_mcp() -> PathBuf {
     python
 }
 
+/// The MCP Python SDK 2.3.0 (it speaks both eras), installed once into `target/peers/py2`.
+/// Returns its `python`.
+pub fn python_sdk_2() -> PathBuf {
+    let root = peers_dir().join("py2");
+    let python = root.join("bin/python");
+    let marker = root.join(".installed-mcp-2.3.0");
+    std::fs::create_dir_all(&root).expect("create peers dir");
+    let _lock = install_lock(&root);
+    if marker.exists() {
+        return python;
+    }
+    let run = |command: &mut Command| {
+        let status = command.status().expect("run python3 / pip");
+        assert!(status.success(), "{command:?} failed");
+    };
+    run(Command::new("python3").args(["-m", "venv"]).arg(&root));
+    run(Command::new(root.join("bin/pip")).args(["install", "-q", "mcp==2.3.0"]));
+    std::fs::write(&marker, "").expect("write install marker");
+    python
+}
+
 /// A child process (and its process group) killed when dropped, so a failing test leaves no
 /// server behind.
 pub struct ChildGuard(pub std::process::Child);

@@ -290,6 +290,23 @@ impl McpClient {
         }
     }
 
+    /// Ask for completions of a prompt or resource template argument (`completion/complete`).
+    /// `params` (`{"ref", "argument", "context"?}`) and the result are in the wire format.
+    pub async fn complete(&self, params: Value) -> Result<Value, ClientError> {
+        let method = "completion/complete";
+        let params: rmcp::model::CompleteRequestParams = serde_json::from_value(params)
+            .map_err(|e| self.protocol_error(method, format!("invalid request: {e}")))?;
+        let request = ClientRequest::CompleteRequest(rmcp::model::CompleteRequest::new(params));
+        match self
+            .request(request, method, self.config.request_timeout(), None)
+            .await?
+        {
+            ServerResult::CompleteResult(result) => serde_json::to_value(&result)
+                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
+            _ => Err(self.protocol_error(method, "unexpected response type")),
+        }
+    }
+
     /// Get one prompt (`prompts/get`) filled with `arguments`. The result comes back as the
     /// server sent it, in the wire format (`{"description"?, "messages": [...]}`).
     pub async fn get_prompt(

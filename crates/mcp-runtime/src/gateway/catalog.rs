@@ -23,7 +23,7 @@ use super::template::UriTemplate;
 use super::view::ScopedTools;
 use crate::client::{McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition};
 use crate::manager::ServerStatus;
-use crate::tools::assign_names;
+use crate::tools::{NamingStyle, assign_names};
 
 /// Why a resource read or a prompt could not be served.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,7 +67,7 @@ impl Catalog {
         let listed = gather(scope, |client| async move { client.list_resources().await }).await;
         self.remember_resources(scope, &listed)
             .into_iter()
-            .map(|(server, resource)| resource_wire(server, resource))
+            .map(|(server, resource)| resource_wire(scope.naming, server, resource))
             .collect()
     }
 
@@ -112,7 +112,7 @@ impl Catalog {
             .filter(|(server, template)| {
                 scope.filter.allows_resource(server, &template.uri_template)
             })
-            .map(|(server, template)| template_wire(server, template))
+            .map(|(server, template)| template_wire(scope.naming, server, template))
             .collect()
     }
 
@@ -185,6 +185,71 @@ impl Catalog {
         };
         connected(scope, &server)?
             .read_resource(uri)
+            .await
+            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
+    }
+
+    /// Ask the server that owns a completion's reference (a prompt by its exposed name, or a
+    /// resource template by its URI template) to complete an argument. `params` is the
+    /// request in the wire format; the reference is renamed to the server's own name.
+    pub async fn complete(
+        &self,
+        scope: &ScopedTools,
+        mut params: Value,
+    ) -> Result<Value, CatalogError> {
+        let text = |pointer: &str| {
+            params
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let kind = text("/ref/type");
+        let server = match kind.as_str() {
+            "ref/prompt" => {
+                let name = text("/ref/name");
+                if !self.lock().prompts.contains_key(&name) {
+                    self.prompts(scope).await;
+                }
+                let route = self.lock().prompts.get(&name).cloned();
+                let Some((server, prompt)) = route else {
+                    return Err(CatalogError::Unknown(format!("unknown prompt: {name}")));
+                };
+                if let Some(reference) = params.get_mut("ref").and_then(Value::as_object_mut) {
+                    reference.insert("name".into(), Value::String(prompt));
+                }
+                server
+            }
+            "ref/resource" => {
+                let uri = text("/ref/uri");
+                let listed = gather(scope, |client| async move {
+                    client.list_resource_templates().await
+                })
+                .await;
+                listed
+                    .iter()
+                    .find(|(server, templates)| {
+                        templates.iter().any(|t| {
+                            t.uri_template == uri && scope.filter.allows_resource(server, &uri)
+                        })
+                    })
+                    .map(|(server, _)| server.clone())
+                    .ok_or_else(|| {
+                        CatalogError::Unknown(format!("unknown resource template: {uri}"))
+                    })?
+            }
+            other => {
+                return Err(CatalogError::Unknown(format!(
+                    "unknown completion reference type `{other}`"
+                )));
+            }
+        };
+        // The client's own request metadata is not the gateway's to pass on.
+        if let Some(object) = params.as_object_mut() {
+            object.remove("_meta");
+        }
+        connected(scope, &server)?
+            .complete(params)
             .await
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }
@@ -318,10 +383,18 @@ fn described(server: &str, description: Option<&str>) -> String {
     }
 }
 
-fn resource_wire(server: &str, resource: &ResourceDefinition) -> Value {
+/// `<server>/<name>`, or the name as it is under [`NamingStyle::Raw`].
+fn exposed(naming: NamingStyle, server: &str, name: &str) -> String {
+    match naming {
+        NamingStyle::Raw => name.to_owned(),
+        _ => format!("{server}/{name}"),
+    }
+}
+
+fn resource_wire(naming: NamingStyle, server: &str, resource: &ResourceDefinition) -> Value {
     let mut wire = json!({
         "uri": resource.uri,
-        "name": format!("{server}/{}", resource.name),
+        "name": exposed(naming, server, &resource.name),
         "description": described(server, resource.description.as_deref()),
     });
     if let Some(mime) = &resource.mime_type {
@@ -330,10 +403,14 @@ fn resource_wire(server: &str, resource: &ResourceDefinition) -> Value {
     wire
 }
 
-fn template_wire(server: &str, template: &ResourceTemplateDefinition) -> Value {
+fn template_wire(
+    naming: NamingStyle,
+    server: &str,
+    template: &ResourceTemplateDefinition,
+) -> Value {
     let mut wire = json!({
         "uriTemplate": template.uri_template,
-        "name": format!("{server}/{}", template.name),
+        "name": exposed(naming, server, &template.name),
         "description": described(server, template.description.as_deref()),
     });
     if let Some(mime) = &template.mime_type {

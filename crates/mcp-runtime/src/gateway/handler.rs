@@ -6,14 +6,14 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig as InitializeInfo,
-    Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResultType,
+    ServerCapabilities, ServerConfig as InitializeInfo, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -24,17 +24,22 @@ use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool}
 use super::view::View;
 use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
-use crate::tools::McpTool;
 use crate::tools::error_output;
+use crate::tools::{McpTool, NamingStyle};
 
-/// The newest protocol we serve: the last one with the `initialize` handshake, which is what
-/// every client we know speaks, and what keeps one session per client.
-const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest protocol with the `initialize` handshake: what `initialize` agrees to (one
+/// session per client).
+const NEWEST_SESSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The newest protocol we serve: 2026-07-28 clients get `server/discover` and stateless
+/// requests (rmcp checks their per-request `_meta` and, over HTTP, their headers).
+const NEWEST: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeInfo {
         InitializeInfo::new(
             ServerCapabilities::builder()
+                .enable_completions()
                 .enable_prompts()
                 .enable_resources()
                 .enable_tools()
@@ -45,11 +50,17 @@ impl ServerHandler for Gateway {
             self.inner.options.name.clone(),
             env!("CARGO_PKG_VERSION"),
         ))
-        .with_protocol_version(NEWEST)
-        .with_instructions(
-            "Tools of several MCP servers behind one gateway. Each tool is named \
-             mcp_<server>_<tool>; its description starts with the server it comes from.",
-        )
+        .with_protocol_version(NEWEST_SESSION)
+        .with_instructions(match self.inner.options.naming {
+            NamingStyle::Raw => {
+                "The tools, prompts and resources of one MCP server behind a gateway, under \
+                 their own names."
+            }
+            _ => {
+                "Tools of several MCP servers behind one gateway. Each tool is named \
+                 mcp_<server>_<tool>; its description starts with the server it comes from."
+            }
+        })
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -58,6 +69,21 @@ impl ServerHandler for Gateway {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.inner.clients.add(context.peer);
+    }
+
+    /// 2026-07-28 clients listen for tool list changes (the only change the gateway
+    /// announces).
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.inner.clients.listen(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn list_resources(
@@ -132,6 +158,27 @@ impl ServerHandler for Gateway {
             McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
         })?;
         Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.wait_started().await;
+        let params = serde_json::to_value(&request)
+            .map_err(|e| McpError::internal_error(format!("cannot relay: {e}"), None))?;
+        let result = self
+            .inner
+            .catalog
+            .complete(&self.inner.scope, params)
+            .await
+            .map_err(|e| match e {
+                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+                other => McpError::internal_error(other.to_string(), None),
+            })?;
+        serde_json::from_value(result)
+            .map_err(|e| McpError::internal_error(format!("MCP error: invalid result: {e}"), None))
     }
 
     async fn list_tools(
@@ -264,7 +311,18 @@ impl Gateway {
             }
         }
         match result {
-            Ok(output) => Ok(call_result(output).into()),
+            Ok(output) => {
+                let mut result = call_result(output);
+                // 2026-07-28 results say what they are; the server's own `resultType` does not
+                // survive the relay.
+                if context
+                    .protocol_version()
+                    .is_some_and(|v| !v.has_initialize())
+                {
+                    result.result_type.get_or_insert(ResultType::COMPLETE);
+                }
+                Ok(result.into())
+            }
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
             Err(_aborted) => Err(McpError::new(
                 ErrorCode::INTERNAL_ERROR,

@@ -1,13 +1,15 @@
 //! `notifications/tools/list_changed` for every client of a gateway: the manager's
 //! tools-changed events for servers in scope, coalesced over a short window, become one
-//! notification per connected client.
+//! notification per connected client: per session for clients of the `initialize` era, per
+//! open `subscriptions/listen` stream for 2026-07-28 clients.
 
 use std::future::Future;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::service::Peer;
+use rmcp::model::{ServerNotification, ToolListChangedNotification};
+use rmcp::service::{Peer, SubscriptionSink};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +23,8 @@ const SEND_BOUND: Duration = Duration::from_secs(2);
 #[derive(Default)]
 pub(crate) struct Clients {
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Open `subscriptions/listen` streams.
+    listeners: Mutex<Vec<SubscriptionSink>>,
 }
 
 impl Clients {
@@ -33,6 +37,14 @@ impl Clients {
         let mut peers = self.lock();
         peers.retain(|p| !p.is_transport_closed());
         peers.push(peer);
+    }
+
+    /// A 2026-07-28 client opened a `subscriptions/listen` stream.
+    pub fn listen(&self, sink: SubscriptionSink) {
+        self.listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(sink);
     }
 
     /// Clients still connected.
@@ -58,6 +70,39 @@ impl Clients {
             }
         });
         futures::future::join_all(sends).await;
+        let listeners: Vec<SubscriptionSink> = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let sends = listeners.iter().map(|sink| async move {
+            let change = ServerNotification::ToolListChangedNotification(
+                ToolListChangedNotification::default(),
+            );
+            match tokio::time::timeout(SEND_BOUND, sink.send(change)).await {
+                Ok(Ok(())) => true,
+                // Closed, or a stream that did not ask for tool changes: nothing to keep.
+                Ok(Err(rmcp::service::SubscriptionSendError::SubscriptionClosed)) => false,
+                Ok(Err(e)) => {
+                    tracing::debug!("gateway: list_changed not delivered: {e}");
+                    true
+                }
+                Err(_) => true,
+            }
+        });
+        let open = futures::future::join_all(sends).await;
+        let closed: Vec<_> = listeners
+            .iter()
+            .zip(open)
+            .filter(|(_, open)| !open)
+            .map(|(sink, _)| sink.id().clone())
+            .collect();
+        if !closed.is_empty() {
+            self.listeners
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|sink| !closed.contains(sink.id()));
+        }
     }
 }
 

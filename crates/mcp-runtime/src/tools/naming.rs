@@ -25,6 +25,9 @@ pub enum NamingStyle {
     Mcpr,
     /// `mcp__<server>__<tool>`, as Claude Code spells them.
     Claude,
+    /// The server's own name, unchanged (for a view of one server, such as a gateway that
+    /// stands in for it). Only a name over 64 characters, or one two pairs share, is hashed.
+    Raw,
 }
 
 impl NamingStyle {
@@ -32,6 +35,7 @@ impl NamingStyle {
         match self {
             NamingStyle::Mcpr => "mcp_",
             NamingStyle::Claude => "mcp__",
+            NamingStyle::Raw => "",
         }
     }
 
@@ -39,6 +43,7 @@ impl NamingStyle {
         match self {
             NamingStyle::Mcpr => "_",
             NamingStyle::Claude => "__",
+            NamingStyle::Raw => "",
         }
     }
 }
@@ -65,6 +70,9 @@ pub fn sanitize(part: &str) -> String {
 
 /// The name a pair gets when nothing collides and it fits.
 fn base_name(style: NamingStyle, server: &str, tool: &str) -> String {
+    if style == NamingStyle::Raw {
+        return tool.to_owned();
+    }
     let server_part = sanitize(server);
     let mut tool_part = sanitize(tool);
     // `github` + `github_search` reads better as `mcp_github_search`.

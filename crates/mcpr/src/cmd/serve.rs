@@ -80,6 +80,11 @@ pub struct ServeArgs {
     /// Name tools as Claude Code does (`mcp__server__tool`).
     #[arg(long)]
     pub claude_names: bool,
+    /// Serve one server's tools, prompts and resources under their own names (no
+    /// `mcp_<server>_` prefix), so that the gateway can stand in for that server. The view
+    /// must hold exactly one server (pick it with --servers).
+    #[arg(long, conflicts_with = "claude_names")]
+    pub raw_names: bool,
     /// Time limit of each tool call in ms (default: each server's own tool timeout).
     #[arg(long, value_name = "MS")]
     pub timeout: Option<u64>,
@@ -116,6 +121,13 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
             .configs
             .retain(|name, _| args.servers.contains(name));
     }
+    if args.raw_names && discovery.configs.len() != 1 {
+        return Err(Failure::usage(format!(
+            "--raw-names serves one server under its own names, but the view holds {} servers; \
+             pick one with --servers",
+            discovery.configs.len()
+        )));
+    }
     let token = token(&args)?;
     if let Some(addr) = args.http
         && token.is_none()
@@ -137,7 +149,9 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         manager.clone(),
         GatewayOptions {
             filter,
-            naming: if args.claude_names {
+            naming: if args.raw_names {
+                NamingStyle::Raw
+            } else if args.claude_names {
                 NamingStyle::Claude
             } else {
                 NamingStyle::Mcpr

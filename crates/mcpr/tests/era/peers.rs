@@ -5,31 +5,7 @@
 
 use super::*;
 
-/// The MCP Python SDK 2.3.0 (it speaks both eras), installed once into `target/peers/py2`.
-/// Returns its `python`.
-fn python_sdk_2() -> std::path::PathBuf {
-    let root = support::peers_dir().join("py2");
-    let python = root.join("bin/python");
-    let marker = root.join(".installed-mcp-2.3.0");
-    std::fs::create_dir_all(&root).expect("create peers dir");
-    let lock = std::fs::File::create(root.join(".install.lock")).expect("lock file");
-    // SAFETY: flock on a file we own; released when `lock` is dropped.
-    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
-    assert_eq!(locked, 0, "lock the py2 peers dir");
-    if marker.exists() {
-        return python;
-    }
-    let run = |command: &mut std::process::Command| {
-        let status = command.status().expect("run python3 / pip");
-        assert!(status.success(), "{command:?} failed");
-    };
-    run(std::process::Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&root));
-    run(std::process::Command::new(root.join("bin/pip")).args(["install", "-q", "mcp==2.3.0"]));
-    std::fs::write(&marker, "").expect("write install marker");
-    python
-}
+use support::python_sdk_2;
 
 /// A server on the Python SDK 2.3.0: `echo`, and `greet`, which asks the user for a name.
 const PYTHON_SERVER: &str = r#"

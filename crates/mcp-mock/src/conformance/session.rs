@@ -1,0 +1,178 @@
+//! One session of the `initialize` era: what the client declared, its log level, and the
+//! requests the server sent it that still wait for an answer.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::Failure;
+
+/// How long the server waits for the client to answer one of its requests.
+const ANSWER_WAIT: Duration = Duration::from_secs(60);
+
+/// The log levels, least severe first.
+const LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// The rank of a log level, or `None` for an unknown one.
+pub fn level_rank(level: &str) -> Option<usize> {
+    LEVELS.iter().position(|l| *l == level)
+}
+
+/// A session of the `initialize` era.
+pub struct Session {
+    /// `Mcp-Session-Id` (unused over stdio).
+    pub id: String,
+    /// The capabilities the client declared in `initialize`.
+    capabilities: Mutex<Value>,
+    /// The level set with `logging/setLevel`, as a rank (0 = everything).
+    log_level: Mutex<usize>,
+    /// Server-to-client requests waiting for an answer, by id.
+    pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    next_id: AtomicU64,
+    subscriptions: Mutex<HashSet<String>>,
+    /// The standalone GET stream, while one is open.
+    standalone: Mutex<Option<mpsc::UnboundedSender<Value>>>,
+}
+
+impl Session {
+    /// A new session with id `id`.
+    pub fn new(id: String) -> Self {
+        Session {
+            id,
+            capabilities: Mutex::new(json!({})),
+            log_level: Mutex::new(0),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            subscriptions: Mutex::new(HashSet::new()),
+            standalone: Mutex::new(None),
+        }
+    }
+
+    /// Records what `initialize` declared.
+    pub fn set_capabilities(&self, capabilities: Value) {
+        *self.capabilities.lock().unwrap_or_else(|e| e.into_inner()) = capabilities;
+    }
+
+    /// Whether the client declared capability `name`.
+    pub fn has_capability(&self, name: &str) -> bool {
+        self.capabilities
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .is_some_and(|v| !v.is_null())
+    }
+
+    /// `logging/setLevel`.
+    pub fn set_log_level(&self, rank: usize) {
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = rank;
+    }
+
+    /// Whether a message at `level` passes the level the client set.
+    pub fn logs(&self, level: &str) -> bool {
+        let floor = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        level_rank(level).is_some_and(|rank| rank >= floor)
+    }
+
+    /// `resources/subscribe` (`true`) or `resources/unsubscribe` (`false`).
+    pub fn subscribe(&self, uri: &str, on: bool) {
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+        if on {
+            subscriptions.insert(uri.to_owned());
+        } else {
+            subscriptions.remove(uri);
+        }
+    }
+
+    /// Opens the standalone GET stream, replacing an older one.
+    pub fn open_standalone(&self) -> mpsc::UnboundedReceiver<Value> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *self.standalone.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        rx
+    }
+
+    /// Sends `request` (method and params) to the client on `out` and waits for its answer:
+    /// the result, or the client's error as a failure.
+    pub async fn request(
+        &self,
+        out: &mpsc::UnboundedSender<Value>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, Failure> {
+        let id = format!("server-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), tx);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if out.send(message).is_err() {
+            self.forget(&id);
+            return Err(Failure::new(-32603, "the client's stream closed"));
+        }
+        let answer = tokio::time::timeout(ANSWER_WAIT, rx).await;
+        self.forget(&id);
+        match answer {
+            Ok(Ok(answer)) => match (answer.get("result"), answer.get("error")) {
+                (Some(result), _) => Ok(result.clone()),
+                (None, Some(error)) => Err(Failure::new(
+                    error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+                    error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the client answered with an error"),
+                )),
+                (None, None) => Err(Failure::new(-32603, "the client's answer had no result")),
+            },
+            Ok(Err(_)) => Err(Failure::new(-32603, "the session ended")),
+            Err(_) => Err(Failure::new(
+                -32603,
+                format!("the client did not answer {method}"),
+            )),
+        }
+    }
+
+    fn forget(&self, id: &str) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    /// Hands a response from the client to the request waiting for it; false if none was.
+    pub fn deliver(&self, answer: Value) -> bool {
+        let Some(id) = answer.get("id").and_then(Value::as_str) else {
+            return false;
+        };
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        match waiting {
+            Some(tx) => tx.send(answer).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Ends the session: waiting requests fail, the standalone stream closes.
+    pub fn close(&self) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        *self.standalone.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}

@@ -1,0 +1,489 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance@0.2.0-alpha.12`,
+//! pinned) judging `mcpr mock --conformance --http` as a server, in both eras: revision
+//! 2026-07-28's requirement set (stateless, per-request `_meta`) and every active scenario of
+//! 2025-11-25 (the `initialize` handshake and sessions).
+//!
+//! The same suite then judges `mcpr serve --servers c --raw-names --http` standing in front of
+//! that mock over stdio: what the gateway relays of each era. The scenarios it passes are
+//! named below and must keep passing; the rest are printed, not asserted.
+//!
+//! The suite scores what it sees on the wire. A run that executes nothing still exits 0, so
+//! every scenario's check count is asserted, not just the exit status.
+
+mod support;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Bound on a whole suite run.
+const SUITE_BOUND: Duration = Duration::from_secs(600);
+
+/// The server scenarios revision 2026-07-28 requires (its frozen requirement set).
+const REQUIRED_2026: usize = 37;
+
+/// One suite run at a time: each already runs many requests, and the machine is small.
+static ONE_SUITE: Mutex<()> = Mutex::new(());
+
+/// `mcpr mock --conformance --http 127.0.0.1:0`, killed when dropped.
+struct Mock {
+    _child: support::ChildGuard,
+    url: String,
+}
+
+impl Mock {
+    fn start() -> Mock {
+        let mut command = Command::new(support::MCPR);
+        command.args(["mock", "--conformance", "--http", "127.0.0.1:0"]);
+        Mock::listening(command)
+    }
+
+    /// Start `command` and wait for its `listening on URL` line.
+    fn listening(mut command: Command) -> Mock {
+        let mut child = support::ChildGuard::spawn(
+            command
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        );
+        let stderr = child.0.stderr.take().expect("mock stderr");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the mock printed no `listening on` line");
+        Mock { _child: child, url }
+    }
+}
+
+/// Run the suite's `server` command against `url` with `args`; its exit status and output.
+fn run_server_suite(url: &str, args: &[&str]) -> (ExitStatus, String) {
+    let _one = ONE_SUITE.lock().unwrap_or_else(|e| e.into_inner());
+    let suite = support::conformance_suite_2026();
+    let node_bin = support::node22_bin();
+    let path = format!(
+        "{}:{}",
+        node_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut child = support::ChildGuard::spawn(
+        Command::new(node_bin.join("node"))
+            .arg(suite)
+            .args(["server", "--url", url])
+            .args(args)
+            .env("PATH", path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
+    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
+    let deadline = Instant::now() + SUITE_BOUND;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("wait for the suite") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the suite is still running after {SUITE_BOUND:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = format!(
+        "{}\n{}",
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default()
+    );
+    (status, output)
+}
+
+/// One line of the summary: `✓ tools-list: 4 passed, 0 failed`.
+#[derive(Debug, PartialEq)]
+struct ScenarioResult {
+    ok: bool,
+    name: String,
+    passed: u32,
+    failed: u32,
+}
+
+fn summary_lines(output: &str) -> Vec<ScenarioResult> {
+    let Some((_, summary)) = output.split_once("=== SUMMARY ===") else {
+        return Vec::new();
+    };
+    summary
+        .lines()
+        .map_while(|line| {
+            let line = line.trim();
+            if line.starts_with("Total:") {
+                return None;
+            }
+            Some(line)
+        })
+        .filter_map(|line| {
+            let (ok, rest) = if let Some(rest) = line.strip_prefix("✓ ") {
+                (true, rest)
+            } else {
+                (false, line.strip_prefix("✗ ")?)
+            };
+            let (name, counts) = rest.rsplit_once(": ")?;
+            let mut numbers = counts
+                .split(", ")
+                .filter_map(|part| part.split_whitespace().next()?.parse::<u32>().ok());
+            Some(ScenarioResult {
+                ok,
+                name: name.to_owned(),
+                passed: numbers.next()?,
+                failed: numbers.next()?,
+            })
+        })
+        .collect()
+}
+
+/// The scenarios a `--requirements` run lists as "Not scored for REVISION", with the reason
+/// in parentheses (`extension`, `pending`, `added-after-release`).
+fn unscored(output: &str) -> Vec<(String, String)> {
+    let Some((_, rest)) = output.split_once("Not scored for ") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .skip(1)
+        .map_while(|line| {
+            let line = line.trim();
+            let rest = line
+                .strip_prefix("✓ ")
+                .or_else(|| line.strip_prefix("✗ "))?;
+            let (name, reason) = rest.split_once(" (")?;
+            Some((name.to_owned(), reason.trim_end_matches(')').to_owned()))
+        })
+        .collect()
+}
+
+fn print(results: &[ScenarioResult]) {
+    for r in results {
+        eprintln!(
+            "{} {}: {} passed, {} failed",
+            if r.ok { "✓" } else { "✗" },
+            r.name,
+            r.passed,
+            r.failed
+        );
+    }
+}
+
+/// Revision 2026-07-28: all 37 required server scenarios pass with checks, and so do the
+/// scenarios the set runs unscored as still pending (JSON Schema 2020-12, header
+/// validation). The tasks extension is not served.
+#[test]
+fn the_conformance_mock_meets_the_2026_07_28_server_requirements() {
+    let mock = Mock::start();
+    let (status, output) = run_server_suite(&mock.url, &["--requirements", "2026-07-28"]);
+    let results = summary_lines(&output);
+    print(&results);
+    let unscored = unscored(&output);
+    let scored: Vec<&ScenarioResult> = results
+        .iter()
+        .filter(|r| !unscored.iter().any(|(name, _)| *name == r.name))
+        .collect();
+    assert_eq!(scored.len(), REQUIRED_2026, "{output}");
+    for result in &scored {
+        assert!(
+            result.ok && result.failed == 0 && result.passed > 0,
+            "{result:?}:\n{output}"
+        );
+    }
+    for (name, reason) in &unscored {
+        if reason == "extension" {
+            continue;
+        }
+        let result = results
+            .iter()
+            .find(|r| r.name == *name)
+            .unwrap_or_else(|| panic!("{name} is not in the summary:\n{output}"));
+        assert!(
+            result.ok && result.failed == 0 && result.passed > 0,
+            "{result:?}:\n{output}"
+        );
+    }
+    assert!(status.success(), "the suite failed ({status}):\n{output}");
+}
+
+/// Revision 2025-11-25 (sessions): every active server scenario the suite has for it passes
+/// with checks.
+#[test]
+fn the_conformance_mock_passes_every_2025_11_25_server_scenario() {
+    let mock = Mock::start();
+    let (status, output) = run_server_suite(&mock.url, &["--spec-version", "2025-11-25"]);
+    let results = summary_lines(&output);
+    print(&results);
+    assert!(!results.is_empty(), "no scenario ran:\n{output}");
+    for name in [
+        "server-initialize",
+        "tools-call-sampling",
+        "dns-rebinding-protection",
+    ] {
+        assert!(
+            results.iter().any(|r| r.name == name),
+            "{name} did not run:\n{output}"
+        );
+    }
+    for result in &results {
+        assert!(
+            result.ok && result.failed == 0 && result.passed > 0,
+            "{result:?}:\n{output}"
+        );
+    }
+    assert!(status.success(), "the suite failed ({status}):\n{output}");
+}
+
+/// `mcpr serve --servers c --raw-names --http 127.0.0.1:0` in front of `mcpr mock
+/// --conformance` over stdio, with its own home and config.
+struct Gateway {
+    mock: Mock,
+    _dir: tempfile::TempDir,
+}
+
+impl Gateway {
+    fn start() -> Gateway {
+        let dir = support::temp_dir();
+        let config = dir.path().join("mcp.json");
+        let servers = serde_json::json!({"mcpServers": {"c": {
+            "command": support::MCPR,
+            "args": ["mock", "--conformance"],
+        }}});
+        std::fs::write(&config, servers.to_string()).expect("write the config");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("project")).expect("create the home");
+        let mut command = Command::new(support::MCPR);
+        command
+            .args(["--strict-config", "--config"])
+            .arg(&config)
+            .args([
+                "serve",
+                "--servers",
+                "c",
+                "--raw-names",
+                "--http",
+                "127.0.0.1:0",
+            ])
+            .current_dir(home.join("project"))
+            .env_remove("MCPR_GATEWAY_TOKEN");
+        support::isolate_env(&mut command, &home);
+        Gateway {
+            mock: Mock::listening(command),
+            _dir: dir,
+        }
+    }
+}
+
+/// Assert that every scenario in `expected` ran and passed with checks; print the rest.
+fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
+    let passing = results
+        .iter()
+        .filter(|r| r.ok && r.failed == 0 && r.passed > 0)
+        .count();
+    eprintln!("{passing} of {} scenarios pass", results.len());
+    for name in expected {
+        let result = results
+            .iter()
+            .find(|r| r.name == *name)
+            .unwrap_or_else(|| panic!("{name} did not run:\n{output}"));
+        assert!(
+            result.ok && result.failed == 0 && result.passed > 0,
+            "{result:?}:\n{output}"
+        );
+    }
+}
+
+/// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
+/// requests, headers, caching, every content type, resources, prompts, completions and the
+/// DNS-rebinding guard. (Not yet: relaying input-required results, and the client's own
+/// capabilities, to the server behind it.)
+const GATEWAY_2026: [&str; 26] = [
+    "completion-complete",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "server-sse-multiple-streams",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "sep-2164-resource-not-found",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "dns-rebinding-protection",
+    "caching",
+    "input-required-result-missing-input-response",
+    "input-required-result-unsupported-methods",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+];
+
+/// The 2025-11-25 scenarios the gateway passes. (Not yet: logging, requests from the server
+/// to the client, resource subscriptions.)
+const GATEWAY_2025: [&str; 23] = [
+    "completion-complete",
+    "server-initialize",
+    "server-session-lifecycle",
+    "ping",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "server-sse-multiple-streams",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "dns-rebinding-protection",
+];
+
+/// The gateway in front of the conformance mock, judged at 2026-07-28.
+#[test]
+fn the_gateway_relays_2026_07_28_to_its_clients() {
+    let gateway = Gateway::start();
+    let (_, output) = run_server_suite(&gateway.mock.url, &["--requirements", "2026-07-28"]);
+    let results = summary_lines(&output);
+    print(&results);
+    assert_passing(&results, &GATEWAY_2026, &output);
+}
+
+/// The gateway in front of the conformance mock, judged at 2025-11-25 (sessions).
+#[test]
+fn the_gateway_relays_2025_11_25_to_its_clients() {
+    let gateway = Gateway::start();
+    let (_, output) = run_server_suite(&gateway.mock.url, &["--spec-version", "2025-11-25"]);
+    let results = summary_lines(&output);
+    print(&results);
+    assert_passing(&results, &GATEWAY_2025, &output);
+}
+
+/// A Python SDK 2.3 client in `auto` mode: it probes `server/discover`, and prints the
+/// protocol it settled on and the answer of one call.
+const PY_AUTO_CLIENT: &str = r#"
+import asyncio, sys
+from mcp.client.client import Client
+
+async def main():
+    async with Client(sys.argv[1], mode="auto") as client:
+        print("protocol", client.protocol_version)
+        result = await client.call_tool("test_simple_text", {})
+        print("call", result.content[0].text)
+
+asyncio.run(main())
+"#;
+
+/// The Python SDK 2.3 client in `auto` mode negotiates 2026-07-28 with the gateway.
+#[test]
+fn a_python_sdk_2_3_client_negotiates_2026_07_28_through_the_gateway() {
+    let python = support::python_sdk_2();
+    let gateway = Gateway::start();
+    let script = gateway._dir.path().join("client.py");
+    std::fs::write(&script, PY_AUTO_CLIENT).expect("write the client");
+    let mut child = support::ChildGuard::spawn(
+        Command::new(python)
+            .arg(&script)
+            .arg(&gateway.mock.url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
+    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("wait for the client") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the Python client hangs");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = stdout.join().unwrap_or_default();
+    let err = stderr.join().unwrap_or_default();
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    assert!(out.contains("protocol 2026-07-28"), "{out}\n{err}");
+    assert!(
+        out.contains("call This is a simple text response for testing."),
+        "{out}\n{err}"
+    );
+}
+
+/// `--raw-names` stands in for one server: a view of two is a usage error, before anything
+/// starts.
+#[test]
+fn raw_names_refuse_a_view_of_more_than_one_server() {
+    let dir = support::temp_dir();
+    let config = dir.path().join("mcp.json");
+    let servers = serde_json::json!({"mcpServers": {
+        "a": {"command": support::MCPR, "args": ["mock"]},
+        "b": {"command": support::MCPR, "args": ["mock"]},
+    }});
+    std::fs::write(&config, servers.to_string()).expect("write the config");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("project")).expect("create the home");
+    let mut command = Command::new(support::MCPR);
+    command
+        .args(["--strict-config", "--config"])
+        .arg(&config)
+        .args(["serve", "--raw-names"])
+        .current_dir(home.join("project"))
+        .stdin(Stdio::null());
+    support::isolate_env(&mut command, &home);
+    let output = command.output().expect("run mcpr serve");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--raw-names")
+            && stderr.contains("2 servers")
+            && stderr.contains("--servers"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_summary_is_parsed() {
+    let output = "x\n=== SUMMARY ===\n✓ tools-list: 4 passed, 0 failed\n✗ tasks-lifecycle: 1 passed, 8 failed\n\nTotal: 5 passed, 8 failed\n\nNot scored for 2026-07-28: 2 scenario(s) run, 1 failing. These do not affect conformance.\n  ✗ tasks-lifecycle (extension)\n  ✓ json-schema-2020-12 (pending)\n";
+    let results = summary_lines(output);
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        results[1],
+        ScenarioResult {
+            ok: false,
+            name: "tasks-lifecycle".into(),
+            passed: 1,
+            failed: 8
+        }
+    );
+    assert_eq!(
+        unscored(output),
+        vec![
+            ("tasks-lifecycle".to_owned(), "extension".to_owned()),
+            ("json-schema-2020-12".to_owned(), "pending".to_owned())
+        ]
+    );
+}
