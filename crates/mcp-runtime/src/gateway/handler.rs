@@ -244,6 +244,7 @@ impl Gateway {
         let mut settings = CallOptions::default().with_cancel(context.ct.clone());
         settings.timeout = self.inner.options.call_timeout;
         settings.progress = progress;
+        settings.output_cap = self.inner.options.output_cap.clone();
         let call = scope.call_tool(&tool, arguments, settings);
         tokio::pin!(call);
         let mut forwarder = token.map(|token| Forwarder::new(token, &context));
@@ -264,7 +265,14 @@ impl Gateway {
             }
         }
         match result {
-            Ok(output) => Ok(call_result(output).into()),
+            Ok(output) => {
+                let placeholder = self.relaying.then(|| super::relay::relayed(&output));
+                Ok(match placeholder.flatten() {
+                    Some(placeholder) => placeholder,
+                    None => call_result(output),
+                }
+                .into())
+            }
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
             Err(_aborted) => Err(McpError::new(
                 ErrorCode::INTERNAL_ERROR,
