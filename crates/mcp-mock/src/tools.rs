@@ -485,9 +485,7 @@ fn mixed() -> Result<CallToolResult, String> {
 /// `structuredContent`; a result `_meta`; and an unknown result field. Over stdio it is sent
 /// byte for byte as this JSON; over HTTP rmcp drops the fields it does not know.
 pub fn rich_result() -> Value {
-    let annotations = |audience: Value, priority: f64| {
-        json!({"audience": audience, "priority": priority, "lastModified": "2025-05-01T12:00:00Z"})
-    };
+    let annotations = |audience: Value, priority: f64| json!({"audience": audience, "priority": priority, "lastModified": "2025-05-01T12:00:00Z"});
     json!({
         "content": [
             {"type": "text", "text": "rich text: ünïcödé ✓",

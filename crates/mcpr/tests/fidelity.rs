@@ -75,7 +75,9 @@ async fn gateway_over_stdio(world: &ServeWorld, extra: &[&str]) -> McpClient {
             ("XDG_CACHE_HOME", home.join(".cache")),
             ("XDG_DATA_HOME", home.join(".local/share")),
         ] {
-            stdio.env.insert(name.into(), dir.to_string_lossy().into_owned());
+            stdio
+                .env
+                .insert(name.into(), dir.to_string_lossy().into_owned());
         }
         stdio.cwd = Some(home.join("project"));
     }
@@ -133,9 +135,11 @@ fn sent_by_server(command: &str, args: &[&str], tool: &str, arguments: Value) ->
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "fidelity-test", "version": "1"}}}));
+        "clientInfo": {"name": "fidelity-test", "version": "1"}}}),
+    );
     answer(1);
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -160,7 +164,10 @@ async fn gateway_clients_over_stdio_and_http_get_the_result_the_server_sent() {
     let expected = as_received(mcp_mock::rich_result());
 
     let stdio = gateway_over_stdio(&world, &[]).await;
-    assert_eq!(call_json(&stdio, "mcp_mock_rich", json!({})).await, expected);
+    assert_eq!(
+        call_json(&stdio, "mcp_mock_rich", json!({})).await,
+        expected
+    );
     stdio.close().await;
 
     let (_gateway, url) = world.http_gateway(&[], &[]);
@@ -182,10 +189,20 @@ async fn the_library_gets_the_result_the_server_sent() {
         .unwrap();
     assert_eq!(serde_json::to_value(&output).unwrap(), expected);
     // The typed view agrees with the JSON.
-    assert_eq!(output.meta(), Some(&json!({"mock/result": {"trace": "rich-1"}})));
-    assert_eq!(output.extra["x-mock-future-result"], json!({"nested": [1, 2, 3]}));
+    assert_eq!(
+        output.meta(),
+        Some(&json!({"mock/result": {"trace": "rich-1"}}))
+    );
+    assert_eq!(
+        output.extra["x-mock-future-result"],
+        json!({"nested": [1, 2, 3]})
+    );
     assert_eq!(output.content.len(), 5);
-    for (block, sent) in output.content.iter().zip(expected["content"].as_array().unwrap()) {
+    for (block, sent) in output
+        .content
+        .iter()
+        .zip(expected["content"].as_array().unwrap())
+    {
         assert_eq!(block.annotations(), Some(&sent["annotations"]));
         assert_eq!(block.meta(), Some(&sent["_meta"]));
     }
@@ -226,13 +243,23 @@ async fn server_everything_annotations_reach_every_path() {
 
     let (stdout, code) = call(
         &world,
-        &["everything", "get-annotated-message", &arguments.to_string(), "--json"],
+        &[
+            "everything",
+            "get-annotated-message",
+            &arguments.to_string(),
+            "--json",
+        ],
     );
     assert_eq!(code, 0, "{stdout}");
     assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap(), expected);
 
     let stdio = gateway_over_stdio(&world, &["--servers", "everything"]).await;
-    let got = call_json(&stdio, "mcp_everything_get-annotated-message", arguments.clone()).await;
+    let got = call_json(
+        &stdio,
+        "mcp_everything_get-annotated-message",
+        arguments.clone(),
+    )
+    .await;
     assert_eq!(got, expected);
     stdio.close().await;
 
@@ -282,7 +309,10 @@ async fn a_2_mb_result_through_mcpr_serve_is_cut_and_spilled_to_a_private_file()
         &marker[marker.len() - 300..]
     );
     let path = spill_file(&output);
-    assert!(path.starts_with(world.path("home/.cache/mcpr/outputs")), "{path:?}");
+    assert!(
+        path.starts_with(world.path("home/.cache/mcpr/outputs")),
+        "{path:?}"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -296,14 +326,26 @@ async fn a_2_mb_result_through_mcpr_serve_is_cut_and_spilled_to_a_private_file()
     // `--max-output` sets the cap; 0 turns it off.
     let client = gateway_over_stdio(&world, &["--max-output", "1000"]).await;
     let output = client
-        .call_tool("mcp_mock_huge", json!({"bytes": 5000}).as_object().cloned(), CallOptions::default())
+        .call_tool(
+            "mcp_mock_huge",
+            json!({"bytes": 5000}).as_object().cloned(),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
-    assert!(output.text().contains("1000 of 5000 bytes shown"), "{}", output.text());
+    assert!(
+        output.text().contains("1000 of 5000 bytes shown"),
+        "{}",
+        output.text()
+    );
     client.close().await;
     let client = gateway_over_stdio(&world, &["--max-output", "0"]).await;
     let output = client
-        .call_tool("mcp_mock_huge", json!({"bytes": BYTES}).as_object().cloned(), CallOptions::default())
+        .call_tool(
+            "mcp_mock_huge",
+            json!({"bytes": BYTES}).as_object().cloned(),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(output.text().len(), BYTES);
@@ -320,10 +362,17 @@ fn mcpr_call_is_whole_by_default_and_capped_with_max_output() {
     let whole: ToolOutput = serde_json::from_str(&stdout).unwrap();
     assert_eq!(whole.text().len(), BYTES);
 
-    let (stdout, code) = call(&world, &["mock", "huge", &args, "--json", "--max-output", "4096"]);
+    let (stdout, code) = call(
+        &world,
+        &["mock", "huge", &args, "--json", "--max-output", "4096"],
+    );
     assert_eq!(code, 0);
     let cut: ToolOutput = serde_json::from_str(&stdout).unwrap();
-    assert!(cut.text().contains(&format!("4096 of {BYTES} bytes shown")), "{}", cut.text());
+    assert!(
+        cut.text().contains(&format!("4096 of {BYTES} bytes shown")),
+        "{}",
+        cut.text()
+    );
     let spilled: ToolOutput =
         serde_json::from_slice(&std::fs::read(spill_file(&cut)).unwrap()).unwrap();
     assert_eq!(spilled, whole);

@@ -248,11 +248,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for ObservedLines<R> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = &polled {
-            let fresh = buf.filled()[before..].to_vec();
-            self.scan(&fresh);
+            this.scan(&buf.filled()[before..]);
         }
         polled
     }
