@@ -159,11 +159,11 @@ impl OutputCap {
         let shown = self.max_bytes - budget;
         let marker = match spilled {
             Ok(path) => format!(
-                "\n[output truncated: {shown} of {total} bytes shown; the whole result is in {}]",
+                "[output truncated: {shown} of {total} bytes shown; the whole result is in {}]",
                 path.display()
             ),
             Err(e) => format!(
-                "\n[output truncated: {shown} of {total} bytes shown; the rest could not be saved: {e}]"
+                "[output truncated: {shown} of {total} bytes shown; the rest could not be saved: {e}]"
             ),
         };
         kept.push(Content::text(marker));
