@@ -14,8 +14,12 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mcp_runtime::client::{CallOptions, ConnectOptions, Content, McpClient, ToolOutput};
+use mcp_runtime::client::{
+    CallOptions, ConnectOptions, Content, DEFAULT_MAX_OUTPUT, MAX_OUTPUT_VARIABLE, McpClient,
+    OutputCap, ToolOutput,
+};
 use mcp_runtime::config::{ServerConfig, Transport, server_from_json};
+use mcp_runtime::gateway::{SubAgentHandle, SubAgentOptions};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use mcp_runtime::session::Session;
 use mcp_runtime::tools::{NamingStyle, mcp_tools};
@@ -221,6 +225,55 @@ async fn the_library_gets_the_result_the_server_sent() {
         .await
         .unwrap();
     assert_eq!(serde_json::to_value(&output).unwrap(), expected);
+
+    // Agent-facing library paths cap by default; a host can set its own cap.
+    if std::env::var_os(MAX_OUTPUT_VARIABLE).is_none() {
+        assert_eq!(
+            session.output_cap().map(|c| c.max_bytes),
+            Some(DEFAULT_MAX_OUTPUT)
+        );
+        let sub_agent = SubAgentOptions::default();
+        assert_eq!(
+            sub_agent.output_cap.map(|c| c.max_bytes),
+            Some(DEFAULT_MAX_OUTPUT)
+        );
+    }
+    let spill = support::temp_dir();
+    session.set_output_cap(Some(OutputCap::new(1000, spill.path())));
+    let output = session
+        .call(
+            "mcp_mock_huge",
+            json!({"bytes": 5000}).as_object().cloned(),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        output.text().contains("1000 of 5000 bytes shown"),
+        "{}",
+        output.text()
+    );
+    assert!(spill_file(&output).starts_with(spill.path()));
+    let handle = SubAgentHandle::new(
+        manager.clone(),
+        SubAgentOptions {
+            output_cap: Some(OutputCap::new(1000, spill.path())),
+            ..Default::default()
+        },
+    );
+    let output = handle
+        .call(
+            "mcp_mock_huge",
+            json!({"bytes": 5000}).as_object().cloned(),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        output.text().contains("1000 of 5000 bytes shown"),
+        "{}",
+        output.text()
+    );
     manager.disconnect_all().await;
 }
 
