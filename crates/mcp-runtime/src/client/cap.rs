@@ -40,8 +40,8 @@ const SPILL_PREFIX: &str = "mcpr-output-";
 /// ```
 /// use mcp_runtime::client::{Content, OutputCap, ToolOutput};
 ///
-/// let dir = std::env::temp_dir().join("mcpr-doc-cap");
-/// let cap = OutputCap::new(2, dir);
+/// # let dir = tempfile::tempdir().unwrap();
+/// let cap = OutputCap::new(2, dir.path());
 /// let output = ToolOutput { content: vec![Content::text("héllo")], ..Default::default() };
 /// let cut = cap.apply("mcp_demo_tool", output);
 /// // "hé" would be 3 bytes: the cut falls before the "é", never inside it.
