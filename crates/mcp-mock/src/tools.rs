@@ -482,8 +482,10 @@ fn mixed() -> Result<CallToolResult, String> {
 
 /// The result of the `rich` tool (`--rich-tool`) in the wire format: every content type, each
 /// with `annotations`, `_meta` and a field no protocol revision defines (`x-mock-future`);
-/// `structuredContent`; a result `_meta`; and an unknown result field. Over stdio it is sent
-/// byte for byte as this JSON; over HTTP rmcp drops the fields it does not know.
+/// `structuredContent`; a result `_meta`; and an unknown result field. Over stdio and legacy
+/// SSE (which go through the mock's transport wrapper) it is sent exactly as this JSON; over
+/// streamable HTTP the client gets rmcp's typed result, without the unknown fields and with
+/// this JSON under `_meta["mcp-mock/wire"]`.
 pub fn rich_result() -> Value {
     let annotations = |audience: Value, priority: f64| json!({"audience": audience, "priority": priority, "lastModified": "2025-05-01T12:00:00Z"});
     json!({
