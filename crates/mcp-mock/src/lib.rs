@@ -30,6 +30,7 @@ mod oauth;
 mod process;
 mod server;
 mod tools;
+pub use tools::rich_result;
 mod transport;
 
 use std::net::SocketAddr;
@@ -151,6 +152,12 @@ pub struct MockArgs {
     /// before it answers, to test that clients bound what they queue.
     #[arg(long, help_heading = "Tools")]
     pub flood_tool: bool,
+
+    /// Also serve the tool `rich`, whose result sets every optional field of every content
+    /// type (annotations, _meta, fields no protocol revision defines), structuredContent, a
+    /// result _meta and an unknown result field, to test that clients pass results on whole.
+    #[arg(long, help_heading = "Tools")]
+    pub rich_tool: bool,
 
     /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
     #[arg(long, value_name = "P", help_heading = "Tools")]
@@ -437,7 +444,12 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         stderr_flood: args.stderr_flood,
     })?;
 
-    let catalog = Catalog::build(args.tools, args.tool_file.as_deref(), args.flood_tool)?;
+    let catalog = Catalog::build(
+        args.tools,
+        args.tool_file.as_deref(),
+        args.flood_tool,
+        args.rich_tool,
+    )?;
     let forced_version = args
         .protocol_version
         .as_deref()

@@ -45,6 +45,8 @@ enum Behaviour {
     EchoArguments,
     /// `--flood-tool`: a burst of notifications, then a result.
     Flood,
+    /// `--rich-tool`: [`rich_result`], every optional field set.
+    Rich,
 }
 
 /// The built-in tools.
@@ -70,6 +72,7 @@ impl Catalog {
         generated: usize,
         tool_file: Option<&Path>,
         flood_tool: bool,
+        rich_tool: bool,
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog {
             entries: Vec::new(),
@@ -106,6 +109,15 @@ impl Catalog {
             }))
             .context("the flood tool definition is invalid")?;
             catalog.add(tool, Behaviour::Flood);
+        }
+        if rich_tool {
+            let tool = serde_json::from_value::<Tool>(json!({
+                "name": "rich",
+                "description": "Returns one block of every content type, each with annotations, _meta and a field no protocol revision defines, plus structuredContent, a result _meta and an unknown result field.",
+                "inputSchema": {"type": "object", "properties": {}}
+            }))
+            .context("the rich tool definition is invalid")?;
+            catalog.add(tool, Behaviour::Rich);
         }
         if let Some(path) = tool_file {
             let mut in_file = std::collections::HashSet::new();
@@ -172,6 +184,7 @@ impl Catalog {
             Behaviour::Fixed(result) => result.clone(),
             Behaviour::EchoArguments => text_result(Value::Object(arguments).to_string()),
             Behaviour::Flood => flood(&arguments, context).await.unwrap_or_else(tool_error),
+            Behaviour::Rich => rich(),
         }
     }
 }
@@ -465,6 +478,58 @@ fn mixed() -> Result<CallToolResult, String> {
         "isError": false
     });
     serde_json::from_value::<CallToolResult>(result).map_err(|e| format!("internal: {e}"))
+}
+
+/// The result of the `rich` tool (`--rich-tool`) in the wire format: every content type, each
+/// with `annotations`, `_meta` and a field no protocol revision defines (`x-mock-future`);
+/// `structuredContent`; a result `_meta`; and an unknown result field. Over stdio and legacy
+/// SSE (which go through the mock's transport wrapper) it is sent exactly as this JSON; over
+/// streamable HTTP the client gets rmcp's typed result, without the unknown fields and with
+/// this JSON under `_meta["mcp-mock/wire"]`.
+pub fn rich_result() -> Value {
+    let annotations = |audience: Value, priority: f64| json!({"audience": audience, "priority": priority, "lastModified": "2025-05-01T12:00:00Z"});
+    json!({
+        "content": [
+            {"type": "text", "text": "rich text: ünïcödé ✓",
+             "annotations": annotations(json!(["user", "assistant"]), 0.9),
+             "_meta": {"mock/block": "text"}, "x-mock-future": {"kept": true}},
+            {"type": "image", "data": PNG_BASE64, "mimeType": "image/png",
+             "annotations": annotations(json!(["user"]), 0.2),
+             "_meta": {"mock/block": "image"}, "x-mock-future": 1},
+            {"type": "audio", "data": WAV_BASE64, "mimeType": "audio/wav",
+             "annotations": annotations(json!(["assistant"]), 0.3),
+             "_meta": {"mock/block": "audio"}, "x-mock-future": [1, 2]},
+            {"type": "resource",
+             "resource": {"uri": "mock://rich", "mimeType": "text/plain", "text": "embedded",
+                          "_meta": {"mock/resource": true}},
+             "annotations": annotations(json!(["user"]), 0.4),
+             "_meta": {"mock/block": "resource"}, "x-mock-future": "resource"},
+            {"type": "resource_link", "uri": "mock://rich-link", "name": "rich-link",
+             "title": "Rich link", "description": "A linked resource", "mimeType": "text/plain",
+             "size": 42,
+             "annotations": annotations(json!(["assistant"]), 0.5),
+             "_meta": {"mock/block": "resource_link"}, "x-mock-future": null}
+        ],
+        "structuredContent": {"kinds": ["text", "image", "audio", "resource", "resource_link"]},
+        "isError": false,
+        "_meta": {"mock/result": {"trace": "rich-1"}},
+        "x-mock-future-result": {"nested": [1, 2, 3]}
+    })
+}
+
+/// The `_meta` key under which a result travels whole to [`crate::transport::MockTransport`],
+/// which sends it instead of rmcp's typed result (rmcp's types drop unknown fields).
+pub const WIRE_MARKER: &str = "mcp-mock/wire";
+
+fn rich() -> CallToolResult {
+    let wire = rich_result();
+    let mut result = match serde_json::from_value::<CallToolResult>(wire.clone()) {
+        Ok(result) => result,
+        Err(e) => return tool_error(format!("internal: {e}")),
+    };
+    let meta = result.meta.get_or_insert_with(Default::default);
+    meta.0.insert(WIRE_MARKER.into(), wire);
+    result
 }
 
 async fn progress(

@@ -6,6 +6,7 @@
 //!   arbitrary version; doing it here keeps rmcp's own session on a version it supports.
 //! - `--garbage` needs to know which outgoing lines answer a `tools/call`: incoming call ids
 //!   are handed to the stdout pump.
+//! - a result that carries its own wire form (the `rich` tool) is sent as that JSON.
 //! - the end of input is signalled to [`super::serve_stdio`], which then exits promptly instead
 //!   of waiting for rmcp to drain calls that may never finish.
 
@@ -59,6 +60,16 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for MockTransport<T> {
             && let ServerResult::InitializeResult(init) = &mut response.result
         {
             init.protocol_version = version.clone();
+        }
+        if let JsonRpcMessage::Response(response) = &mut item
+            && let ServerResult::CallToolResult(result) = &mut response.result
+            && let Some(wire) = result
+                .meta
+                .as_mut()
+                .and_then(|meta| meta.0.remove(super::tools::WIRE_MARKER))
+        {
+            // A result that must reach the client exactly as written (the `rich` tool).
+            response.result = ServerResult::CustomResult(rmcp::model::CustomResult(wire));
         }
         self.inner.send(item)
     }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::client::{ToolDefinition, ToolOutput};
+use crate::client::{OutputCap, ToolDefinition, ToolOutput};
 use crate::manager::{ManagerError, McpManager};
 use crate::tools::{
     Aborted, McpTool, NamingStyle, SearchHit, ToolIndex, mcp_tools, one_line_summary,
@@ -75,16 +75,33 @@ pub struct Session {
     manager: McpManager,
     naming: NamingStyle,
     tools: BTreeMap<String, RegisteredTool>,
+    output_cap: Option<OutputCap>,
 }
 
 impl Session {
-    /// A session over `manager`'s servers, with no tools registered yet.
+    /// A session over `manager`'s servers, with no tools registered yet. Tool results are
+    /// capped by [`OutputCap::for_agents`] (about 100 KB, or `MCPR_MAX_OUTPUT` bytes; see
+    /// [`set_output_cap`](Self::set_output_cap)).
     pub fn new(manager: McpManager, naming: NamingStyle) -> Self {
         Session {
             manager,
             naming,
             tools: BTreeMap::new(),
+            output_cap: OutputCap::for_agents(),
         }
+    }
+
+    /// Cap every tool result at `cap` (a call's own [`CallOptions::output_cap`] wins); `None`
+    /// returns results whole.
+    ///
+    /// [`CallOptions::output_cap`]: crate::client::CallOptions::output_cap
+    pub fn set_output_cap(&mut self, cap: Option<OutputCap>) {
+        self.output_cap = cap;
+    }
+
+    /// The cap on tool results (see [`set_output_cap`](Self::set_output_cap)).
+    pub fn output_cap(&self) -> Option<&OutputCap> {
+        self.output_cap.as_ref()
     }
 
     /// The manager behind the MCP tools.
@@ -136,13 +153,17 @@ impl Session {
     }
 
     /// Call an MCP tool by its registered name. Failures come back as error results
-    /// (`MCP error: ...`); an abort stays an error.
+    /// (`MCP error: ...`); an abort stays an error. The result is capped (see
+    /// [`set_output_cap`](Self::set_output_cap)).
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
-        options: crate::client::CallOptions,
+        mut options: crate::client::CallOptions,
     ) -> Result<ToolOutput, SessionError> {
+        if options.output_cap.is_none() {
+            options.output_cap = self.output_cap.clone();
+        }
         match self.tools.get(name) {
             Some(RegisteredTool::Mcp(tool)) => {
                 Ok(tool.call(&self.manager, arguments, options).await?)

@@ -134,7 +134,8 @@ pub fn isolate_env(command: &mut Command, home: &Path) {
         .env_remove("CODEX_HOME")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("MCPR_TIMEOUT_MS");
+        .env_remove("MCPR_TIMEOUT_MS")
+        .env_remove("MCPR_MAX_OUTPUT");
 }
 
 /// Whether `pid` is a live process (zombies count as dead: they only wait to be reaped).

@@ -64,6 +64,8 @@ pub(crate) struct Handler {
     pub progress: std::sync::Arc<ProgressRouter>,
     /// Sent as `clientInfo`.
     pub identity: crate::ClientIdentity,
+    /// Tool results as the server sent them (the transports feed it).
+    pub raw: super::raw::RawResults,
 }
 
 impl Handler {

@@ -23,6 +23,8 @@ pub(crate) struct LegacySse {
     endpoint: Url,
     headers: HeaderMap,
     events: Events,
+    /// Sees every message before it is parsed (tool results are kept as sent).
+    raw: super::raw::RawResults,
 }
 
 impl LegacySse {
@@ -32,6 +34,7 @@ impl LegacySse {
         client: reqwest::Client,
         url: &Url,
         headers: HeaderMap,
+        raw: super::raw::RawResults,
     ) -> Result<LegacySse, HttpError> {
         let response = client
             .get(url.clone())
@@ -67,6 +70,7 @@ impl LegacySse {
                 endpoint,
                 headers,
                 events,
+                raw,
             });
         }
         Err(HttpError::NoEndpoint)
@@ -125,6 +129,7 @@ impl rmcp::transport::Transport<RoleClient> for LegacySse {
             let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
                 continue;
             };
+            self.raw.observe(data.as_bytes());
             match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
                 Ok(message) => return Some(message),
                 Err(e) => tracing::warn!("legacy SSE: unparsable message skipped: {e}"),

@@ -17,7 +17,8 @@
 //! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
 //! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
 //! 2026-07-28 connections), `elicitation` (the host callback's types), `listing` (bounded
-//! paging of lists), `options` (what a host sets), `types` (what calls
+//! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
+//! as sent), `types` (what calls
 //! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
@@ -35,6 +36,7 @@
 //! # let _ = tools; Ok(()) }
 //! ```
 
+mod cap;
 mod elicitation;
 pub mod era;
 mod error;
@@ -47,6 +49,7 @@ mod mrtr;
 mod open;
 mod options;
 mod progress;
+mod raw;
 mod remote;
 mod skills;
 mod sse;
@@ -70,6 +73,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
 
+pub use cap::{DEFAULT_MAX_OUTPUT, MAX_OUTPUT_VARIABLE, OutputCap};
 pub use elicitation::{
     ElicitationAction, ElicitationHandler, ElicitationRequest, ElicitationResponse,
 };
@@ -78,7 +82,7 @@ pub use error::ClientError;
 pub use handler::ClientEvent;
 pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
 pub use mrtr::MAX_INPUT_ROUNDS;
-pub use options::{CallOptions, ConnectOptions, OutputCap};
+pub use options::{CallOptions, ConnectOptions};
 pub use progress::ProgressUpdate;
 pub use skills::{
     LoadedSkill, SKILLS_EXTENSION, SkillEntry, SkillFile, SkillFiles, SkillRejection,
@@ -166,6 +170,7 @@ impl McpClient {
             elicitation: options.elicitation.clone(),
             progress: progress.clone(),
             identity: options.identity.clone(),
+            raw: raw::RawResults::default(),
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
@@ -359,13 +364,19 @@ impl McpClient {
                 )
                 .await?
             {
-                ServerResult::CallToolResult(result) => {
-                    return convert(&result)
+                (ServerResult::CallToolResult(result), sent) => {
+                    // Built from the result as sent, so that fields rmcp does not know (a
+                    // later revision's) reach the caller; rmcp's parse is the fallback.
+                    let output = match sent {
+                        Some(sent) => ToolOutput::from_wire(sent),
+                        None => convert(&result),
+                    };
+                    return output
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
                 // Some servers answer a tool with no output with `{}`.
-                ServerResult::EmptyResult(_) => return Ok(ToolOutput::default()),
-                ServerResult::InputRequiredResult(input) => {
+                (ServerResult::EmptyResult(_), _) => return Ok(ToolOutput::default()),
+                (ServerResult::InputRequiredResult(input), _) => {
                     mrtr::next_round(&self.handler, &mut params, input, &method).await?;
                 }
                 _ => return Err(self.protocol_error(&method, "unexpected response type")),
@@ -415,10 +426,11 @@ impl McpClient {
     ) -> Result<ServerResult, ClientError> {
         self.request_with_progress(request, method, timeout, cancel, None)
             .await
+            .map(|(result, _)| result)
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
-    /// `progress`.
+    /// `progress`. A `tools/call` answer also comes back as the server sent it.
     async fn request_with_progress(
         &self,
         request: ClientRequest,
@@ -426,7 +438,7 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
-    ) -> Result<ServerResult, ClientError> {
+    ) -> Result<(ServerResult, Option<Map<String, Value>>), ClientError> {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
@@ -448,6 +460,10 @@ impl McpClient {
                 other => self.service_error(method, other),
             })?;
         let id = handle.id.clone();
+        let forget = raw::Forget {
+            raw: &self.handler.raw,
+            id: id.clone(),
+        };
         // Registered for as long as this function runs; notifications that beat the
         // registration are handed over by the router.
         let _progress_route = progress.map(|sender| {
@@ -478,7 +494,7 @@ impl McpClient {
             tokio::time::sleep(progress::LATE_GRACE).await;
         }
         match response {
-            Ok(result) => Ok(result),
+            Ok(result) => Ok((result, self.handler.raw.take(&forget.id))),
             Err(e) => Err(self.service_error_after_send(method, e).await),
         }
     }

@@ -219,12 +219,14 @@ async fn connect_stdio(
     let taken = Taken::Pipe(std::os::fd::AsRawFd::as_raw_fd(&pipes.stdin));
     #[cfg(not(unix))]
     let taken = Taken::Signalled;
+    let stdout = super::raw::ObservedLines::new(pipes.stdout, handler.raw.clone());
     let transport = Probe::new(
-        AsyncRwTransport::new_client(pipes.stdout, pipes.stdin),
+        AsyncRwTransport::new_client(stdout, pipes.stdin),
         plan,
         taken,
         state,
     );
+    let transport = super::raw::Expect::new(transport, handler.raw.clone());
     let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
     let outcome = match bound {
         Some(bound) => tokio::time::timeout(bound, handshake)

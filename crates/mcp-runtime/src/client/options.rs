@@ -1,15 +1,14 @@
 //! What a host sets on a connection ([`ConnectOptions`]) and on one tool call
 //! ([`CallOptions`], the one call-options type of the client, the manager, the tool bridge,
-//! the session and the gateway), and the cap on a tool result's text ([`OutputCap`]).
+//! the session and the gateway), and where the cap on a tool result is set.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{ClientEvent, Content, ElicitationHandler, ProgressUpdate, ToolOutput};
+use super::{ClientEvent, ElicitationHandler, OutputCap, ProgressUpdate};
 
 /// Settings of a connection that do not come from the server's config.
 #[derive(Clone)]
@@ -108,7 +107,10 @@ pub struct CallOptions {
     /// flooding server cannot grow memory. [`EVENT_BUFFER`](super::EVENT_BUFFER) is a fitting
     /// capacity.
     pub progress: Option<mpsc::Sender<ProgressUpdate>>,
-    /// Truncate large outputs.
+    /// Cut a result over this cap and spill the whole of it to a file (see [`OutputCap`]).
+    /// `None` leaves the choice to the path: the gateway, sub-agent handles and sessions
+    /// apply their own cap (by default [`OutputCap::for_agents`]); a bare client, the manager
+    /// and a tool bridge call without one return results whole.
     pub output_cap: Option<OutputCap>,
 }
 
@@ -137,130 +139,9 @@ impl CallOptions {
         self
     }
 
-    /// Truncate large outputs.
+    /// Cap this call's result (see [`OutputCap`]).
     pub fn with_output_cap(mut self, cap: OutputCap) -> Self {
         self.output_cap = Some(cap);
         self
-    }
-}
-
-/// Cap on the text a tool result may carry into the conversation.
-#[derive(Debug, Clone)]
-pub struct OutputCap {
-    /// Most bytes of text kept.
-    pub max_bytes: usize,
-    /// Where the whole output is written when it is cut.
-    pub spill_dir: PathBuf,
-}
-
-impl OutputCap {
-    /// Cut the text of `output` to `max_bytes`, writing the whole output to a file and saying
-    /// where at the end of the text. Outputs within the cap are returned unchanged.
-    pub fn apply(&self, tool: &str, mut output: ToolOutput) -> ToolOutput {
-        let total: usize = output.content.iter().map(block_size).sum();
-        if total <= self.max_bytes {
-            return output;
-        }
-        let spilled = self.spill(tool, &output);
-        let mut budget = self.max_bytes;
-        let mut kept = Vec::new();
-        for block in output.content.drain(..) {
-            let size = block_size(&block);
-            if size <= budget {
-                budget -= size;
-                kept.push(block);
-            } else if let Content::Text { text } = block {
-                let cut = floor_char_boundary(&text, budget);
-                kept.push(Content::Text {
-                    text: text[..cut].to_owned(),
-                });
-                budget = 0;
-            } else {
-                budget = 0;
-            }
-            if budget == 0 {
-                break;
-            }
-        }
-        let shown: usize = kept.iter().map(block_size).sum();
-        let marker = match spilled {
-            Ok(path) => format!(
-                "\n[output truncated: {shown} of {total} bytes shown; full output in {}]",
-                path.display()
-            ),
-            Err(e) => format!(
-                "\n[output truncated: {shown} of {total} bytes shown; could not save the rest: {e}]"
-            ),
-        };
-        kept.push(Content::Text { text: marker });
-        output.content = kept;
-        output
-    }
-
-    fn spill(&self, tool: &str, output: &ToolOutput) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(&self.spill_dir)?;
-        let stamp = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let path = self.spill_dir.join(format!("{tool}-{stamp}.json"));
-        let json = serde_json::to_vec_pretty(output).map_err(std::io::Error::other)?;
-        std::fs::write(&path, json)?;
-        Ok(path)
-    }
-}
-
-/// Bytes a block contributes to the conversation (text, or the base64 of media).
-fn block_size(block: &Content) -> usize {
-    match block {
-        Content::Text { text } => text.len(),
-        Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
-        Content::Resource { resource } => resource.to_string().len(),
-        Content::ResourceLink(link) => Value::Object(link.clone()).to_string().len(),
-    }
-}
-
-fn floor_char_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn large_outputs_are_cut_and_spilled() {
-        let dir = tempfile::tempdir().unwrap();
-        let cap = OutputCap {
-            max_bytes: 10,
-            spill_dir: dir.path().to_owned(),
-        };
-        let output = ToolOutput {
-            content: vec![Content::Text {
-                text: "é".repeat(20),
-            }],
-            ..ToolOutput::default()
-        };
-        let cut = cap.apply("mcp_x_big", output.clone());
-        let text = cut.text();
-        assert!(text.starts_with(&"é".repeat(5)), "{text}");
-        assert!(text.contains("10 of 40 bytes shown"), "{text}");
-        let path = text
-            .rsplit("full output in ")
-            .next()
-            .unwrap()
-            .trim_end_matches(']');
-        let saved: ToolOutput = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        assert_eq!(saved, output);
-
-        let small = ToolOutput {
-            content: vec![Content::Text { text: "ok".into() }],
-            ..Default::default()
-        };
-        assert_eq!(cap.apply("t", small.clone()), small);
     }
 }

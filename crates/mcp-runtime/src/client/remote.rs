@@ -191,8 +191,10 @@ async fn streamable(
         listener.clone(),
         auth,
         Some(probe.clone()),
+        handler.raw.clone(),
     );
     let transport = Probe::new(transport, plan, Taken::Signalled, probe);
+    let transport = super::raw::Expect::new(transport, handler.raw.clone());
     let opening = serve_client_with_lifecycle(handler, transport, plan.lifecycle()).await;
     let service = opening.map_err(|e| {
         let legacy_hint = match &e {
@@ -223,7 +225,7 @@ async fn legacy(
     headers: HeaderMap,
     handler: Handler,
 ) -> Result<RunningService<RoleClient, Handler>, Failure> {
-    let transport = LegacySse::connect(client, url, headers)
+    let transport = LegacySse::connect(client, url, headers, handler.raw.clone())
         .await
         .map_err(|e| Failure {
             reached_stream: !matches!(
@@ -240,6 +242,7 @@ async fn legacy(
             legacy_hint: false,
         })?;
     use rmcp::ServiceExt;
+    let transport = super::raw::Expect::new(transport, handler.raw.clone());
     handler.serve(transport).await.map_err(|e| Failure {
         error: handshake_error(server, url, &e),
         legacy_hint: false,

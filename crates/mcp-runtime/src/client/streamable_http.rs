@@ -57,6 +57,7 @@ pub(crate) fn transport(
     listener: Listener,
     auth: Option<Arc<ServerAuth>>,
     probe: Option<Arc<ProbeState>>,
+    raw: super::raw::RawResults,
 ) -> Transport {
     let custom_headers: HashMap<HeaderName, HeaderValue> = headers
         .iter()
@@ -80,6 +81,7 @@ pub(crate) fn transport(
         listener,
         auth,
         probe,
+        raw,
     };
     Transport::with_client(client, config)
 }
@@ -137,6 +139,8 @@ pub(crate) struct HttpClient {
     auth: Option<Arc<ServerAuth>>,
     /// Told when the server answers a `server/discover` POST, which starts the probe's bound.
     probe: Option<Arc<ProbeState>>,
+    /// Sees every message before rmcp parses it (tool results are kept as sent).
+    raw: super::raw::RawResults,
 }
 
 /// Step-up logins one request may trigger after 403 `insufficient_scope`; with the first
@@ -267,15 +271,16 @@ impl HttpClient {
             return Err(StreamableHttpError::Client(status_error(response).await));
         }
         if is(&content_type, EVENT_STREAM) {
-            let events = sse::events(
+            let events = self.raw.observe_events(sse::events(
                 response.bytes_stream(),
                 limits.max_sse_event_size,
                 Some(self.overflowed.clone()),
-            );
+            ));
             return Ok(StreamableHttpPostResponse::Sse(events, new_session));
         }
         if is(&content_type, JSON) {
             let body = read_bounded(response, limits.max_json_response_size).await?;
+            self.raw.observe(&body);
             return match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
                 Ok(message) => Ok(StreamableHttpPostResponse::Json(message, new_session)),
                 Err(_) if awaits_nothing => Ok(StreamableHttpPostResponse::Accepted),
@@ -344,11 +349,11 @@ impl HttpClient {
         if !is(&content_type, EVENT_STREAM) {
             return Err(StreamableHttpError::UnexpectedContentType(content_type));
         }
-        Ok(sse::events(
+        Ok(self.raw.observe_events(sse::events(
             response.bytes_stream(),
             max_event_bytes,
             Some(self.overflowed.clone()),
-        ))
+        )))
     }
 }
 

@@ -34,7 +34,11 @@ fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object"})
 }
 
-/// The result of a tool call, with every content kind kept.
+/// The result of a tool call, with everything the server sent kept.
+///
+/// Serialized, it is the result in the wire format: every field the server sent (`_meta`,
+/// each block's `annotations` and `_meta`, fields of later protocol revisions) is there
+/// unchanged, and `isError` is always present (`false` when the server left it out).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
@@ -47,49 +51,237 @@ pub struct ToolOutput {
     /// `true` when the tool reports a failure (the call itself succeeded).
     #[serde(default)]
     pub is_error: bool,
+    /// Every other field of the result as the server sent it: `_meta`, and fields of protocol
+    /// revisions this version does not know.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One content block of a tool result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+///
+/// Each variant keeps the fields it does not model in `extra`, as the server sent them
+/// (`annotations`, `_meta`, later additions), and serializes back to the same JSON. A block of
+/// a type this version does not know is kept whole as [`Content::Other`].
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Content {
     /// Plain text.
     Text {
         /// The text.
         text: String,
+        /// The block's other fields (`annotations`, `_meta`, ...).
+        extra: Map<String, Value>,
     },
     /// An image, base64-encoded.
-    #[serde(rename_all = "camelCase")]
     Image {
         /// Base64 data.
         data: String,
         /// e.g. `image/png`.
         mime_type: String,
+        /// The block's other fields (`annotations`, `_meta`, ...).
+        extra: Map<String, Value>,
     },
     /// Audio, base64-encoded.
-    #[serde(rename_all = "camelCase")]
     Audio {
         /// Base64 data.
         data: String,
         /// e.g. `audio/wav`.
         mime_type: String,
+        /// The block's other fields (`annotations`, `_meta`, ...).
+        extra: Map<String, Value>,
     },
     /// An embedded resource (`{uri, mimeType?, text | blob}`).
     Resource {
         /// The resource contents as sent.
         resource: Value,
+        /// The block's other fields (`annotations`, `_meta`, ...).
+        extra: Map<String, Value>,
     },
-    /// A link to a resource the client may read.
+    /// A link to a resource the client may read: the whole block but its `type`.
     ResourceLink(Map<String, Value>),
+    /// A block of a type this version does not know: the whole block, `type` included.
+    Other(Map<String, Value>),
+}
+
+impl Content {
+    /// A text block with no other fields.
+    ///
+    /// ```
+    /// use mcp_runtime::client::Content;
+    /// let block = Content::text("hi");
+    /// assert_eq!(serde_json::to_value(&block).unwrap(), serde_json::json!({"type": "text", "text": "hi"}));
+    /// ```
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text {
+            text: text.into(),
+            extra: Map::new(),
+        }
+    }
+
+    /// The block's `annotations` (audience, priority, lastModified), if the server set them.
+    pub fn annotations(&self) -> Option<&Value> {
+        self.field("annotations")
+    }
+
+    /// The block's `_meta`, if the server set it.
+    pub fn meta(&self) -> Option<&Value> {
+        self.field("_meta")
+    }
+
+    /// A field of the block that has no variant field of its own.
+    fn field(&self, name: &str) -> Option<&Value> {
+        match self {
+            Content::Text { extra, .. }
+            | Content::Image { extra, .. }
+            | Content::Audio { extra, .. }
+            | Content::Resource { extra, .. }
+            | Content::ResourceLink(extra)
+            | Content::Other(extra) => extra.get(name),
+        }
+    }
+
+    /// The block in the wire format.
+    fn to_wire(&self) -> Map<String, Value> {
+        fn with(
+            kind: &str,
+            fields: Vec<(&str, Value)>,
+            extra: &Map<String, Value>,
+        ) -> Map<String, Value> {
+            let mut map = Map::with_capacity(fields.len() + extra.len() + 1);
+            map.insert("type".into(), Value::String(kind.into()));
+            for (name, value) in fields {
+                map.insert(name.into(), value);
+            }
+            for (name, value) in extra {
+                if name != "type" {
+                    map.insert(name.clone(), value.clone());
+                }
+            }
+            map
+        }
+        match self {
+            Content::Text { text, extra } => {
+                with("text", vec![("text", Value::String(text.clone()))], extra)
+            }
+            Content::Image {
+                data,
+                mime_type,
+                extra,
+            } => with(
+                "image",
+                vec![
+                    ("data", Value::String(data.clone())),
+                    ("mimeType", Value::String(mime_type.clone())),
+                ],
+                extra,
+            ),
+            Content::Audio {
+                data,
+                mime_type,
+                extra,
+            } => with(
+                "audio",
+                vec![
+                    ("data", Value::String(data.clone())),
+                    ("mimeType", Value::String(mime_type.clone())),
+                ],
+                extra,
+            ),
+            Content::Resource { resource, extra } => {
+                with("resource", vec![("resource", resource.clone())], extra)
+            }
+            Content::ResourceLink(link) => with("resource_link", Vec::new(), link),
+            Content::Other(block) => block.clone(),
+        }
+    }
+
+    /// A block from the wire format. A known type whose fields do not fit is kept as
+    /// [`Content::Other`], so that nothing the server sent is lost or refused here.
+    fn from_wire(mut block: Map<String, Value>) -> Content {
+        let is_string =
+            |block: &Map<String, Value>, name: &str| block.get(name).is_some_and(Value::is_string);
+        let kind = match block.get("type") {
+            Some(Value::String(kind)) => kind.clone(),
+            _ => return Content::Other(block),
+        };
+        let fits = match kind.as_str() {
+            "text" => is_string(&block, "text"),
+            "image" | "audio" => is_string(&block, "data") && is_string(&block, "mimeType"),
+            "resource" => block.get("resource").is_some_and(Value::is_object),
+            "resource_link" => true,
+            _ => false,
+        };
+        if !fits {
+            return Content::Other(block);
+        }
+        block.shift_remove("type");
+        let mut take = |name: &str| match block.shift_remove(name) {
+            Some(Value::String(text)) => text,
+            _ => String::new(),
+        };
+        match kind.as_str() {
+            "text" => {
+                let text = take("text");
+                Content::Text { text, extra: block }
+            }
+            "image" | "audio" => {
+                let data = take("data");
+                let mime_type = take("mimeType");
+                if kind == "image" {
+                    Content::Image {
+                        data,
+                        mime_type,
+                        extra: block,
+                    }
+                } else {
+                    Content::Audio {
+                        data,
+                        mime_type,
+                        extra: block,
+                    }
+                }
+            }
+            "resource" => {
+                let resource = block.shift_remove("resource").unwrap_or_default();
+                Content::Resource {
+                    resource,
+                    extra: block,
+                }
+            }
+            _ => Content::ResourceLink(block),
+        }
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_wire().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let block = Map::<String, Value>::deserialize(deserializer)?;
+        Ok(Content::from_wire(block))
+    }
 }
 
 impl ToolOutput {
+    /// A result read from the wire format (a `tools/call` result object as sent).
+    pub fn from_wire(result: Map<String, Value>) -> Result<ToolOutput, serde_json::Error> {
+        serde_json::from_value(Value::Object(result))
+    }
+
+    /// The result's `_meta`, if the server set it.
+    pub fn meta(&self) -> Option<&Value> {
+        self.extra.get("_meta")
+    }
+
     /// All text blocks joined by newlines (a convenient summary for humans and models).
     ///
     /// ```
     /// use mcp_runtime::client::{Content, ToolOutput};
-    /// let out = ToolOutput { content: vec![Content::Text { text: "hi".into() }], ..Default::default() };
+    /// let out = ToolOutput { content: vec![Content::text("hi")], ..Default::default() };
     /// assert_eq!(out.text(), "hi");
     /// ```
     pub fn text(&self) -> String {
@@ -97,7 +289,7 @@ impl ToolOutput {
             .content
             .iter()
             .filter_map(|block| match block {
-                Content::Text { text } => Some(text.as_str()),
+                Content::Text { text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect();

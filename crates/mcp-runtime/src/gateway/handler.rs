@@ -291,6 +291,7 @@ impl Gateway {
         let mut settings = CallOptions::default().with_cancel(context.ct.clone());
         settings.timeout = self.inner.options.call_timeout;
         settings.progress = progress;
+        settings.output_cap = self.inner.options.output_cap.clone();
         let call = scope.call_tool(&tool, arguments, settings);
         tokio::pin!(call);
         let mut forwarder = token.map(|token| Forwarder::new(token, &context));
@@ -312,16 +313,25 @@ impl Gateway {
         }
         match result {
             Ok(output) => {
-                let mut result = call_result(output);
                 // 2026-07-28 results say what they are; the server's own `resultType` does not
                 // survive the relay.
-                if context
+                let modern = context
                     .protocol_version()
-                    .is_some_and(|v| !v.has_initialize())
-                {
-                    result.result_type.get_or_insert(ResultType::COMPLETE);
+                    .is_some_and(|v| !v.has_initialize());
+                let placeholder = self
+                    .relaying
+                    .then(|| super::relay::relayed(&output, modern));
+                Ok(match placeholder.flatten() {
+                    Some(placeholder) => placeholder,
+                    None => {
+                        let mut result = call_result(output);
+                        if modern {
+                            result.result_type.get_or_insert(ResultType::COMPLETE);
+                        }
+                        result
+                    }
                 }
-                Ok(result.into())
+                .into())
             }
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
             Err(_aborted) => Err(McpError::new(

@@ -157,7 +157,7 @@ impl HttpServer {
         let service = StreamableHttpService::new(
             // Each session gets its own client state (activated tools in discovery mode).
             move || Ok(gateway.for_new_client()),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(super::relay::RelaySessions(LocalSessionManager::default())),
             config,
         );
         let mut router = axum::Router::new()

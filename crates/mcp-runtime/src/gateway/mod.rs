@@ -54,6 +54,7 @@ mod filter;
 mod handler;
 pub mod http;
 mod notify;
+mod relay;
 mod subagent;
 mod template;
 mod view;
@@ -72,7 +73,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::manager::McpManager;
 use crate::tools::{McpTool, NamingStyle};
 
-pub use crate::client::CallOptions;
+pub use crate::client::{CallOptions, OutputCap};
 pub use catalog::CatalogError;
 pub use discovery::{
     DEFAULT_LIMIT, DiscoveryMode, INVOKE_TOOL, MAX_LIMIT, MAX_QUERY_CHARS, SEARCH_TOOL,
@@ -109,6 +110,9 @@ pub struct GatewayOptions {
     pub discovery: DiscoveryMode,
     /// Servers whose tools are listed in discovery mode too (`alwaysLoad` in the config).
     pub always_load: BTreeSet<String>,
+    /// Cap on each tool result sent to a client (default [`OutputCap::for_agents`]: about
+    /// 100 KB, or `MCPR_MAX_OUTPUT` bytes); `None` sends results whole.
+    pub output_cap: Option<OutputCap>,
 }
 
 impl Default for GatewayOptions {
@@ -122,6 +126,7 @@ impl Default for GatewayOptions {
             name: "mcpr-gateway".to_owned(),
             discovery: DiscoveryMode::Off,
             always_load: BTreeSet::new(),
+            output_cap: OutputCap::for_agents(),
         }
     }
 }
@@ -166,6 +171,9 @@ pub struct Gateway {
     inner: Arc<Inner>,
     /// The state of the one client this handler serves (see [`Gateway::for_new_client`]).
     session: Arc<discovery::Session>,
+    /// Served through a [`relay::RelayTransport`]: tool results go out as placeholders that
+    /// the transport replaces by the result as the server sent it.
+    relaying: bool,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -221,6 +229,7 @@ impl Gateway {
                 _forwarder: stop.drop_guard(),
             }),
             session: Arc::default(),
+            relaying: false,
         }
     }
 
@@ -255,12 +264,14 @@ impl Gateway {
         SubAgentHandle::new(self.manager().clone(), options)
     }
 
-    /// A handler for one more client: it shares everything with this one but the client's own
-    /// state (the tools it activated in discovery mode).
+    /// A handler for one more client, served through a [`relay::RelayTransport`]: it shares
+    /// everything with this one but the client's own state (the tools it activated in
+    /// discovery mode).
     pub(crate) fn for_new_client(&self) -> Gateway {
         Gateway {
             inner: self.inner.clone(),
             session: Arc::default(),
+            relaying: true,
         }
     }
 
@@ -276,7 +287,7 @@ impl Gateway {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let transport = AsyncRwTransport::new_server(reader, writer);
+        let transport = relay::RelayTransport(AsyncRwTransport::new_server(reader, writer));
         match rmcp::serve_server(self.for_new_client(), transport).await {
             Ok(running) => running
                 .waiting()

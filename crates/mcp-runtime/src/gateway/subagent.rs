@@ -16,7 +16,8 @@ use super::discovery::{Discovery, DiscoveryMode};
 use super::filter::ToolFilter;
 use super::view::ScopedTools;
 use crate::client::{
-    CallOptions, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, ToolOutput,
+    CallOptions, OutputCap, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition,
+    ToolOutput,
 };
 use crate::manager::{ManagerEvent, McpManager};
 use crate::tools::error_output;
@@ -35,6 +36,10 @@ pub struct SubAgentOptions {
     /// Cap on each call (default [`DEFAULT_CALL_CAP`]); `None` leaves only the servers' own
     /// tool timeouts.
     pub call_cap: Option<Duration>,
+    /// Cap on each tool result (default [`OutputCap::for_agents`]: about 100 KB, or
+    /// `MCPR_MAX_OUTPUT` bytes); a call's own [`CallOptions::output_cap`] wins. `None` returns
+    /// results whole.
+    pub output_cap: Option<OutputCap>,
 }
 
 impl Default for SubAgentOptions {
@@ -43,6 +48,7 @@ impl Default for SubAgentOptions {
             filter: ToolFilter::default(),
             naming: NamingStyle::Mcpr,
             call_cap: Some(DEFAULT_CALL_CAP),
+            output_cap: OutputCap::for_agents(),
         }
     }
 }
@@ -78,6 +84,7 @@ pub struct SubAgentHandle {
     /// The search index over the handle's view (see [`SubAgentHandle::search_tools`]).
     discovery: Arc<Discovery>,
     cap: Option<Duration>,
+    output_cap: Option<OutputCap>,
     abort: CancellationToken,
 }
 
@@ -99,6 +106,7 @@ impl SubAgentHandle {
             catalog: Arc::new(Catalog::default()),
             discovery: Arc::new(Discovery::new(DiscoveryMode::On, Default::default())),
             cap: options.call_cap,
+            output_cap: options.output_cap,
             abort: CancellationToken::new(),
         }
     }
@@ -139,6 +147,9 @@ impl SubAgentHandle {
         // The caller's token is watched here; the call gets a child of the handle's abort.
         let cancel = call.cancel.take();
         call.cap = call.cap.or(self.cap);
+        if call.output_cap.is_none() {
+            call.output_cap = self.output_cap.clone();
+        }
         let settings = call.with_cancel(token.clone());
         let running = self.scope.call(name, arguments, settings);
         tokio::pin!(running);

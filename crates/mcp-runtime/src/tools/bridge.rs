@@ -152,8 +152,8 @@ impl McpTool {
 /// An error result with one text block.
 pub(crate) fn error_output(text: String) -> ToolOutput {
     ToolOutput {
-        content: vec![Content::Text { text }],
-        structured_content: None,
+        content: vec![Content::text(text)],
         is_error: true,
+        ..ToolOutput::default()
     }
 }

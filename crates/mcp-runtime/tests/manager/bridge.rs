@@ -109,12 +109,7 @@ async fn session_refresh_replaces_mcp_tools_and_binds_late_servers() {
         )
         .await
         .unwrap();
-    assert_eq!(
-        out.content,
-        vec![Content::Text {
-            text: "bound".into()
-        }]
-    );
+    assert_eq!(out.content, vec![Content::text("bound")]);
 
     // Reload: disconnect all, connect again, refresh.
     manager.disconnect_all().await;

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use indexmap::IndexMap;
-use mcp_runtime::client::{CallOptions, ClientError, Content, ToolOutput};
+use mcp_runtime::client::{CallOptions, ClientError, Content, OutputCap, ToolOutput};
 use mcp_runtime::manager::{ManagerError, ServerError};
 
 use mcp_runtime::tools::{NamingStyle, mcp_tools};
@@ -37,7 +37,8 @@ pub struct CallArgs {
     /// Time limit for the call in milliseconds (default: the server's tool timeout).
     #[arg(long, value_name = "MS")]
     pub timeout: Option<u64>,
-    /// Print the whole result as JSON (content blocks, structuredContent, isError).
+    /// Print the whole result as JSON: every field the server sent (content blocks with
+    /// their annotations and _meta, structuredContent, isError, _meta, newer fields).
     #[arg(long)]
     pub json: bool,
     /// Show no progress line. On a terminal, a running call shows one on stderr (the server's
@@ -52,6 +53,10 @@ pub struct CallArgs {
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: InlineArgs,
+    /// Cut the result to BYTES (on a block and character boundary) and write the whole of it
+    /// to a private file named at the end; 0 for no cap (the default: the result is whole).
+    #[arg(long, value_name = "BYTES")]
+    pub max_output: Option<usize>,
 }
 
 pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
@@ -161,7 +166,12 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     display.finish().await;
     manager.disconnect_all().await;
     let output = match result {
-        Ok(Ok(output)) => output,
+        Ok(Ok(output)) => match args.max_output.filter(|limit| *limit > 0) {
+            Some(limit) => {
+                OutputCap::with_limit(limit).apply(&format!("{}_{}", target.0, target.1), output)
+            }
+            None => output,
+        },
         Ok(Err(e)) => return Err(call_failure(e)),
         Err(code) => {
             return Err(Failure {
@@ -277,16 +287,20 @@ pub fn print_output(output: &ToolOutput) {
     }
     for block in &output.content {
         match block {
-            Content::Text { text } => println!("{}", term::text(text)),
-            Content::Image { data, mime_type } => {
+            Content::Text { text, .. } => println!("{}", term::text(text)),
+            Content::Image {
+                data, mime_type, ..
+            } => {
                 let mime_type = term::line(mime_type);
                 println!("[image {mime_type}, {} bytes base64]", data.len())
             }
-            Content::Audio { data, mime_type } => {
+            Content::Audio {
+                data, mime_type, ..
+            } => {
                 let mime_type = term::line(mime_type);
                 println!("[audio {mime_type}, {} bytes base64]", data.len())
             }
-            Content::Resource { resource } => {
+            Content::Resource { resource, .. } => {
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
                 let uri = term::line(uri);
                 match resource.get("text").and_then(Value::as_str) {
@@ -298,8 +312,12 @@ pub fn print_output(output: &ToolOutput) {
                 let uri = link.get("uri").and_then(Value::as_str).unwrap_or("?");
                 println!("[resource link {}]", term::line(uri));
             }
-            // A kind of content newer than this build.
-            _ => println!("[content this version of mcpr cannot show]"),
+            // A kind of content newer than this build (`--json` shows it whole).
+            Content::Other(block) => {
+                let kind = block.get("type").and_then(Value::as_str).unwrap_or("?");
+                println!("[{} content; see --json]", term::line(kind));
+            }
+            _ => println!("[content this version of mcpr cannot show; see --json]"),
         }
     }
     let has_text = output

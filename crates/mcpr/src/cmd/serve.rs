@@ -100,6 +100,11 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(DiscoveryMode)
     )]
     pub discovery: Option<DiscoveryMode>,
+    /// Cut each tool result to BYTES (on a block and character boundary); the whole result
+    /// goes to a private file (~/.cache/mcpr/outputs) that the cut result names. 0 for no
+    /// cap. Default: $MCPR_MAX_OUTPUT, else 100000 (about 25k tokens).
+    #[arg(long, value_name = "BYTES")]
+    pub max_output: Option<usize>,
 }
 
 pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
@@ -136,6 +141,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         // Refused before any server starts.
         return Err(token_required(GatewayError::TokenRequired { addr }));
     }
+    let output_cap = crate::cmd::agent_output_cap(args.max_output)?;
     let filter = filter(&args);
     let always_load = always_loaded(&discovery.configs);
 
@@ -159,6 +165,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
             call_timeout: args.timeout.map(Duration::from_millis),
             discovery: args.discovery.unwrap_or_default(),
             always_load,
+            output_cap,
             ..GatewayOptions::default()
         },
     );

@@ -104,13 +104,11 @@ pub fn print_table(reports: &[ServerReport], pid: bool) {
             cells.push(login_label(report));
         }
         cells.push(match (&report.provider, &report.path) {
-            (Some(provider), Some(path)) => {
-                term::line(&format!(
-                    "{provider} ({})",
-                    mcp_runtime::fsutil::display_path(path)
-                ))
-                .into_owned()
-            }
+            (Some(provider), Some(path)) => term::line(&format!(
+                "{provider} ({})",
+                mcp_runtime::fsutil::display_path(path)
+            ))
+            .into_owned(),
             _ => "-".into(),
         });
         for (column, cell) in columns.iter_mut().zip(cells) {

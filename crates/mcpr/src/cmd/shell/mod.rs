@@ -66,11 +66,17 @@ pub struct ShellArgs {
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: crate::inline::InlineArgs,
+    /// Cut each tool result to BYTES (on a block and character boundary); the whole result
+    /// goes to a private file (~/.cache/mcpr/outputs) that the cut result names. 0 for no
+    /// cap. Default: $MCPR_MAX_OUTPUT, else 100000 (about 25k tokens).
+    #[arg(long, value_name = "BYTES")]
+    pub max_output: Option<usize>,
 }
 
 /// Run the shell until Ctrl-D, `/exit`, the end of stdin, or SIGTERM.
 pub async fn run(global: &GlobalArgs, args: ShellArgs) -> Outcome {
     let discovery = crate::inline::discover(global, &args.inline)?;
+    let output_cap = crate::cmd::agent_output_cap(args.max_output)?;
     let mut signals = Signals::install()?;
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let known = configured_names(&discovery);
@@ -91,6 +97,7 @@ pub async fn run(global: &GlobalArgs, args: ShellArgs) -> Outcome {
         NamingStyle::Mcpr
     };
     let mut shell = Shell::new(global, started.manager, naming, known);
+    shell.session.set_output_cap(output_cap);
 
     let _terminal = interactive.then(TerminalGuard::save);
     let lines = open_input(interactive, &shell.vocabulary).await;

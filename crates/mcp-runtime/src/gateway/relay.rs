@@ -1,0 +1,180 @@
+//! Tool results relayed to a gateway client as the backend server sent them.
+//!
+//! rmcp's `ServerHandler::call_tool` answers with its own `CallToolResult`, which serializes
+//! only the fields rmcp knows: a field of a later protocol revision would be lost on the way
+//! to the client. So when the gateway serves a client itself (stdio and HTTP), the handler
+//! answers with a placeholder that carries the result in the wire format ([`relayed`]), and
+//! the client's transport ([`RelayTransport`], also inside every HTTP session through
+//! [`RelaySessions`]) sends that JSON instead of the placeholder.
+
+use std::sync::Arc;
+
+use futures::Stream;
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResult, ClientJsonRpcMessage, CustomResult, JsonRpcResponse, MetaObject,
+    ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
+use rmcp::transport::streamable_http_server::session::EventStore;
+use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionManager};
+use serde_json::{Map, Value};
+
+use crate::client::ToolOutput;
+
+/// The placeholder's `_meta` key holding the result in the wire format. Only ever seen
+/// between the handler and the transport of the same process.
+const MARKER: &str = "io.mcpr/relayed";
+
+/// `output` as the handler's placeholder answer, for a [`RelayTransport`] to send as is. A
+/// client of a revision without `initialize` (2026-07-28 on) is told what kind of result it
+/// is (`resultType`), as that revision asks.
+pub(crate) fn relayed(output: &ToolOutput, modern_client: bool) -> Option<CallToolResult> {
+    let mut wire = serde_json::to_value(output).ok()?;
+    if modern_client && let Some(object) = wire.as_object_mut() {
+        object
+            .entry("resultType")
+            .or_insert_with(|| Value::String("complete".into()));
+    }
+    let mut meta = Map::new();
+    meta.insert(MARKER.into(), wire);
+    let mut placeholder = CallToolResult::success(Vec::new());
+    placeholder.meta = Some(MetaObject(meta));
+    Some(placeholder)
+}
+
+/// A placeholder's result in the wire format; any other message unchanged.
+fn unwrap(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+    match message {
+        ServerJsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc,
+            id,
+            result: ServerResult::CallToolResult(mut result),
+        }) => {
+            let wire = result.meta.as_mut().and_then(|meta| meta.0.remove(MARKER));
+            let result = match wire {
+                Some(wire) => ServerResult::CustomResult(CustomResult(wire)),
+                None => ServerResult::CallToolResult(result),
+            };
+            ServerJsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc,
+                id,
+                result,
+            })
+        }
+        other => other,
+    }
+}
+
+/// A gateway client's transport that sends placeholders as the results they carry.
+pub(crate) struct RelayTransport<T>(pub(crate) T);
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for RelayTransport<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.0.send(unwrap(item))
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        self.0.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.0.close()
+    }
+}
+
+/// HTTP sessions whose transports are [`RelayTransport`]s; otherwise `M` itself.
+pub(crate) struct RelaySessions<M>(pub(crate) M);
+
+impl<M: SessionManager> SessionManager for RelaySessions<M> {
+    type Error = M::Error;
+    type Transport = RelayTransport<M::Transport>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (id, transport) = self.0.create_session().await?;
+        Ok((id, RelayTransport(transport)))
+    }
+
+    fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<ServerJsonRpcMessage, Self::Error>> + Send {
+        self.0.initialize_session(id, message)
+    }
+
+    fn has_session(
+        &self,
+        id: &SessionId,
+    ) -> impl Future<Output = Result<bool, Self::Error>> + Send {
+        self.0.has_session(id)
+    }
+
+    fn close_session(
+        &self,
+        id: &SessionId,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.0.close_session(id)
+    }
+
+    fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> impl Future<
+        Output = Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>,
+    > + Send {
+        self.0.create_stream(id, message)
+    }
+
+    fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.0.accept_message(id, message)
+    }
+
+    fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> impl Future<
+        Output = Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>,
+    > + Send {
+        self.0.create_standalone_stream(id)
+    }
+
+    fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> impl Future<
+        Output = Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error>,
+    > + Send {
+        self.0.resume(id, last_event_id)
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        Ok(match self.0.restore_session(id).await? {
+            RestoreOutcome::Restored(transport) => {
+                RestoreOutcome::Restored(RelayTransport(transport))
+            }
+            RestoreOutcome::AlreadyPresent => RestoreOutcome::AlreadyPresent,
+            _ => RestoreOutcome::NotSupported,
+        })
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        self.0.event_store()
+    }
+}
