@@ -31,6 +31,10 @@ impl Advise for AuthFailure {
             return None;
         }
         let server = self.server()?;
+        // A server given on the command line has no stored login to renew.
+        if server == crate::inline::INLINE_NAME {
+            return Some("give its token with -H 'Authorization: Bearer TOKEN'".into());
+        }
         Some(match self.needed_scope() {
             Some(scope) => format!("run: mcpr login {server} --scope '{scope}'"),
             None => format!("run: mcpr login {server}"),

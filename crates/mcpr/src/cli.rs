@@ -128,6 +128,9 @@ pub enum Command {
     Resource(WithGlobal<crate::cmd::read::ResourceArgs>),
     /// Get one prompt of a server, filled with its arguments, and print it.
     Prompt(WithGlobal<crate::cmd::read::PromptArgs>),
+    /// List the skills a server offers, or load one (verified against the listing) and print
+    /// its SKILL.md.
+    Skill(WithGlobal<crate::cmd::read::SkillArgs>),
     /// List every MCP server of every AI tool, with its source and state.
     #[command(visible_alias = "list")]
     Servers(WithGlobal<crate::cmd::servers::ServersArgs>),

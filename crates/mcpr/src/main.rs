@@ -58,6 +58,7 @@ fn main() -> std::process::ExitCode {
                 cmd::read::resource(&cli.global.merged(&c.global), c.args).await
             }
             Command::Prompt(c) => cmd::read::prompt(&cli.global.merged(&c.global), c.args).await,
+            Command::Skill(c) => cmd::read::skill(&cli.global.merged(&c.global), c.args).await,
             Command::Status(c) => cmd::status::run(&cli.global.merged(&c.global), c.args).await,
             Command::Shell(c) => cmd::shell::run(&cli.global.merged(&c.global), c.args).await,
             Command::Servers(c) => cmd::servers::run(&cli.global.merged(&c.global), c.args).await,

@@ -246,6 +246,31 @@ fn conformance_2026_suite_passes_the_2026_07_28_requirements() {
     requirements_pass("2026-07-28");
 }
 
+/// `mcpr skill` against the suite's skill servers, as a person would run it (`--url`): the
+/// listing reads no skill file, and a skill whose SKILL.md does not match the server's listing
+/// (another digest, another front matter) is refused before any other file of it is read.
+#[test]
+fn mcpr_skill_lists_without_reading_and_refuses_a_tampered_skill() {
+    let suite = support::conformance_suite_2026();
+    let list = format!("{} skill --url", support::MCPR);
+    let load = format!("{} skill pdf-processing --url", support::MCPR);
+    for (scenario, command) in [
+        ("sep-2640-client-no-prefetch", &list),
+        ("sep-2640-client-verify-digest", &load),
+        ("sep-2640-client-verify-size", &load),
+        ("sep-2640-client-verify-frontmatter", &load),
+    ] {
+        let (_, output) = run_node(
+            &suite,
+            &["client", "--command", command, "--scenario", scenario],
+        );
+        assert!(
+            output.contains("Passed: 1/1, 0 failed"),
+            "{scenario} with `{command}`:\n{output}"
+        );
+    }
+}
+
 #[test]
 fn the_suite_lists_are_parsed() {
     let list = "Client scenarios (test against a client):\n  - initialize [2025-06-18]\n  \

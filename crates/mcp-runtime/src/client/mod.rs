@@ -369,7 +369,10 @@ impl McpClient {
                     // later revision's) reach the caller; rmcp's parse is the fallback.
                     let output = match sent {
                         Some(sent) => ToolOutput::from_wire(sent),
-                        None => convert(&result),
+                        None => serde_json::to_value(&result).and_then(|wire| match wire {
+                            Value::Object(wire) => ToolOutput::from_wire(wire),
+                            other => serde_json::from_value(other),
+                        }),
                     };
                     return output
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
@@ -618,12 +621,6 @@ async fn handshake_error(
 }
 
 /// Convert an rmcp value into ours through the wire format they both follow.
-fn convert<From: serde::Serialize, To: serde::de::DeserializeOwned>(
-    value: &From,
-) -> Result<To, serde_json::Error> {
-    serde_json::from_value(serde_json::to_value(value)?)
-}
-
 fn server_info(peer: &Peer<RoleClient>) -> Option<ServerInfo> {
     let info = peer.peer_info()?;
     let implementation = info.server_info.clone().unwrap_or_default();

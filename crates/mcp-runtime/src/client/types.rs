@@ -268,7 +268,10 @@ impl<'de> Deserialize<'de> for Content {
 
 impl ToolOutput {
     /// A result read from the wire format (a `tools/call` result object as sent).
-    pub fn from_wire(result: Map<String, Value>) -> Result<ToolOutput, serde_json::Error> {
+    pub fn from_wire(mut result: Map<String, Value>) -> Result<ToolOutput, serde_json::Error> {
+        // `resultType` (2026-07-28) frames the answer for the protocol, as a JSON-RPC `id`
+        // does; the client has acted on it by now, and it is not the tool's.
+        result.remove("resultType");
         serde_json::from_value(Value::Object(result))
     }
 

@@ -162,7 +162,8 @@ impl HttpServer {
         );
         let mut router = axum::Router::new()
             .nest_service(PATH, service)
-            .layer(axum::middleware::from_fn(session_ended));
+            .layer(axum::middleware::from_fn(session_ended))
+            .layer(axum::middleware::from_fn(unrelay));
         if let Some(token) = self.token {
             router = router.layer(axum::middleware::from_fn_with_state(token, authorize));
         }
@@ -251,6 +252,18 @@ async fn session_ended(request: Request, next: Next) -> Response {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
+}
+
+/// rmcp answers a 2026-07-28 request on a one-shot transport of its own, which the relay's
+/// session wrapper never sees: its tool results leave as the handler's placeholders, and are
+/// replaced here, chunk by chunk, by the results as the servers sent them.
+async fn unrelay(request: Request, next: Next) -> Response {
+    use futures::StreamExt as _;
+    let (parts, body) = next.run(request).await.into_parts();
+    let chunks = body
+        .into_data_stream()
+        .map(|chunk| chunk.map(super::relay::unwrap_chunk));
+    Response::from_parts(parts, axum::body::Body::from_stream(chunks))
 }
 
 #[cfg(test)]

@@ -45,6 +45,42 @@ pub(crate) fn relayed(output: &ToolOutput, modern_client: bool) -> Option<CallTo
     Some(placeholder)
 }
 
+/// An HTTP body chunk (a JSON body, or server-sent events) with every placeholder answer in
+/// it replaced by the result it carries; a chunk without one is returned as is.
+pub(crate) fn unwrap_chunk(chunk: bytes::Bytes) -> bytes::Bytes {
+    let marker = MARKER.as_bytes();
+    if !chunk.windows(marker.len()).any(|w| w == marker) {
+        return chunk;
+    }
+    let Ok(text) = std::str::from_utf8(&chunk) else {
+        return chunk;
+    };
+    let unwrap_json = |json: &str| -> Option<String> {
+        let mut message: Value = serde_json::from_str(json).ok()?;
+        let wire = message
+            .get_mut("result")?
+            .get_mut("_meta")?
+            .as_object_mut()?
+            .remove(MARKER)?;
+        message["result"] = wire;
+        serde_json::to_string(&message).ok()
+    };
+    if text.trim_start().starts_with('{') {
+        return unwrap_json(text).map_or(chunk, bytes::Bytes::from);
+    }
+    let events: Vec<String> = text
+        .split('\n')
+        .map(|line| match line.strip_prefix("data:") {
+            Some(json) => match unwrap_json(json.trim()) {
+                Some(unwrapped) => format!("data: {unwrapped}"),
+                None => line.to_owned(),
+            },
+            None => line.to_owned(),
+        })
+        .collect();
+    bytes::Bytes::from(events.join("\n"))
+}
+
 /// A placeholder's result in the wire format; any other message unchanged.
 fn unwrap(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
     match message {

@@ -1,10 +1,12 @@
-//! `mcpr resource SERVER URI` and `mcpr prompt SERVER NAME [key=value...]`: read one resource,
-//! or get one prompt filled with its arguments, from one server, and print it. Without the URI
-//! or the name, they list what the server offers.
+//! `mcpr resource SERVER URI`, `mcpr prompt SERVER NAME [key=value...]` and
+//! `mcpr skill SERVER NAME`: read one resource, get one prompt filled with its arguments, or
+//! load one skill, from one server, and print it. Without the URI or the name, they list what
+//! the server offers.
 
 use mcp_runtime::client::McpClient;
 use serde_json::{Map, Value, json};
 
+use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
@@ -46,6 +48,81 @@ pub struct PromptArgs {
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: InlineArgs,
+}
+
+/// Arguments of `mcpr skill`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  mcpr skill docs\n  mcpr skill docs pdf-processing")]
+pub struct SkillArgs {
+    /// `SERVER [NAME]`, or `[NAME]` with a server given inline. Without the name, the server's
+    /// skills are listed and none of their files is read; with it, the skill's SKILL.md is read,
+    /// checked against the server's listing (size, digest, front matter) and printed.
+    #[arg(num_args = 0..=2, value_name = "SERVER NAME")]
+    pub target: Vec<String>,
+    /// Print the listing (or the skill's entry and SKILL.md) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// A server to try instead of the configured ones.
+    #[command(flatten)]
+    pub inline: InlineArgs,
+}
+
+/// `mcpr skill`.
+pub async fn skill(global: &GlobalArgs, args: SkillArgs) -> Outcome {
+    let (server, rest) = split_server(&args.target, &args.inline)?;
+    let name = rest.first().cloned();
+    let wanted = name.clone();
+    let shown = server.clone();
+    let result = with_server(global, &args.inline, &server, |client| async move {
+        let skills = client.list_skills().await.map_err(|e| e.explained())?;
+        let Some(name) = wanted else {
+            return serde_json::to_value(&skills).map_err(|e| e.to_string());
+        };
+        let entry = skills.iter().find(|s| s.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = skills.iter().map(|s| s.name()).collect();
+            format!(
+                "`{shown}` offers no skill named `{name}` (it offers: {})",
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            )
+        })?;
+        let loaded = client.load_skill(entry).await.map_err(|e| e.explained())?;
+        Ok(json!({"skill": entry, "manifest": loaded.manifest}))
+    })
+    .await?;
+    if args.json {
+        print_json(&result)?;
+        return Ok(exit::OK);
+    }
+    if name.is_some() {
+        let manifest = result.get("manifest").and_then(Value::as_str).unwrap_or("");
+        println!("{}", term::text(manifest));
+        return Ok(exit::OK);
+    }
+    let skills = result.as_array().cloned().unwrap_or_default();
+    if skills.is_empty() {
+        eprintln!("`{}` offers no skills", term::line(&server));
+    }
+    for skill in &skills {
+        let field = |key: &str| {
+            skill
+                .pointer(&format!("/frontmatter/{key}"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let uri = skill.get("uri").and_then(Value::as_str).unwrap_or("");
+        println!(
+            "{}  {}  ({})",
+            term::line(&field("name")),
+            term::line(field("description").lines().next().unwrap_or("")),
+            term::line(uri)
+        );
+    }
+    Ok(exit::OK)
 }
 
 /// `mcpr resource`.
@@ -302,7 +379,7 @@ where
     .await?;
     let manager = started.manager;
     let result = match (started.report.errors.get(server), manager.client(server)) {
-        (Some(error), _) => Err(Failure::connection(error)),
+        (Some(error), _) => Err(Failure::connection(error.explained())),
         (None, None) => Err(Failure::connection(format!(
             "server `{server}`: not connected"
         ))),
