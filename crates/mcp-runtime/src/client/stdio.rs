@@ -17,8 +17,9 @@ use super::watchdog::Watchdog;
 use crate::config::StdioConfig;
 
 /// How long a server gets to exit by itself after its stdin closes (server-everything needs
-/// ~350 ms), and then again after SIGTERM, before the group is killed.
-pub(crate) const EXIT_GRACE: Duration = Duration::from_millis(1000);
+/// ~350 ms), and then again after SIGTERM, before the group is killed; see
+/// [`McpClient::close_within`](super::McpClient::close_within) for a shorter one.
+pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(1000);
 
 /// Lines of stderr kept per server.
 const STDERR_LINES: usize = 200;
