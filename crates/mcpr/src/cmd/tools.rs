@@ -68,7 +68,6 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         NamingStyle::Mcpr
     };
     let tools = mcp_tools(&started.report.servers, naming);
-    started.manager.disconnect_all().await;
 
     if let Some(query) = &args.search {
         let mut index = ToolIndex::new();
@@ -131,6 +130,8 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             term::text(&with_name(name, &error.to_string()))
         );
     }
+    // Printed at the gate; the servers are stopped after.
+    crate::connect::stop_after_output(&started.manager).await;
     Ok(if started.report.errors.is_empty() {
         exit::OK
     } else {
