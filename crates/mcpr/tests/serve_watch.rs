@@ -1,7 +1,7 @@
 //! `mcpr serve --watch` as a client sees it, over real pipes to real processes: a server added
 //! to the config file is started and the client is sent `notifications/tools/list_changed`,
-//! a call in flight on a server that did not change completes, and a removed server's process
-//! is gone. The client is mcp-runtime's own `McpClient`. Every wait is bounded.
+//! a call in flight on a server that did not change completes, a file saved half-written
+//! stops nothing, and a removed server's process is gone. The client is mcp-runtime's own `McpClient`. Every wait is bounded.
 
 mod support;
 
@@ -150,6 +150,17 @@ async fn serve_watch_starts_an_added_server_and_tells_the_client() {
         .await
         .expect("call the added server");
     assert_eq!(text.text(), "added");
+
+    // A save that breaks the file stops nothing: the servers stay until it parses again.
+    std::fs::write(dir.path().join("mcp.json"), "{\"mcpServers\": {").unwrap();
+    let deadline = Instant::now() + WAIT;
+    while !client.stderr_tail(50).join("\n").contains("cannot be read") {
+        assert!(Instant::now() < deadline, "the broken file went unnoticed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let tools = names(&client.list_tools().await.expect("tools/list"));
+    assert!(tools.contains(&"mcp_fresh_echo".to_owned()), "{tools:?}");
+    assert!(alive(keep) && alive(fresh), "a broken file stopped servers");
 
     write_config(dir.path(), &["keep"]);
     wait_for_tools(&client, &mut events, "the removal of fresh", |tools| {

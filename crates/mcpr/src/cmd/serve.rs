@@ -218,6 +218,10 @@ async fn reload_on_change(
             }
         };
         watch.set_reads(&discovery);
+        if let Some(files) = crate::discovery::broken_sources(&discovery, manager) {
+            eprintln!("mcpr serve: {files} cannot be read; servers left as they were");
+            continue;
+        }
         let mut configs = discovery.configs;
         if !only.is_empty() {
             configs.retain(|name, _| only.contains(name));

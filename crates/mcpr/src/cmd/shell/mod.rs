@@ -405,8 +405,12 @@ impl<'a> Shell<'a> {
                 return;
             }
         };
-        self.configured = configured_names(&discovery);
         let manager = self.session.manager().clone();
+        if let Some(files) = crate::discovery::broken_sources(&discovery, &manager) {
+            eprintln!("error: {files} cannot be read; servers left as they were");
+            return;
+        }
+        self.configured = configured_names(&discovery);
         let count_servers = discovery.configs.len();
         let summary = crate::connect::reload(
             &manager,
