@@ -71,8 +71,8 @@ fn manager_options(project: PathBuf, reconnect: bool) -> ManagerOptions {
 /// The servers of a one-shot call: the one server it names, opened alone, or all of them
 /// behind a manager (a call by the `mcp_<server>_<tool>` name needs every tool's name).
 pub enum OneShot {
-    /// One server, connected without listing its tools.
-    Client(McpClient),
+    /// One server, connected without listing its tools (boxed: a client is large).
+    Client(Box<McpClient>),
     /// Every configured server.
     Manager(McpManager),
 }
@@ -86,7 +86,7 @@ impl OneShot {
     ) -> Result<Self, ServerError> {
         let manager = McpManager::new(manager_options(project, false));
         let client = manager.open_client(name, config).await?;
-        Ok(OneShot::Client(client))
+        Ok(OneShot::Client(Box::new(client)))
     }
 
     /// Call `tool` of `server`.
