@@ -3,8 +3,8 @@
 //! looks frozen. Off a terminal, one plain line per server is printed as it settles.
 //!
 //! One-shot commands print first and stop their servers after: [`stop_after_output`] flushes
-//! stdout, then gives each server [`ONE_SHOT_GRACE`] to exit after stdin EOF, and as much
-//! again after SIGTERM to its group, before SIGKILL, all servers at once. A call that names its
+//! stdout, then gives each server [`ONE_SHOT_GRACE`] to exit after stdin EOF, then SIGTERM to
+//! its group and SIGKILL, all servers at once. A call that names its
 //! server and tool opens that one server alone ([`OneShot`]) and lists no tools.
 
 use std::collections::HashMap;
@@ -23,10 +23,12 @@ use mcp_runtime::manager::{
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-/// How long a one-shot command's server may take to exit by itself once stdin is closed (and
-/// again after SIGTERM) before its process group is killed. The output is out already; a
-/// server that lingers after EOF (server-everything takes ~350 ms) must not hold up the exit.
-pub const ONE_SHOT_GRACE: Duration = Duration::from_millis(100);
+/// How long a one-shot command's server may take to exit by itself once stdin is closed
+/// before SIGTERM to its process group (which it gets
+/// [`MIN_TERM_GRACE`](mcp_runtime::client::MIN_TERM_GRACE) to act on before SIGKILL). The
+/// output is out already; a server that lingers after EOF (server-everything takes ~350 ms)
+/// must not hold up the exit, and one that exits at EOF does so within this.
+pub const ONE_SHOT_GRACE: Duration = Duration::from_millis(25);
 
 /// How much to say while connecting.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -116,8 +118,8 @@ impl OneShot {
 }
 
 /// End of a one-shot command: what it printed goes out first, then every server is stopped at
-/// once, each within [`ONE_SHOT_GRACE`] (stdin EOF, SIGTERM to its group, SIGKILL), servers
-/// still booting at once. No server process is left when it returns.
+/// once: stdin EOF, [`ONE_SHOT_GRACE`], SIGTERM to its group, SIGKILL; servers still booting
+/// are killed at once. No server process is left when it returns.
 pub async fn stop_after_output(manager: &McpManager) {
     flush_stdout();
     manager.disconnect_all_within(ONE_SHOT_GRACE).await;

@@ -79,7 +79,7 @@ pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
 pub use mrtr::MAX_INPUT_ROUNDS;
 pub use options::{CallOptions, ConnectOptions, OutputCap};
 pub use progress::ProgressUpdate;
-pub use stdio::{DEFAULT_EXIT_GRACE, group_alive};
+pub use stdio::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE, group_alive};
 pub use types::ResourceTemplateDefinition;
 pub use types::{
     Content, PromptArgument, PromptDefinition, ResourceDefinition, ServerInfo, ToolDefinition,
@@ -372,9 +372,10 @@ impl McpClient {
     }
 
     /// [`close`](Self::close) with the server's time to exit by itself set to `grace`: after
-    /// stdin EOF it gets `grace`, after SIGTERM to its group `grace` again, then SIGKILL. A
-    /// one-shot command passes a short grace, since its result is already out and a server
-    /// that lingers after EOF (server-everything takes ~350 ms) must not hold up the exit.
+    /// stdin EOF it gets `grace`, after SIGTERM to its group `grace` again (at least
+    /// [`MIN_TERM_GRACE`]), then SIGKILL. A one-shot command passes a short grace, since its
+    /// result is already out and a server that lingers after EOF (server-everything takes
+    /// ~350 ms) must not hold up the exit.
     pub async fn close_within(&self, grace: Duration) -> Option<std::process::ExitStatus> {
         let service = self
             .service

@@ -544,7 +544,7 @@ impl McpManager {
     }
 
     /// [`disconnect_all`](Self::disconnect_all), giving each server `grace` to exit by itself
-    /// after its stdin closes, and again after SIGTERM, before SIGKILL (see
+    /// after its stdin closes before SIGTERM and then SIGKILL to its group (see
     /// [`McpClient::close_within`]). Servers still connecting are killed at once. A one-shot
     /// command whose output is already printed passes a short grace.
     pub async fn disconnect_all_within(&self, grace: Duration) {
