@@ -377,6 +377,7 @@ impl McpClient {
     /// result is already out and a server that lingers after EOF (server-everything takes
     /// ~350 ms) must not hold up the exit.
     pub async fn close_within(&self, grace: Duration) -> Option<std::process::ExitStatus> {
+        let started = Instant::now();
         let service = self
             .service
             .lock()
@@ -387,8 +388,10 @@ impl McpClient {
             // rmcp's own close waits for its worker; bound it by our grace, not its 3 + 3 s.
             let _ = service.close_with_timeout(grace).await;
         }
+        // One grace for both waits: the worker may only finish once the server has exited.
+        let left = grace.saturating_sub(started.elapsed());
         match &self.process {
-            Some(process) => Some(process.terminate(grace).await),
+            Some(process) => Some(process.terminate(left).await),
             None => None,
         }
     }
