@@ -6,8 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use indexmap::IndexMap;
+
 use crate::client::{OutputCap, ToolDefinition, ToolOutput};
-use crate::manager::{ManagerError, McpManager};
+use crate::config::{ServerConfig, ServerSource};
+use crate::manager::{ManagerError, McpManager, ReloadSummary};
 use crate::tools::{
     Aborted, McpTool, NamingStyle, SearchHit, ToolIndex, mcp_tools, one_line_summary,
     parameter_summary,
@@ -133,6 +136,19 @@ impl Session {
     pub fn refresh_from_manager(&mut self) {
         let tools = mcp_tools(&self.manager.server_tools(), self.naming);
         self.refresh_mcp_tools(tools);
+    }
+
+    /// Apply a new configuration by difference ([`McpManager::reload`]: added servers start,
+    /// removed ones stop, changed ones restart, the rest keep running with their calls in
+    /// flight), then re-read the MCP tools. Host tools stay.
+    pub async fn reload(
+        &mut self,
+        configs: IndexMap<String, ServerConfig>,
+        sources: IndexMap<String, ServerSource>,
+    ) -> ReloadSummary {
+        let summary = self.manager.reload(configs, sources).await;
+        self.refresh_from_manager();
+        summary
     }
 
     /// Wait for a server that was still connecting and bind its live tools.

@@ -1,6 +1,11 @@
 //! Starting the servers a command needs through one manager, with one live line per server on
 //! a terminal (connecting… / connected in N ms with T tools / failed: reason) so start-up never
 //! looks frozen. Off a terminal, one plain line per server is printed as it settles.
+//!
+//! One-shot commands print first and stop their servers after: [`stop_after_output`] flushes
+//! stdout, then gives each server [`ONE_SHOT_GRACE`] to exit after stdin EOF, then SIGTERM to
+//! its group and SIGKILL, all servers at once. A call that names its
+//! server and tool opens that one server alone ([`OneShot`]) and lists no tools.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -10,11 +15,21 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use mcp_runtime::ManagerEvent;
+use mcp_runtime::client::{CallOptions, McpClient, ToolOutput};
 use mcp_runtime::config::{ServerConfig, ServerSource};
-use mcp_runtime::manager::{ManagerOptions, McpManager, StartupReport};
+use mcp_runtime::manager::{
+    ManagerError, ManagerOptions, McpManager, ReloadSummary, ServerError, StartupReport,
+};
+use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::advice::Advise as _;
+/// How long a one-shot command's server may take to exit by itself once stdin is closed
+/// before SIGTERM to its process group (which it gets
+/// [`MIN_TERM_GRACE`](mcp_runtime::client::MIN_TERM_GRACE) to act on before SIGKILL). The
+/// output is out already; a server that lingers after EOF (server-everything takes ~350 ms)
+/// must not hold up the exit, and one that exits at EOF does so within this.
+pub const ONE_SHOT_GRACE: Duration = Duration::from_millis(25);
 
 /// How much to say while connecting.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -39,16 +54,127 @@ pub async fn start(
     sources: IndexMap<String, ServerSource>,
     options: StartOptions,
 ) -> Started {
-    let manager = McpManager::new(ManagerOptions {
+    let manager = McpManager::new(manager_options(project, options.reconnect));
+    let report = connect(&manager, configs, sources, options).await;
+    Started { manager, report }
+}
+
+/// The manager settings of every command.
+fn manager_options(project: PathBuf, reconnect: bool) -> ManagerOptions {
+    ManagerOptions {
         project,
-        reconnect: options.reconnect,
+        reconnect,
         // A server that asks the user gets asked on the terminal, or declined without one.
         elicitation: Some(crate::ask::handler()),
         // The CLI keeps the per-user tool cache and stored logins.
         ..ManagerOptions::for_user()
-    });
-    let report = connect(&manager, configs, sources, options).await;
-    Started { manager, report }
+    }
+}
+
+/// The servers of a one-shot call: the one server it names, opened alone, or all of them
+/// behind a manager (a call by the `mcp_<server>_<tool>` name needs every tool's name).
+pub enum OneShot {
+    /// One server, connected without listing its tools (boxed: a client is large).
+    Client(Box<McpClient>),
+    /// Every configured server.
+    Manager(McpManager),
+}
+
+impl OneShot {
+    /// Connect `name` alone, as [`start`] would but with no tool list and no reconnects.
+    pub async fn open(
+        project: PathBuf,
+        name: &str,
+        config: &ServerConfig,
+    ) -> Result<Self, ServerError> {
+        let manager = McpManager::new(manager_options(project, false));
+        let client = manager.open_client(name, config).await?;
+        Ok(OneShot::Client(Box::new(client)))
+    }
+
+    /// Call `tool` of `server`.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<ToolOutput, ManagerError> {
+        match self {
+            OneShot::Client(client) => Ok(client.call_tool(tool, arguments, options).await?),
+            OneShot::Manager(manager) => manager.call_tool(server, tool, arguments, options).await,
+        }
+    }
+
+    /// The input schema of `tool` of `server` (listing the tools of a lone server).
+    pub async fn tool_schema(&self, server: &str, tool: &str) -> Option<Value> {
+        match self {
+            OneShot::Client(client) => client
+                .list_tools()
+                .await
+                .ok()?
+                .into_iter()
+                .find(|t| t.name == tool)
+                .map(|t| t.input_schema),
+            OneShot::Manager(manager) => manager
+                .server_tools()
+                .iter()
+                .filter(|s| s.server == server)
+                .flat_map(|s| s.tools.iter())
+                .find(|t| t.name == tool)
+                .map(|t| t.input_schema.clone()),
+        }
+    }
+
+    /// Stop the servers once the output is out ([`stop_after_output`]).
+    pub async fn stop(self) {
+        match self {
+            OneShot::Client(client) => {
+                flush_stdout();
+                client.close_within(ONE_SHOT_GRACE).await;
+            }
+            OneShot::Manager(manager) => stop_after_output(&manager).await,
+        }
+    }
+}
+
+/// End of a one-shot command: what it printed goes out first, then every server is stopped at
+/// once: stdin EOF, [`ONE_SHOT_GRACE`], SIGTERM to its group, SIGKILL; servers still booting
+/// are killed at once. No server process is left when it returns.
+pub async fn stop_after_output(manager: &McpManager) {
+    flush_stdout();
+    manager.disconnect_all_within(ONE_SHOT_GRACE).await;
+}
+
+fn flush_stdout() {
+    use std::io::Write as _;
+    // A closed stdout is the terminal helper's business; here only the timing matters.
+    let _ = std::io::stdout().flush();
+}
+
+/// Apply new `configs` to `manager` by difference ([`McpManager::reload`]), with live lines for
+/// the servers it starts: for the shell's `/mcp reload`.
+pub async fn reload(
+    manager: &McpManager,
+    configs: IndexMap<String, ServerConfig>,
+    sources: IndexMap<String, ServerSource>,
+    progress: Progress,
+) -> ReloadSummary {
+    let starting: Vec<String> = manager
+        .plan_reload(&configs, &sources)
+        .started()
+        .cloned()
+        .collect();
+    let view = LiveView::new(&starting, progress);
+    let render = tokio::spawn(view.run(manager.subscribe()));
+    let summary = manager.reload(configs, sources).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    render.abort();
+    let _ = render.await;
+    if progress == Progress::Show {
+        note_deferred(&summary.startup);
+    }
+    summary
 }
 
 /// Connect `configs` on an existing `manager` (servers it already runs are left alone), with
@@ -79,17 +205,22 @@ pub async fn connect(
     render.abort();
     let _ = render.await;
     if options.progress == Progress::Show {
-        for server in &report.servers {
-            if server.deferred {
-                eprintln!(
-                    "  {}  still connecting; {} cached tools offered meanwhile",
-                    server.server,
-                    server.tools.len()
-                );
-            }
-        }
+        note_deferred(&report);
     }
     report
+}
+
+/// Say which servers offer cached tools while they finish connecting.
+fn note_deferred(report: &StartupReport) {
+    for server in &report.servers {
+        if server.deferred {
+            eprintln!(
+                "  {}  still connecting; {} cached tools offered meanwhile",
+                server.server,
+                server.tools.len()
+            );
+        }
+    }
 }
 
 /// Settings of [`start`].

@@ -10,6 +10,8 @@ use mcp_runtime::config::{
     load_all_mcp_configs,
 };
 
+use mcp_runtime::manager::McpManager;
+
 use crate::cli::GlobalArgs;
 use crate::exit::Failure;
 
@@ -107,6 +109,29 @@ pub fn discover_some(global: &GlobalArgs) -> Result<Discovery, Failure> {
         ));
     }
     Ok(discovery)
+}
+
+/// The config files that gave `manager`'s running servers and now fail to parse and give no
+/// server at all, as one line for a message; `None` when there are none. A reload from such a
+/// file would stop its servers for a typo (or a save half done), so a reload waits until it
+/// parses again.
+pub fn broken_sources(found: &Discovery, manager: &McpManager) -> Option<String> {
+    let mut broken: Vec<PathBuf> = manager
+        .reports()
+        .into_iter()
+        .filter_map(|report| report.path)
+        .filter(|file| {
+            let unparsed = found
+                .warnings
+                .iter()
+                .any(|w| w.server.is_none() && w.line.is_some() && w.file.as_ref() == Some(file));
+            unparsed && !found.servers.iter().any(|s| s.source.path == *file)
+        })
+        .collect();
+    broken.sort();
+    broken.dedup();
+    let files: Vec<String> = broken.iter().map(|f| display_path(f)).collect();
+    (!files.is_empty()).then(|| crate::term::line(&files.join(", ")).into_owned())
 }
 
 /// Why `name` is not among the servers discovery would start: its config error, its state

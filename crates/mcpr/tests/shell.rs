@@ -256,28 +256,48 @@ fn calls_tools_and_answers_the_mcp_commands() {
 }
 
 #[test]
-fn reload_applies_an_edited_config_without_restarting() {
+fn reload_applies_an_edited_config_by_difference() {
     let dir = temp_dir();
     let (gone_flags, gone_pid) = with_pid(dir.path(), "gone");
+    let (keep_flags, keep_pid) = with_pid(dir.path(), "keep");
+    let (change_flags, change_pid) = with_pid(dir.path(), "change");
     let config = dir.path().join("mcp.json");
-    write_config(&config, &[("keep", Vec::new()), ("gone", gone_flags)]);
+    write_config(
+        &config,
+        &[
+            ("keep", keep_flags.clone()),
+            ("change", change_flags.clone()),
+            ("gone", gone_flags),
+        ],
+    );
     let mut shell = Shell::start(&config);
     let before = shell.run("/mcp list");
     assert!(before.contains("mcp_gone_echo"), "{before}");
-    let gone = read_pid(&gone_pid);
+    let (gone, keep, change) = (
+        read_pid(&gone_pid),
+        read_pid(&keep_pid),
+        read_pid(&change_pid),
+    );
 
-    write_config(&config, &[("keep", Vec::new()), ("fresh", Vec::new())]);
+    let mut changed_flags = change_flags;
+    changed_flags.extend(["--tools".to_owned(), "1".to_owned()]);
+    write_config(
+        &config,
+        &[
+            ("keep", keep_flags),
+            ("change", changed_flags),
+            ("fresh", Vec::new()),
+        ],
+    );
     let reload = shell.run("/mcp reload");
-    assert!(reload.contains("reloaded: 2 servers"), "{reload}");
+    assert!(
+        reload.starts_with("reloaded: +fresh, ~change, -gone, 1 unchanged (3 servers, "),
+        "{reload}"
+    );
     let after = shell.run("/mcp list");
-    assert!(
-        after.contains("mcp_fresh_echo"),
-        "new server missing:\n{after}"
-    );
-    assert!(
-        after.contains("mcp_keep_echo"),
-        "kept server missing:\n{after}"
-    );
+    for expected in ["mcp_fresh_echo", "mcp_keep_echo", "mcp_change_tool_0"] {
+        assert!(after.contains(expected), "`{expected}` missing:\n{after}");
+    }
     assert!(
         !after.contains("gone"),
         "removed server still listed:\n{after}"
@@ -286,7 +306,23 @@ fn reload_applies_an_edited_config_without_restarting() {
         wait_dead(gone, Duration::from_secs(5)),
         "removed server still running"
     );
+    assert!(
+        wait_dead(change, Duration::from_secs(5)),
+        "the changed server's old process still running"
+    );
+    assert_ne!(
+        read_pid(&change_pid),
+        change,
+        "changed server not restarted"
+    );
+    assert_eq!(read_pid(&keep_pid), keep, "unchanged server restarted");
+    assert!(support::alive(keep), "unchanged server stopped");
     assert_eq!(shell.run(r#"mcp_fresh_echo {"text": "new"}"#), "new\n");
+
+    // Nothing changed since: nothing happens.
+    let again = shell.run("/mcp reload");
+    assert!(again.starts_with("reloaded: 3 unchanged"), "{again}");
+    assert_eq!(read_pid(&keep_pid), keep);
 
     assert!(shell.close().success());
 }

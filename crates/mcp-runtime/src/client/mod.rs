@@ -87,7 +87,7 @@ pub use progress::ProgressUpdate;
 pub use skills::{
     LoadedSkill, SKILLS_EXTENSION, SkillEntry, SkillFile, SkillFiles, SkillRejection,
 };
-pub use stdio::group_alive;
+pub use stdio::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE, group_alive};
 pub use types::ResourceTemplateDefinition;
 pub use types::{
     Content, PromptArgument, PromptDefinition, ResourceDefinition, ServerInfo, ToolDefinition,
@@ -95,7 +95,7 @@ pub use types::{
 };
 
 use handler::Handler;
-use stdio::{EXIT_GRACE, ServerProcess};
+use stdio::ServerProcess;
 
 /// Protocol versions we accept from a server, oldest first. We ask for the newest.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[
@@ -403,6 +403,16 @@ impl McpClient {
     /// short grace to exit, then SIGTERM and finally SIGKILL its whole process group. Returns
     /// the exit status of a stdio server. Safe to call twice.
     pub async fn close(&self) -> Option<std::process::ExitStatus> {
+        self.close_within(DEFAULT_EXIT_GRACE).await
+    }
+
+    /// [`close`](Self::close) with the server's time to exit by itself set to `grace`: after
+    /// stdin EOF it gets `grace`, after SIGTERM to its group `grace` again (at least
+    /// [`MIN_TERM_GRACE`]), then SIGKILL. A one-shot command passes a short grace, since its
+    /// result is already out and a server that lingers after EOF (server-everything takes
+    /// ~350 ms) must not hold up the exit.
+    pub async fn close_within(&self, grace: Duration) -> Option<std::process::ExitStatus> {
+        let started = Instant::now();
         let service = self
             .service
             .lock()
@@ -411,10 +421,12 @@ impl McpClient {
         if let Some(mut service) = service {
             // Cancelling the service drops the transport and with it the child's stdin (EOF).
             // rmcp's own close waits for its worker; bound it by our grace, not its 3 + 3 s.
-            let _ = service.close_with_timeout(EXIT_GRACE).await;
+            let _ = service.close_with_timeout(grace).await;
         }
+        // One grace for both waits: the worker may only finish once the server has exited.
+        let left = grace.saturating_sub(started.elapsed());
         match &self.process {
-            Some(process) => Some(process.terminate(EXIT_GRACE).await),
+            Some(process) => Some(process.terminate(left).await),
             None => None,
         }
     }

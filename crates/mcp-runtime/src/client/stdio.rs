@@ -17,8 +17,14 @@ use super::watchdog::Watchdog;
 use crate::config::StdioConfig;
 
 /// How long a server gets to exit by itself after its stdin closes (server-everything needs
-/// ~350 ms), and then again after SIGTERM, before the group is killed.
-pub(crate) const EXIT_GRACE: Duration = Duration::from_millis(1000);
+/// ~350 ms), and then again after SIGTERM, before the group is killed; see
+/// [`McpClient::close_within`](super::McpClient::close_within) for a shorter one.
+pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(1000);
+
+/// The least time a server gets after SIGTERM before SIGKILL, however short the grace after
+/// stdin EOF: a server that handles SIGTERM gets to clean up (one that does not dies at once,
+/// so this costs nothing then).
+pub const MIN_TERM_GRACE: Duration = Duration::from_millis(200);
 
 /// Lines of stderr kept per server.
 const STDERR_LINES: usize = 200;
@@ -166,14 +172,16 @@ impl ServerProcess {
     }
 
     /// Stop the process and its group. The caller has already closed stdin (the polite
-    /// request); this waits for the exit, escalates to SIGTERM and then SIGKILL for the whole
-    /// group, and finally makes sure no member of the group (a grandchild) survives.
+    /// request); this waits `grace` for the exit, escalates to SIGTERM (then waits `grace`, at
+    /// least [`MIN_TERM_GRACE`]) and then SIGKILL for the whole group, and finally makes sure
+    /// no member of the group (a grandchild) survives.
     pub(crate) async fn terminate(&self, grace: Duration) -> ExitStatus {
+        let term_grace = grace.max(MIN_TERM_GRACE);
         let status = match self.exited_within(grace).await {
             Some(status) => status,
             None => {
                 kill_group(self.pid, libc::SIGTERM);
-                match self.exited_within(grace).await {
+                match self.exited_within(term_grace).await {
                     Some(status) => status,
                     None => {
                         kill_group(self.pid, libc::SIGKILL);
@@ -186,7 +194,7 @@ impl ServerProcess {
         // TERM-then-KILL treatment.
         if group_alive(self.pid) {
             kill_group(self.pid, libc::SIGTERM);
-            let deadline = tokio::time::Instant::now() + grace;
+            let deadline = tokio::time::Instant::now() + term_grace;
             while group_alive(self.pid) && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }

@@ -9,6 +9,7 @@
 //!   name file, line and column.
 //! - [`expand`]: `${VAR}` and each host's own value syntax; [`RedactedServer`] shows a
 //!   server without its secrets.
+//! - [`watch`]: notices when any of those files changes, for a host that reloads by itself.
 //! - [`trust`]: project trust, in one place: the store, what trust binds to (config files, files
 //!   servers read or run) and the decision for one run; [`writer`]: mcpr's own config files;
 //!   [`secrets`]: the values of installed servers kept out of config files.
@@ -26,6 +27,7 @@ pub(crate) mod resolve;
 pub mod secrets;
 pub mod trust;
 mod validate;
+pub mod watch;
 pub mod writer;
 
 use std::collections::BTreeMap;
@@ -34,8 +36,8 @@ use std::time::Duration;
 
 pub use discover::{
     DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH,
-    Level, PendingReason, ProviderInfo, ServerSource, ServerState, Warning, discover_mcp_servers,
-    load_all_mcp_configs, provider_list, revoke_project_trust, trust_project,
+    Level, PendingReason, ProviderInfo, ServerSource, ServerState, Warning, config_files,
+    discover_mcp_servers, load_all_mcp_configs, provider_list, revoke_project_trust, trust_project,
 };
 pub use error::ConfigError;
 pub use redact::RedactedServer;

@@ -20,6 +20,11 @@ pub(crate) trait Connection: Send + Sync + 'static {
     async fn closed(&self);
     /// Shut the connection down; describes how the server ended, when known.
     async fn close(&self) -> Option<String>;
+    /// [`close`](Self::close), giving the server `grace` to exit by itself.
+    async fn close_within(&self, grace: std::time::Duration) -> Option<String> {
+        let _ = grace;
+        self.close().await
+    }
     /// The last stderr lines of the server.
     fn stderr_tail(&self) -> Vec<String>;
 }
@@ -54,6 +59,12 @@ impl Connection for McpClient {
             .map(|status| status.to_string())
     }
 
+    async fn close_within(&self, grace: std::time::Duration) -> Option<String> {
+        McpClient::close_within(self, grace)
+            .await
+            .map(|status| status.to_string())
+    }
+
     fn stderr_tail(&self) -> Vec<String> {
         McpClient::stderr_tail(self, STDERR_TAIL_LINES)
     }
@@ -75,6 +86,19 @@ impl Connector for ClientConnector {
         config: &ServerConfig,
         events: mpsc::Sender<ClientEvent>,
     ) -> Result<McpClient, ClientError> {
+        self.open(name, config, Some(events)).await
+    }
+}
+
+impl ClientConnector {
+    /// Resolve connect-time values and connect, sending the server's notifications to
+    /// `events` when given.
+    pub(crate) async fn open(
+        &self,
+        name: &str,
+        config: &ServerConfig,
+        events: Option<mpsc::Sender<ClientEvent>>,
+    ) -> Result<McpClient, ClientError> {
         // `!command` values run a shell (bounded at 10 s): keep them off the async threads.
         let resolved = {
             let (name, config) = (name.to_owned(), config.clone());
@@ -89,7 +113,7 @@ impl Connector for ClientConnector {
             Err(e) => return Err(config_error(name, e.to_string())),
         };
         let options = ConnectOptions {
-            events: Some(events),
+            events,
             ..self.options.clone()
         };
         McpClient::connect(name, &resolved, &options).await

@@ -31,6 +31,7 @@
 mod connection;
 mod events;
 mod health;
+mod reload;
 mod report;
 mod state;
 mod supervisor;
@@ -45,7 +46,9 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::cache::{CacheKey, ToolCache};
-use crate::client::{CallOptions, ClientError, ConnectOptions, McpClient, ToolOutput};
+use crate::client::{
+    CallOptions, ClientError, ConnectOptions, DEFAULT_EXIT_GRACE, McpClient, ToolOutput,
+};
 use crate::config::{ServerConfig, ServerSource};
 
 use connection::{ClientConnector, Connection, STDERR_TAIL_LINES};
@@ -54,6 +57,7 @@ use supervisor::run_server;
 
 pub use events::ManagerEvent;
 pub use health::{BACKOFF, Decision, ReconnectBudget, STORM_LIMIT, STORM_WINDOW};
+pub use reload::ReloadSummary;
 pub use report::{
     ConnectionState, ManagerError, ServerError, ServerReport, ServerStatus, ServerTools,
     StartupReport,
@@ -222,28 +226,45 @@ impl McpManager {
                 state
                     .servers
                     .insert(name.clone(), Entry::new(config, source, generation));
-                let task = tokio::spawn(run_server(
-                    self.inner.clone(),
-                    name.clone(),
-                    generation,
-                    gate_passed.clone(),
-                ));
-                if let Some(entry) = state.servers.get_mut(&name) {
-                    entry.task = Some(task.abort_handle());
-                }
+                self.spawn_server(&mut state, &name, generation, &gate_passed);
                 started.push(name);
             }
         }
         self.inner.notify();
+        self.gate(&started, gate_passed).await
+    }
 
+    /// Start the supervisor of `name` for `generation` (its entry is in `state` already).
+    fn spawn_server(
+        &self,
+        state: &mut State<McpClient>,
+        name: &str,
+        generation: u64,
+        gate_passed: &Arc<AtomicBool>,
+    ) {
+        let task = tokio::spawn(run_server(
+            self.inner.clone(),
+            name.to_owned(),
+            generation,
+            gate_passed.clone(),
+        ));
+        if let Some(entry) = state.servers.get_mut(name) {
+            entry.task = Some(task);
+        }
+    }
+
+    /// The fast-start gate over `started`, which are connecting: wait until they settle or the
+    /// gate passes, offer cached tools of those still pending (waiting for the uncached ones
+    /// unless `wait_for_uncached` is off), and report on them.
+    async fn gate(&self, started: &[String], gate_passed: Arc<AtomicBool>) -> StartupReport {
         // The gate: everything settled, or the deadline.
         let deadline = tokio::time::Instant::now() + self.inner.options.gate;
-        let _ = tokio::time::timeout_at(deadline, self.wait_settled(&started)).await;
+        let _ = tokio::time::timeout_at(deadline, self.wait_settled(started)).await;
         gate_passed.store(true, Ordering::SeqCst);
 
         // Deferred tools for pending servers with a cache entry; wait for the others.
         let mut must_wait = Vec::new();
-        for name in &started {
+        for name in started {
             let lookup = {
                 let state = self.lock();
                 match state.servers.get(name) {
@@ -282,7 +303,7 @@ impl McpManager {
 
         let state = self.lock();
         let mut report = StartupReport::default();
-        for name in &started {
+        for name in started {
             let Some(entry) = state.servers.get(name) else {
                 continue;
             };
@@ -303,6 +324,18 @@ impl McpManager {
             }
         }
         report
+    }
+
+    /// Connect one server with this manager's connection settings (roots, logins, identity,
+    /// elicitation, HTTP client), outside its supervision: no tool list, no reconnects, not
+    /// among [`server_names`](Self::server_names). For a one-shot call that knows its server
+    /// and tool. The caller closes the client; dropping it kills the server's process group.
+    pub async fn open_client(
+        &self,
+        name: &str,
+        config: &ServerConfig,
+    ) -> Result<McpClient, ClientError> {
+        self.inner.connector.open(name, config, None).await
     }
 
     /// The status of `name`: connected, connecting, or disconnected.
@@ -476,7 +509,7 @@ impl McpManager {
             Arc::new(AtomicBool::new(true)),
         ));
         if let Some(entry) = self.lock().servers.get_mut(name) {
-            entry.task = Some(task.abort_handle());
+            entry.task = Some(task);
         }
         self.inner.notify();
         self.wait_settled(&[name.to_owned()]).await;
@@ -495,7 +528,7 @@ impl McpManager {
         let removed = self.lock().servers.shift_remove(name);
         let Some(entry) = removed else { return };
         self.inner.notify();
-        shutdown(entry).await;
+        shutdown(entry, DEFAULT_EXIT_GRACE).await;
         self.inner.emit(ManagerEvent::Disconnected {
             server: name.to_owned(),
         });
@@ -507,10 +540,18 @@ impl McpManager {
     /// Disconnect every server concurrently and clear all state. When it returns, no server
     /// process (grandchildren included) is left.
     pub async fn disconnect_all(&self) {
+        self.disconnect_all_within(DEFAULT_EXIT_GRACE).await;
+    }
+
+    /// [`disconnect_all`](Self::disconnect_all), giving each server `grace` to exit by itself
+    /// after its stdin closes before SIGTERM and then SIGKILL to its group (see
+    /// [`McpClient::close_within`]). Servers still connecting are killed at once. A one-shot
+    /// command whose output is already printed passes a short grace.
+    pub async fn disconnect_all_within(&self, grace: Duration) {
         let entries: Vec<(String, Entry<McpClient>)> = self.lock().servers.drain(..).collect();
         self.inner.notify();
         let closing = entries.into_iter().map(|(name, entry)| async move {
-            shutdown(entry).await;
+            shutdown(entry, grace).await;
             name
         });
         for name in futures::future::join_all(closing).await {
@@ -623,14 +664,15 @@ impl McpManager {
     }
 }
 
-/// Stop an entry's background task and close its connection.
-async fn shutdown<K: Connection>(entry: Entry<K>) {
+/// Stop an entry's background task and close its connection, giving the server `grace`.
+async fn shutdown<K: Connection>(entry: Entry<K>, grace: Duration) {
     if let Some(task) = entry.task {
         // Aborting drops a connection still being made; a dropped client kills its
-        // process group.
+        // process group. Waiting for the task makes sure that has happened.
         task.abort();
+        let _ = task.await;
     }
     if let Some(client) = entry.phase.client() {
-        client.close().await;
+        client.close_within(grace).await;
     }
 }

@@ -52,7 +52,9 @@ pub(crate) struct Entry<K> {
     pub live_tools: Option<Arc<[ToolDefinition]>>,
     /// Tools from the cache, offered while the server is still connecting.
     pub cached_tools: Option<Arc<[ToolDefinition]>>,
-    pub task: Option<tokio::task::AbortHandle>,
+    /// The supervisor of the current generation; awaited after an abort so that a connection
+    /// still being made is gone (its process group killed) when a shutdown returns.
+    pub task: Option<tokio::task::JoinHandle<()>>,
     pub budget: ReconnectBudget,
     pub last_error: Option<ServerError>,
     pub stderr_tail: Vec<String>,

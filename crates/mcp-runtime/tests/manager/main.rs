@@ -4,6 +4,7 @@
 
 mod bridge;
 mod health;
+mod reload;
 #[path = "../support/mod.rs"]
 mod support;
 

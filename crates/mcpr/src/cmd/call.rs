@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
-use crate::connect::{Progress, StartOptions, start};
+use crate::connect::{OneShot, Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
 use crate::inline::{INLINE_NAME, InlineArgs};
 use crate::{live, term};
@@ -60,7 +60,7 @@ pub struct CallArgs {
 }
 
 pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
-    let mut discovery = crate::inline::discover_some(global, &args.inline)?;
+    let discovery = crate::inline::discover_some(global, &args.inline)?;
     let first = &args.target[0];
     // `mcp_<server>_<tool>` names always start with `mcp_`; anything else names a server.
     let by_name = !discovery.configs.contains_key(first) && first.starts_with("mcp_");
@@ -91,56 +91,53 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
         )));
     };
 
-    // One server named: start only that one (a fast one-shot). A tool name: start all, since
+    // One server and tool named: connect that server alone and call the tool directly (no
+    // tool list; an unknown tool is the server's own error). A tool name: start all, since
     // names are assigned over the whole set.
-    if let Some(server) = &server {
-        discovery.configs.retain(|name, _| name == server);
-    }
-    let options = StartOptions {
-        progress: Progress::Quiet,
-        wait: server.is_some(),
-        reconnect: false,
-    };
-    let started = crate::shutdown::until_signal(start(
-        discovery.cwd.clone(),
-        discovery.configs,
-        discovery.sources,
-        options,
-    ))
-    .await?;
-    let manager = started.manager;
-    let target = match &server {
-        Some(server) => match started.report.errors.get(server) {
-            Some(error) => {
-                manager.disconnect_all().await;
-                return Err(Failure::connection(error.explained()));
-            }
-            None => (server.clone(), tool),
-        },
+    let (servers, target) = match server {
+        Some(server) => {
+            let config = discovery.configs.get(&server).cloned();
+            let config = config.ok_or_else(|| Failure::usage(format!("no server `{server}`")))?;
+            let open = OneShot::open(discovery.cwd.clone(), &server, &config);
+            let servers = crate::shutdown::until_signal(open)
+                .await?
+                .map_err(|e| Failure::connection(e.explained()))?;
+            (servers, (server, tool))
+        }
         None => {
+            let options = StartOptions {
+                progress: Progress::Quiet,
+                wait: false,
+                reconnect: false,
+            };
+            let started = crate::shutdown::until_signal(start(
+                discovery.cwd.clone(),
+                discovery.configs,
+                discovery.sources,
+                options,
+            ))
+            .await?;
             let tools = mcp_tools(&started.report.servers, NamingStyle::Mcpr);
+            let servers = OneShot::Manager(started.manager);
             match tools.iter().find(|t| t.name == tool) {
-                Some(found) => (found.server.clone(), found.tool.clone()),
+                Some(found) => (servers, (found.server.clone(), found.tool.clone())),
                 None => {
-                    manager.disconnect_all().await;
+                    servers.stop().await;
                     return Err(unknown_tool(&tool, &started.report.errors));
                 }
             }
         }
     };
-    // The tool's input schema types `key=value` arguments.
-    let schema = started
-        .report
-        .servers
-        .iter()
-        .filter(|s| s.server == target.0)
-        .flat_map(|s| s.tools.iter())
-        .find(|t| t.name == target.1)
-        .map(|t| &t.input_schema);
-    let arguments = match parse_arguments(raw_args, schema) {
+    // `key=value` words are typed by the tool's input schema, which only then is listed.
+    let typed = raw_args.len() > 1 || raw_args.iter().any(|w| crate::cmd::arguments::is_pair(w));
+    let schema = match typed {
+        true => servers.tool_schema(&target.0, &target.1).await,
+        false => None,
+    };
+    let arguments = match parse_arguments(raw_args, schema.as_ref()) {
         Ok(arguments) => arguments,
         Err(failure) => {
-            manager.disconnect_all().await;
+            servers.stop().await;
             return Err(failure);
         }
     };
@@ -151,41 +148,49 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     let mode = live::Mode::choose(args.quiet, args.progress_json);
     let (display, progress) = live::Display::start(mode, &target.1);
     options.progress = progress;
-    let call = manager.call_tool(&target.0, &target.1, arguments, options);
-    tokio::pin!(call);
-    // On Ctrl-C or SIGTERM, cancel the call and let it finish telling the server
-    // (`notifications/cancelled`) before shutting down.
-    let result = tokio::select! {
-        result = &mut call => Ok(result),
-        code = crate::shutdown::interrupted() => {
-            cancel.cancel();
-            let _ = tokio::time::timeout(Duration::from_secs(1), &mut call).await;
-            Err(code)
+    let result = {
+        let call = servers.call_tool(&target.0, &target.1, arguments, options);
+        tokio::pin!(call);
+        // On Ctrl-C or SIGTERM, cancel the call and let it finish telling the server
+        // (`notifications/cancelled`) before shutting down.
+        tokio::select! {
+            result = &mut call => Ok(result),
+            code = crate::shutdown::interrupted() => {
+                cancel.cancel();
+                let _ = tokio::time::timeout(Duration::from_secs(1), &mut call).await;
+                Err(code)
+            }
         }
     };
     display.finish().await;
-    manager.disconnect_all().await;
-    let output = match result {
-        Ok(Ok(output)) => match args.max_output.filter(|limit| *limit > 0) {
-            Some(limit) => {
-                OutputCap::with_limit(limit).apply(&format!("{}_{}", target.0, target.1), output)
-            }
-            None => output,
-        },
-        Ok(Err(e)) => return Err(call_failure(e)),
-        Err(code) => {
-            return Err(Failure {
-                code,
-                message: "interrupted; call cancelled".into(),
-            });
+    // The result is printed the moment it arrives; the servers are stopped after.
+    let outcome = match result {
+        Ok(Ok(output)) => {
+            let output = match args.max_output.filter(|limit| *limit > 0) {
+                Some(limit) => OutputCap::with_limit(limit)
+                    .apply(&format!("{}_{}", target.0, target.1), output),
+                None => output,
+            };
+            print_result(&output, args.json)
         }
+        Ok(Err(e)) => Err(call_failure(e)),
+        Err(code) => Err(Failure {
+            code,
+            message: "interrupted; call cancelled".into(),
+        }),
     };
+    servers.stop().await;
+    outcome
+}
 
-    if args.json {
-        let text = serde_json::to_string_pretty(&output).map_err(Failure::internal)?;
+/// Print a call's result as asked (`--json` or readable); the exit code says whether the tool
+/// reported an error.
+fn print_result(output: &ToolOutput, json: bool) -> Outcome {
+    if json {
+        let text = serde_json::to_string_pretty(output).map_err(Failure::internal)?;
         println!("{text}");
     } else {
-        print_output(&output);
+        print_output(output);
     }
     Ok(if output.is_error {
         exit::TOOL_ERROR

@@ -4,13 +4,16 @@
 //! The servers connect in the background while the gateway already answers `initialize`;
 //! `tools/list` waits for the start-up gate (cached tools of slow servers are offered at once).
 //! However it stops — the client closes stdin, SIGINT, SIGTERM — every server is disconnected
-//! before exiting, so no server process outlives the gateway.
+//! before exiting, so no server process outlives the gateway. With `--watch`, a changed config
+//! file is applied by difference while serving.
 
 use std::collections::BTreeSet;
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mcp_runtime::config::watch::ConfigWatch;
 use mcp_runtime::gateway::http::{self, HttpOptions};
 use mcp_runtime::gateway::{DiscoveryMode, Gateway, GatewayError, GatewayOptions, ToolFilter};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
@@ -105,6 +108,11 @@ pub struct ServeArgs {
     /// cap. Default: $MCPR_MAX_OUTPUT, else 100000 (about 25k tokens).
     #[arg(long, value_name = "BYTES")]
     pub max_output: Option<usize>,
+    /// Reload when a config file changes (polled twice a second): added servers start,
+    /// removed ones stop, changed ones restart, the others keep running; clients are sent
+    /// `notifications/tools/list_changed` when the tools change.
+    #[arg(long)]
+    pub watch: bool,
 }
 
 pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
@@ -144,6 +152,12 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     let output_cap = crate::cmd::agent_output_cap(args.max_output)?;
     let filter = filter(&args);
     let always_load = always_loaded(&discovery.configs);
+    let watch = args.watch.then(|| {
+        let flags = global.discovery_flags();
+        let mut watch = ConfigWatch::new(&flags.cwd(), flags.options());
+        watch.set_reads(&discovery);
+        watch
+    });
 
     let manager = McpManager::new(ManagerOptions {
         project: discovery.cwd.clone(),
@@ -188,14 +202,66 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         })
     };
 
-    let served = match args.http {
-        None => serve_stdio(gateway).await,
-        Some(addr) => serve_http(gateway, addr, token).await,
+    let serving = async {
+        match args.http {
+            None => serve_stdio(gateway).await,
+            Some(addr) => serve_http(gateway, addr, token).await,
+        }
+    };
+    let served = match watch {
+        None => serving.await,
+        Some(watch) => tokio::select! {
+            served = serving => served,
+            never = reload_on_change(global, &args.servers, &manager, watch) => match never {},
+        },
     };
     // Whatever ended serving, no server process may outlive us.
     connecting.abort();
     manager.disconnect_all().await;
     served
+}
+
+/// `--watch`: whenever a config file changes, discover again and reload the servers by
+/// difference (the gateway tells its clients when the tools change). Runs until dropped; a
+/// discovery that fails as a whole leaves the servers as they are.
+async fn reload_on_change(
+    global: &GlobalArgs,
+    only: &[String],
+    manager: &McpManager,
+    mut watch: ConfigWatch,
+) -> Infallible {
+    loop {
+        watch.changed().await;
+        let discovery = match crate::discovery::discover(global) {
+            Ok(discovery) => discovery,
+            Err(failure) => {
+                eprintln!("mcpr serve: {failure}; servers left as they were");
+                continue;
+            }
+        };
+        watch.set_reads(&discovery);
+        if let Some(files) = crate::discovery::broken_sources(&discovery, manager) {
+            eprintln!("mcpr serve: {files} cannot be read; servers left as they were");
+            continue;
+        }
+        let mut configs = discovery.configs;
+        if !only.is_empty() {
+            configs.retain(|name, _| only.contains(name));
+        }
+        let summary = manager.reload(configs, discovery.sources).await;
+        if !summary.is_noop() {
+            eprintln!(
+                "mcpr serve: reloaded: {}",
+                crate::term::line(&summary.to_string())
+            );
+        }
+        for (name, error) in &summary.startup.errors {
+            eprintln!(
+                "mcpr serve: {}",
+                crate::term::text(&crate::cmd::tools::with_name(name, &error.to_string()))
+            );
+        }
+    }
 }
 
 /// Serve one client on stdin/stdout until it closes stdin or a signal arrives.

@@ -41,7 +41,6 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     ))
     .await?;
     let reports = started.manager.reports();
-    started.manager.disconnect_all().await;
 
     if args.json {
         let json: Vec<serde_json::Value> = reports.iter().map(report_json).collect();
@@ -50,6 +49,8 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     } else {
         print_table(&reports, false);
     }
+    // Printed first; the servers are stopped after.
+    crate::connect::stop_after_output(&started.manager).await;
     let failed = reports
         .iter()
         .any(|r| r.error.is_some() && r.status() != mcp_runtime::manager::ServerStatus::Connected);

@@ -85,10 +85,10 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         NamingStyle::Mcpr
     };
     let mut tools = mcp_tools(&started.report.servers, naming);
-    started.manager.disconnect_all().await;
     if let Some(wanted) = &one_tool {
         tools.retain(|t| &t.tool == wanted);
         if tools.is_empty() && started.report.errors.is_empty() {
+            started.manager.disconnect_all().await;
             let server = only.as_deref().unwrap_or(crate::inline::INLINE_NAME);
             return Err(Failure::usage(format!(
                 "server `{server}` has no tool named `{wanted}` (see `mcpr tools {server}`)"
@@ -163,6 +163,8 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             term::text(&with_name(name, &error.explained()))
         );
     }
+    // Printed at the gate; the servers are stopped after.
+    crate::connect::stop_after_output(&started.manager).await;
     Ok(if started.report.errors.is_empty() {
         exit::OK
     } else {

@@ -136,6 +136,37 @@ pub fn revoke_project_trust(cwd: &Path, options: &DiscoveryOptions) -> Result<bo
     super::trust::revoke_project(cwd, options.trust_store_path().as_deref())
 }
 
+/// The files discovery reads for the project `cwd` with `options`, whether they exist yet or
+/// not: the `--config` files, every host's config files (user and project level, as enabled),
+/// and the trust store. What a config watcher polls; the files servers read (`envFile`,
+/// `{file:}`) are in each [`DiscoveredServer::reads`].
+pub fn config_files(cwd: &Path, options: &DiscoveryOptions) -> Vec<PathBuf> {
+    let cwd = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_owned());
+    let cwd_real = std::fs::canonicalize(&cwd).unwrap_or_else(|_| cwd.clone());
+    let home = options.home_dir();
+    let cx = Ctx {
+        cwd: &cwd,
+        cwd_real: &cwd_real,
+        home: home.as_deref(),
+        env: &options.env,
+    };
+    let mut files = options.explicit_files.clone();
+    if !options.strict {
+        for provider in PROVIDERS {
+            for spec in (provider.files)(&cx) {
+                if spec.level == Level::Project && !options.enable_project_config {
+                    continue;
+                }
+                files.push(spec.path);
+            }
+        }
+    }
+    files.extend(options.trust_store_path());
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|file| seen.insert(file.clone()));
+    files
+}
+
 fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
     let cwd = if cwd.is_absolute() {
         cwd.to_owned()

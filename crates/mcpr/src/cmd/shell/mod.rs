@@ -434,7 +434,8 @@ impl<'a> Shell<'a> {
         }
     }
 
-    /// `/mcp reload`: disconnect everything, discover again, connect, refresh the session.
+    /// `/mcp reload`: discover again and apply the difference — added servers start, removed
+    /// ones stop, changed ones restart, the others keep running — then refresh the session.
     /// If discovery fails as a whole, the running servers are kept.
     async fn reload(&mut self) {
         let discovery = match crate::discovery::discover(self.global) {
@@ -444,20 +445,24 @@ impl<'a> Shell<'a> {
                 return;
             }
         };
-        self.configured = configured_names(&discovery);
         let manager = self.session.manager().clone();
-        manager.disconnect_all().await;
+        if let Some(files) = crate::discovery::broken_sources(&discovery, &manager) {
+            eprintln!("error: {files} cannot be read; servers left as they were");
+            return;
+        }
+        self.configured = configured_names(&discovery);
         let count_servers = discovery.configs.len();
-        connect(
+        let summary = crate::connect::reload(
             &manager,
             discovery.configs,
             discovery.sources,
-            connect_options(false),
+            Progress::Show,
         )
         .await;
         self.settle();
         println!(
-            "reloaded: {}, {}",
+            "reloaded: {} ({}, {})",
+            term::line(&summary.to_string()),
             count(count_servers, "server"),
             count(self.announced.len(), "tool")
         );

@@ -177,7 +177,7 @@ Call a tool:
 Commands:
   /mcp list               tools by server (cached ones marked while their server connects)
   /mcp status             state of every server (as `mcpr status`)
-  /mcp reload             read the configs again and reconnect everything
+  /mcp reload             read the configs again; start, stop or restart what changed
   /mcp reconnect NAME     reconnect one server
   /mcp enable NAME        turn a server on (saved in mcpr's user config) and start it
   /mcp disable NAME       turn a server off (saved in mcpr's user config) and stop it
