@@ -209,16 +209,19 @@ fn writer_edits_only_mcpr_files_atomically_with_mode_0600() {
     let unchanged = writer::set_enabled(&found, &options, "mcpr-user-echo", false).unwrap();
     assert!(!unchanged.changed);
 
-    // Remove: mcpr files only, with a pointer to `disable` for other tools' servers.
+    // Remove: mcpr files only; another tool's server is named with the tool and its file.
     assert_eq!(
         writer::remove_server(&options, &fx.project, "added", None, None).unwrap(),
         user_file
     );
     let err = writer::remove_server(&options, &fx.project, "cursor-user", None, Some(&found))
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
     assert!(
-        err.contains("Cursor") && err.contains("mcpr disable cursor-user"),
+        matches!(
+            &err,
+            mcp_runtime::config::ConfigError::ForeignDefinition { server, provider, .. }
+                if server == "cursor-user" && provider == "Cursor"
+        ),
         "{err}"
     );
     assert!(writer::set_enabled(&found, &options, "no-such-server", true).is_err());

@@ -68,6 +68,9 @@ impl Advise for ConfigError {
                 Some("say which with --scope user or --scope project".into())
             }
             ConfigError::NotConfigured { .. } => Some("see `mcpr servers --all`".into()),
+            ConfigError::ForeignDefinition { server, .. } => {
+                Some(format!("use `mcpr disable {server}` to turn it off"))
+            }
             _ => None,
         }
     }
@@ -113,6 +116,21 @@ mod tests {
             error
                 .explained()
                 .ends_with("run `mcpr trust` to approve it")
+        );
+    }
+
+    #[test]
+    fn another_tools_server_points_at_disable() {
+        let error = ConfigError::ForeignDefinition {
+            server: "gh".into(),
+            provider: "Cursor".into(),
+            path: "/home/u/.cursor/mcp.json".into(),
+        };
+        let text = error.explained();
+        assert!(text.contains("defined by Cursor"), "{text}");
+        assert!(
+            text.ends_with("use `mcpr disable gh` to turn it off"),
+            "{text}"
         );
     }
 }

@@ -71,6 +71,20 @@ pub enum ConfigError {
         /// The server's name.
         server: String,
     },
+    /// An edit of mcpr's own files names a server that another tool's file defines, which
+    /// mcpr does not edit.
+    #[error(
+        "server `{server}`: not found in mcpr's config files; it is defined by {provider} in {}, and mcpr does not edit other tools' files",
+        crate::fsutil::display_path(path)
+    )]
+    ForeignDefinition {
+        /// The server's name.
+        server: String,
+        /// The tool whose file defines it.
+        provider: String,
+        /// That file.
+        path: PathBuf,
+    },
     /// An edit of mcpr's own files names a server that both the user and the project file
     /// define; the edit must say which.
     #[error("server `{server}`: defined in both the user and the project file")]
@@ -134,6 +148,15 @@ impl Clone for ConfigError {
             },
             ConfigError::NotConfigured { server } => ConfigError::NotConfigured {
                 server: server.clone(),
+            },
+            ConfigError::ForeignDefinition {
+                server,
+                provider,
+                path,
+            } => ConfigError::ForeignDefinition {
+                server: server.clone(),
+                provider: provider.clone(),
+                path: path.clone(),
             },
             ConfigError::AmbiguousScope { server } => ConfigError::AmbiguousScope {
                 server: server.clone(),

@@ -428,13 +428,17 @@ pub fn remove_server(
             Ok(file.path)
         }
         0 => {
-            let other = discovery
-                .and_then(|d| d.servers.iter().find(|s| s.name == name))
-                .map(|s| format!("; it is defined by {} in {}, and mcpr does not edit other tools' files (use `mcpr disable {name}` to turn it off)", s.source.provider_name, crate::fsutil::display_path(&s.source.path)))
-                .unwrap_or_default();
-            Err(ConfigError::Edit {
-                server: name.to_owned(),
-                message: format!("not found in mcpr's config files{other}"),
+            let other = discovery.and_then(|d| d.servers.iter().find(|s| s.name == name));
+            Err(match other {
+                Some(other) => ConfigError::ForeignDefinition {
+                    server: name.to_owned(),
+                    provider: other.source.provider_name.to_string(),
+                    path: other.source.path.clone(),
+                },
+                None => ConfigError::Edit {
+                    server: name.to_owned(),
+                    message: "not found in mcpr's config files".into(),
+                },
             })
         }
         _ => Err(ConfigError::AmbiguousScope {
