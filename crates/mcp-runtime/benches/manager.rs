@@ -22,12 +22,12 @@ fn mock(args: &[&str]) -> ServerConfig {
 }
 
 fn manager(dir: &Path) -> McpManager {
-    McpManager::new(ManagerOptions {
-        cache: Some(Arc::new(ToolCache::in_dir(dir))),
-        project: dir.to_owned(),
-        reconnect: false,
-        ..ManagerOptions::default()
-    })
+    McpManager::new(
+        ManagerOptions::default()
+            .with_cache(Some(Arc::new(ToolCache::in_dir(dir))))
+            .with_project(dir.to_owned())
+            .with_reconnect(false),
+    )
 }
 
 fn main() {
@@ -151,10 +151,7 @@ fn naming_and_registry(count: usize) -> (Duration, Duration) {
     let tools = mcp_tools(&servers, NamingStyle::Mcpr);
     let naming = started.elapsed();
     let mut session = Session::new(
-        McpManager::new(ManagerOptions {
-            cache: None,
-            ..ManagerOptions::default()
-        }),
+        McpManager::new(ManagerOptions::default().with_cache(None)),
         NamingStyle::Mcpr,
     );
     let started = Instant::now();

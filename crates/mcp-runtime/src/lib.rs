@@ -50,3 +50,22 @@ pub use loader::{LoadError, LoadFailure, LoadOptions, LoadedTools, discover_and_
 pub use manager::{ManagerEvent, ManagerOptions, McpManager};
 pub use session::Session;
 pub use tools::McpTool;
+
+/// Builder methods for an options struct whose fields are public but which is
+/// `#[non_exhaustive]` (so that adding a field is not a breaking change): one `with_FIELD`
+/// per field, so hosts write `ManagerOptions::default().with_gate(..)`.
+macro_rules! setters {
+    ($ty:ident { $($method:ident => $field:ident : $fty:ty),* $(,)? }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("Set `", stringify!($field), "` (see the field).")]
+                #[must_use]
+                pub fn $method(mut self, $field: $fty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+pub(crate) use setters;

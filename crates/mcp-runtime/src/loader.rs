@@ -11,6 +11,7 @@ use crate::tools::{McpTool, NamingStyle, mcp_tools};
 
 /// Settings of [`discover_and_load_mcp_tools`].
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// Where to look for configs and how.
     pub discovery: DiscoveryOptions,
@@ -131,3 +132,9 @@ fn failed(manager: McpManager, message: String) -> LoadedTools {
         discovery: None,
     }
 }
+
+crate::setters!(LoadOptions {
+    with_discovery => discovery: DiscoveryOptions,
+    with_manager => manager: ManagerOptions,
+    with_naming => naming: NamingStyle,
+});

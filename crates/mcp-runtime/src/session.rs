@@ -68,7 +68,7 @@ pub enum SessionError {
 /// use mcp_runtime::session::Session;
 /// use mcp_runtime::tools::NamingStyle;
 ///
-/// let manager = McpManager::new(ManagerOptions { cache: None, ..ManagerOptions::default() });
+/// let manager = McpManager::new(ManagerOptions::default().with_cache(None));
 /// let mut session = Session::new(manager, NamingStyle::Mcpr);
 /// session.refresh_mcp_tools(Vec::new());
 /// assert_eq!(session.tools().count(), 0);

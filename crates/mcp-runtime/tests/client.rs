@@ -450,10 +450,7 @@ async fn stderr_flood_neither_blocks_the_server_nor_grows_memory() {
 #[tokio::test]
 async fn roots_list_is_answered_with_the_configured_roots() {
     let dir = temp_dir();
-    let options = ConnectOptions {
-        roots: vec![dir.path().to_owned()],
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_roots(vec![dir.path().to_owned()]);
     let client = McpClient::connect("mock", &mock(&[]), &options)
         .await
         .unwrap();
@@ -486,10 +483,7 @@ async fn concurrent_calls_each_get_their_own_answer() {
 #[tokio::test]
 async fn list_changed_notifications_reach_the_event_channel() {
     let (events, mut received) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
-    let options = ConnectOptions {
-        events: Some(events),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_events(Some(events));
     let client = McpClient::connect("mock", &mock(&["--list-changed-ms", "50"]), &options)
         .await
         .unwrap();
@@ -505,10 +499,7 @@ async fn a_notification_flood_is_bounded_and_calls_still_work() {
     use mcp_runtime::client::{ClientEvent, EVENT_BUFFER};
     // Nobody reads either channel during the flood: only their bounds limit what is queued.
     let (events, mut received) = tokio::sync::mpsc::channel(EVENT_BUFFER);
-    let options = ConnectOptions {
-        events: Some(events),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_events(Some(events));
     let client = McpClient::connect("mock", &mock(&["--flood-tool"]), &options)
         .await
         .unwrap();

@@ -99,10 +99,7 @@ fn unset_variables_are_per_server_errors_naming_variable_and_field() {
     let fx = fixture();
     let mut env = fx.env();
     env.remove("GITHUB_TOKEN");
-    let found = fx.discover(&DiscoveryOptions {
-        env: EnvSource::Map(env),
-        ..fx.trusted()
-    });
+    let found = fx.discover(&fx.trusted().with_env(EnvSource::Map(env)));
     let reason = match &found.winner("github").unwrap().state {
         ServerState::Invalid(reason) => reason.clone(),
         other => panic!("{other:?}"),
@@ -138,10 +135,7 @@ fn unset_variables_are_per_server_errors_naming_variable_and_field() {
 
     let mut env = fx.env();
     env.insert("MCPR_INPUT_PERPLEXITY_KEY".into(), "pplx-123".into());
-    let found = fx.discover(&DiscoveryOptions {
-        env: EnvSource::Map(env),
-        ..fx.trusted()
-    });
+    let found = fx.discover(&fx.trusted().with_env(EnvSource::Map(env)));
     assert_eq!(
         stdio(&found.configs["perplexity"]).env["PERPLEXITY_API_KEY"],
         "pplx-123"
@@ -151,11 +145,10 @@ fn unset_variables_are_per_server_errors_naming_variable_and_field() {
 #[test]
 fn a_throwing_discovery_becomes_one_synthetic_error() {
     let fx = fixture();
-    let options = DiscoveryOptions {
-        env: EnvSource::Fn(Arc::new(|_| panic!("environment exploded"))),
-        home: None,
-        ..fx.options()
-    };
+    let options = fx
+        .options()
+        .with_env(EnvSource::Fn(Arc::new(|_| panic!("environment exploded"))))
+        .with_home(None);
     let found = load_all_mcp_configs(&fx.project, &options);
     let failure = found.failure.expect("synthetic error");
     assert_eq!(failure.path, HARD_FAILURE_PATH);

@@ -343,10 +343,7 @@ fn exa_servers_are_discovered_and_enabled_like_any_other() {
     );
     let mut env = fx.env();
     env.insert("EXA_KEY".into(), "exa-from-env".into());
-    let found = fx.discover(&DiscoveryOptions {
-        env: EnvSource::Map(env),
-        ..fx.trusted()
-    });
+    let found = fx.discover(&fx.trusted().with_env(EnvSource::Map(env)));
     let exa = found.winner("exa").unwrap();
     assert_eq!(exa.state, ServerState::Enabled);
     assert_eq!(found.sources["exa"].provider_name, "Claude Code");

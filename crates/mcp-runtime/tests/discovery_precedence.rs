@@ -53,10 +53,9 @@ fn explicit_files_come_first_and_strict_uses_them_alone() {
         "~/extra/goose.yaml",
         "extensions:\n  only-here:\n    type: stdio\n    cmd: x\n    enabled: true\n",
     );
-    let options = DiscoveryOptions {
-        explicit_files: vec![extra.clone(), yaml.clone()],
-        ..fx.trusted()
-    };
+    let options = fx
+        .trusted()
+        .with_explicit_files(vec![extra.clone(), yaml.clone()]);
     let found = fx.discover(&options);
     assert_eq!(stdio(&found.configs["github"]).command, "from-config-flag");
     assert_eq!(found.sources["github"].provider_id, "config");
@@ -67,10 +66,7 @@ fn explicit_files_come_first_and_strict_uses_them_alone() {
         Some("github")
     );
 
-    let strict = fx.discover(&DiscoveryOptions {
-        strict: true,
-        ..options
-    });
+    let strict = fx.discover(&options.with_strict(true));
     let names: Vec<&str> = strict.configs.keys().map(String::as_str).collect();
     assert_eq!(names, vec!["github", "only-here"]);
     assert_eq!(strict.project.state, ProjectTrustState::NoProjectConfig);
@@ -79,10 +75,7 @@ fn explicit_files_come_first_and_strict_uses_them_alone() {
 #[test]
 fn disabling_project_config_removes_every_project_entry() {
     let fx = fixture();
-    let found = fx.discover(&DiscoveryOptions {
-        enable_project_config: false,
-        ..fx.trusted()
-    });
+    let found = fx.discover(&fx.trusted().with_enable_project_config(false));
     assert!(
         found.servers.iter().all(|s| s.source.level == Level::User),
         "{:?}",

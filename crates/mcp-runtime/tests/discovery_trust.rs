@@ -167,10 +167,7 @@ fn trust_binds_to_the_files_project_servers_read() {
 #[test]
 fn user_configs_never_read_an_untrusted_project() {
     let fx = fixture();
-    let options = DiscoveryOptions {
-        enable_project_config: true,
-        ..fx.options()
-    };
+    let options = fx.options().with_enable_project_config(true);
     fx.write(".env", "LD_PRELOAD=/tmp/evil.so\n");
     fx.write("~/.cursor/.env", "OWN=mine\n");
     fx.write(
@@ -241,12 +238,10 @@ fn a_project_with_only_a_file_a_user_config_reads_can_be_trusted() {
     std::fs::write(home.join(".config/opencode/token"), "t").unwrap();
     std::fs::write(project.join(".env"), "K=v\n").unwrap();
     std::fs::write(project.join("arg.txt"), "--evil").unwrap();
-    let options = DiscoveryOptions {
-        home: Some(home.clone()),
-        env: EnvSource::map([("HOME", home.to_string_lossy())]),
-        trust_store: Some(root.join("trust.json")),
-        ..DiscoveryOptions::default()
-    };
+    let options = DiscoveryOptions::default()
+        .with_home(Some(home.clone()))
+        .with_env(EnvSource::map([("HOME", home.to_string_lossy())]))
+        .with_trust_store(Some(root.join("trust.json")));
     let found = load_all_mcp_configs(&project, &options);
     assert_eq!(found.project.state, ProjectTrustState::Untrusted);
     let mut files = found.project.files.clone();
@@ -303,12 +298,10 @@ fn trust_binds_to_the_project_files_servers_run() {
         r#"{"mcpServers": {"own": {"command": "./bin/server"}}}"#,
     )
     .unwrap();
-    let options = DiscoveryOptions {
-        home: Some(home.clone()),
-        env: EnvSource::map([("HOME", home.to_string_lossy())]),
-        trust_store: Some(root.join("trust.json")),
-        ..DiscoveryOptions::default()
-    };
+    let options = DiscoveryOptions::default()
+        .with_home(Some(home.clone()))
+        .with_env(EnvSource::map([("HOME", home.to_string_lossy())]))
+        .with_trust_store(Some(root.join("trust.json")));
     let found = load_all_mcp_configs(&project, &options);
     assert_eq!(found.project.state, ProjectTrustState::Untrusted);
     for (name, file) in [("direct", "bin/server"), ("script", "srv.py")] {

@@ -190,18 +190,16 @@ fn write_hosts(home: &Path, project: &Path, servers: &Map<String, Value>, soup: 
 }
 
 fn options(home: &Path) -> DiscoveryOptions {
-    DiscoveryOptions {
-        home: Some(home.to_owned()),
-        env: EnvSource::map([
+    DiscoveryOptions::default()
+        .with_home(Some(home.to_owned()))
+        .with_env(EnvSource::map([
             ("HOME", home.to_string_lossy().as_ref()),
             ("A", "x"),
             ("B", ""),
-        ]),
-        enable_project_config: true,
-        trust_project: true,
-        trust_store: Some(home.join("trust.json")),
-        ..DiscoveryOptions::default()
-    }
+        ]))
+        .with_enable_project_config(true)
+        .with_trust_project(true)
+        .with_trust_store(Some(home.join("trust.json")))
 }
 
 proptest! {
@@ -231,11 +229,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("mcp.json");
         std::fs::write(&file, &text).unwrap();
-        let options = DiscoveryOptions {
-            explicit_files: vec![file],
-            strict: true,
-            ..options(&dir.path().join("home"))
-        };
+        let options = options(&dir.path().join("home")).with_explicit_files(vec![file]).with_strict(true);
         let found = load_all_mcp_configs(dir.path(), &options);
         prop_assert!(found.failure.is_none(), "{:?}", found.failure);
     }

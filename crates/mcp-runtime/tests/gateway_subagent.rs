@@ -21,11 +21,11 @@ use support::{args, mock, temp_dir};
 use tokio_util::sync::CancellationToken;
 
 fn manager(dir: &Path) -> McpManager {
-    McpManager::new(ManagerOptions {
-        cache: Some(Arc::new(ToolCache::in_dir(dir))),
-        project: dir.to_owned(),
-        ..ManagerOptions::default()
-    })
+    McpManager::new(
+        ManagerOptions::default()
+            .with_cache(Some(Arc::new(ToolCache::in_dir(dir))))
+            .with_project(dir.to_owned()),
+    )
 }
 
 async fn connect(manager: &McpManager, servers: &[(&str, ServerConfig)]) {
@@ -63,12 +63,11 @@ async fn sub_agent_sees_the_parents_live_tools_scoped() {
     connect(&manager, &[("a", mock(&[])), ("b", mock(&[]))]).await;
     let scoped = SubAgentHandle::new(
         manager.clone(),
-        SubAgentOptions {
-            filter: ToolFilter::default()
+        SubAgentOptions::default().with_filter(
+            ToolFilter::default()
                 .with_servers(["a"])
                 .with_pattern("!*sleep*"),
-            ..SubAgentOptions::default()
-        },
+        ),
     );
     let seen = names(&scoped);
     assert!(seen.contains(&"mcp_a_echo".to_owned()), "{seen:?}");
@@ -123,10 +122,7 @@ fn reads(dir: &Path, name: &str) -> Vec<String> {
 fn handle(manager: &McpManager, filter: ToolFilter) -> SubAgentHandle {
     SubAgentHandle::new(
         manager.clone(),
-        SubAgentOptions {
-            filter,
-            ..SubAgentOptions::default()
-        },
+        SubAgentOptions::default().with_filter(filter),
     )
 }
 
@@ -258,10 +254,7 @@ async fn call_cap_cancels_the_call_on_the_server() {
     .await;
     let handle = SubAgentHandle::new(
         manager.clone(),
-        SubAgentOptions {
-            call_cap: Some(Duration::from_millis(300)),
-            ..SubAgentOptions::default()
-        },
+        SubAgentOptions::default().with_call_cap(Some(Duration::from_millis(300))),
     );
     let started = Instant::now();
     let output = handle

@@ -78,11 +78,9 @@ async fn a_connection_uses_the_host_client() {
         kind: HttpKind::StreamableHttp,
         oauth: None,
     });
-    let options = ConnectOptions {
-        auth: None,
-        http: host_client(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default()
+        .with_auth(None)
+        .with_http(host_client());
     let attempt = tokio::time::timeout(HANG_GUARD, McpClient::connect("remote", &config, &options))
         .await
         .expect("the connection attempt ended");
@@ -105,11 +103,11 @@ async fn a_managed_connection_uses_the_host_client() {
         kind: HttpKind::StreamableHttp,
         oauth: None,
     });
-    let manager = McpManager::new(ManagerOptions {
-        http: host_client(),
-        reconnect: false,
-        ..ManagerOptions::default()
-    });
+    let manager = McpManager::new(
+        ManagerOptions::default()
+            .with_http(host_client())
+            .with_reconnect(false),
+    );
     let configs = IndexMap::from([("remote".to_owned(), config)]);
     let report = tokio::time::timeout(
         HANG_GUARD,

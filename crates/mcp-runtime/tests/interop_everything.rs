@@ -15,10 +15,7 @@ async fn server_everything_lists_calls_and_gets_its_roots_answered() {
         [entry.to_string_lossy().into_owned(), "stdio".into()],
     );
     let root = support::temp_dir();
-    let options = ConnectOptions {
-        roots: vec![root.path().to_owned()],
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_roots(vec![root.path().to_owned()]);
     let client = McpClient::connect("everything", &config, &options)
         .await
         .unwrap();

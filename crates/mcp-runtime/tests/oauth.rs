@@ -107,10 +107,7 @@ async fn connected(setup: &LoggedIn) -> Arc<McpClient> {
 }
 
 async fn connect(config: &ServerConfig, context: AuthContext) -> Result<McpClient, ClientError> {
-    let options = ConnectOptions {
-        auth: Some(context),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_auth(Some(context));
     McpClient::connect("svc", config, &options).await
 }
 

@@ -382,14 +382,14 @@ fn capture() -> Result<(), String> {
 
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let report = runtime.block_on(async {
-        let manager = McpManager::new(ManagerOptions {
-            cache: None,
-            project: work.path().to_owned(),
-            reconnect: false,
-            wait_for_uncached: true,
-            gate: Duration::from_secs(120),
-            ..ManagerOptions::default()
-        });
+        let manager = McpManager::new(
+            ManagerOptions::default()
+                .with_cache(None)
+                .with_project(work.path().to_owned())
+                .with_reconnect(false)
+                .with_wait_for_uncached(true)
+                .with_gate(Duration::from_secs(120)),
+        );
         let report = manager.connect_servers(configs, IndexMap::new()).await;
         let _ = tokio::time::timeout(Duration::from_secs(30), manager.disconnect_all()).await;
         report

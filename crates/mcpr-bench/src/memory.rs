@@ -40,12 +40,12 @@ pub fn target(args: &[String]) -> ExitCode {
     let dir = Path::new(dir);
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let result = runtime.block_on(async {
-        let manager = McpManager::new(ManagerOptions {
-            cache: Some(Arc::new(ToolCache::in_dir(dir))),
-            project: dir.to_owned(),
-            reconnect: false,
-            ..ManagerOptions::default()
-        });
+        let manager = McpManager::new(
+            ManagerOptions::default()
+                .with_cache(Some(Arc::new(ToolCache::in_dir(dir))))
+                .with_project(dir.to_owned())
+                .with_reconnect(false),
+        );
         let before = rss_kib();
         let configs: IndexMap<String, ServerConfig> = (0..count)
             .map(|i| {

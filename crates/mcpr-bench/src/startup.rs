@@ -23,12 +23,12 @@ use crate::report::{self, Report, Table};
 use crate::scripts::{self, Server};
 
 fn manager(dir: &Path) -> McpManager {
-    McpManager::new(ManagerOptions {
-        cache: Some(Arc::new(ToolCache::in_dir(dir))),
-        project: dir.to_owned(),
-        reconnect: false,
-        ..ManagerOptions::default()
-    })
+    McpManager::new(
+        ManagerOptions::default()
+            .with_cache(Some(Arc::new(ToolCache::in_dir(dir))))
+            .with_project(dir.to_owned())
+            .with_reconnect(false),
+    )
 }
 
 fn config(server: &Server) -> ServerConfig {
@@ -415,10 +415,7 @@ async fn open_once(dir: &Path, server: &Server) -> Result<(Duration, u32, String
     let cache = Arc::new(ToolCache::in_dir(dir));
     // Open (or create) the database outside the timing: the figure is the opening's cost.
     let _ = cache.era("", &config(server));
-    let options = ConnectOptions {
-        cache: Some(cache),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_cache(Some(cache));
     let started = Instant::now();
     let client = McpClient::connect("era", &config(server), &options)
         .await

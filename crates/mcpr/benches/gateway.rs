@@ -177,10 +177,7 @@ async fn over_client(config: ServerConfig, tool: &'static str, calls: usize) -> 
 
 /// Calls through a sub-agent handle over a manager connected to the mock.
 async fn over_sub_agent(calls: usize) -> Figures {
-    let manager = McpManager::new(ManagerOptions {
-        cache: None,
-        ..ManagerOptions::default()
-    });
+    let manager = McpManager::new(ManagerOptions::default().with_cache(None));
     let mut configs = IndexMap::new();
     configs.insert("mock".to_owned(), ServerConfig::stdio(MCPR, ["mock"]));
     manager.connect_servers(configs, IndexMap::new()).await;

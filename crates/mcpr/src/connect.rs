@@ -61,14 +61,12 @@ pub async fn start(
 
 /// The manager settings of every command.
 fn manager_options(project: PathBuf, reconnect: bool) -> ManagerOptions {
-    ManagerOptions {
-        project,
-        reconnect,
+    // The CLI keeps the per-user tool cache and stored logins.
+    ManagerOptions::for_user()
+        .with_project(project)
+        .with_reconnect(reconnect)
         // A server that asks the user gets asked on the terminal, or declined without one.
-        elicitation: Some(crate::ask::handler()),
-        // The CLI keeps the per-user tool cache and stored logins.
-        ..ManagerOptions::for_user()
-    }
+        .with_elicitation(Some(crate::ask::handler()))
 }
 
 /// The servers of a one-shot call: the one server it names, opened alone, or all of them

@@ -44,13 +44,11 @@ impl CliFlags {
     /// Discovery options for these flags (process environment, default home and trust store).
     pub fn options(&self) -> DiscoveryOptions {
         let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        DiscoveryOptions {
-            explicit_files: self.config.iter().map(|f| base.join(f)).collect(),
-            strict: self.strict_config,
-            enable_project_config: !self.no_project,
-            trust_project: self.trust_project,
-            ..DiscoveryOptions::default()
-        }
+        DiscoveryOptions::default()
+            .with_explicit_files(self.config.iter().map(|f| base.join(f)).collect())
+            .with_strict(self.strict_config)
+            .with_enable_project_config(!self.no_project)
+            .with_trust_project(self.trust_project)
     }
 
     /// Run discovery with these flags.

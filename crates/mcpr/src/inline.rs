@@ -6,8 +6,7 @@
 use std::collections::BTreeMap;
 
 use mcp_runtime::config::{
-    Discovery, DiscoveryOptions, HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport,
-    load_all_mcp_configs,
+    Discovery, HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport, load_all_mcp_configs,
 };
 
 use crate::cli::GlobalArgs;
@@ -107,12 +106,11 @@ pub fn discover(global: &GlobalArgs, inline: &InlineArgs) -> Result<Discovery, F
     let flags = global.discovery_flags();
     let mut discovery = load_all_mcp_configs(
         &flags.cwd(),
-        &DiscoveryOptions {
-            strict: true,
-            explicit_files: Vec::new(),
-            enable_project_config: false,
-            ..flags.options()
-        },
+        &flags
+            .options()
+            .with_strict(true)
+            .with_explicit_files(Vec::new())
+            .with_enable_project_config(false),
     );
     crate::logging::add_secrets(config.secret_values());
     discovery.configs.insert(INLINE_NAME.to_owned(), config);

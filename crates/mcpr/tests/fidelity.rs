@@ -256,10 +256,8 @@ async fn the_library_gets_the_result_the_server_sent() {
     assert!(spill_file(&output).starts_with(spill.path()));
     let handle = SubAgentHandle::new(
         manager.clone(),
-        SubAgentOptions {
-            output_cap: Some(OutputCap::new(1000, spill.path())),
-            ..Default::default()
-        },
+        mcp_runtime::gateway::SubAgentOptions::default()
+            .with_output_cap(Some(OutputCap::new(1000, spill.path()))),
     );
     let output = handle
         .call(

@@ -370,11 +370,11 @@ async fn sub_agent_handle_finds_only_inside_its_scope() {
     use mcp_runtime::manager::{ManagerOptions, McpManager};
 
     let world = World::new(0);
-    let manager = McpManager::new(ManagerOptions {
-        cache: None,
-        project: world.path(""),
-        ..ManagerOptions::default()
-    });
+    let manager = McpManager::new(
+        ManagerOptions::default()
+            .with_cache(None)
+            .with_project(world.path("")),
+    );
     let file = |name: &str| world.path(name).to_string_lossy().into_owned();
     let mut configs = IndexMap::new();
     configs.insert(
@@ -401,10 +401,7 @@ async fn sub_agent_handle_finds_only_inside_its_scope() {
 
     let scoped = SubAgentHandle::new(
         manager.clone(),
-        SubAgentOptions {
-            filter: ToolFilter::default().with_servers(["forge"]),
-            ..SubAgentOptions::default()
-        },
+        SubAgentOptions::default().with_filter(ToolFilter::default().with_servers(["forge"])),
     );
     let hits = scoped.search_tools("read several files at once", 10);
     assert!(

@@ -101,10 +101,7 @@ async fn serve_watch_starts_an_added_server_and_tells_the_client() {
     let dir = temp_dir();
     write_config(dir.path(), &["keep"]);
     let (sender, mut events) = mpsc::channel(EVENT_BUFFER);
-    let options = ConnectOptions {
-        events: Some(sender),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_events(Some(sender));
     let client = McpClient::connect("gateway", &gateway(dir.path()), &options)
         .await
         .expect("connect to mcpr serve --watch");

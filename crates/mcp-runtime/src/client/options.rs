@@ -12,6 +12,7 @@ use super::{ClientEvent, ElicitationHandler, OutputCap, ProgressUpdate};
 
 /// Settings of a connection that do not come from the server's config.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ConnectOptions {
     /// Directories offered to the server in `roots/list` (default: the current directory).
     pub roots: Vec<PathBuf>,
@@ -145,3 +146,13 @@ impl CallOptions {
         self
     }
 }
+
+crate::setters!(ConnectOptions {
+    with_roots => roots: Vec<PathBuf>,
+    with_events => events: Option<mpsc::Sender<ClientEvent>>,
+    with_elicitation => elicitation: Option<ElicitationHandler>,
+    with_auth => auth: Option<crate::auth::AuthContext>,
+    with_identity => identity: crate::ClientIdentity,
+    with_http => http: crate::net::HttpClient,
+    with_cache => cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
+});

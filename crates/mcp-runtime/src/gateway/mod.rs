@@ -93,6 +93,7 @@ pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(30);
 
 /// Settings of a [`Gateway`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct GatewayOptions {
     /// Which servers and tools are served (default: all).
     pub filter: ToolFilter,
@@ -321,3 +322,15 @@ impl Drop for Starting {
         self.started.send_replace(true);
     }
 }
+
+crate::setters!(GatewayOptions {
+    with_filter => filter: ToolFilter,
+    with_naming => naming: NamingStyle,
+    with_debounce => debounce: Duration,
+    with_call_timeout => call_timeout: Option<Duration>,
+    with_startup_wait => startup_wait: Duration,
+    with_name => name: String,
+    with_discovery => discovery: DiscoveryMode,
+    with_always_load => always_load: BTreeSet<String>,
+    with_output_cap => output_cap: Option<OutputCap>,
+});

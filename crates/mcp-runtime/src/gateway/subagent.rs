@@ -28,6 +28,7 @@ pub const DEFAULT_CALL_CAP: Duration = Duration::from_secs(60);
 
 /// Settings of a [`SubAgentHandle`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SubAgentOptions {
     /// Which of the parent's servers and tools the sub-agent gets (default: all).
     pub filter: ToolFilter,
@@ -60,11 +61,10 @@ impl Default for SubAgentOptions {
 /// use std::time::Duration;
 /// use mcp_runtime::gateway::{CallOptions, SubAgentHandle, SubAgentOptions, ToolFilter};
 ///
-/// let handle = SubAgentHandle::new(manager, SubAgentOptions {
-///     filter: ToolFilter::default().with_servers(["github"]),
-///     call_cap: Some(Duration::from_secs(20)),
-///     ..SubAgentOptions::default()
-/// });
+/// let options = SubAgentOptions::default()
+///     .with_filter(ToolFilter::default().with_servers(["github"]))
+///     .with_call_cap(Some(Duration::from_secs(20)));
+/// let handle = SubAgentHandle::new(manager, options);
 /// for tool in handle.tools() {
 ///     println!("{}: {}", tool.name, tool.definition.description.as_deref().unwrap_or(""));
 /// }
@@ -228,3 +228,10 @@ impl SubAgentHandle {
         self.abort.is_cancelled()
     }
 }
+
+crate::setters!(SubAgentOptions {
+    with_filter => filter: ToolFilter,
+    with_naming => naming: NamingStyle,
+    with_call_cap => call_cap: Option<Duration>,
+    with_output_cap => output_cap: Option<OutputCap>,
+});

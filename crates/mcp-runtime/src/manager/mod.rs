@@ -76,6 +76,7 @@ const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
 /// tool cache and stored logins asks for them with [`ManagerOptions::for_user`] or
 /// [`ManagerOptions::with_user_state`].
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ManagerOptions {
     /// The fast-start gate.
     pub gate: Duration,
@@ -676,3 +677,15 @@ async fn shutdown<K: Connection>(entry: Entry<K>, grace: Duration) {
         client.close_within(grace).await;
     }
 }
+
+crate::setters!(ManagerOptions {
+    with_gate => gate: Duration,
+    with_wait_for_uncached => wait_for_uncached: bool,
+    with_cache => cache: Option<Arc<ToolCache>>,
+    with_project => project: PathBuf,
+    with_reconnect => reconnect: bool,
+    with_auth => auth: Option<crate::auth::AuthContext>,
+    with_identity => identity: crate::ClientIdentity,
+    with_elicitation => elicitation: Option<crate::client::ElicitationHandler>,
+    with_http => http: crate::net::HttpClient,
+});

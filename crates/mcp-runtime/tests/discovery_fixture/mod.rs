@@ -84,19 +84,14 @@ impl Fixture {
     }
 
     pub fn options(&self) -> DiscoveryOptions {
-        DiscoveryOptions {
-            home: Some(self.home.clone()),
-            env: EnvSource::Map(self.env()),
-            trust_store: Some(self.store.clone()),
-            ..DiscoveryOptions::default()
-        }
+        DiscoveryOptions::default()
+            .with_home(Some(self.home.clone()))
+            .with_env(EnvSource::Map(self.env()))
+            .with_trust_store(Some(self.store.clone()))
     }
 
     pub fn trusted(&self) -> DiscoveryOptions {
-        DiscoveryOptions {
-            trust_project: true,
-            ..self.options()
-        }
+        self.options().with_trust_project(true)
     }
 
     pub fn discover(&self, options: &DiscoveryOptions) -> Discovery {

@@ -96,11 +96,9 @@ async fn progress_and_server_requests_work_over_streamable_http() {
         let mock = HttpMock::http(&[]);
         let root = temp_dir();
         let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
-        let options = ConnectOptions {
-            roots: vec![root.path().to_owned()],
-            events: Some(events),
-            ..ConnectOptions::default()
-        };
+        let options = ConnectOptions::default()
+            .with_roots(vec![root.path().to_owned()])
+            .with_events(Some(events));
         let client = McpClient::connect("remote", &mock.config(None), &options)
             .await
             .unwrap();

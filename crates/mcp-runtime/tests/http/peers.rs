@@ -24,18 +24,16 @@ fn server_everything(mode: &str) -> (ChildGuard, u16) {
 async fn exercise_server_everything(config: &ServerConfig, transport: &str) {
     let root = temp_dir();
     let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
-    let options = ConnectOptions {
-        roots: vec![root.path().to_owned()],
-        events: Some(events),
-        elicitation: Some(Arc::new(|request| {
+    let options = ConnectOptions::default()
+        .with_roots(vec![root.path().to_owned()])
+        .with_events(Some(events))
+        .with_elicitation(Some(Arc::new(|request| {
             Box::pin(async move {
                 let mut content = request.defaults();
                 content.insert("name".into(), json!("Ada Lovelace"));
                 ElicitationResponse::accept(content)
             })
-        })),
-        ..ConnectOptions::default()
-    };
+        })));
     let client = McpClient::connect("everything", config, &options)
         .await
         .unwrap();
@@ -171,14 +169,12 @@ async fn python_fastmcp_over_streamable_http() {
 
         let root = temp_dir();
         let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
-        let options = ConnectOptions {
-            roots: vec![root.path().to_owned()],
-            events: Some(events),
-            elicitation: Some(Arc::new(|request| {
+        let options = ConnectOptions::default()
+            .with_roots(vec![root.path().to_owned()])
+            .with_events(Some(events))
+            .with_elicitation(Some(Arc::new(|request| {
                 Box::pin(async move { ElicitationResponse::accept(request.defaults()) })
-            })),
-            ..ConnectOptions::default()
-        };
+            })));
         let config = remote(&format!("http://127.0.0.1:{port}/mcp"), None);
         let client = McpClient::connect("python", &config, &options)
             .await

@@ -63,12 +63,12 @@ async fn tool_errors_become_mcp_error_results_and_abort_stays_an_abort() {
 #[tokio::test]
 async fn session_refresh_replaces_mcp_tools_and_binds_late_servers() {
     let dir = temp_dir();
-    let manager = McpManager::new(ManagerOptions {
-        cache: Some(Arc::new(ToolCache::in_dir(dir.path()))),
-        project: dir.path().to_owned(),
-        wait_for_uncached: false,
-        ..ManagerOptions::default()
-    });
+    let manager = McpManager::new(
+        ManagerOptions::default()
+            .with_cache(Some(Arc::new(ToolCache::in_dir(dir.path()))))
+            .with_project(dir.path().to_owned())
+            .with_wait_for_uncached(false),
+    );
     let mut session = Session::new(manager.clone(), NamingStyle::Mcpr);
     session.register_host_tool(HostTool {
         name: "read_file".into(),

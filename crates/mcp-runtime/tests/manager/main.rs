@@ -29,11 +29,11 @@ use tokio_util::sync::CancellationToken;
 
 /// A manager with its own cache directory (never the user's).
 fn manager(cache_dir: &Path) -> McpManager {
-    McpManager::new(ManagerOptions {
-        cache: Some(Arc::new(ToolCache::in_dir(cache_dir))),
-        project: cache_dir.to_owned(),
-        ..ManagerOptions::default()
-    })
+    McpManager::new(
+        ManagerOptions::default()
+            .with_cache(Some(Arc::new(ToolCache::in_dir(cache_dir))))
+            .with_project(cache_dir.to_owned()),
+    )
 }
 
 fn servers(list: &[(&str, ServerConfig)]) -> IndexMap<String, ServerConfig> {
@@ -75,14 +75,12 @@ async fn wait_event(
 }
 
 fn discovery_options(home: &Path, files: &[&Path]) -> DiscoveryOptions {
-    DiscoveryOptions {
-        home: Some(home.to_owned()),
-        env: EnvSource::Map(Default::default()),
-        explicit_files: files.iter().map(|p| p.to_path_buf()).collect(),
-        strict: true,
-        trust_store: Some(home.join("trust.json")),
-        ..DiscoveryOptions::default()
-    }
+    DiscoveryOptions::default()
+        .with_home(Some(home.to_owned()))
+        .with_env(EnvSource::Map(Default::default()))
+        .with_explicit_files(files.iter().map(|p| p.to_path_buf()).collect())
+        .with_strict(true)
+        .with_trust_store(Some(home.join("trust.json")))
 }
 
 // ---- failure modes --------------------------------------------------------------------------
@@ -99,14 +97,9 @@ async fn a10_discovery_throws_gives_empty_tools_and_a_synthetic_error() {
     discovery.env = EnvSource::Fn(Arc::new(|name: &str| -> Option<String> {
         panic!("environment lookup exploded on {name}")
     }));
-    let options = LoadOptions {
-        discovery,
-        manager: ManagerOptions {
-            cache: None,
-            ..ManagerOptions::default()
-        },
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default()
+        .with_discovery(discovery)
+        .with_manager(ManagerOptions::default().with_cache(None));
     let loaded = discover_and_load_mcp_tools(dir.path(), options).await;
     assert!(loaded.tools.is_empty());
     assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
@@ -130,14 +123,9 @@ async fn a10_invalid_server_config_is_skipped_with_an_error_naming_server_and_fi
         "broken": {"command": support::mock_bin(), "url": "http://127.0.0.1:9/mcp"},
     }});
     std::fs::write(&file, config.to_string()).unwrap();
-    let options = LoadOptions {
-        discovery: discovery_options(dir.path(), &[&file]),
-        manager: ManagerOptions {
-            cache: None,
-            ..ManagerOptions::default()
-        },
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default()
+        .with_discovery(discovery_options(dir.path(), &[&file]))
+        .with_manager(ManagerOptions::default().with_cache(None));
     let loaded = discover_and_load_mcp_tools(dir.path(), options).await;
     assert!(loaded.tools.iter().any(|t| t.name == "mcp_good_echo"));
     let error = loaded

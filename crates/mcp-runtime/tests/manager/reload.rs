@@ -166,10 +166,7 @@ async fn reload_retries_a_failed_server_and_applies_tool_filters_in_place() {
 async fn disconnect_all_within_a_short_grace_kills_a_server_still_booting() {
     let dir = temp_dir();
     let pid_file = dir.path().join("hang.pid");
-    let manager = McpManager::new(ManagerOptions {
-        wait_for_uncached: false,
-        ..ManagerOptions::default()
-    });
+    let manager = McpManager::new(ManagerOptions::default().with_wait_for_uncached(false));
     let hang = mock(&["--hang-init", "--pid-file", pid_file.to_str().unwrap()]);
     let report = manager
         .connect_servers(servers(&[("hang", hang)]), IndexMap::new())

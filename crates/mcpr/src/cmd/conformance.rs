@@ -219,15 +219,15 @@ pub async fn run(args: ConformanceArgs) -> Outcome {
     let store_dir =
         RunDir(std::env::temp_dir().join(format!("mcpr-conformance-{}", std::process::id())));
     let store = auth::CredentialStore::new(store_dir.0.join(auth::CREDENTIALS_FILE));
-    let options = ConnectOptions {
-        elicitation: matches!(scenario, Scenario::ElicitationDefaults | Scenario::Exercise)
-            .then(accept_defaults),
-        auth: Some(auth::AuthContext::interactive(
+    let options = ConnectOptions::default()
+        .with_elicitation(
+            matches!(scenario, Scenario::ElicitationDefaults | Scenario::Exercise)
+                .then(accept_defaults),
+        )
+        .with_auth(Some(auth::AuthContext::interactive(
             store,
             Arc::new(auth::Headless),
-        )),
-        ..ConnectOptions::default()
-    };
+        )));
     let client =
         crate::shutdown::until_signal(McpClient::connect("conformance", &config, &options))
             .await?

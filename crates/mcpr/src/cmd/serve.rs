@@ -159,29 +159,27 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         watch
     });
 
-    let manager = McpManager::new(ManagerOptions {
-        project: discovery.cwd.clone(),
-        reconnect: true,
+    let manager = McpManager::new(
         // The gateway keeps the per-user tool cache and stored logins.
-        ..ManagerOptions::for_user()
-    });
+        ManagerOptions::for_user()
+            .with_project(discovery.cwd.clone())
+            .with_reconnect(true),
+    );
     let gateway = Gateway::new(
         manager.clone(),
-        GatewayOptions {
-            filter,
-            naming: if args.raw_names {
+        GatewayOptions::default()
+            .with_filter(filter)
+            .with_naming(if args.raw_names {
                 NamingStyle::Raw
             } else if args.claude_names {
                 NamingStyle::Claude
             } else {
                 NamingStyle::Mcpr
-            },
-            call_timeout: args.timeout.map(Duration::from_millis),
-            discovery: args.discovery.unwrap_or_default(),
-            always_load,
-            output_cap,
-            ..GatewayOptions::default()
-        },
+            })
+            .with_call_timeout(args.timeout.map(Duration::from_millis))
+            .with_discovery(args.discovery.unwrap_or_default())
+            .with_always_load(always_load)
+            .with_output_cap(output_cap),
     );
 
     // Connect in the background: a client's `initialize` is answered at once, its

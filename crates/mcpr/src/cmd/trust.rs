@@ -3,7 +3,7 @@
 //! now, so the servers may start; a later change to any of them asks again.
 
 use mcp_runtime::config::{
-    DiscoveryOptions, ProjectTrustState, load_all_mcp_configs, revoke_project_trust, trust_project,
+    ProjectTrustState, load_all_mcp_configs, revoke_project_trust, trust_project,
 };
 
 use crate::cli::GlobalArgs;
@@ -45,11 +45,10 @@ pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
     // What the project would start, as things stand (project config on, not yet trusted).
     let before = load_all_mcp_configs(
         &cwd,
-        &DiscoveryOptions {
-            enable_project_config: true,
-            trust_project: false,
-            ..options.clone()
-        },
+        &options
+            .clone()
+            .with_enable_project_config(true)
+            .with_trust_project(false),
     );
     if let Some(failure) = &before.failure {
         return Err(Failure::usage(format!(

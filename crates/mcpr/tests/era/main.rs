@@ -16,10 +16,7 @@ use serde_json::json;
 use support::{HttpMock, args, mock, temp_dir};
 
 fn options(cache: Option<Arc<ToolCache>>) -> ConnectOptions {
-    ConnectOptions {
-        cache,
-        ..ConnectOptions::default()
-    }
+    ConnectOptions::default().with_cache(cache)
 }
 
 /// Connect, check that the server works (list, call), close; returns the version and opening.

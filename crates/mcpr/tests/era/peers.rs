@@ -117,20 +117,17 @@ async fn input_required_results_are_answered_by_the_host_and_the_call_retried() 
     );
     let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = asked.clone();
-    let answering = ConnectOptions {
-        elicitation: Some(Arc::new(move |request| {
-            seen.lock().unwrap().push(request.message.clone());
-            Box::pin(async move {
-                let mut content = serde_json::Map::new();
-                content.insert("name".into(), json!("Ada"));
-                mcp_runtime::client::ElicitationResponse {
-                    action: mcp_runtime::client::ElicitationAction::Accept,
-                    content: Some(content),
-                }
-            })
-        })),
-        ..options(None)
-    };
+    let answering = options(None).with_elicitation(Some(Arc::new(move |request| {
+        seen.lock().unwrap().push(request.message.clone());
+        Box::pin(async move {
+            let mut content = serde_json::Map::new();
+            content.insert("name".into(), json!("Ada"));
+            mcp_runtime::client::ElicitationResponse {
+                action: mcp_runtime::client::ElicitationAction::Accept,
+                content: Some(content),
+            }
+        })
+    })));
     let client = McpClient::connect("python", &config, &answering)
         .await
         .expect("connect");
@@ -145,12 +142,9 @@ async fn input_required_results_are_answered_by_the_host_and_the_call_retried() 
     client.close().await;
 
     // A host that declines: the tool hears so, and the call still completes.
-    let declining = ConnectOptions {
-        elicitation: Some(Arc::new(|_| {
-            Box::pin(async { mcp_runtime::client::ElicitationResponse::decline() })
-        })),
-        ..options(None)
-    };
+    let declining = options(None).with_elicitation(Some(Arc::new(|_| {
+        Box::pin(async { mcp_runtime::client::ElicitationResponse::decline() })
+    })));
     let client = McpClient::connect("python", &config, &declining)
         .await
         .expect("connect");
@@ -165,10 +159,7 @@ async fn input_required_results_are_answered_by_the_host_and_the_call_retried() 
 /// Call `grow` and wait (bounded, against hangs) for the tool list change to arrive.
 async fn tool_list_changes_arrive_live(config: &ServerConfig) {
     let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
-    let listening = ConnectOptions {
-        events: Some(events),
-        ..options(None)
-    };
+    let listening = options(None).with_events(Some(events));
     let client = McpClient::connect("python", config, &listening)
         .await
         .expect("connect");
@@ -327,10 +318,7 @@ async fn a_host_listening_for_events_gets_the_logs_of_2026_07_28_calls() {
         [script.to_string_lossy().into_owned(), "stdio".into()],
     );
     let (events, mut notices) = tokio::sync::mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
-    let listening = ConnectOptions {
-        events: Some(events),
-        ..options(None)
-    };
+    let listening = options(None).with_events(Some(events));
     let client = McpClient::connect("python", &config, &listening)
         .await
         .expect("connect");

@@ -29,12 +29,10 @@
 //! let project = tempfile::tempdir().unwrap();
 //! std::fs::write(home.path().join(".claude.json"),
 //!     r#"{"mcpServers": {"echo": {"command": "mcpr", "args": ["mock"]}}}"#).unwrap();
-//! let options = DiscoveryOptions {
-//!     home: Some(home.path().to_owned()),
-//!     env: EnvSource::map([("PATH", "/usr/bin")]),
-//!     trust_store: Some(home.path().join("trust.json")),
-//!     ..DiscoveryOptions::default()
-//! };
+//! let options = DiscoveryOptions::default()
+//!     .with_home(Some(home.path().to_owned()))
+//!     .with_env(EnvSource::map([("PATH", "/usr/bin")]))
+//!     .with_trust_store(Some(home.path().join("trust.json")));
 //! let found = load_all_mcp_configs(project.path(), &options);
 //! assert_eq!(found.sources["echo"].provider_name, "Claude Code");
 //! assert!(found.configs.contains_key("echo"));

@@ -292,6 +292,7 @@ impl Discovery {
 /// How discovery runs. Tests set `home`, `env` and `trust_store` so that nothing of the real
 /// machine is read or written.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DiscoveryOptions {
     /// The home directory (default: `$HOME` from `env`, then the OS's idea of it).
     pub home: Option<PathBuf>,
@@ -371,3 +372,13 @@ mod tests {
         assert!(failed.configs.is_empty());
     }
 }
+
+crate::setters!(DiscoveryOptions {
+    with_home => home: Option<PathBuf>,
+    with_env => env: EnvSource,
+    with_explicit_files => explicit_files: Vec<PathBuf>,
+    with_strict => strict: bool,
+    with_enable_project_config => enable_project_config: bool,
+    with_trust_project => trust_project: bool,
+    with_trust_store => trust_store: Option<PathBuf>,
+});
