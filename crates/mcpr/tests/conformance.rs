@@ -12,59 +12,16 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
 
-/// Bound on a whole suite run (a suite gives each client 30 s and runs them in parallel).
-const SUITE_BOUND: Duration = Duration::from_secs(600);
+use support::suite::{ScenarioResult, run as run_node};
 
 /// Every client scenario of the 0.1.16 suite, OAuth included: 4 core + 22 `auth/*`.
 const SCENARIOS: usize = 26;
 
-/// One suite run at a time: each runs dozens of clients in parallel already, and two at once
-/// on a small machine would starve the clients into the suite's own timeouts.
-static ONE_SUITE: Mutex<()> = Mutex::new(());
-
-/// Run the suite at `suite` (its `index.js`) with `args` under Node 22, driving
-/// `mcpr conformance`; return its exit status and output (stdout and stderr).
-fn run_node(suite: &Path, args: &[&str]) -> (ExitStatus, String) {
-    let _one = ONE_SUITE.lock().unwrap_or_else(|e| e.into_inner());
-    let node_bin = support::node22_bin();
-    let path = format!(
-        "{}:{}",
-        node_bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut child = support::ChildGuard::spawn(
-        Command::new(node_bin.join("node"))
-            .arg(suite)
-            .args(args)
-            .env("PATH", path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    // Drain both pipes on threads so the suite never blocks on a full pipe.
-    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
-    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
-    let deadline = Instant::now() + SUITE_BOUND;
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("wait for the suite") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the suite is still running after {SUITE_BOUND:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let output = format!(
-        "{}\n{}",
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default()
-    );
-    (status, output)
+/// The client suite's summary.
+fn summary_lines(output: &str) -> Vec<ScenarioResult> {
+    support::suite::summary_lines(output, "=== SUITE SUMMARY ===")
 }
 
 /// Run `client --command "mcpr conformance"` with `args` (which pick the scenarios); the
@@ -83,42 +40,6 @@ fn run_suite() -> String {
     let (status, output) = run_client(&support::conformance_suite(), &["--suite", "all"]);
     assert!(status.success(), "the suite failed ({status}):\n{output}");
     output
-}
-
-/// One line of the suite summary: `✓ auth/basic-cimd: 13 passed, 0 failed[, N warnings]`.
-#[derive(Debug, PartialEq)]
-struct ScenarioResult {
-    ok: bool,
-    name: String,
-    passed: u32,
-    failed: u32,
-}
-
-fn summary_lines(output: &str) -> Vec<ScenarioResult> {
-    let Some((_, summary)) = output.split_once("=== SUITE SUMMARY ===") else {
-        return Vec::new();
-    };
-    summary
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            let (ok, rest) = if let Some(rest) = line.strip_prefix("✓ ") {
-                (true, rest)
-            } else {
-                (false, line.strip_prefix("✗ ")?)
-            };
-            let (name, counts) = rest.rsplit_once(": ")?;
-            let mut numbers = counts
-                .split(", ")
-                .filter_map(|part| part.split_whitespace().next()?.parse::<u32>().ok());
-            Some(ScenarioResult {
-                ok,
-                name: name.to_owned(),
-                passed: numbers.next()?,
-                failed: numbers.next()?,
-            })
-        })
-        .collect()
 }
 
 #[test]

@@ -14,18 +14,13 @@ mod support;
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// Bound on a whole suite run.
-const SUITE_BOUND: Duration = Duration::from_secs(600);
+use support::suite::ScenarioResult;
 
 /// The server scenarios revision 2026-07-28 requires (its frozen requirement set).
 const REQUIRED_2026: usize = 37;
-
-/// One suite run at a time: each already runs many requests, and the machine is small.
-static ONE_SUITE: Mutex<()> = Mutex::new(());
 
 /// `mcpr mock --conformance --http 127.0.0.1:0`, killed when dropped.
 struct Mock {
@@ -66,85 +61,14 @@ impl Mock {
 
 /// Run the suite's `server` command against `url` with `args`; its exit status and output.
 fn run_server_suite(url: &str, args: &[&str]) -> (ExitStatus, String) {
-    let _one = ONE_SUITE.lock().unwrap_or_else(|e| e.into_inner());
-    let suite = support::conformance_suite_2026();
-    let node_bin = support::node22_bin();
-    let path = format!(
-        "{}:{}",
-        node_bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut child = support::ChildGuard::spawn(
-        Command::new(node_bin.join("node"))
-            .arg(suite)
-            .args(["server", "--url", url])
-            .args(args)
-            .env("PATH", path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
-    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
-    let deadline = Instant::now() + SUITE_BOUND;
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("wait for the suite") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the suite is still running after {SUITE_BOUND:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let output = format!(
-        "{}\n{}",
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default()
-    );
-    (status, output)
+    let mut all = vec!["server", "--url", url];
+    all.extend_from_slice(args);
+    support::suite::run(&support::conformance_suite_2026(), &all)
 }
 
-/// One line of the summary: `✓ tools-list: 4 passed, 0 failed`.
-#[derive(Debug, PartialEq)]
-struct ScenarioResult {
-    ok: bool,
-    name: String,
-    passed: u32,
-    failed: u32,
-}
-
+/// The server suite's summary.
 fn summary_lines(output: &str) -> Vec<ScenarioResult> {
-    let Some((_, summary)) = output.split_once("=== SUMMARY ===") else {
-        return Vec::new();
-    };
-    summary
-        .lines()
-        .map_while(|line| {
-            let line = line.trim();
-            if line.starts_with("Total:") {
-                return None;
-            }
-            Some(line)
-        })
-        .filter_map(|line| {
-            let (ok, rest) = if let Some(rest) = line.strip_prefix("✓ ") {
-                (true, rest)
-            } else {
-                (false, line.strip_prefix("✗ ")?)
-            };
-            let (name, counts) = rest.rsplit_once(": ")?;
-            let mut numbers = counts
-                .split(", ")
-                .filter_map(|part| part.split_whitespace().next()?.parse::<u32>().ok());
-            Some(ScenarioResult {
-                ok,
-                name: name.to_owned(),
-                passed: numbers.next()?,
-                failed: numbers.next()?,
-            })
-        })
-        .collect()
+    support::suite::summary_lines(output, "=== SUMMARY ===")
 }
 
 /// The scenarios a `--requirements` run lists as "Not scored for REVISION", with the reason
