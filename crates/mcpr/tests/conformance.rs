@@ -167,6 +167,26 @@ fn conformance_2026_suite_passes_the_2026_07_28_requirements() {
     requirements_pass("2026-07-28");
 }
 
+/// Every client scenario the 2026-07-28 suite has (`list --client`: the core ones, every
+/// revision's, OAuth and the extensions: DPoP, workload identity, skills), run with
+/// `--suite all`: each ran, passed at least one check and failed none.
+#[test]
+fn conformance_2026_suite_passes_every_client_scenario() {
+    let suite = support::conformance_suite_2026();
+    let listed = client_scenarios(&suite);
+    assert!(listed.len() >= 48, "{listed:?}");
+    let (status, output) = run_client(&suite, &["--suite", "all"]);
+    let results = summary_lines(&output);
+    for name in &listed {
+        let result = results.iter().find(|r| &r.name == name);
+        assert!(
+            result.is_some_and(|r| r.ok && r.failed == 0 && r.passed > 0),
+            "{name}: {result:?}:\n{output}"
+        );
+    }
+    assert!(status.success(), "the suite failed ({status}):\n{output}");
+}
+
 /// `mcpr skill` against the suite's skill servers, as a person would run it (`--url`): the
 /// listing reads no skill file, and a skill whose SKILL.md does not match the server's listing
 /// (another digest, another front matter) is refused before any other file of it is read.
