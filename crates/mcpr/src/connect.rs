@@ -72,8 +72,9 @@ fn manager_options(project: PathBuf, reconnect: bool) -> ManagerOptions {
 /// The servers of a one-shot call: the one server it names, opened alone, or all of them
 /// behind a manager (a call by the `mcp_<server>_<tool>` name needs every tool's name).
 pub enum OneShot {
-    /// One server, connected without listing its tools (boxed: a client is large).
-    Client(Box<McpClient>),
+    /// One server, connected without listing its tools (shared: a client is large, and
+    /// `resource`/`prompt`/`skill` hand it to their work).
+    Client(std::sync::Arc<McpClient>),
     /// Every configured server.
     Manager(McpManager),
 }
@@ -87,7 +88,7 @@ impl OneShot {
     ) -> Result<Self, ServerError> {
         let manager = McpManager::new(manager_options(project, false));
         let client = manager.open_client(name, config).await?;
-        Ok(OneShot::Client(Box::new(client)))
+        Ok(OneShot::Client(std::sync::Arc::new(client)))
     }
 
     /// Call `tool` of `server`.
@@ -101,6 +102,14 @@ impl OneShot {
         match self {
             OneShot::Client(client) => Ok(client.call_tool(tool, arguments, options).await?),
             OneShot::Manager(manager) => manager.call_tool(server, tool, arguments, options).await,
+        }
+    }
+
+    /// The connection of a lone server.
+    pub fn client(&self) -> Option<std::sync::Arc<McpClient>> {
+        match self {
+            OneShot::Client(client) => Some(client.clone()),
+            OneShot::Manager(_) => None,
         }
     }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
-use crate::connect::{Progress, StartOptions, start};
+use crate::connect::OneShot;
 use crate::exit::{self, Failure, Outcome};
 use crate::inline::{INLINE_NAME, InlineArgs};
 use crate::term;
@@ -364,28 +364,22 @@ where
             names.join(", ")
         )));
     }
-    discovery.configs.retain(|name, _| name == server);
-    let options = StartOptions {
-        progress: Progress::Quiet,
-        wait: true,
-        reconnect: false,
-    };
-    let started = crate::shutdown::until_signal(start(
-        discovery.cwd.clone(),
-        discovery.configs,
-        discovery.sources,
-        options,
-    ))
-    .await?;
-    let manager = started.manager;
-    let result = match (started.report.errors.get(server), manager.client(server)) {
-        (Some(error), _) => Err(Failure::connection(error.explained())),
-        (None, None) => Err(Failure::connection(format!(
+    // One server, opened alone (no tool list) and stopped as every one-shot command does.
+    let config = discovery
+        .configs
+        .swap_remove(server)
+        .expect("checked above");
+    let open = OneShot::open(discovery.cwd.clone(), server, &config);
+    let servers = crate::shutdown::until_signal(open)
+        .await?
+        .map_err(|e| Failure::connection(e.explained()))?;
+    let result = match servers.client() {
+        Some(client) => work(client).await.map_err(Failure::usage),
+        None => Err(Failure::connection(format!(
             "server `{server}`: not connected"
         ))),
-        (None, Some(client)) => work(client).await.map_err(Failure::usage),
     };
-    manager.disconnect_all().await;
+    servers.stop().await;
     result
 }
 
