@@ -96,18 +96,9 @@ fn listed_scenarios(output: &str) -> Vec<String> {
 /// The scenarios a `--requirements` run lists as "Not scored for REVISION" (extensions, and
 /// scenarios added after the revision's release): they run, but do not decide conformance.
 fn unscored(output: &str) -> Vec<String> {
-    let Some((_, rest)) = output.split_once("Not scored for ") else {
-        return Vec::new();
-    };
-    rest.lines()
-        .skip(1)
-        .map_while(|line| {
-            let line = line.trim();
-            let name = line
-                .strip_prefix("✓ ")
-                .or_else(|| line.strip_prefix("✗ "))?;
-            Some(name.split_whitespace().next()?.to_owned())
-        })
+    support::suite::unscored(output)
+        .into_iter()
+        .map(|(name, _)| name)
         .collect()
 }
 

@@ -71,23 +71,9 @@ fn summary_lines(output: &str) -> Vec<ScenarioResult> {
     support::suite::summary_lines(output, "=== SUMMARY ===")
 }
 
-/// The scenarios a `--requirements` run lists as "Not scored for REVISION", with the reason
-/// in parentheses (`extension`, `pending`, `added-after-release`).
+/// The scenarios a `--requirements` run lists as "Not scored for REVISION", with the reason.
 fn unscored(output: &str) -> Vec<(String, String)> {
-    let Some((_, rest)) = output.split_once("Not scored for ") else {
-        return Vec::new();
-    };
-    rest.lines()
-        .skip(1)
-        .map_while(|line| {
-            let line = line.trim();
-            let rest = line
-                .strip_prefix("✓ ")
-                .or_else(|| line.strip_prefix("✗ "))?;
-            let (name, reason) = rest.split_once(" (")?;
-            Some((name.to_owned(), reason.trim_end_matches(')').to_owned()))
-        })
-        .collect()
+    support::suite::unscored(output)
 }
 
 fn print(results: &[ScenarioResult]) {

@@ -92,3 +92,24 @@ pub fn summary_lines(output: &str, header: &str) -> Vec<ScenarioResult> {
         })
         .collect()
 }
+
+/// The scenarios a `--requirements` run lists as "Not scored for REVISION", each with the reason
+/// in parentheses (`extension`, `pending`, `added-after-release`; empty when none is given).
+pub fn unscored(output: &str) -> Vec<(String, String)> {
+    let Some((_, rest)) = output.split_once("Not scored for ") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .skip(1)
+        .map_while(|line| {
+            let line = line.trim();
+            let rest = line
+                .strip_prefix("✓ ")
+                .or_else(|| line.strip_prefix("✗ "))?;
+            Some(match rest.split_once(" (") {
+                Some((name, reason)) => (name.to_owned(), reason.trim_end_matches(')').to_owned()),
+                None => (rest.trim().to_owned(), String::new()),
+            })
+        })
+        .collect()
+}
