@@ -526,6 +526,30 @@ pub fn wait_for_port(port: u16, bound: Duration) {
     }
 }
 
+/// Spawn `command` (a mock or gateway serving HTTP on port 0) with stderr piped, and wait for
+/// its `listening on URL` line; stderr keeps being drained, so the process never blocks on a
+/// full pipe. The child (killed when dropped) and the URL.
+pub fn spawn_listening(command: &mut Command) -> (ChildGuard, String) {
+    use std::io::BufRead;
+    let mut child = ChildGuard::spawn(command.stderr(std::process::Stdio::piped()));
+    let stderr = child.0.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let _ = tx.send(url.to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no `listening on` line on stderr");
+    (child, url)
+}
+
 /// The mock with `--http 127.0.0.1:0` (or `--sse`) and `flags`, running until dropped.
 pub struct HttpMock {
     child: ChildGuard,
@@ -545,31 +569,13 @@ impl HttpMock {
     }
 
     fn start(mode: &str, flags: &[&str]) -> HttpMock {
-        use std::io::BufRead;
         let mut command = Command::new(mock_bin());
         command
             .args([mode, "127.0.0.1:0"])
             .args(flags)
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
-        let mut child = ChildGuard::spawn(&mut command);
-        let stderr = child.0.stderr.take().expect("mock stderr");
-        // Read the `listening on URL` line, then keep draining stderr so the mock never
-        // blocks on a full pipe.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.to_owned());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the mock printed no `listening on` line");
+        let (child, url) = spawn_listening(&mut command);
         HttpMock { child, url }
     }
 

@@ -12,9 +12,7 @@
 
 mod support;
 
-use std::io::{BufRead as _, BufReader};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use support::suite::ScenarioResult;
@@ -22,40 +20,26 @@ use support::suite::ScenarioResult;
 /// The server scenarios revision 2026-07-28 requires (its frozen requirement set).
 const REQUIRED_2026: usize = 37;
 
-/// `mcpr mock --conformance --http 127.0.0.1:0`, killed when dropped.
-struct Mock {
+/// An HTTP server under test (the conformance mock, or the gateway in front of it), killed
+/// when dropped.
+struct Served {
     _child: support::ChildGuard,
     url: String,
 }
 
-impl Mock {
-    fn start() -> Mock {
+impl Served {
+    /// `mcpr mock --conformance --http 127.0.0.1:0`.
+    fn mock() -> Served {
         let mut command = Command::new(support::MCPR);
         command.args(["mock", "--conformance", "--http", "127.0.0.1:0"]);
-        Mock::listening(command)
+        Served::listening(command)
     }
 
     /// Start `command` and wait for its `listening on URL` line.
-    fn listening(mut command: Command) -> Mock {
-        let mut child = support::ChildGuard::spawn(
-            command
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped()),
-        );
-        let stderr = child.0.stderr.take().expect("mock stderr");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.to_owned());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the mock printed no `listening on` line");
-        Mock { _child: child, url }
+    fn listening(mut command: Command) -> Served {
+        command.stdin(Stdio::null()).stdout(Stdio::null());
+        let (child, url) = support::spawn_listening(&mut command);
+        Served { _child: child, url }
     }
 }
 
@@ -93,7 +77,7 @@ fn print(results: &[ScenarioResult]) {
 /// validation). The tasks extension is not served.
 #[test]
 fn the_conformance_mock_meets_the_2026_07_28_server_requirements() {
-    let mock = Mock::start();
+    let mock = Served::mock();
     let (status, output) = run_server_suite(&mock.url, &["--requirements", "2026-07-28"]);
     let results = summary_lines(&output);
     print(&results);
@@ -129,7 +113,7 @@ fn the_conformance_mock_meets_the_2026_07_28_server_requirements() {
 /// with checks.
 #[test]
 fn the_conformance_mock_passes_every_2025_11_25_server_scenario() {
-    let mock = Mock::start();
+    let mock = Served::mock();
     let (status, output) = run_server_suite(&mock.url, &["--spec-version", "2025-11-25"]);
     let results = summary_lines(&output);
     print(&results);
@@ -156,7 +140,7 @@ fn the_conformance_mock_passes_every_2025_11_25_server_scenario() {
 /// `mcpr serve --servers c --raw-names --http 127.0.0.1:0` in front of `mcpr mock
 /// --conformance` over stdio, with its own home and config.
 struct Gateway {
-    mock: Mock,
+    served: Served,
     _dir: tempfile::TempDir,
 }
 
@@ -187,7 +171,7 @@ impl Gateway {
             .env_remove("MCPR_GATEWAY_TOKEN");
         support::isolate_env(&mut command, &home);
         Gateway {
-            mock: Mock::listening(command),
+            served: Served::listening(command),
             _dir: dir,
         }
     }
@@ -277,7 +261,7 @@ const GATEWAY_2025: [&str; 23] = [
 #[test]
 fn the_gateway_relays_2026_07_28_to_its_clients() {
     let gateway = Gateway::start();
-    let (_, output) = run_server_suite(&gateway.mock.url, &["--requirements", "2026-07-28"]);
+    let (_, output) = run_server_suite(&gateway.served.url, &["--requirements", "2026-07-28"]);
     let results = summary_lines(&output);
     print(&results);
     assert_passing(&results, &GATEWAY_2026, &output);
@@ -287,7 +271,7 @@ fn the_gateway_relays_2026_07_28_to_its_clients() {
 #[test]
 fn the_gateway_relays_2025_11_25_to_its_clients() {
     let gateway = Gateway::start();
-    let (_, output) = run_server_suite(&gateway.mock.url, &["--spec-version", "2025-11-25"]);
+    let (_, output) = run_server_suite(&gateway.served.url, &["--spec-version", "2025-11-25"]);
     let results = summary_lines(&output);
     print(&results);
     assert_passing(&results, &GATEWAY_2025, &output);
@@ -318,7 +302,7 @@ fn a_python_sdk_2_3_client_negotiates_2026_07_28_through_the_gateway() {
     let mut child = support::ChildGuard::spawn(
         Command::new(python)
             .arg(&script)
-            .arg(&gateway.mock.url)
+            .arg(&gateway.served.url)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),

@@ -15,10 +15,8 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -44,22 +42,8 @@ impl Mock {
             .args(["mock", "--http", "127.0.0.1:0"])
             .args(flags)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = ChildGuard::spawn(&mut command);
-        let stderr = child.0.stderr.take().expect("mock stderr");
-        let (tx, rx) = mpsc::channel();
-        // Keeps reading after the address line, so the mock never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.to_owned());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the mock printed no `listening on` line");
+            .stdout(Stdio::null());
+        let (child, url) = support::spawn_listening(&mut command);
         Mock { _child: child, url }
     }
 
