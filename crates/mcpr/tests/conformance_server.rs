@@ -229,32 +229,36 @@ const GATEWAY_2026: [&str; 26] = [
     "input-required-result-validate-input",
 ];
 
-/// The 2025-11-25 scenarios the gateway passes. (Not yet: logging, requests from the server
-/// to the client, resource subscriptions.)
-const GATEWAY_2025: [&str; 23] = [
+/// The 2025-11-25 scenarios the gateway passes, logging and resource subscriptions included.
+/// (Not yet: requests from the server to the client.)
+const GATEWAY_2025: [&str; 27] = [
     "completion-complete",
-    "server-initialize",
-    "server-session-lifecycle",
+    "dns-rebinding-protection",
+    "logging-set-level",
     "ping",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "server-sse-multiple-streams",
-    "resources-list",
-    "resources-read-text",
-    "resources-read-binary",
-    "resources-templates-read",
-    "prompts-list",
+    "prompts-get-embedded-resource",
     "prompts-get-simple",
     "prompts-get-with-args",
-    "prompts-get-embedded-resource",
     "prompts-get-with-image",
-    "dns-rebinding-protection",
+    "prompts-list",
+    "resources-list",
+    "resources-read-binary",
+    "resources-read-text",
+    "resources-subscribe",
+    "resources-templates-read",
+    "resources-unsubscribe",
+    "server-initialize",
+    "server-session-lifecycle",
+    "server-sse-multiple-streams",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-error",
+    "tools-call-image",
+    "tools-call-mixed-content",
+    "tools-call-simple-text",
+    "tools-call-with-logging",
+    "tools-call-with-progress",
+    "tools-list",
 ];
 
 /// The gateway in front of the conformance mock, judged at 2026-07-28.

@@ -1,6 +1,7 @@
 //! Our side of the conversation: what we tell a server about ourselves, and how we answer its
 //! requests (`ping`, `roots/list`, `elicitation/create`, also when they come embedded in an
-//! `input_required` result: see `mrtr`) and notifications (logging, progress, list changes).
+//! `input_required` result: see `mrtr`) and notifications (logging, progress, list changes,
+//! updates of subscribed resources).
 
 // rmcp marks roots and logging deprecated because protocol 2026-07-28 drops them; we speak
 // 2025-11-25 and older, where both are current.
@@ -12,7 +13,8 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
     FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion, Root, RootsCapabilities,
+    ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam, Root,
+    RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleClient};
@@ -47,6 +49,11 @@ pub enum ClientEvent {
         /// Human-readable status.
         message: Option<String>,
     },
+    /// `notifications/resources/updated`: a resource we subscribed to changed.
+    ResourceUpdated {
+        /// The resource's URI, as the server sent it.
+        uri: String,
+    },
 }
 
 /// The rmcp client handler of one connection. Cloned when a remote server is tried over a
@@ -72,7 +79,7 @@ impl Handler {
     /// Hand a log or progress event to the host without waiting: when the host falls behind a
     /// flooding server, the event is dropped (it is informational; the log line went to
     /// `tracing` too), so memory stays bounded. A receiver that went away means nobody listens.
-    fn emit(&self, event: ClientEvent) {
+    pub(crate) fn emit(&self, event: ClientEvent) {
         if let Some(events) = &self.events
             && let Err(mpsc::error::TrySendError::Full(_)) = events.try_send(event)
         {
@@ -207,6 +214,14 @@ impl ClientHandler for Handler {
             logger: params.logger,
             data: params.data,
         });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.emit(ClientEvent::ResourceUpdated { uri: params.uri });
     }
 
     async fn on_progress(

@@ -16,7 +16,8 @@
 //! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
 //! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
 //! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
-//! 2026-07-28 connections), `elicitation` (the host callback's types), `listing` (bounded
+//! 2026-07-28 connections), `subscribe` (log level and resource subscriptions),
+//! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `types` (what calls
 //! return), `watchdog` (kills a server's process group when the host dies), `error`.
@@ -55,6 +56,7 @@ mod skills;
 mod sse;
 mod stdio;
 mod streamable_http;
+mod subscribe;
 mod types;
 mod watchdog;
 
@@ -96,6 +98,7 @@ pub use types::{
 
 use handler::Handler;
 use stdio::ServerProcess;
+pub(crate) use subscribe::LOG_LEVELS;
 
 /// Protocol versions we accept from a server, oldest first. We ask for the newest.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[
@@ -137,8 +140,9 @@ pub struct McpClient {
     opening: Opening,
     /// Answers the requests a server embeds in `input_required` results.
     handler: Handler,
-    /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes.
-    _listener: Option<listen::Listener>,
+    /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes and
+    /// subscribed resources (see `subscribe`).
+    listening: tokio::sync::Mutex<listen::Listening>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -201,7 +205,10 @@ impl McpClient {
             progress,
             opening: opened.opening,
             handler,
-            _listener: listener,
+            listening: tokio::sync::Mutex::new(listen::Listening {
+                listener,
+                resources: Default::default(),
+            }),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {

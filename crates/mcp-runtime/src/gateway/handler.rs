@@ -1,6 +1,11 @@
 //! The gateway as an rmcp `ServerHandler`: the handshake, `tools/list` from the live view,
 //! `tools/call` routed to the right server with the client's cancellation and progress token,
-//! and the servers' resources and prompts (see `catalog`).
+//! the servers' resources and prompts (see `catalog`), and the clients' log levels and
+//! resource subscriptions (see `subscriptions`).
+
+// rmcp marks logging and `resources/subscribe` deprecated because protocol 2026-07-28 drops
+// them; the revisions with sessions, which the gateway serves too, still have them.
+#![allow(deprecated)]
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -9,9 +14,10 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResultType,
-    ServerCapabilities, ServerConfig as InitializeInfo, SubscriptionFilter, Tool,
+    LoggingLevel, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResultType, ServerCapabilities, ServerConfig as InitializeInfo, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -21,6 +27,7 @@ use tokio::sync::mpsc;
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
+use super::subscriptions::{self, Target};
 use super::view::View;
 use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
@@ -37,30 +44,42 @@ const NEWEST: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeInfo {
-        InitializeInfo::new(
-            ServerCapabilities::builder()
-                .enable_completions()
-                .enable_prompts()
-                .enable_resources()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            self.inner.options.name.clone(),
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_protocol_version(NEWEST_SESSION)
-        .with_instructions(match self.inner.options.naming {
-            NamingStyle::Raw => {
-                "The tools, prompts and resources of one MCP server behind a gateway, under \
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        // What the servers behind offer (see `subscriptions`). During start-up that is not
+        // known yet, and a client asking then (as a host starting the gateway does) would
+        // never learn it: both are offered, and a server without them refuses later.
+        let relay = &self.inner.relay;
+        let starting = !*self.inner.started.borrow();
+        if starting || relay.offers_logging() {
+            capabilities.logging = Some(Default::default());
+        }
+        if (starting || relay.offers_subscriptions())
+            && let Some(resources) = &mut capabilities.resources
+        {
+            resources.subscribe = Some(true);
+        }
+        InitializeInfo::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.inner.options.name.clone(),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_protocol_version(NEWEST_SESSION)
+            .with_instructions(match self.inner.options.naming {
+                NamingStyle::Raw => {
+                    "The tools, prompts and resources of one MCP server behind a gateway, under \
                  their own names."
-            }
-            _ => {
-                "Tools of several MCP servers behind one gateway. Each tool is named \
+                }
+                _ => {
+                    "Tools of several MCP servers behind one gateway. Each tool is named \
                  mcp_<server>_<tool>; its description starts with the server it comes from."
-            }
-        })
+                }
+            })
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -71,18 +90,77 @@ impl ServerHandler for Gateway {
         self.inner.clients.add(context.peer);
     }
 
-    /// 2026-07-28 clients listen for tool list changes (the only change the gateway
-    /// announces).
+    /// 2026-07-28 clients listen for tool list changes and for updates of resources.
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let mut accepted = SubscriptionFilter::builder().tools_list_changed();
+        if let Some(uris) = &requested.resource_subscriptions {
+            accepted = accepted.resource_subscriptions(uris.iter().cloned());
+        }
+        Some(accepted.build())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         self.inner.clients.listen(context.sink().clone());
+        let subscriber = self.inner.relay.next_id();
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        for uri in uris {
+            let target = Target::Listen(context.sink().clone());
+            if let Err(e) = self.subscribe_to(&uri, subscriber, target).await {
+                tracing::debug!(
+                    "gateway: a listen stream's `{uri}` is not served: {}",
+                    e.message
+                );
+            }
+        }
         context.cancelled().await;
+        self.inner.relay.release(subscriber).await;
+        Ok(())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let level = serde_json::to_value(request.level)
+            .ok()
+            .and_then(|level| level.as_str().and_then(subscriptions::rank));
+        let Some(level) = level else {
+            return Err(McpError::invalid_params("unknown log level", None));
+        };
+        self.inner
+            .relay
+            .set_level(self.client, context.peer, level)
+            .await;
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let target = Target::Session(context.peer);
+        self.subscribe_to(&request.uri, self.client, target).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let server = self.owner(&request.uri).await?;
+        self.inner
+            .relay
+            .unsubscribe(&server, &request.uri, self.client)
+            .await;
         Ok(())
     }
 
@@ -221,6 +299,34 @@ impl ServerHandler for Gateway {
 }
 
 impl Gateway {
+    /// The server that offers `uri`.
+    async fn owner(&self, uri: &str) -> Result<String, McpError> {
+        self.wait_started().await;
+        self.inner
+            .catalog
+            .owner(&self.inner.scope, uri)
+            .await
+            .map_err(|e| match e {
+                CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
+                other => McpError::internal_error(other.to_string(), None),
+            })
+    }
+
+    /// Subscribe `target` to `uri` on the server that offers it.
+    async fn subscribe_to(
+        &self,
+        uri: &str,
+        subscriber: u64,
+        target: Target,
+    ) -> Result<(), McpError> {
+        let server = self.owner(uri).await?;
+        self.inner
+            .relay
+            .subscribe(&server, uri, subscriber, target)
+            .await
+            .map_err(|message| McpError::invalid_params(message, None))
+    }
+
     /// The search or the invoke tool of discovery mode.
     async fn discovery_call(
         &self,
@@ -292,6 +398,16 @@ impl Gateway {
         settings.timeout = self.inner.options.call_timeout;
         settings.progress = progress;
         settings.output_cap = self.inner.options.output_cap.clone();
+        // A 2026-07-28 request that names a log level gets the server's lines meanwhile.
+        let _logs = match context.meta.log_level().and_then(wire_rank) {
+            Some(level) => Some(
+                self.inner
+                    .relay
+                    .watch_request(context.peer.clone(), level, &tool.server)
+                    .await,
+            ),
+            None => None,
+        };
         let call = scope.call_tool(&tool, arguments, settings);
         tokio::pin!(call);
         let mut forwarder = token.map(|token| Forwarder::new(token, &context));
@@ -341,6 +457,13 @@ impl Gateway {
             )),
         }
     }
+}
+
+/// The rank of a level (see `subscriptions`).
+fn wire_rank(level: LoggingLevel) -> Option<usize> {
+    serde_json::to_value(level)
+        .ok()
+        .and_then(|level| level.as_str().and_then(subscriptions::rank))
 }
 
 /// Entries in the wire format as rmcp values; an entry rmcp rejects is left out with a warning.

@@ -23,6 +23,9 @@
 //! it (bounded by the call's timeout); a failed server's tool returns an error result
 //! `MCP error: ...`; the client's cancellation reaches the server as `notifications/cancelled`;
 //! the server's progress notifications reach the client under the client's progress token.
+//! The servers' log lines reach the clients that asked for them, tagged with the server's
+//! name, and a client's resource subscriptions reach the server that offers the resource
+//! (once for all clients), whose updates come back to each subscriber.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -56,6 +59,7 @@ pub mod http;
 mod notify;
 mod relay;
 mod subagent;
+mod subscriptions;
 mod template;
 mod view;
 
@@ -172,6 +176,8 @@ pub struct Gateway {
     inner: Arc<Inner>,
     /// The state of the one client this handler serves (see [`Gateway::for_new_client`]).
     session: Arc<discovery::Session>,
+    /// Identifies this client to the `subscriptions` relay.
+    client: u64,
     /// Served through a [`relay::RelayTransport`]: tool results go out as placeholders that
     /// the transport replaces by the result as the server sent it.
     relaying: bool,
@@ -193,6 +199,8 @@ struct Inner {
     discovery: discovery::Discovery,
     options: GatewayOptions,
     clients: Arc<Clients>,
+    /// Logs and resource subscriptions of the clients.
+    relay: Arc<subscriptions::Relay>,
     /// `false` while a [`Starting`] guard is alive.
     started: watch::Sender<bool>,
     /// Stops the change forwarder with the last clone.
@@ -215,6 +223,16 @@ impl Gateway {
                 async move { clients.notify_all().await }
             },
         ));
+        let relay = Arc::new(subscriptions::Relay::new(
+            manager.clone(),
+            options.filter.clone(),
+        ));
+        tokio::spawn(subscriptions::run(
+            relay.clone(),
+            manager.notices(),
+            manager.subscribe(),
+            stop.clone(),
+        ));
         let (started, _) = watch::channel(true);
         Gateway {
             inner: Arc::new(Inner {
@@ -226,10 +244,12 @@ impl Gateway {
                 ),
                 options,
                 clients,
+                relay,
                 started,
                 _forwarder: stop.drop_guard(),
             }),
             session: Arc::default(),
+            client: 0,
             relaying: false,
         }
     }
@@ -272,6 +292,7 @@ impl Gateway {
         Gateway {
             inner: self.inner.clone(),
             session: Arc::default(),
+            client: self.inner.relay.next_id(),
             relaying: true,
         }
     }

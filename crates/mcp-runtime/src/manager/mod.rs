@@ -55,7 +55,7 @@ use connection::{ClientConnector, Connection, STDERR_TAIL_LINES};
 use state::{Entry, Inner, Phase, State};
 use supervisor::run_server;
 
-pub use events::ManagerEvent;
+pub use events::{ManagerEvent, ServerNotice};
 pub use health::{BACKOFF, Decision, ReconnectBudget, STORM_LIMIT, STORM_WINDOW};
 pub use reload::ReloadSummary;
 pub use report::{
@@ -194,6 +194,12 @@ impl McpManager {
     /// Receive [`ManagerEvent`]s from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<ManagerEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// Receive the servers' log lines and resource updates from now on (a subscriber that
+    /// falls behind loses the oldest).
+    pub fn notices(&self) -> broadcast::Receiver<ServerNotice> {
+        self.inner.notices.subscribe()
     }
 
     /// Connect every server concurrently (handshake + `tools/list`) and return at the

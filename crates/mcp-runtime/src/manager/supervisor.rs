@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::connection::{Connection, Connector};
-use super::events::ManagerEvent;
+use super::events::{ManagerEvent, ServerNotice};
 use super::health::Decision;
 use super::report::ServerError;
 use super::state::{Inner, Phase};
@@ -282,11 +282,14 @@ async fn supervise<C: Connector>(
             () = client.closed() => break,
             notice = notices.recv() => match notice {
                 Some(ClientEvent::ToolsChanged) => {
-                    // Coalesce a burst of notifications into one re-list.
-                    while let Ok(ClientEvent::ToolsChanged) = notices.try_recv() {}
+                    // Coalesce a burst of notifications into one re-list; what else came
+                    // meanwhile is passed on.
+                    while let Ok(next) = notices.try_recv() {
+                        pass_on(inner, name, next);
+                    }
                     relist(inner, name, generation, client).await;
                 }
-                Some(_) => {}
+                Some(other) => pass_on(inner, name, other),
                 // The connection's handler is gone: the transport closed.
                 None => {
                     client.closed().await;
@@ -300,6 +303,29 @@ async fn supervise<C: Connector>(
     } else {
         Ended::OnRequest
     }
+}
+
+/// Hand a server's log line or resource update to the manager's notice subscribers.
+fn pass_on<C: Connector>(inner: &Inner<C>, name: &str, event: ClientEvent) {
+    let notice = match event {
+        ClientEvent::Log {
+            level,
+            logger,
+            data,
+        } => ServerNotice::Log {
+            server: name.to_owned(),
+            level,
+            logger,
+            data,
+        },
+        ClientEvent::ResourceUpdated { uri } => ServerNotice::ResourceUpdated {
+            server: name.to_owned(),
+            uri,
+        },
+        _ => return,
+    };
+    // No subscriber is fine.
+    let _ = inner.notices.send(notice);
 }
 
 /// `tools/list_changed`: list again, replace this server's tools, rewrite the cache.
