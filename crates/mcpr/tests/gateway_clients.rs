@@ -19,12 +19,11 @@ use mcp_runtime::cache::ToolCache;
 use mcp_runtime::client::{
     CallOptions, ClientError, ClientEvent, ConnectOptions, Era, McpClient, ProgressUpdate,
 };
-use mcp_runtime::config::ServerConfig;
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use support::sdk::{Sdk, SdkClient, ServeWorld, Target, text};
+use support::sdk::{Sdk, ServeWorld, Target, text};
 use support::{ChildGuard, MCPR, temp_dir};
 
 /// The resource the tests subscribe to (the mock names its resources after `--name`).
@@ -73,9 +72,15 @@ fn typescript_session(world: &ServeWorld, target: Target<'_>) {
     }
     let capabilities = client.step(json!({"op": "capabilities"}))["capabilities"].clone();
     assert!(capabilities["logging"].is_object(), "{capabilities}");
-    assert_eq!(capabilities["resources"]["subscribe"], true, "{capabilities}");
+    assert_eq!(
+        capabilities["resources"]["subscribe"], true,
+        "{capabilities}"
+    );
 
-    assert_eq!(text(&client.call("mcp_m_echo", json!({"text": "hi"}))), "hi");
+    assert_eq!(
+        text(&client.call("mcp_m_echo", json!({"text": "hi"}))),
+        "hi"
+    );
 
     let progress = client.step(json!({"op": "call", "name": "mcp_m_progress",
         "args": {"steps": 3, "interval_ms": 10}, "progress": true}));
@@ -93,10 +98,13 @@ fn typescript_session(world: &ServeWorld, target: Target<'_>) {
 
     client.step(json!({"op": "set_level", "level": "info"}));
     wait_recorded(world, "logging/setLevel", 1);
-    let logged = client.call("mcp_m_log", json!({"text": "hello from m", "level": "warning"}));
+    let logged = client.call(
+        "mcp_m_log",
+        json!({"text": "hello from m", "level": "warning"}),
+    );
     assert_eq!(text(&logged), "logged");
-    let logs = client.step(json!({"op": "wait_logs", "count": 1, "timeout_ms": 15000}))["logs"]
-        .clone();
+    let logs =
+        client.step(json!({"op": "wait_logs", "count": 1, "timeout_ms": 15000}))["logs"].clone();
     assert_eq!(
         logs,
         json!([{"level": "warning", "logger": "m/mock", "data": "hello from m"}])
@@ -186,7 +194,7 @@ async fn next_event<T>(
 
 /// mcpr's own client against the HTTP gateway in `era`.
 async fn mcpr_session(world: &ServeWorld, url: &str, era: Era) {
-    let config = ServerConfig::remote(url);
+    let config = support::remote(url, None);
     let (sender, mut events) = mpsc::channel(mcp_runtime::client::EVENT_BUFFER);
     let mut options = ConnectOptions::default();
     options.events = Some(sender);
@@ -236,16 +244,24 @@ async fn mcpr_session(world: &ServeWorld, url: &str, era: Era) {
             CallOptions::default().with_cancel(cancel),
         )
         .await;
-    assert!(matches!(slept, Err(ClientError::Cancelled { .. })), "{slept:?}");
+    assert!(
+        matches!(slept, Err(ClientError::Cancelled { .. })),
+        "{slept:?}"
+    );
     let world_ref = world;
-    tokio::task::block_in_place(|| {
-        wait_recorded(world_ref, "notifications/cancelled", before + 1)
-    });
+    tokio::task::block_in_place(|| wait_recorded(world_ref, "notifications/cancelled", before + 1));
 
-    client.set_log_level("info").await.expect("logging/setLevel");
+    client
+        .set_log_level("info")
+        .await
+        .expect("logging/setLevel");
     let args = json!({"text": format!("hello in {era:?}"), "level": "warning"});
     let output = client
-        .call_tool("mcp_m_log", args.as_object().cloned(), CallOptions::default())
+        .call_tool(
+            "mcp_m_log",
+            args.as_object().cloned(),
+            CallOptions::default(),
+        )
         .await
         .expect("log call");
     assert_eq!(output.text(), "logged");
