@@ -32,12 +32,17 @@ const URI: &str = "mock://mcpr-mock/public";
 /// A world with one backend `m`: the mock with logging and resource subscriptions, recording
 /// what it receives into `m.record`.
 fn world() -> ServeWorld {
+    world_with(&[])
+}
+
+/// [`world`], the mock started with `flags` too.
+fn world_with(flags: &[&str]) -> ServeWorld {
     let dir = temp_dir();
     let record = dir.path().join("m.record");
-    let servers = json!({"m": {
-        "command": MCPR,
-        "args": ["mock", "--resources", "--notify-tools", "--record", record],
-    }});
+    let mut args = vec![json!("mock"), json!("--resources"), json!("--notify-tools")];
+    args.extend(flags.iter().map(|flag| json!(flag)));
+    args.extend([json!("--record"), json!(record)]);
+    let servers = json!({"m": {"command": MCPR, "args": args}});
     ServeWorld::with_servers(dir, servers)
 }
 
@@ -173,6 +178,37 @@ fn a_subscription_shared_by_two_clients_reaches_the_backend_once() {
     wait_recorded(&world, "resources/unsubscribe", 1);
     first.close();
     second.close();
+}
+
+/// A backend that crashes and is started again is asked again for the subscriptions and the
+/// log level its clients had: updates and log lines keep coming.
+#[test]
+fn a_reconnected_backend_is_subscribed_again() {
+    // Each backend process crashes on its second call.
+    let world = world_with(&["--crash-after", "1"]);
+    let (_gateway, url) = world.http_gateway(&[], &[]);
+    let mut client = world.connect(Sdk::TypeScript, Target::Http(&url, None));
+    client.step(json!({"op": "set_level", "level": "info"}));
+    client.step(json!({"op": "subscribe", "uri": URI}));
+    wait_recorded(&world, "resources/subscribe", 1);
+    // The first call is answered, the second one crashes the backend.
+    assert_eq!(
+        text(&client.call("mcp_m_echo", json!({"text": "one"}))),
+        "one"
+    );
+    let _ = client.try_step(json!({"op": "call", "name": "mcp_m_echo", "args": {"text": "two"}}));
+
+    wait_recorded(&world, "resources/subscribe", 2);
+    wait_recorded(&world, "logging/setLevel", 2);
+    let touched = client.step(json!({"op": "call", "name": "mcp_m_touch", "args": {"uri": URI}}));
+    assert_eq!(
+        text(&touched["result"]),
+        format!("updated {URI}"),
+        "{touched}"
+    );
+    let updated = client.step(json!({"op": "wait_updated", "count": 1, "timeout_ms": 15000}));
+    assert_eq!(updated["uris"], json!([URI]), "{updated}");
+    client.close();
 }
 
 /// Wait (bounded) for the first event `pick` accepts.
