@@ -403,20 +403,25 @@ where
 }
 
 /// The level of the log messages asked for on a 2026-07-28 connection whose host listens
-/// for events. That revision has no `logging/setLevel`: each request says which logs it
-/// wants, and a request that says nothing gets none.
+/// for events, until the host sets another (`McpClient::set_log_level`). That revision has no
+/// `logging/setLevel`: each request says which logs it wants, and a request that says nothing
+/// gets none.
 pub const LOG_LEVEL: &str = "info";
 
 /// Extra `_meta` of every request on a connection of `era` (rmcp adds the version, our
-/// identity and capabilities itself).
-pub(crate) fn request_meta(era: Era, host_listens: bool) -> Option<rmcp::model::RequestMetaObject> {
+/// identity and capabilities itself): logs of `log_level` and above when the host listens.
+pub(crate) fn request_meta(
+    era: Era,
+    host_listens: bool,
+    log_level: &str,
+) -> Option<rmcp::model::RequestMetaObject> {
     if era != Era::Modern || !host_listens {
         return None;
     }
     let mut meta = rmcp::model::RequestMetaObject::default();
     meta.0.insert(
         "io.modelcontextprotocol/logLevel".to_owned(),
-        serde_json::Value::from(LOG_LEVEL),
+        serde_json::Value::from(log_level),
     );
     Some(meta)
 }

@@ -143,6 +143,9 @@ pub struct McpClient {
     /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes and
     /// subscribed resources (see `subscribe`).
     listening: tokio::sync::Mutex<listen::Listening>,
+    /// Protocol 2026-07-28: the log level every request asks for, as an index in
+    /// [`LOG_LEVELS`] (see `subscribe`).
+    log_level: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -209,6 +212,7 @@ impl McpClient {
                 listener,
                 resources: Default::default(),
             }),
+            log_level: std::sync::atomic::AtomicUsize::new(subscribe::default_log_level()),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -464,7 +468,11 @@ impl McpClient {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
-        options.meta = era::request_meta(self.opening.era, self.handler.events.is_some());
+        options.meta = era::request_meta(
+            self.opening.era,
+            self.handler.events.is_some(),
+            self.log_level(),
+        );
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),

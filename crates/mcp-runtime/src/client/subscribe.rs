@@ -1,5 +1,6 @@
 //! What a host asks a server to send it beyond answers: the level of its log messages
-//! (`logging/setLevel`) and updates of resources (`resources/subscribe`, or on a 2026-07-28
+//! (`logging/setLevel`, or on a 2026-07-28 connection the level every request names) and
+//! updates of resources (`resources/subscribe`, or on a 2026-07-28
 //! connection the `subscriptions/listen` stream, see `listen`). Both arrive as
 //! [`ClientEvent`](super::ClientEvent)s on [`ConnectOptions::events`](super::ConnectOptions).
 
@@ -11,6 +12,8 @@ use rmcp::model::{
     ClientRequest, LoggingLevel, ServerResult, SetLevelRequest, SetLevelRequestParams,
     SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
 };
+
+use std::sync::atomic::Ordering;
 
 use super::{ClientError, Era, McpClient, listen};
 
@@ -26,7 +29,23 @@ pub(crate) const LOG_LEVELS: [&str; 8] = [
     "emergency",
 ];
 
+/// The index of [`LOG_LEVEL`](super::era::LOG_LEVEL) in [`LOG_LEVELS`].
+pub(crate) fn default_log_level() -> usize {
+    LOG_LEVELS
+        .iter()
+        .position(|l| *l == super::era::LOG_LEVEL)
+        .unwrap_or(1)
+}
+
 impl McpClient {
+    /// The level the requests of a 2026-07-28 connection ask for.
+    pub(crate) fn log_level(&self) -> &'static str {
+        LOG_LEVELS
+            .get(self.log_level.load(Ordering::Relaxed))
+            .copied()
+            .unwrap_or(super::era::LOG_LEVEL)
+    }
+
     /// Whether the server declares the `logging` capability.
     pub fn offers_logging(&self) -> bool {
         self.peer
@@ -45,14 +64,18 @@ impl McpClient {
         })
     }
 
-    /// Ask for log messages of `level` (one of [`LOG_LEVELS`]) and above. A 2026-07-28
-    /// connection has no such request (each request names its level), so this does nothing
-    /// there.
+    /// Ask for log messages of `level` (`debug` … `emergency`) and above. A 2026-07-28
+    /// connection has no such request: every later request names the level instead.
     pub async fn set_log_level(&self, level: &str) -> Result<(), ClientError> {
         let method = "logging/setLevel";
-        let level: LoggingLevel = serde_json::from_value(level.into())
-            .map_err(|_| self.protocol_error(method, format!("unknown log level `{level}`")))?;
+        let unknown = || self.protocol_error(method, format!("unknown log level `{level}`"));
+        let rank = LOG_LEVELS
+            .iter()
+            .position(|l| *l == level)
+            .ok_or_else(unknown)?;
+        let level: LoggingLevel = serde_json::from_value(level.into()).map_err(|_| unknown())?;
         if self.opening.era == Era::Modern {
+            self.log_level.store(rank, Ordering::Relaxed);
             return Ok(());
         }
         let request =

@@ -11,7 +11,8 @@
 //!   once however many clients subscribe: the server is asked on the first subscriber and
 //!   released after the last one leaves. Its `notifications/resources/updated` reaches each
 //!   subscriber: a session as a notification, a 2026-07-28 client on its
-//!   `subscriptions/listen` stream.
+//!   `subscriptions/listen` stream. (That stream is acknowledged as it opens, before the
+//!   server behind has been asked: a change in that moment is not reported.)
 //! - A server that reconnects is asked again for the level and the subscriptions it had.
 
 // rmcp marks logging and `resources/subscribe` deprecated because protocol 2026-07-28 drops
@@ -413,6 +414,8 @@ impl Relay {
                     }
                 });
                 futures::future::join_all(sends).await;
+                // A subscriber that left without unsubscribing is noticed here at the latest.
+                self.sweep().await;
             }
         }
     }
