@@ -399,7 +399,7 @@ impl Gateway {
         settings.progress = progress;
         settings.output_cap = self.inner.options.output_cap.clone();
         // A 2026-07-28 request that names a log level gets the server's lines meanwhile.
-        let _logs = match context.meta.log_level().and_then(wire_rank) {
+        let logs = match context.meta.log_level().and_then(wire_rank) {
             Some(level) => Some(
                 self.inner
                     .relay
@@ -426,6 +426,10 @@ impl Gateway {
             while let Ok(update) = updates.try_recv() {
                 forwarder.send(update).await;
             }
+        }
+        // So do log lines: the stream ends with the result.
+        if let Some(logs) = &logs {
+            logs.settle().await;
         }
         match result {
             Ok(output) => {

@@ -162,9 +162,14 @@ impl Relay {
             },
         );
         self.apply_level().await;
+        let offers = self
+            .manager
+            .client(server)
+            .is_some_and(|client| client.offers_logging());
         RequestLogs {
             relay: self.clone(),
             id,
+            server: offers.then(|| server.to_owned()),
         }
     }
 
@@ -425,6 +430,22 @@ impl Relay {
 pub(crate) struct RequestLogs {
     relay: Arc<Relay>,
     id: u64,
+    /// The server's, when it offers logging.
+    server: Option<String>,
+}
+
+/// How long a request's answer waits for the log lines its server sent before it: they reach
+/// the relay through tasks of their own (rmcp's, the manager's), which may run after the
+/// answer arrives, and the request's stream ends with the answer.
+const LOG_GRACE: Duration = Duration::from_millis(10);
+
+impl RequestLogs {
+    /// Let the log lines the server sent before its answer through.
+    pub async fn settle(&self) {
+        if self.server.is_some() {
+            tokio::time::sleep(LOG_GRACE).await;
+        }
+    }
 }
 
 impl Drop for RequestLogs {
