@@ -47,6 +47,8 @@ enum Behaviour {
     Flood,
     /// `--rich-tool`: [`rich_result`], every optional field set.
     Rich,
+    /// `--elicit-tool`: asks the client for a name.
+    Elicit,
 }
 
 /// The built-in tools.
@@ -73,6 +75,7 @@ impl Catalog {
         tool_file: Option<&Path>,
         flood_tool: bool,
         rich_tool: bool,
+        elicit_tool: bool,
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog {
             entries: Vec::new(),
@@ -118,6 +121,18 @@ impl Catalog {
             }))
             .context("the rich tool definition is invalid")?;
             catalog.add(tool, Behaviour::Rich);
+        }
+        if elicit_tool {
+            let tool = serde_json::from_value::<Tool>(json!({
+                "name": "elicit",
+                "description": "Asks the client for a name (elicitation/create) and returns its answer: \"accept <content>\", \"decline\" or \"cancel\".",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"message": {"type": "string", "description": "What to ask."}}
+                }
+            }))
+            .context("the elicit tool definition is invalid")?;
+            catalog.add(tool, Behaviour::Elicit);
         }
         if let Some(path) = tool_file {
             let mut in_file = std::collections::HashSet::new();
@@ -185,6 +200,7 @@ impl Catalog {
             Behaviour::EchoArguments => text_result(Value::Object(arguments).to_string()),
             Behaviour::Flood => flood(&arguments, context).await.unwrap_or_else(tool_error),
             Behaviour::Rich => rich(),
+            Behaviour::Elicit => elicit(&arguments, context).await.unwrap_or_else(tool_error),
         }
     }
 }
@@ -622,4 +638,42 @@ async fn roots(context: &RequestContext<RoleServer>) -> Result<CallToolResult, S
             ROOTS_TIMEOUT.as_secs()
         )),
     }
+}
+
+/// Ask the client for a name and return its answer as text. Bounded by the client's own
+/// call: a cancelled call stops waiting.
+async fn elicit(
+    arguments: &JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, String> {
+    let message = arguments
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("What is your name?");
+    let params = serde_json::from_value::<rmcp::model::ElicitRequestParams>(json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        },
+    }))
+    .map_err(|e| format!("cannot build the request: {e}"))?;
+    let request =
+        rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+    let asked = tokio::select! {
+        asked = context.peer.send_request(request) => asked,
+        () = context.ct.clone().cancelled_owned() => return Ok(cancelled()),
+    };
+    let answer = match asked.map_err(|e| format!("elicitation/create failed: {e}"))? {
+        rmcp::model::ClientResult::ElicitResult(answer) => answer,
+        other => return Err(format!("elicitation/create got a wrong answer: {other:?}")),
+    };
+    Ok(text_result(match answer.action {
+        rmcp::model::ElicitationAction::Accept => {
+            format!("accept {}", answer.content.unwrap_or(Value::Null))
+        }
+        rmcp::model::ElicitationAction::Decline => "decline".to_owned(),
+        _ => "cancel".to_owned(),
+    }))
 }

@@ -197,10 +197,12 @@ fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
 }
 
 /// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
-/// requests, headers, caching, every content type, resources, prompts, completions and the
-/// DNS-rebinding guard. (Not yet: relaying input-required results, and the client's own
-/// capabilities, to the server behind it.)
-const GATEWAY_2026: [&str; 26] = [
+/// requests (the client's own capabilities reach the server behind it), headers, caching,
+/// every content type, resources, prompts, completions, the DNS-rebinding guard, and the
+/// server's input-required results of a tool call passed to the client and answered.
+/// (Not yet: input-required results of `prompts/get`.)
+const GATEWAY_2026: [&str; 36] = [
+    "server-stateless",
     "completion-complete",
     "tools-list",
     "tools-call-simple-text",
@@ -227,11 +229,21 @@ const GATEWAY_2026: [&str; 26] = [
     "input-required-result-unsupported-methods",
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-result-type",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
 ];
 
-/// The 2025-11-25 scenarios the gateway passes. (Not yet: logging, requests from the server
-/// to the client, resource subscriptions.)
-const GATEWAY_2025: [&str; 23] = [
+/// The 2025-11-25 scenarios the gateway passes, the server's sampling and elicitation
+/// requests answered by the client over its session among them. (Not yet: logging, resource
+/// subscriptions.)
+const GATEWAY_2025: [&str; 27] = [
     "completion-complete",
     "server-initialize",
     "server-session-lifecycle",
@@ -244,6 +256,10 @@ const GATEWAY_2025: [&str; 23] = [
     "tools-call-mixed-content",
     "tools-call-error",
     "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
     "server-sse-multiple-streams",
     "resources-list",
     "resources-read-text",

@@ -36,6 +36,7 @@
 //! # let _ = tools; Ok(()) }
 //! ```
 
+pub(crate) mod ask;
 mod cap;
 mod elicitation;
 pub mod era;
@@ -171,6 +172,8 @@ impl McpClient {
             progress: progress.clone(),
             identity: options.identity.clone(),
             raw: raw::RawResults::default(),
+            asking: ask::AskingCalls::default(),
+            relay_input: options.relay_input,
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
@@ -351,7 +354,11 @@ impl McpClient {
             params = params.with_arguments(arguments);
         }
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
+        let started = Instant::now();
         let method = format!("tools/call `{tool}`");
+        let input = options.input.as_ref();
+        // While it runs, the server's questions about it go to its asker (see `ask`).
+        let _asking = input.map(|input| self.handler.asking.register(input.clone()));
         for _round in 0..=MAX_INPUT_ROUNDS {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             match self
@@ -361,6 +368,7 @@ impl McpClient {
                     timeout,
                     options.cancel.as_ref(),
                     options.progress.as_ref(),
+                    input,
                 )
                 .await?
             {
@@ -379,8 +387,20 @@ impl McpClient {
                 }
                 // Some servers answer a tool with no output with `{}`.
                 (ServerResult::EmptyResult(_), _) => return Ok(ToolOutput::default()),
-                (ServerResult::InputRequiredResult(input), _) => {
-                    mrtr::next_round(&self.handler, &mut params, input, &method).await?;
+                (ServerResult::InputRequiredResult(asked), _) => {
+                    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                    let asker = input.map(|input| (input, left));
+                    let round = mrtr::next_round(&self.handler, &mut params, asked, &method, asker);
+                    match options.cancel.as_ref() {
+                        Some(cancel) => tokio::select! {
+                            round = round => round?,
+                            () = cancel.cancelled() => return Err(ClientError::Cancelled {
+                                server: self.server.clone(),
+                                method: method.clone(),
+                            }),
+                        },
+                        None => round.await?,
+                    }
                 }
                 _ => return Err(self.protocol_error(&method, "unexpected response type")),
             }
@@ -439,13 +459,14 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
-        self.request_with_progress(request, method, timeout, cancel, None)
+        self.request_with_progress(request, method, timeout, cancel, None, None)
             .await
             .map(|(result, _)| result)
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
-    /// `progress`. A `tools/call` answer also comes back as the server sent it.
+    /// `progress`. A `tools/call` answer also comes back as the server sent it. A 2026-07-28
+    /// server is told the capabilities of the call's asker, if it has one.
     async fn request_with_progress(
         &self,
         request: ClientRequest,
@@ -453,11 +474,20 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
+        input: Option<&ask::CallInput>,
     ) -> Result<(ServerResult, Option<Map<String, Value>>), ClientError> {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
         options.meta = era::request_meta(self.opening.era, self.handler.events.is_some());
+        if let (Era::Modern, Some(input)) = (self.opening.era, input) {
+            use rmcp::ClientHandler as _;
+            let declared = input.capabilities(self.handler.get_info().capabilities);
+            options
+                .meta
+                .get_or_insert_with(Default::default)
+                .set_client_capabilities(declared);
+        }
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),

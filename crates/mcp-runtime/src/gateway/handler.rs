@@ -1,6 +1,7 @@
 //! The gateway as an rmcp `ServerHandler`: the handshake, `tools/list` from the live view,
-//! `tools/call` routed to the right server with the client's cancellation and progress token,
-//! and the servers' resources and prompts (see `catalog`).
+//! `tools/call` routed to the right server with the client's cancellation and progress token
+//! (the backend's questions meanwhile go to the client: see `input`), and the servers'
+//! resources and prompts (see `catalog`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -16,11 +17,11 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
+use super::input::{Outcome, Resumed, Stopped};
 use super::view::View;
 use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
@@ -205,6 +206,9 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Some(state) = request.request_state.clone() {
+            return self.resume_call(request, &state, context).await;
+        }
         let name = request.name.to_string();
         if name == SEARCH_TOOL || name == INVOKE_TOOL {
             self.wait_started().await;
@@ -278,39 +282,63 @@ impl Gateway {
                 })?
             }
         };
-        let token = context.meta.get_progress_token();
-        let (progress, mut updates) = match token {
-            Some(_) => {
-                let (sender, receiver) = mpsc::channel(crate::client::EVENT_BUFFER);
-                (Some(sender), Some(receiver))
-            }
-            None => (None, None),
-        };
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
-        // disconnects: either way the backend is told to stop.
-        let mut settings = CallOptions::default().with_cancel(context.ct.clone());
+        // disconnects: either way the backend is told to stop (see `input`).
+        let mut settings = CallOptions::default();
         settings.timeout = self.inner.options.call_timeout;
-        settings.progress = progress;
         settings.output_cap = self.inner.options.output_cap.clone();
-        let call = scope.call_tool(&tool, arguments, settings);
-        tokio::pin!(call);
-        let mut forwarder = token.map(|token| Forwarder::new(token, &context));
-        let result = loop {
-            tokio::select! {
-                result = &mut call => break result,
-                Some(update) = next_update(&mut updates) => {
-                    if let Some(forwarder) = &mut forwarder {
-                        forwarder.send(update).await;
-                    }
-                }
-            }
+        let manager = scope.manager.clone();
+        let flight = self.inner.inputs.start(
+            name,
+            super::input::declared(&context),
+            settings,
+            move |settings| super::input::call_backend(manager, tool, arguments, settings),
+        );
+        self.drive(flight, context).await
+    }
+
+    /// A 2026-07-28 client's retry with its answers: the parked call goes on.
+    async fn resume_call(
+        &self,
+        request: CallToolRequestParams,
+        state: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = match request.name.as_ref() {
+            INVOKE_TOOL => invoke_arguments(request.arguments.as_ref())
+                .map(|(target, _)| target)
+                .unwrap_or_default(),
+            name => name.to_owned(),
         };
-        // Progress handled before the result still belongs before it.
-        if let (Some(forwarder), Some(updates)) = (&mut forwarder, &mut updates) {
-            while let Ok(update) = updates.try_recv() {
-                forwarder.send(update).await;
-            }
+        match self
+            .inner
+            .inputs
+            .resume(&name, state, request.input_responses)?
+        {
+            Resumed::Flight(flight) => self.drive(flight, context).await,
+            Resumed::Again(asked) => Ok(asked.into()),
         }
+    }
+
+    /// Run a call until its backend answers, or its client must first (see `input`).
+    async fn drive(
+        &self,
+        flight: super::input::Flight,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let mut forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| Forwarder::new(token, &context));
+        let result = match self
+            .inner
+            .inputs
+            .drive(flight, &context, forwarder.as_mut())
+            .await?
+        {
+            Outcome::Done(result) => result,
+            Outcome::Asked(asked) => return Ok(asked.into()),
+        };
         match result {
             Ok(output) => {
                 // 2026-07-28 results say what they are; the server's own `resultType` does not
@@ -333,8 +361,9 @@ impl Gateway {
                 }
                 .into())
             }
+            Err(Stopped::Refused(error)) => Err(error),
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
-            Err(_aborted) => Err(McpError::new(
+            Err(Stopped::Aborted) => Err(McpError::new(
                 ErrorCode::INTERNAL_ERROR,
                 "request cancelled",
                 None,
@@ -357,18 +386,8 @@ fn from_wire_list<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T>
         .collect()
 }
 
-/// The next progress update, or never when the call has no progress token.
-async fn next_update(
-    updates: &mut Option<mpsc::Receiver<ProgressUpdate>>,
-) -> Option<ProgressUpdate> {
-    match updates {
-        Some(updates) => updates.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
 /// Sends a backend's progress to the client under the client's own token.
-struct Forwarder {
+pub(super) struct Forwarder {
     token: ProgressToken,
     peer: rmcp::Peer<RoleServer>,
     last: Option<f64>,
@@ -383,7 +402,7 @@ impl Forwarder {
         }
     }
 
-    async fn send(&mut self, update: ProgressUpdate) {
+    pub(super) async fn send(&mut self, update: ProgressUpdate) {
         // rmcp handles each notification on a task of its own, so they may arrive out of
         // order; progress must increase, so a stale one is dropped rather than sent.
         if self.last.is_some_and(|last| update.progress <= last) {

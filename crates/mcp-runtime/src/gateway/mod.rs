@@ -23,6 +23,12 @@
 //! it (bounded by the call's timeout); a failed server's tool returns an error result
 //! `MCP error: ...`; the client's cancellation reaches the server as `notifications/cancelled`;
 //! the server's progress notifications reach the client under the client's progress token.
+//! A server's questions during a call (elicitation, sampling, roots) go to the client that made
+//! it, in the client's era: as requests over its session, or as an `input_required` result it
+//! answers by retrying; what the client did not declare, the gateway answers itself (declines,
+//! or offers the project as root). Build the manager with
+//! [`ManagerOptions::relay_input`](crate::manager::ManagerOptions::relay_input) so that
+//! servers of 2025-11-25 and older are told they may ask.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -53,6 +59,7 @@ mod discovery;
 mod filter;
 mod handler;
 pub mod http;
+mod input;
 mod notify;
 mod relay;
 mod subagent;
@@ -80,6 +87,7 @@ pub use discovery::{
     estimate_tokens,
 };
 pub use filter::ToolFilter;
+pub use input::{DEFAULT_PARK, MAX_PARKED};
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
 use notify::Clients;
@@ -193,6 +201,8 @@ struct Inner {
     discovery: discovery::Discovery,
     options: GatewayOptions,
     clients: Arc<Clients>,
+    /// Calls parked until their 2026-07-28 client answers a backend's question.
+    inputs: Arc<input::Inputs>,
     /// `false` while a [`Starting`] guard is alive.
     started: watch::Sender<bool>,
     /// Stops the change forwarder with the last clone.
@@ -224,6 +234,7 @@ impl Gateway {
                     options.discovery,
                     options.always_load.clone(),
                 ),
+                inputs: input::Inputs::new(options.call_timeout),
                 options,
                 clients,
                 started,
