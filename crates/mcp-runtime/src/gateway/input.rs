@@ -188,7 +188,7 @@ impl Inputs {
     ) -> Result<Resumed, McpError> {
         let id = self
             .verify(state)
-            .ok_or_else(|| McpError::invalid_params("requestState integrity check failed", None))?;
+            .map_err(|e| McpError::invalid_params(e.to_owned(), None))?;
         let mut parked = self.lock();
         let Some(entry) = parked.get(&id) else {
             return Err(McpError::invalid_params(
@@ -305,18 +305,31 @@ impl Inputs {
         format!("{data}.{mac}")
     }
 
-    /// The call a state this gateway signed names, if it has not expired.
-    fn verify(&self, state: &str) -> Option<String> {
-        let (data, mac) = state.split_once('.')?;
-        let mac = unhex(mac)?;
+    /// The call a state this gateway signed names, unless it has expired.
+    fn verify(&self, state: &str) -> Result<String, &'static str> {
+        const FORGED: &str = "requestState integrity check failed";
+        let (data, mac) = state.split_once('.').ok_or(FORGED)?;
+        let mac = unhex(mac).ok_or(FORGED)?;
         let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &self.key);
-        aws_lc_rs::hmac::verify(&key, data.as_bytes(), &mac).ok()?;
-        let payload: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(data).ok()?).ok()?;
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
-        if payload.get("expires")?.as_u64()? < now {
-            return None;
+        aws_lc_rs::hmac::verify(&key, data.as_bytes(), &mac).map_err(|_| FORGED)?;
+        let payload = URL_SAFE_NO_PAD
+            .decode(data)
+            .ok()
+            .and_then(|json| serde_json::from_slice::<Value>(&json).ok())
+            .ok_or(FORGED)?;
+        let expires = payload.get("expires").and_then(Value::as_u64);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        if expires.is_none_or(|expires| expires < now) {
+            return Err("requestState has expired: the call was cancelled; call the tool again");
         }
-        Some(payload.get("call")?.as_str()?.to_owned())
+        payload
+            .get("call")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or(FORGED)
     }
 
     fn mac(&self, data: &[u8]) -> aws_lc_rs::hmac::Tag {
