@@ -284,9 +284,11 @@ impl Gateway {
         };
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
         // disconnects: either way the backend is told to stop (see `input`).
-        let mut settings = CallOptions::default();
-        settings.timeout = self.inner.options.call_timeout;
-        settings.output_cap = self.inner.options.output_cap.clone();
+        let settings = CallOptions {
+            timeout: self.inner.options.call_timeout,
+            output_cap: self.inner.options.output_cap.clone(),
+            ..CallOptions::default()
+        };
         let manager = scope.manager.clone();
         let flight = self.inner.inputs.start(
             name,

@@ -463,16 +463,19 @@ mod tests {
     async fn states_verify_and_tampering_is_caught() {
         let inputs = Inputs::new(None);
         let state = inputs.sign("abc", SystemTime::now() + Duration::from_secs(60));
-        assert_eq!(inputs.verify(&state).as_deref(), Some("abc"));
+        assert_eq!(inputs.verify(&state), Ok("abc".to_owned()));
         let (data, mac) = state.split_once('.').unwrap();
         let forged =
             URL_SAFE_NO_PAD.encode(json!({"call": "xyz", "expires": u64::MAX}).to_string());
-        assert_eq!(inputs.verify(&format!("{forged}.{mac}")), None);
-        assert_eq!(inputs.verify(&format!("{data}.00{}", &mac[2..])), None);
-        assert_eq!(inputs.verify("not a state"), None);
+        let refused = Err("requestState integrity check failed");
+        assert_eq!(inputs.verify(&format!("{forged}.{mac}")), refused);
+        let flipped = if mac.starts_with('0') { '1' } else { '0' };
+        let altered = format!("{data}.{flipped}{}", &mac[1..]);
+        assert_eq!(inputs.verify(&altered), refused);
+        assert_eq!(inputs.verify("not a state"), refused);
         let other = Inputs::new(None);
-        assert_eq!(other.verify(&state), None, "another process's key");
-        let expired = inputs.sign("abc", SystemTime::now() - Duration::from_secs(1));
-        assert_eq!(inputs.verify(&expired), None);
+        assert_eq!(other.verify(&state), refused, "another process's key");
+        let expired = inputs.sign("abc", SystemTime::now() - Duration::from_secs(5));
+        assert!(inputs.verify(&expired).unwrap_err().contains("expired"));
     }
 }
