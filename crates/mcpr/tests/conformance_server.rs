@@ -199,9 +199,9 @@ fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
 /// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
 /// requests (the client's own capabilities reach the server behind it), headers, caching,
 /// every content type, resources, prompts, completions, the DNS-rebinding guard, and the
-/// server's input-required results of a tool call passed to the client and answered.
-/// (Not yet: input-required results of `prompts/get`.)
-const GATEWAY_2026: [&str; 36] = [
+/// server's input-required results of a tool call or a prompt passed to the client and
+/// answered.
+const GATEWAY_2026: [&str; 37] = [
     "server-stateless",
     "completion-complete",
     "tools-list",
@@ -238,6 +238,7 @@ const GATEWAY_2026: [&str; 36] = [
     "input-required-result-result-type",
     "input-required-result-tampered-state",
     "input-required-result-capability-check",
+    "input-required-result-non-tool-request",
 ];
 
 /// The 2025-11-25 scenarios the gateway passes, the server's sampling and elicitation

@@ -338,6 +338,31 @@ impl McpClient {
         }
     }
 
+    /// `prompts/get` as a gateway relays it to a 2026-07-28 client: a retry's `inputResponses`
+    /// and `requestState` (in `params`) go to the server unchanged, and the server's
+    /// `input_required` result comes back as sent (wire format, `resultType` set) for that
+    /// client to answer. A 2026-07-28 server is told `declared` as the client's capabilities.
+    pub(crate) async fn get_prompt_relayed(
+        &self,
+        params: rmcp::model::GetPromptRequestParams,
+        declared: rmcp::model::ClientCapabilities,
+    ) -> Result<Value, ClientError> {
+        let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params));
+        let method = "prompts/get";
+        // Only its capabilities are used: nothing is asked through it.
+        let (asker, _) = ask::CallInput::new(declared);
+        let timeout = self.config.request_timeout();
+        let (result, _) = self
+            .request_with_progress(request, method, timeout, None, None, Some(&asker))
+            .await?;
+        let value = match result {
+            ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
+            ServerResult::InputRequiredResult(result) => serde_json::to_value(&result),
+            _ => return Err(self.protocol_error(method, "unexpected response type")),
+        };
+        value.map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
+    }
+
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
     /// on its own terms returns `Ok` with `is_error: true`. A server that answers

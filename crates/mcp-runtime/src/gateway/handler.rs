@@ -9,10 +9,10 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResultType,
-    ServerCapabilities, ServerConfig as InitializeInfo, SubscriptionFilter, Tool,
+    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResultType, ServerCapabilities, ServerConfig as InitializeInfo, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -143,21 +143,35 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         self.wait_started().await;
-        let prompt = self
-            .inner
-            .catalog
-            .get_prompt(&self.inner.scope, &request.name, request.arguments)
-            .await
-            .map_err(|e| match e {
-                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-                other => McpError::internal_error(other.to_string(), None),
-            })?;
-        let result: GetPromptResult = serde_json::from_value(prompt).map_err(|e| {
-            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        let catalog = &self.inner.catalog;
+        let scope = &self.inner.scope;
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let prompt = if stateless {
+            // The server's `input_required` result goes to the client, and its retry back.
+            let declared = super::input::declared(&context);
+            catalog.get_prompt_relayed(scope, request, declared).await
+        } else {
+            catalog
+                .get_prompt(scope, &request.name, request.arguments)
+                .await
+        };
+        let prompt = prompt.map_err(|e| match e {
+            CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+            other => McpError::internal_error(other.to_string(), None),
         })?;
+        let invalid = |e: serde_json::Error| {
+            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        };
+        if prompt.get("resultType").and_then(Value::as_str) == Some("input_required") {
+            let asked: InputRequiredResult = serde_json::from_value(prompt).map_err(invalid)?;
+            return Ok(asked.into());
+        }
+        let result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
         Ok(result.into())
     }
 
