@@ -15,7 +15,8 @@
 //! connection with the right plan), `stdio` (the child process), `remote` (choosing an HTTP
 //! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
 //! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
-//! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
+//! protocol), `mrtr` (multi round-trip requests), `ask` (a call's own route for the server's
+//! questions, which a gateway points at its client), `listen` (`subscriptions/listen` on
 //! 2026-07-28 connections), `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `types` (what calls
