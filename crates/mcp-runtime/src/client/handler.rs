@@ -174,7 +174,10 @@ impl Handler {
         if input.can(request) {
             return Some(input);
         }
-        tracing::info!(server = %self.server, "the calling client did not declare this capability; the gateway answers itself");
+        tracing::info!(
+            server = %self.server,
+            "the calling client did not declare what the server asks; answered here instead"
+        );
         None
     }
 }

@@ -136,8 +136,8 @@ impl Inputs {
 
     /// Run `flight` for the request of `context` until the backend answers or the client must
     /// (a 2026-07-28 client: the call is parked and the client gets an `input_required`
-    /// result). The backend's progress goes to the request's `progress`. The client's cancellation (or
-    /// departure) drops the flight, which cancels the backend call.
+    /// result). The backend's progress goes to `progress`, under the request's own token. The
+    /// client's cancellation (or departure) drops the flight, which cancels the backend call.
     pub(crate) async fn drive(
         self: &Arc<Self>,
         mut flight: Flight,
@@ -252,7 +252,7 @@ impl Inputs {
             // Dropping the flight cancels the backend call, and the question with it.
             return Err(McpError::internal_error(
                 format!(
-                    "too many calls ({MAX_PARKED}) are waiting for their clients' input; try again later"
+                    "too many calls ({MAX_PARKED}) wait for their clients' input; try again later"
                 ),
                 None,
             ));
