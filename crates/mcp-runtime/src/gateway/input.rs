@@ -478,4 +478,45 @@ mod tests {
         let expired = inputs.sign("abc", SystemTime::now() - Duration::from_secs(5));
         assert!(inputs.verify(&expired).unwrap_err().contains("expired"));
     }
+
+    /// A flight whose backend call never ends, and a question it asked.
+    fn waiting_flight(inputs: &Inputs) -> (Flight, Question) {
+        let flight = inputs.start(
+            "t".into(),
+            ClientCapabilities::default(),
+            CallOptions::default(),
+            |_| std::future::pending(),
+        );
+        let mut requests = rmcp::model::InputRequests::new();
+        requests.insert(
+            "roots".into(),
+            InputRequest::ListRoots(rmcp::model::ListRootsRequest::default()),
+        );
+        let (answer, _) = tokio::sync::oneshot::channel();
+        (flight, Question { requests, answer })
+    }
+
+    #[tokio::test]
+    async fn parked_calls_are_bounded_in_number_and_time() {
+        let inputs = Inputs::new(Some(Duration::from_millis(200)));
+        let mut states = Vec::new();
+        for _ in 0..MAX_PARKED {
+            let (flight, question) = waiting_flight(&inputs);
+            match inputs.park(flight, question) {
+                Ok(Outcome::Asked(asked)) => states.push(asked.request_state.unwrap()),
+                _ => panic!("not parked"),
+            }
+        }
+        let (flight, question) = waiting_flight(&inputs);
+        assert!(inputs.park(flight, question).is_err(), "one too many");
+        // Another tool's call cannot take the state; a retry without answers is asked again.
+        assert!(inputs.resume("other", &states[0], None).is_err());
+        assert!(matches!(
+            inputs.resume("t", &states[0], None),
+            Ok(Resumed::Again(_))
+        ));
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(inputs.lock().len(), 0, "expired calls are dropped");
+        assert!(inputs.resume("t", &states[1], None).is_err());
+    }
 }
