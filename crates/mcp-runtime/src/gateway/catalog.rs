@@ -323,7 +323,7 @@ impl Catalog {
                 request.name
             )));
         };
-        request.name = prompt.into();
+        request.name = prompt;
         request.meta = None;
         connected(scope, &server)?
             .get_prompt_relayed(request, declared)
