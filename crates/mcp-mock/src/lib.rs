@@ -167,6 +167,12 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Tools")]
     pub notify_tools: bool,
 
+    /// Also serve the tool `elicit {message}`, which asks the client for a `name`
+    /// (`elicitation/create`, form mode) and returns what came back: `accept <content>`,
+    /// `decline`, `cancel`, or the client's error as an error result.
+    #[arg(long, help_heading = "Tools")]
+    pub elicit_tool: bool,
+
     /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
     #[arg(long, value_name = "P", help_heading = "Tools")]
     pub page_size: Option<NonZeroUsize>,
@@ -458,6 +464,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         args.flood_tool,
         args.rich_tool,
         args.notify_tools,
+        args.elicit_tool,
     )?;
     let forced_version = args
         .protocol_version

@@ -49,6 +49,8 @@ enum Behaviour {
     Rich,
     /// `--notify-tools`: run by the server, which holds the log level and subscriptions.
     Server,
+    /// `--elicit-tool`: asks the client for a name.
+    Elicit,
 }
 
 /// The built-in tools.
@@ -76,6 +78,7 @@ impl Catalog {
         flood_tool: bool,
         rich_tool: bool,
         notify_tools: bool,
+        elicit_tool: bool,
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog {
             entries: Vec::new(),
@@ -128,6 +131,18 @@ impl Catalog {
                     .context("a notify tool definition is invalid")?;
                 catalog.add(tool, Behaviour::Server);
             }
+        }
+        if elicit_tool {
+            let tool = serde_json::from_value::<Tool>(json!({
+                "name": "elicit",
+                "description": "Asks the client for a name (elicitation/create) and returns its answer: \"accept <content>\", \"decline\" or \"cancel\".",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"message": {"type": "string", "description": "What to ask."}}
+                }
+            }))
+            .context("the elicit tool definition is invalid")?;
+            catalog.add(tool, Behaviour::Elicit);
         }
         if let Some(path) = tool_file {
             let mut in_file = std::collections::HashSet::new();
@@ -196,6 +211,7 @@ impl Catalog {
             Behaviour::Flood => flood(&arguments, context).await.unwrap_or_else(tool_error),
             Behaviour::Rich => rich(),
             Behaviour::Server => tool_error(format!("`{name}` is run by the server")),
+            Behaviour::Elicit => elicit(&arguments, context).await.unwrap_or_else(tool_error),
         }
     }
 }
@@ -681,4 +697,42 @@ async fn roots(context: &RequestContext<RoleServer>) -> Result<CallToolResult, S
             ROOTS_TIMEOUT.as_secs()
         )),
     }
+}
+
+/// Ask the client for a name and return its answer as text. Bounded by the client's own
+/// call: a cancelled call stops waiting.
+async fn elicit(
+    arguments: &JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, String> {
+    let message = arguments
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("What is your name?");
+    let params = serde_json::from_value::<rmcp::model::ElicitRequestParams>(json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        },
+    }))
+    .map_err(|e| format!("cannot build the request: {e}"))?;
+    let request =
+        rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+    let asked = tokio::select! {
+        asked = context.peer.send_request(request) => asked,
+        () = context.ct.clone().cancelled_owned() => return Ok(cancelled()),
+    };
+    let answer = match asked.map_err(|e| format!("elicitation/create failed: {e}"))? {
+        rmcp::model::ClientResult::ElicitResult(answer) => answer,
+        other => return Err(format!("elicitation/create got a wrong answer: {other:?}")),
+    };
+    Ok(text_result(match answer.action {
+        rmcp::model::ElicitationAction::Accept => {
+            format!("accept {}", answer.content.unwrap_or(Value::Null))
+        }
+        rmcp::model::ElicitationAction::Decline => "decline".to_owned(),
+        _ => "cancel".to_owned(),
+    }))
 }

@@ -15,7 +15,8 @@
 //! connection with the right plan), `stdio` (the child process), `remote` (choosing an HTTP
 //! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
 //! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
-//! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
+//! protocol), `mrtr` (multi round-trip requests), `ask` (a call's own route for the server's
+//! questions, which a gateway points at its client), `listen` (`subscriptions/listen` on
 //! 2026-07-28 connections), `subscribe` (log level and resource subscriptions),
 //! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
@@ -37,6 +38,7 @@
 //! # let _ = tools; Ok(()) }
 //! ```
 
+pub(crate) mod ask;
 mod cap;
 mod elicitation;
 pub mod era;
@@ -178,6 +180,8 @@ impl McpClient {
             progress: progress.clone(),
             identity: options.identity.clone(),
             raw: raw::RawResults::default(),
+            asking: ask::AskingCalls::default(),
+            relay_input: options.relay_input,
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
@@ -346,6 +350,31 @@ impl McpClient {
         }
     }
 
+    /// `prompts/get` as a gateway relays it to a 2026-07-28 client: a retry's `inputResponses`
+    /// and `requestState` (in `params`) go to the server unchanged, and the server's
+    /// `input_required` result comes back as sent (wire format, `resultType` set) for that
+    /// client to answer. A 2026-07-28 server is told `declared` as the client's capabilities.
+    pub(crate) async fn get_prompt_relayed(
+        &self,
+        params: rmcp::model::GetPromptRequestParams,
+        declared: rmcp::model::ClientCapabilities,
+    ) -> Result<Value, ClientError> {
+        let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params));
+        let method = "prompts/get";
+        // Only its capabilities are used: nothing is asked through it.
+        let (asker, _) = ask::CallInput::new(declared);
+        let timeout = self.config.request_timeout();
+        let (result, _) = self
+            .request_with_progress(request, method, timeout, None, None, Some(&asker))
+            .await?;
+        let value = match result {
+            ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
+            ServerResult::InputRequiredResult(result) => serde_json::to_value(&result),
+            _ => return Err(self.protocol_error(method, "unexpected response type")),
+        };
+        value.map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
+    }
+
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
     /// on its own terms returns `Ok` with `is_error: true`. A server that answers
@@ -362,7 +391,11 @@ impl McpClient {
             params = params.with_arguments(arguments);
         }
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
+        let started = Instant::now();
         let method = format!("tools/call `{tool}`");
+        let input = options.input.as_ref();
+        // While it runs, the server's questions about it go to its asker (see `ask`).
+        let _asking = input.map(|input| self.handler.asking.register(input.clone()));
         for _round in 0..=MAX_INPUT_ROUNDS {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             match self
@@ -372,6 +405,7 @@ impl McpClient {
                     timeout,
                     options.cancel.as_ref(),
                     options.progress.as_ref(),
+                    input,
                 )
                 .await?
             {
@@ -390,8 +424,20 @@ impl McpClient {
                 }
                 // Some servers answer a tool with no output with `{}`.
                 (ServerResult::EmptyResult(_), _) => return Ok(ToolOutput::default()),
-                (ServerResult::InputRequiredResult(input), _) => {
-                    mrtr::next_round(&self.handler, &mut params, input, &method).await?;
+                (ServerResult::InputRequiredResult(asked), _) => {
+                    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                    let asker = input.map(|input| (input, left));
+                    let round = mrtr::next_round(&self.handler, &mut params, asked, &method, asker);
+                    match options.cancel.as_ref() {
+                        Some(cancel) => tokio::select! {
+                            round = round => round?,
+                            () = cancel.cancelled() => return Err(ClientError::Cancelled {
+                                server: self.server.clone(),
+                                method: method.clone(),
+                            }),
+                        },
+                        None => round.await?,
+                    }
                 }
                 _ => return Err(self.protocol_error(&method, "unexpected response type")),
             }
@@ -450,13 +496,14 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
-        self.request_with_progress(request, method, timeout, cancel, None)
+        self.request_with_progress(request, method, timeout, cancel, None, None)
             .await
             .map(|(result, _)| result)
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
-    /// `progress`. A `tools/call` answer also comes back as the server sent it.
+    /// `progress`. A `tools/call` answer also comes back as the server sent it. A 2026-07-28
+    /// server is told the capabilities of the call's asker, if it has one.
     async fn request_with_progress(
         &self,
         request: ClientRequest,
@@ -464,6 +511,7 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
+        input: Option<&ask::CallInput>,
     ) -> Result<(ServerResult, Option<Map<String, Value>>), ClientError> {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
@@ -473,6 +521,14 @@ impl McpClient {
             self.handler.events.is_some(),
             self.log_level(),
         );
+        if let (Era::Modern, Some(input)) = (self.opening.era, input) {
+            use rmcp::ClientHandler as _;
+            let declared = input.capabilities(self.handler.get_info().capabilities);
+            options
+                .meta
+                .get_or_insert_with(Default::default)
+                .set_client_capabilities(declared);
+        }
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),

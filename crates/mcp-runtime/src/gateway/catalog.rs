@@ -310,6 +310,32 @@ impl Catalog {
             .await
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }
+
+    /// Get the prompt `request` names for a 2026-07-28 client, whose retries carry answers
+    /// for the server: see [`McpClient::get_prompt_relayed`](crate::client::McpClient).
+    pub(crate) async fn get_prompt_relayed(
+        &self,
+        scope: &ScopedTools,
+        mut request: rmcp::model::GetPromptRequestParams,
+        declared: rmcp::model::ClientCapabilities,
+    ) -> Result<Value, CatalogError> {
+        if !self.lock().prompts.contains_key(request.name.as_str()) {
+            self.prompts(scope).await;
+        }
+        let route = self.lock().prompts.get(request.name.as_str()).cloned();
+        let Some((server, prompt)) = route else {
+            return Err(CatalogError::Unknown(format!(
+                "unknown prompt: {}",
+                request.name
+            )));
+        };
+        request.name = prompt;
+        request.meta = None;
+        connected(scope, &server)?
+            .get_prompt_relayed(request, declared)
+            .await
+            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
+    }
 }
 
 /// Wire entries as typed ones (every entry the catalog writes has the typed shape).

@@ -1,7 +1,8 @@
 //! The gateway as an rmcp `ServerHandler`: the handshake, `tools/list` from the live view,
-//! `tools/call` routed to the right server with the client's cancellation and progress token,
-//! the servers' resources and prompts (see `catalog`), and the clients' log levels and
-//! resource subscriptions (see `subscriptions`).
+//! `tools/call` routed to the right server with the client's cancellation and progress token
+//! (the backend's questions meanwhile go to the client: see `input`), the servers' resources
+//! and prompts (see `catalog`), and the clients' log levels and resource subscriptions (see
+//! `subscriptions`).
 
 // rmcp marks logging and `resources/subscribe` deprecated because protocol 2026-07-28 drops
 // them; the revisions with sessions, which the gateway serves too, still have them.
@@ -13,21 +14,22 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResultType, ServerCapabilities, ServerConfig as InitializeInfo, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResultType, ServerCapabilities, ServerConfig as InitializeInfo,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
 use super::subscriptions::{self, Target};
+use super::input::{Outcome, Resumed, Stopped};
 use super::view::View;
 use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
@@ -220,21 +222,35 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         self.wait_started().await;
-        let prompt = self
-            .inner
-            .catalog
-            .get_prompt(&self.inner.scope, &request.name, request.arguments)
-            .await
-            .map_err(|e| match e {
-                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-                other => McpError::internal_error(other.to_string(), None),
-            })?;
-        let result: GetPromptResult = serde_json::from_value(prompt).map_err(|e| {
-            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        let catalog = &self.inner.catalog;
+        let scope = &self.inner.scope;
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let prompt = if stateless {
+            // The server's `input_required` result goes to the client, and its retry back.
+            let declared = super::input::declared(&context);
+            catalog.get_prompt_relayed(scope, request, declared).await
+        } else {
+            catalog
+                .get_prompt(scope, &request.name, request.arguments)
+                .await
+        };
+        let prompt = prompt.map_err(|e| match e {
+            CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+            other => McpError::internal_error(other.to_string(), None),
         })?;
+        let invalid = |e: serde_json::Error| {
+            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        };
+        if prompt.get("resultType").and_then(Value::as_str) == Some("input_required") {
+            let asked: InputRequiredResult = serde_json::from_value(prompt).map_err(invalid)?;
+            return Ok(asked.into());
+        }
+        let result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
         Ok(result.into())
     }
 
@@ -283,6 +299,9 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Some(state) = request.request_state.clone() {
+            return self.resume_call(request, &state, context).await;
+        }
         let name = request.name.to_string();
         if name == SEARCH_TOOL || name == INVOKE_TOOL {
             self.wait_started().await;
@@ -384,50 +403,78 @@ impl Gateway {
                 })?
             }
         };
-        let token = context.meta.get_progress_token();
-        let (progress, mut updates) = match token {
-            Some(_) => {
-                let (sender, receiver) = mpsc::channel(crate::client::EVENT_BUFFER);
-                (Some(sender), Some(receiver))
-            }
-            None => (None, None),
-        };
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
-        // disconnects: either way the backend is told to stop.
-        let mut settings = CallOptions::default().with_cancel(context.ct.clone());
-        settings.timeout = self.inner.options.call_timeout;
-        settings.progress = progress;
-        settings.output_cap = self.inner.options.output_cap.clone();
+        // disconnects: either way the backend is told to stop (see `input`).
+        let settings = CallOptions {
+            timeout: self.inner.options.call_timeout,
+            output_cap: self.inner.options.output_cap.clone(),
+            ..CallOptions::default()
+        };
+        let manager = scope.manager.clone();
+        let flight = self.inner.inputs.start(
+            name,
+            super::input::declared(&context),
+            settings,
+            move |settings| super::input::call_backend(manager, tool, arguments, settings),
+        );
+        self.drive(flight, context).await
+    }
+
+    /// A 2026-07-28 client's retry with its answers: the parked call goes on.
+    async fn resume_call(
+        &self,
+        request: CallToolRequestParams,
+        state: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = match request.name.as_ref() {
+            INVOKE_TOOL => invoke_arguments(request.arguments.as_ref())
+                .map(|(target, _)| target)
+                .unwrap_or_default(),
+            name => name.to_owned(),
+        };
+        match self
+            .inner
+            .inputs
+            .resume(&name, state, request.input_responses)?
+        {
+            Resumed::Flight(flight) => self.drive(flight, context).await,
+            Resumed::Again(asked) => Ok(asked.into()),
+        }
+    }
+
+    /// Run a call until its backend answers, or its client must first (see `input`).
+    async fn drive(
+        &self,
+        flight: super::input::Flight,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let mut forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| Forwarder::new(token, &context));
         // A 2026-07-28 request that names a log level gets the server's lines meanwhile.
-        let logs = match context.meta.log_level().and_then(wire_rank) {
-            Some(level) => Some(
+        let server = self.inner.scope.route(flight.tool()).map(|tool| tool.server.clone());
+        let logs = match (context.meta.log_level().and_then(wire_rank), server) {
+            (Some(level), Some(server)) => Some(
                 self.inner
                     .relay
-                    .watch_request(context.peer.clone(), level, &tool.server)
+                    .watch_request(context.peer.clone(), level, &server)
                     .await,
             ),
-            None => None,
+            _ => None,
         };
-        let call = scope.call_tool(&tool, arguments, settings);
-        tokio::pin!(call);
-        let mut forwarder = token.map(|token| Forwarder::new(token, &context));
-        let result = loop {
-            tokio::select! {
-                result = &mut call => break result,
-                Some(update) = next_update(&mut updates) => {
-                    if let Some(forwarder) = &mut forwarder {
-                        forwarder.send(update).await;
-                    }
-                }
-            }
+        let result = match self
+            .inner
+            .inputs
+            .drive(flight, &context, forwarder.as_mut())
+            .await?
+        {
+            Outcome::Done(result) => result,
+            Outcome::Asked(asked) => return Ok(asked.into()),
         };
-        // Progress handled before the result still belongs before it.
-        if let (Some(forwarder), Some(updates)) = (&mut forwarder, &mut updates) {
-            while let Ok(update) = updates.try_recv() {
-                forwarder.send(update).await;
-            }
-        }
-        // So do log lines: the stream ends with the result.
+        // Log lines the server sent before its answer belong before it: the stream ends with
+        // the answer.
         if let Some(logs) = &logs {
             logs.settle().await;
         }
@@ -453,8 +500,9 @@ impl Gateway {
                 }
                 .into())
             }
+            Err(Stopped::Refused(error)) => Err(error),
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
-            Err(_aborted) => Err(McpError::new(
+            Err(Stopped::Aborted) => Err(McpError::new(
                 ErrorCode::INTERNAL_ERROR,
                 "request cancelled",
                 None,
@@ -484,18 +532,8 @@ fn from_wire_list<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T>
         .collect()
 }
 
-/// The next progress update, or never when the call has no progress token.
-async fn next_update(
-    updates: &mut Option<mpsc::Receiver<ProgressUpdate>>,
-) -> Option<ProgressUpdate> {
-    match updates {
-        Some(updates) => updates.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
 /// Sends a backend's progress to the client under the client's own token.
-struct Forwarder {
+pub(super) struct Forwarder {
     token: ProgressToken,
     peer: rmcp::Peer<RoleServer>,
     last: Option<f64>,
@@ -510,7 +548,7 @@ impl Forwarder {
         }
     }
 
-    async fn send(&mut self, update: ProgressUpdate) {
+    pub(super) async fn send(&mut self, update: ProgressUpdate) {
         // rmcp handles each notification on a task of its own, so they may arrive out of
         // order; progress must increase, so a stale one is dropped rather than sent.
         if self.last.is_some_and(|last| update.progress <= last) {

@@ -26,6 +26,12 @@
 //! The servers' log lines reach the clients that asked for them, tagged with the server's
 //! name, and a client's resource subscriptions reach the server that offers the resource
 //! (once for all clients), whose updates come back to each subscriber.
+//! A server's questions during a call (elicitation, sampling, roots) go to the client that made
+//! it, in the client's era: as requests over its session, or as an `input_required` result it
+//! answers by retrying; what the client did not declare, the gateway answers itself (declines,
+//! or offers the project as root). Build the manager with
+//! [`ManagerOptions::relay_input`](crate::manager::ManagerOptions::relay_input) so that
+//! servers of 2025-11-25 and older are told they may ask.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -56,6 +62,7 @@ mod discovery;
 mod filter;
 mod handler;
 pub mod http;
+mod input;
 mod notify;
 mod relay;
 mod subagent;
@@ -84,6 +91,7 @@ pub use discovery::{
     estimate_tokens,
 };
 pub use filter::ToolFilter;
+pub use input::{DEFAULT_PARK, MAX_PARKED};
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
 use notify::Clients;
@@ -201,6 +209,8 @@ struct Inner {
     clients: Arc<Clients>,
     /// Logs and resource subscriptions of the clients.
     relay: Arc<subscriptions::Relay>,
+    /// Calls parked until their 2026-07-28 client answers a backend's question.
+    inputs: Arc<input::Inputs>,
     /// `false` while a [`Starting`] guard is alive.
     started: watch::Sender<bool>,
     /// Stops the change forwarder with the last clone.
@@ -242,6 +252,7 @@ impl Gateway {
                     options.discovery,
                     options.always_load.clone(),
                 ),
+                inputs: input::Inputs::new(options.call_timeout),
                 options,
                 clients,
                 relay,

@@ -100,6 +100,10 @@ pub struct ManagerOptions {
     /// The HTTP client of remote servers (default: the process's shared one); a host passes
     /// its own for a proxy, certificates or headers.
     pub http: crate::net::HttpClient,
+    /// Servers' questions about a call go to whoever made it (see
+    /// [`ConnectOptions::relay_input`](crate::client::ConnectOptions::relay_input)); a gateway
+    /// sets it.
+    pub relay_input: bool,
 }
 
 impl std::fmt::Debug for ManagerOptions {
@@ -114,6 +118,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("identity", &self.identity)
             .field("elicitation", &self.elicitation.is_some())
             .field("http", &self.http)
+            .field("relay_input", &self.relay_input)
             .finish()
     }
 }
@@ -132,6 +137,7 @@ impl Default for ManagerOptions {
             identity: crate::ClientIdentity::default(),
             elicitation: None,
             http: crate::net::HttpClient::shared(),
+            relay_input: false,
         }
     }
 }
@@ -178,6 +184,7 @@ impl McpManager {
                 cache: options.cache.clone(),
                 elicitation: options.elicitation.clone(),
                 http: options.http.clone(),
+                relay_input: options.relay_input,
                 ..ConnectOptions::default()
             },
         };
@@ -694,4 +701,5 @@ crate::setters!(ManagerOptions {
     with_identity => identity: crate::ClientIdentity,
     with_elicitation => elicitation: Option<crate::client::ElicitationHandler>,
     with_http => http: crate::net::HttpClient,
+    with_relay_input => relay_input: bool,
 });
