@@ -54,10 +54,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
 
 /// Install, warm the cache, time `runs` runs; fill `table`, return the first byte's median.
 fn measure(ctx: &Ctx, runs: usize, table: &mut Table) -> Result<Duration, String> {
-    eprintln!(
-        "» first byte: real servers in {}",
-        ctx.peers_dir.display()
-    );
+    eprintln!("» first byte: real servers in {}", ctx.peers_dir.display());
     real_servers::install(&ctx.peers_dir)?;
     let work = ctx.work.join("real-servers");
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
@@ -96,7 +93,11 @@ fn measure(ctx: &Ctx, runs: usize, table: &mut Table) -> Result<Duration, String
     let mut done = Vec::new();
     for i in 0..runs {
         eprintln!("» first byte: run {}/{runs}", i + 1);
-        done.push(time_once(&mut tools(&[]), &ctx.peers_dir, ctx.settings.step)?);
+        done.push(time_once(
+            &mut tools(&[]),
+            &ctx.peers_dir,
+            ctx.settings.step,
+        )?);
         wait_until_gone(&ctx.peers_dir, Duration::from_secs(10));
     }
     let pick = |f: fn(&Run) -> Duration| -> Vec<Duration> { done.iter().map(f).collect() };
@@ -112,7 +113,11 @@ fn measure(ctx: &Ctx, runs: usize, table: &mut Table) -> Result<Duration, String
         ]);
         median
     };
-    let first_byte = row(table, "launch → first byte on stdout", pick(|r| r.first_byte));
+    let first_byte = row(
+        table,
+        "launch → first byte on stdout",
+        pick(|r| r.first_byte),
+    );
     row(table, "launch → exit", pick(|r| r.exit));
     let deferred: Vec<usize> = done.iter().map(|r| r.deferred).collect();
     let left: usize = done.iter().map(|r| r.left).sum();
