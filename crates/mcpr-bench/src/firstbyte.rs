@@ -6,7 +6,7 @@
 //! the bench waits until no server process is left, and counts those it had to wait for.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -198,7 +198,7 @@ fn server_processes(peers: &Path) -> usize {
     entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|e| std::fs::read(PathBuf::from(e.path()).join("cmdline")).ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(&needle))
         .count()
 }
