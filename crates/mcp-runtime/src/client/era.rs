@@ -310,6 +310,15 @@ where
             self.state.taken.store(false, Ordering::SeqCst);
             self.pending = Some(request.id.clone());
         }
+        if let ClientJsonRpcMessage::Request(request) = &item
+            && matches!(request.request, ClientRequest::InitializeRequest(_))
+            && let Some(id) = self.pending.take()
+        {
+            // rmcp gave up on the probe by itself (its own timeout, when a server busy starting
+            // had not even read it): its late answer must be dropped like any other given up,
+            // not taken as an answer to `initialize`.
+            self.given_up.insert(id);
+        }
         self.inner.send(item)
     }
 

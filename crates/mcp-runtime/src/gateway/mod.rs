@@ -65,6 +65,8 @@ pub mod http;
 mod input;
 mod notify;
 mod relay;
+#[cfg(unix)]
+mod stdio;
 mod subagent;
 mod subscriptions;
 mod template;
@@ -311,6 +313,12 @@ impl Gateway {
     /// Serve one client over the process's stdin and stdout until the client closes stdin.
     /// Nothing else may write to stdout meanwhile.
     pub async fn serve_stdio(self) -> Result<(), GatewayError> {
+        #[cfg(unix)]
+        if let Some((reader, writer)) = stdio::stdio_streams() {
+            let served = self.serve_io(reader, writer).await;
+            stdio::restore_blocking();
+            return served;
+        }
         self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
     }
 

@@ -94,6 +94,7 @@ pub(crate) async fn run_server<C: Connector>(
                     stderr: stderr.clone(),
                 });
                 if attempt == 0 {
+                    remember_failure(&inner, &name, &config, &error);
                     fail(&inner, &name, generation, error, stderr);
                     return;
                 }
@@ -364,6 +365,28 @@ fn store_tools<C: Connector>(
     let key = CacheKey::new(name, &inner.options.project, config);
     let tools = tools.to_vec();
     let write = tokio::task::spawn_blocking(move || cache.put(&key, &tools));
+    let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
+    writes.retain(|w| !w.is_finished());
+    writes.push(write);
+}
+
+/// Remember in the tool cache that `name` failed to start, so the next start-up does not hold
+/// its answer for it (a cancelled start is no failure of the server).
+fn remember_failure<C: Connector>(
+    inner: &Inner<C>,
+    name: &str,
+    config: &ServerConfig,
+    error: &ServerError,
+) {
+    let Some(cache) = inner.options.cache.clone() else {
+        return;
+    };
+    if matches!(error.client_error(), Some(ClientError::Cancelled { .. })) {
+        return;
+    }
+    let key = CacheKey::new(name, &inner.options.project, config);
+    let error = error.to_string();
+    let write = tokio::task::spawn_blocking(move || cache.put_failure(&key, &error));
     let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
     writes.retain(|w| !w.is_finished());
     writes.push(write);
