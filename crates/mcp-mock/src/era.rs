@@ -9,7 +9,8 @@
 //!   new revision only would.
 //!
 //! `--ignore-unknown` makes a legacy mock never answer `server/discover` at all, as some old
-//! servers never answer a method they do not know. Over stdio the rules are applied by a
+//! servers never answer a method they do not know. `--no-listen-ack` makes it never answer
+//! (nor acknowledge) `subscriptions/listen`. Over stdio the rules are applied by a
 //! transport wrapper; over streamable HTTP by a middleware that reads the POSTed message.
 
 use std::sync::Arc;
@@ -82,6 +83,8 @@ impl Refusal {
 pub struct EraKnobs {
     pub era: EraKnob,
     pub ignore_unknown: bool,
+    /// `--no-listen-ack`: never answer (nor acknowledge) `subscriptions/listen`.
+    pub ignore_listen: bool,
 }
 
 impl EraKnobs {
@@ -91,6 +94,7 @@ impl EraKnobs {
             ("server/discover", EraKnob::Legacy) if self.ignore_unknown => Verdict::Ignore,
             ("server/discover", EraKnob::Legacy) => Verdict::Refuse(Refusal::UnknownMethod),
             ("initialize", EraKnob::Modern) => Verdict::Refuse(Refusal::NoInitialize),
+            ("subscriptions/listen", _) if self.ignore_listen => Verdict::Ignore,
             _ => Verdict::Pass,
         }
     }
@@ -100,6 +104,7 @@ fn method_of(request: &ClientRequest) -> &'static str {
     match request {
         ClientRequest::DiscoverRequest(_) => "server/discover",
         ClientRequest::InitializeRequest(_) => "initialize",
+        ClientRequest::SubscriptionsListenRequest(_) => "subscriptions/listen",
         _ => "",
     }
 }
@@ -223,10 +228,17 @@ mod tests {
             ignore_unknown: true,
             ..legacy
         };
+        let deaf = EraKnobs {
+            ignore_listen: true,
+            ..legacy
+        };
+        assert_eq!(deaf.verdict("subscriptions/listen"), Verdict::Ignore);
+        assert_eq!(legacy.verdict("subscriptions/listen"), Verdict::Pass);
         assert_eq!(ignoring.verdict("server/discover"), Verdict::Ignore);
         let modern = EraKnobs {
             era: EraKnob::Modern,
             ignore_unknown: false,
+            ignore_listen: false,
         };
         assert_eq!(modern.verdict("server/discover"), Verdict::Pass);
         assert_eq!(
@@ -236,6 +248,7 @@ mod tests {
         let both = EraKnobs {
             era: EraKnob::Both,
             ignore_unknown: false,
+            ignore_listen: false,
         };
         assert_eq!(both.verdict("initialize"), Verdict::Pass);
         assert_eq!(both.verdict("server/discover"), Verdict::Pass);

@@ -122,6 +122,21 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Server")]
     pub ignore_unknown: bool,
 
+    /// Never answer (nor acknowledge) `subscriptions/listen`, as a server whose notification
+    /// stream is broken would (2026-07-28 clients must not wait for it).
+    #[arg(long, help_heading = "Server")]
+    pub no_listen_ack: bool,
+
+    /// Put the caching hint `ttlMs: MS` on `server/discover` and `tools/list` results
+    /// (2026-07-28): how long a client may consider them fresh. Without it they say `0`.
+    #[arg(long, value_name = "MS", help_heading = "Server")]
+    pub ttl_ms: Option<u64>,
+
+    /// The `cacheScope` put on `server/discover` and `tools/list` results: `public` (anyone
+    /// may cache them) or `private` (only for the same authorization context).
+    #[arg(long, value_name = "SCOPE", value_enum, help_heading = "Server")]
+    pub cache_scope: Option<server::Scope>,
+
     /// Serve what the official MCP conformance suite checks, in both eras: the reference
     /// tools (test_simple_text, test_tool_with_progress, test_input_required_result_*, ...),
     /// resources, templates, prompts and completions; sessions for `initialize` clients and
@@ -478,6 +493,7 @@ fn era_knobs(args: &MockArgs) -> era::EraKnobs {
     era::EraKnobs {
         era: args.era,
         ignore_unknown: args.ignore_unknown,
+        ignore_listen: args.no_listen_ack,
     }
 }
 
@@ -588,6 +604,10 @@ fn knobs(args: &MockArgs) -> Knobs {
             .list_changed_ms
             .map(|ms| Duration::from_millis(ms.get())),
         content: args.resources,
+        cache_hints: server::CacheHints {
+            ttl_ms: args.ttl_ms,
+            scope: args.cache_scope,
+        },
     }
 }
 

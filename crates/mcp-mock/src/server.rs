@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -79,6 +79,35 @@ pub struct Knobs {
     pub list_changed_every: Option<Duration>,
     /// Also serve the sample resources, resource template and prompts (see `content`).
     pub content: bool,
+    /// Caching hints on `server/discover` and `tools/list` results.
+    pub cache_hints: CacheHints,
+}
+
+/// `--ttl-ms` and `--cache-scope`: the caching hints (2026-07-28) the mock puts on its
+/// `server/discover` and `tools/list` results. Unset parts keep rmcp's defaults (discover:
+/// `0` and `private`; lists: no hints).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CacheHints {
+    pub ttl_ms: Option<u64>,
+    pub scope: Option<Scope>,
+}
+
+/// The `--cache-scope` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// Anyone may cache the result.
+    Public,
+    /// Only the same authorization context may reuse it.
+    Private,
+}
+
+impl From<Scope> for CacheScope {
+    fn from(scope: Scope) -> Self {
+        match scope {
+            Scope::Public => CacheScope::Public,
+            Scope::Private => CacheScope::Private,
+        }
+    }
 }
 
 /// The mock MCP server: cheap to clone, all clones share one state.
@@ -204,13 +233,39 @@ impl ServerHandler for MockServer {
         });
     }
 
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        let hints = self.inner.knobs.cache_hints;
+        if let Some(ttl_ms) = hints.ttl_ms {
+            result.ttl_ms = ttl_ms;
+        }
+        if let Some(scope) = hints.scope {
+            result.cache_scope = scope.into();
+        }
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.inner.knobs.list.wait(context.ct.clone()).await?;
-        self.page(request.as_ref().and_then(|params| params.cursor.as_deref()))
+        let mut page = self.page(request.as_ref().and_then(|params| params.cursor.as_deref()))?;
+        let hints = self.inner.knobs.cache_hints;
+        if hints.ttl_ms.is_some() {
+            page.ttl_ms = hints.ttl_ms;
+        }
+        if let Some(scope) = hints.scope {
+            page.cache_scope = Some(scope.into());
+        }
+        Ok(page)
     }
 
     async fn call_tool(

@@ -138,7 +138,12 @@ pub struct McpClient {
     /// Answers the requests a server embeds in `input_required` results.
     handler: Handler,
     /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes.
-    _listener: Option<listen::Listener>,
+    listener: Option<listen::Listener>,
+    /// The caching hints of the last tool list.
+    tools_hints: Mutex<crate::cache::CacheHints>,
+    /// Where the opening's era and discovery were remembered (forgotten again when a replayed
+    /// discovery turns out stale).
+    cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -185,7 +190,7 @@ impl McpClient {
             return Err(error);
         };
         let listener = match opened.opening.era {
-            Era::Modern => listen::start(&peer, &handler).await,
+            Era::Modern => listen::start(&peer, &handler),
             Era::Legacy => None,
         };
         let client = McpClient {
@@ -201,7 +206,9 @@ impl McpClient {
             progress,
             opening: opened.opening,
             handler,
-            _listener: listener,
+            listener,
+            tools_hints: Mutex::default(),
+            cache: options.cache.clone(),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -228,6 +235,16 @@ impl McpClient {
     /// opening, and how many `server/discover` probes it took.
     pub fn opening(&self) -> Opening {
         self.opening
+    }
+
+    /// Protocol 2026-07-28: whether the server has acknowledged the subscription to tool list
+    /// changes (`subscriptions/listen`). It is opened in the background, so a server that is
+    /// slow to acknowledge it costs the connection nothing; `false` also when there is none
+    /// (another revision, no listener for events, or a server without list changes).
+    pub fn listening(&self) -> bool {
+        self.listener
+            .as_ref()
+            .is_some_and(listen::Listener::acknowledged)
     }
 
     /// The transport in use: `stdio`, `http` (streamable HTTP) or `sse` (legacy HTTP+SSE,
@@ -510,7 +527,32 @@ impl McpClient {
         }
         match response {
             Ok(result) => Ok((result, self.handler.raw.take(&forget.id))),
-            Err(e) => Err(self.service_error_after_send(method, e).await),
+            Err(e) => {
+                let error = self.service_error_after_send(method, e).await;
+                self.forget_refuted_discovery(&error);
+                Err(error)
+            }
+        }
+    }
+
+    /// A server that refuses the protocol version of a connection opened from a cached
+    /// `server/discover` result has changed since: forget that result and the era, so the
+    /// next connection probes it afresh.
+    fn forget_refuted_discovery(&self, error: &ClientError) {
+        let refuted = matches!(
+            error,
+            ClientError::Rpc { code, .. }
+                if *code == rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
+        );
+        if !refuted || !self.opening.discovery_cached {
+            return;
+        }
+        if let Some(cache) = &self.cache {
+            let (cache, server, config) = (cache.clone(), self.server.clone(), self.config.clone());
+            tokio::task::spawn_blocking(move || {
+                cache.forget_discovery(&server, &config);
+                cache.forget_era(&server, &config);
+            });
         }
     }
 
