@@ -10,7 +10,7 @@
 //!
 //! `--ignore-unknown` makes a legacy mock never answer `server/discover` at all, as some old
 //! servers never answer a method they do not know. `--no-listen-ack` makes it never answer
-//! (nor acknowledge) `subscriptions/listen`. Over stdio the rules are applied by a
+//! (nor acknowledge) `subscriptions/listen`, and `--listen-ack-delay` serves it late (stdio). Over stdio the rules are applied by a
 //! transport wrapper; over streamable HTTP by a middleware that reads the POSTed message.
 
 use std::sync::Arc;
@@ -85,6 +85,8 @@ pub struct EraKnobs {
     pub ignore_unknown: bool,
     /// `--no-listen-ack`: never answer (nor acknowledge) `subscriptions/listen`.
     pub ignore_listen: bool,
+    /// `--listen-ack-delay`: hold `subscriptions/listen` this long before serving it (stdio).
+    pub listen_delay: Option<std::time::Duration>,
 }
 
 impl EraKnobs {
@@ -113,11 +115,17 @@ fn method_of(request: &ClientRequest) -> &'static str {
 pub struct EraTransport<T> {
     inner: T,
     knobs: EraKnobs,
+    /// A `subscriptions/listen` held back by `--listen-ack-delay`, and when to serve it.
+    held: Option<(tokio::time::Instant, ClientJsonRpcMessage)>,
 }
 
 impl<T> EraTransport<T> {
     pub fn new(inner: T, knobs: EraKnobs) -> Self {
-        EraTransport { inner, knobs }
+        EraTransport {
+            inner,
+            knobs,
+            held: None,
+        }
     }
 }
 
@@ -133,10 +141,28 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraTransport<T> {
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            let message = self.inner.receive().await?;
+            let message = match &self.held {
+                Some((due, _)) => {
+                    let due = *due;
+                    tokio::select! {
+                        message = self.inner.receive() => message?,
+                        () = tokio::time::sleep_until(due) => {
+                            return self.held.take().map(|(_, held)| held);
+                        }
+                    }
+                }
+                None => self.inner.receive().await?,
+            };
             let JsonRpcMessage::Request(request) = &message else {
                 return Some(message);
             };
+            if let (Some(delay), "subscriptions/listen") =
+                (self.knobs.listen_delay, method_of(&request.request))
+                && self.held.is_none()
+            {
+                self.held = Some((tokio::time::Instant::now() + delay, message));
+                continue;
+            }
             match self.knobs.verdict(method_of(&request.request)) {
                 Verdict::Pass => return Some(message),
                 Verdict::Ignore => continue,
@@ -239,6 +265,7 @@ mod tests {
             era: EraKnob::Modern,
             ignore_unknown: false,
             ignore_listen: false,
+            listen_delay: None,
         };
         assert_eq!(modern.verdict("server/discover"), Verdict::Pass);
         assert_eq!(
@@ -249,6 +276,7 @@ mod tests {
             era: EraKnob::Both,
             ignore_unknown: false,
             ignore_listen: false,
+            listen_delay: None,
         };
         assert_eq!(both.verdict("initialize"), Verdict::Pass);
         assert_eq!(both.verdict("server/discover"), Verdict::Pass);

@@ -127,6 +127,16 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Server")]
     pub no_listen_ack: bool,
 
+    /// Serve `subscriptions/listen` (and so acknowledge it) only MS milliseconds after it
+    /// arrived, as a slow server would (stdio).
+    #[arg(
+        long,
+        value_name = "MS",
+        conflicts_with = "no_listen_ack",
+        help_heading = "Server"
+    )]
+    pub listen_ack_delay: Option<u64>,
+
     /// Put the caching hint `ttlMs: MS` on `server/discover` and `tools/list` results
     /// (2026-07-28): how long a client may consider them fresh. Without it they say `0`.
     #[arg(long, value_name = "MS", help_heading = "Server")]
@@ -494,6 +504,7 @@ fn era_knobs(args: &MockArgs) -> era::EraKnobs {
         era: args.era,
         ignore_unknown: args.ignore_unknown,
         ignore_listen: args.no_listen_ack,
+        listen_delay: args.listen_ack_delay.map(Duration::from_millis),
     }
 }
 

@@ -4,6 +4,7 @@
 //! (era, probes, cache use), never by a clock.
 
 mod cache_hints;
+mod listen;
 mod peers;
 #[path = "../support/mod.rs"]
 mod support;
