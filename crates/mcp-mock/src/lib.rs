@@ -317,6 +317,17 @@ pub struct MockArgs {
     )]
     pub drop_stream: usize,
 
+    /// End the response stream of the first request of METHOD (with `tools/call:NAME`, the
+    /// first call of tool NAME) before its answer, once: the server ran the request, the
+    /// client never hears how it went. Repeatable.
+    #[arg(
+        long,
+        value_name = "METHOD[:NAME]",
+        requires = "http",
+        help_heading = "HTTP"
+    )]
+    pub drop_answer: Vec<String>,
+
     /// Answer every resumption (GET with `Last-Event-ID`) with HTTP 500.
     #[arg(long, requires = "http", help_heading = "HTTP")]
     pub fail_resume: bool,
@@ -539,6 +550,7 @@ fn http_options(
             expire_session_after: args.expire_session_after,
             http_500: args.http_500,
             drop_stream: args.drop_stream,
+            drop_answer: args.drop_answer.clone(),
             fail_resume: args.fail_resume,
             sse_delay: args.sse_delay.map(Duration::from_millis),
             // rmcp's streamable service negotiates by itself; the answer is rewritten on its

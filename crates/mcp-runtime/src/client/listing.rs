@@ -66,7 +66,12 @@ impl McpClient {
         if let Some(listener) = &self.listener {
             listener.tools_listed();
         }
-        Ok(first_of_each_name(&self.server, tools))
+        let tools = first_of_each_name(&self.server, tools);
+        *self
+            .repeatable_tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = super::lost::repeatable_tools(&tools);
+        Ok(tools)
     }
 
     /// The caching hints of the last complete [`list_tools`](Self::list_tools): how long the

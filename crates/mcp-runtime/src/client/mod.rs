@@ -16,7 +16,8 @@
 //! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
 //! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
 //! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
-//! 2026-07-28 connections), `elicitation` (the host callback's types), `listing` (bounded
+//! 2026-07-28 connections), `lost` (answers lost with their stream, 2026-07-28),
+//! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `types` (what calls
 //! return), `watchdog` (kills a server's process group when the host dies), `error`.
@@ -45,6 +46,7 @@ pub(crate) mod http;
 mod legacy_sse;
 mod listen;
 mod listing;
+mod lost;
 mod mrtr;
 mod open;
 mod options;
@@ -141,6 +143,9 @@ pub struct McpClient {
     listener: Option<listen::Listener>,
     /// The caching hints of the last tool list.
     tools_hints: Mutex<crate::cache::CacheHints>,
+    /// Tools of the last list that may be called again when an answer is lost (read-only or
+    /// idempotent).
+    repeatable_tools: Mutex<std::collections::HashSet<String>>,
     /// Where the opening's era and discovery were remembered (forgotten again when a replayed
     /// discovery turns out stale).
     cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
@@ -208,6 +213,7 @@ impl McpClient {
             handler,
             listener,
             tools_hints: Mutex::default(),
+            repeatable_tools: Mutex::default(),
             cache: options.cache.clone(),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
@@ -369,18 +375,30 @@ impl McpClient {
         }
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
         let method = format!("tools/call `{tool}`");
+        let repeatable = self
+            .repeatable_tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(tool);
         for _round in 0..=MAX_INPUT_ROUNDS {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            match self
-                .request_with_progress(
+            let send = || {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+                self.request_with_progress(
                     request,
                     &method,
                     timeout,
                     options.cancel.as_ref(),
                     options.progress.as_ref(),
                 )
-                .await?
-            {
+            };
+            let answer = match send().await {
+                Err(ClientError::AnswerLost { .. }) if repeatable => {
+                    tracing::debug!(server = %self.server, "{method}: answer lost; the tool is read-only or idempotent, calling again");
+                    send().await.map_err(lost::lost_again)
+                }
+                other => other,
+            };
+            match answer? {
                 (ServerResult::CallToolResult(result), sent) => {
                     // Built from the result as sent, so that fields rmcp does not know (a
                     // later revision's) reach the caller; rmcp's parse is the fallback.
@@ -456,9 +474,21 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
-        self.request_with_progress(request, method, timeout, cancel, None)
-            .await
-            .map(|(result, _)| result)
+        let spare = lost::repeatable(&request).then(|| request.clone());
+        let answer = match (
+            self.request_with_progress(request, method, timeout, cancel, None)
+                .await,
+            spare,
+        ) {
+            (Err(ClientError::AnswerLost { .. }), Some(request)) => {
+                tracing::debug!(server = %self.server, "{method}: answer lost; asking again");
+                self.request_with_progress(request, method, timeout, cancel, None)
+                    .await
+                    .map_err(lost::lost_again)
+            }
+            (other, _) => other,
+        };
+        answer.map(|(result, _)| result)
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
@@ -566,6 +596,21 @@ impl McpClient {
         match error {
             // rmcp answers a request itself when the stream carrying its response was lost
             // and could not be resumed; that is not the server's answer.
+            // Protocol 2026-07-28 has no resumption: the answer is gone.
+            ServiceError::McpError(e)
+                if self.url.is_some()
+                    && is_transport_closed(&e)
+                    && self.opening.era == Era::Modern =>
+            {
+                self.answer_lost(method)
+            }
+            ServiceError::TransportClosed
+                if self.url.is_some()
+                    && !self.peer.is_transport_closed()
+                    && self.opening.era == Era::Modern =>
+            {
+                self.answer_lost(method)
+            }
             ServiceError::McpError(e) if self.url.is_some() && is_transport_closed(&e) => {
                 ClientError::Transport {
                     server: self.server.clone(),
@@ -622,6 +667,14 @@ impl McpClient {
             process.exited_within(Duration::from_millis(100)).await;
         }
         self.service_error(method, error)
+    }
+
+    fn answer_lost(&self, method: &str) -> ClientError {
+        ClientError::AnswerLost {
+            server: self.server.clone(),
+            method: method.to_owned(),
+            repeated: false,
+        }
     }
 
     fn protocol_error(&self, method: &str, message: impl Into<String>) -> ClientError {

@@ -5,6 +5,7 @@
 
 mod cache_hints;
 mod listen;
+mod lost_answers;
 mod peers;
 #[path = "../support/mod.rs"]
 mod support;
