@@ -74,6 +74,16 @@ impl McpClient {
         Ok(tools)
     }
 
+    /// Take `tools` (a list the server gave earlier, still fresh in the cache) as this
+    /// connection's tool list where it matters without asking again: which tools may be
+    /// called a second time when an answer is lost.
+    pub fn adopt_cached_tools(&self, tools: &[ToolDefinition]) {
+        *self
+            .repeatable_tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = super::lost::repeatable_tools(tools);
+    }
+
     /// The caching hints of the last complete [`list_tools`](Self::list_tools): how long the
     /// list may be taken as fresh, and whether it is private to this authorization context.
     /// Servers before 2026-07-28 send none (never fresh, shareable).

@@ -21,6 +21,10 @@ pub(crate) trait Connection: Send + Sync + 'static {
     fn tools_cache_hints(&self) -> CacheHints {
         CacheHints::default()
     }
+    /// Use `tools`, fresh in the cache, instead of listing (nothing to do by default).
+    fn adopt_cached_tools(&self, tools: &[ToolDefinition]) {
+        let _ = tools;
+    }
     /// Resolves once the transport has closed.
     async fn closed(&self);
     /// Shut the connection down; describes how the server ended, when known.
@@ -56,6 +60,10 @@ impl Connection for McpClient {
 
     fn tools_cache_hints(&self) -> CacheHints {
         McpClient::tools_cache_hints(self)
+    }
+
+    fn adopt_cached_tools(&self, tools: &[ToolDefinition]) {
+        McpClient::adopt_cached_tools(self, tools)
     }
 
     async fn closed(&self) {

@@ -234,6 +234,7 @@ async fn establish<C: Connector>(
     }
     // A list the server said is still fresh (its `ttlMs`) stands in for a new one.
     if let Some(tools) = fresh_cached_tools(inner, name, config).await {
+        client.adopt_cached_tools(&tools);
         return accept(inner, name, generation, client, notices, tools).await;
     }
     // The first list belongs to start-up: the startup timeout bounds it too.
