@@ -60,9 +60,10 @@ impl Drop for Listener {
 }
 
 /// Listen for tool list changes on a modern connection whose server offers them, when the
-/// host listens for events at all. Returns at once; the subscription is opened by the
-/// listener's task.
-pub(crate) fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<Listener> {
+/// host listens for events at all. Returns once the request is on its way (before the host's
+/// first `tools/list`, so the server usually acknowledges before it answers that list), without
+/// waiting for the acknowledgement: the listener's task does.
+pub(crate) async fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<Listener> {
     handler.events.as_ref()?;
     let offers = peer
         .peer_info()
@@ -77,7 +78,13 @@ pub(crate) fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<Listen
         return None;
     }
     let progress = Arc::new(Mutex::new(Progress::default()));
-    let task = tokio::spawn(listen(peer.clone(), handler.clone(), progress.clone()));
+    let mut listening = Box::pin(listen(peer.clone(), handler.clone(), progress.clone()));
+    // One poll sends `subscriptions/listen` (handing it to the connection's writer is
+    // immediate) and stops at the wait for the acknowledgement; the task takes it from there.
+    if futures::poll!(listening.as_mut()).is_ready() {
+        return None;
+    }
+    let task = tokio::spawn(listening);
     Some(Listener { task, progress })
 }
 

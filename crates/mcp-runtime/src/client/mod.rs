@@ -195,7 +195,7 @@ impl McpClient {
             return Err(error);
         };
         let listener = match opened.opening.era {
-            Era::Modern => listen::start(&peer, &handler),
+            Era::Modern => listen::start(&peer, &handler).await,
             Era::Legacy => None,
         };
         let client = McpClient {

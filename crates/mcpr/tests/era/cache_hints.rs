@@ -166,12 +166,15 @@ async fn a_fresh_tool_list_stands_in_for_tools_list_and_a_stale_one_does_not() {
     let cache = Arc::new(ToolCache::in_dir(dir.path()));
     let record = dir.path().join("fresh.jsonl");
     let fresh = hinted(HOUR_MS, "public", &record);
+    // (A first start-up may list twice: once more when the subscription to tool list changes
+    // is acknowledged after the first list.)
     start_up(&cache, dir.path(), &fresh).await;
-    assert_eq!(sent(&record, "tools/list"), 1);
+    let first = sent(&record, "tools/list");
+    assert!(first >= 1);
     start_up(&cache, dir.path(), &fresh).await;
     assert_eq!(
         sent(&record, "tools/list"),
-        1,
+        first,
         "within ttl: not listed again"
     );
     assert_eq!(sent(&record, "server/discover"), 1);
@@ -179,9 +182,13 @@ async fn a_fresh_tool_list_stands_in_for_tools_list_and_a_stale_one_does_not() {
     let record = dir.path().join("stale.jsonl");
     let stale = hinted("1", "public", &record);
     start_up(&cache, dir.path(), &stale).await;
+    let first = sent(&record, "tools/list");
     tokio::time::sleep(Duration::from_millis(20)).await;
     start_up(&cache, dir.path(), &stale).await;
-    assert_eq!(sent(&record, "tools/list"), 2, "past ttl: listed again");
+    assert!(
+        sent(&record, "tools/list") > first,
+        "past ttl: listed again"
+    );
 }
 
 #[tokio::test]
@@ -193,6 +200,10 @@ async fn a_private_tool_list_is_not_persisted() {
     start_up(&cache, dir.path(), &private).await;
     let key = CacheKey::new("mock", dir.path(), &private);
     assert_eq!(cache.get(&key), None);
+    let first = sent(&record, "tools/list");
     start_up(&cache, dir.path(), &private).await;
-    assert_eq!(sent(&record, "tools/list"), 2);
+    assert!(
+        sent(&record, "tools/list") > first,
+        "nothing cached: listed again"
+    );
 }
