@@ -9,7 +9,8 @@
 //!   new revision only would.
 //!
 //! `--ignore-unknown` makes a legacy mock never answer `server/discover` at all, as some old
-//! servers never answer a method they do not know. Over stdio the rules are applied by a
+//! servers never answer a method they do not know. `--no-listen-ack` makes it never answer
+//! (nor acknowledge) `subscriptions/listen`, and `--listen-ack-delay` serves it late (stdio). Over stdio the rules are applied by a
 //! transport wrapper; over streamable HTTP by a middleware that reads the POSTed message.
 
 use std::sync::Arc;
@@ -82,6 +83,10 @@ impl Refusal {
 pub struct EraKnobs {
     pub era: EraKnob,
     pub ignore_unknown: bool,
+    /// `--no-listen-ack`: never answer (nor acknowledge) `subscriptions/listen`.
+    pub ignore_listen: bool,
+    /// `--listen-ack-delay`: hold `subscriptions/listen` this long before serving it (stdio).
+    pub listen_delay: Option<std::time::Duration>,
 }
 
 impl EraKnobs {
@@ -91,6 +96,7 @@ impl EraKnobs {
             ("server/discover", EraKnob::Legacy) if self.ignore_unknown => Verdict::Ignore,
             ("server/discover", EraKnob::Legacy) => Verdict::Refuse(Refusal::UnknownMethod),
             ("initialize", EraKnob::Modern) => Verdict::Refuse(Refusal::NoInitialize),
+            ("subscriptions/listen", _) if self.ignore_listen => Verdict::Ignore,
             _ => Verdict::Pass,
         }
     }
@@ -100,6 +106,7 @@ fn method_of(request: &ClientRequest) -> &'static str {
     match request {
         ClientRequest::DiscoverRequest(_) => "server/discover",
         ClientRequest::InitializeRequest(_) => "initialize",
+        ClientRequest::SubscriptionsListenRequest(_) => "subscriptions/listen",
         _ => "",
     }
 }
@@ -108,11 +115,17 @@ fn method_of(request: &ClientRequest) -> &'static str {
 pub struct EraTransport<T> {
     inner: T,
     knobs: EraKnobs,
+    /// A `subscriptions/listen` held back by `--listen-ack-delay`, and when to serve it.
+    held: Option<(tokio::time::Instant, ClientJsonRpcMessage)>,
 }
 
 impl<T> EraTransport<T> {
     pub fn new(inner: T, knobs: EraKnobs) -> Self {
-        EraTransport { inner, knobs }
+        EraTransport {
+            inner,
+            knobs,
+            held: None,
+        }
     }
 }
 
@@ -128,10 +141,28 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraTransport<T> {
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            let message = self.inner.receive().await?;
+            let message = match &self.held {
+                Some((due, _)) => {
+                    let due = *due;
+                    tokio::select! {
+                        message = self.inner.receive() => message?,
+                        () = tokio::time::sleep_until(due) => {
+                            return self.held.take().map(|(_, held)| held);
+                        }
+                    }
+                }
+                None => self.inner.receive().await?,
+            };
             let JsonRpcMessage::Request(request) = &message else {
                 return Some(message);
             };
+            if let (Some(delay), "subscriptions/listen") =
+                (self.knobs.listen_delay, method_of(&request.request))
+                && self.held.is_none()
+            {
+                self.held = Some((tokio::time::Instant::now() + delay, message));
+                continue;
+            }
             match self.knobs.verdict(method_of(&request.request)) {
                 Verdict::Pass => return Some(message),
                 Verdict::Ignore => continue,
@@ -223,10 +254,18 @@ mod tests {
             ignore_unknown: true,
             ..legacy
         };
+        let deaf = EraKnobs {
+            ignore_listen: true,
+            ..legacy
+        };
+        assert_eq!(deaf.verdict("subscriptions/listen"), Verdict::Ignore);
+        assert_eq!(legacy.verdict("subscriptions/listen"), Verdict::Pass);
         assert_eq!(ignoring.verdict("server/discover"), Verdict::Ignore);
         let modern = EraKnobs {
             era: EraKnob::Modern,
             ignore_unknown: false,
+            ignore_listen: false,
+            listen_delay: None,
         };
         assert_eq!(modern.verdict("server/discover"), Verdict::Pass);
         assert_eq!(
@@ -236,6 +275,8 @@ mod tests {
         let both = EraKnobs {
             era: EraKnob::Both,
             ignore_unknown: false,
+            ignore_listen: false,
+            listen_delay: None,
         };
         assert_eq!(both.verdict("initialize"), Verdict::Pass);
         assert_eq!(both.verdict("server/discover"), Verdict::Pass);

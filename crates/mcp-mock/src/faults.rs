@@ -7,6 +7,9 @@
 //! - `--drop-stream N`: the SSE responses of the first N `tools/call` POSTs end right after
 //!   their first (priming) event, so the client must resume with `Last-Event-ID`;
 //! - `--fail-resume`: such resumptions (GET with `Last-Event-ID`) get 500;
+//! - `--drop-answer METHOD[:NAME]`: the response stream of the first such request (a
+//!   `tools/call` of tool NAME, when given) ends before the answer, once; the server has run
+//!   the request, the client never hears how it went;
 //! - `--sse-delay MS`: every chunk of an event stream is held back MS milliseconds;
 //! - `--protocol-version`: the `initialize` answer is rewritten to carry that version;
 //! - `--record FILE`: one JSON line per HTTP request (method, session, `Last-Event-ID`, body).
@@ -41,6 +44,8 @@ pub struct HttpKnobs {
     pub expire_session_after: Option<usize>,
     pub http_500: usize,
     pub drop_stream: usize,
+    /// `--drop-answer`: `method` or `method:name` keys, each used once.
+    pub drop_answer: Vec<String>,
     pub fail_resume: bool,
     pub sse_delay: Option<Duration>,
     pub forced_version: Option<String>,
@@ -55,6 +60,8 @@ pub struct Faults {
     knobs: HttpKnobs,
     http_500_left: AtomicUsize,
     drops_left: AtomicUsize,
+    /// `--drop-answer` keys not used yet (a key given twice drops two answers).
+    answers_to_drop: Mutex<Vec<String>>,
     /// JSON-RPC requests seen per session.
     requests: Mutex<HashMap<String, usize>>,
     expired: Mutex<HashSet<String>>,
@@ -82,6 +89,7 @@ impl Faults {
         Ok(Faults {
             http_500_left: AtomicUsize::new(knobs.http_500),
             drops_left: AtomicUsize::new(knobs.drop_stream),
+            answers_to_drop: Mutex::new(knobs.drop_answer.clone()),
             knobs,
             requests: Mutex::new(HashMap::new()),
             expired: Mutex::new(HashSet::new()),
@@ -160,6 +168,26 @@ fn take(counter: &AtomicUsize) -> bool {
         .is_ok()
 }
 
+impl Faults {
+    /// Whether the answer to this request is to be dropped (`--drop-answer`): its method, or
+    /// its method and `params.name`, is a key not used yet.
+    fn take_answer(&self, method: &str, message: Option<&Value>) -> bool {
+        let mut keys = self
+            .answers_to_drop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let name = message
+            .and_then(|m| m.pointer("/params/name"))
+            .and_then(Value::as_str);
+        let named = name.map(|name| format!("{method}:{name}"));
+        let found = keys
+            .iter()
+            .position(|key| Some(key) == named.as_ref())
+            .or_else(|| keys.iter().position(|key| key == method));
+        found.map(|index| keys.remove(index)).is_some()
+    }
+}
+
 /// The middleware (`axum::middleware::from_fn_with_state`).
 pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
@@ -219,6 +247,7 @@ pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Ne
         );
     }
     let drop_stream = is_call && take(&faults.drops_left);
+    let drop_answer = is_request && faults.take_answer(&method, message.as_ref());
     let rewrite_version = (method == "initialize")
         .then(|| knobs.forced_version.clone())
         .flatten();
@@ -245,6 +274,24 @@ pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Ne
     if drop_stream && is_sse {
         body = cut_after_first_event(body);
     }
+    if drop_answer {
+        // Whatever the server answered (JSON or events), the client gets an event stream
+        // that ends before the answer.
+        let mut parts = parts;
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("text/event-stream"),
+        );
+        parts.headers.remove(header::CONTENT_LENGTH);
+        let body = if is_sse {
+            cut_before_answer(body)
+        } else {
+            // Let the server finish (and drop) its answer first.
+            let _ = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await;
+            Body::empty()
+        };
+        return Response::from_parts(parts, body);
+    }
     if let (Some(delay), true) = (knobs.sse_delay, is_sse) {
         body = Body::from_stream(body.into_data_stream().then(move |chunk| async move {
             tokio::time::sleep(delay).await;
@@ -252,6 +299,49 @@ pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Ne
         }));
     }
     Response::from_parts(parts, body)
+}
+
+/// The events of `body` up to (not including) the first one that carries a JSON-RPC
+/// response; the stream then ends, as a dropped connection would.
+fn cut_before_answer(body: Body) -> Body {
+    let stream = futures::stream::unfold(
+        (body.into_data_stream(), Vec::<u8>::new(), false),
+        |(mut inner, mut pending, done)| async move {
+            if done {
+                return None;
+            }
+            loop {
+                // Hand out whole events that are not the answer.
+                if let Some(end) = pending.windows(2).position(|w| w == b"\n\n") {
+                    let event: Vec<u8> = pending.drain(..end + 2).collect();
+                    if is_answer(&event) {
+                        return None;
+                    }
+                    return Some((Ok(Bytes::from(event)), (inner, pending, false)));
+                }
+                match inner.next().await {
+                    Some(Ok(chunk)) => pending.extend_from_slice(&chunk),
+                    Some(Err(e)) => return Some((Err(e), (inner, pending, true))),
+                    None => return None,
+                }
+            }
+        },
+    );
+    Body::from_stream(stream)
+}
+
+/// Whether one SSE event carries a JSON-RPC response (a `result` or an `error` with an id).
+fn is_answer(event: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(event);
+    let data: String = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .collect();
+    serde_json::from_str::<Value>(&data).is_ok_and(|message| {
+        message.get("id").is_some()
+            && (message.get("result").is_some() || message.get("error").is_some())
+    })
 }
 
 /// The body ends right after the first complete SSE event (`\n\n`); the connection is closed

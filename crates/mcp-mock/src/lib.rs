@@ -122,6 +122,31 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Server")]
     pub ignore_unknown: bool,
 
+    /// Never answer (nor acknowledge) `subscriptions/listen`, as a server whose notification
+    /// stream is broken would (2026-07-28 clients must not wait for it).
+    #[arg(long, help_heading = "Server")]
+    pub no_listen_ack: bool,
+
+    /// Serve `subscriptions/listen` (and so acknowledge it) only MS milliseconds after it
+    /// arrived, as a slow server would (stdio).
+    #[arg(
+        long,
+        value_name = "MS",
+        conflicts_with = "no_listen_ack",
+        help_heading = "Server"
+    )]
+    pub listen_ack_delay: Option<u64>,
+
+    /// Put the caching hint `ttlMs: MS` on `server/discover` and `tools/list` results
+    /// (2026-07-28): how long a client may consider them fresh. Without it they say `0`.
+    #[arg(long, value_name = "MS", help_heading = "Server")]
+    pub ttl_ms: Option<u64>,
+
+    /// The `cacheScope` put on `server/discover` and `tools/list` results: `public` (anyone
+    /// may cache them) or `private` (only for the same authorization context).
+    #[arg(long, value_name = "SCOPE", value_enum, help_heading = "Server")]
+    pub cache_scope: Option<server::Scope>,
+
     /// Serve what the official MCP conformance suite checks, in both eras: the reference
     /// tools (test_simple_text, test_tool_with_progress, test_input_required_result_*, ...),
     /// resources, templates, prompts and completions; sessions for `initialize` clients and
@@ -305,6 +330,17 @@ pub struct MockArgs {
         help_heading = "HTTP"
     )]
     pub drop_stream: usize,
+
+    /// End the response stream of the first request of METHOD (with `tools/call:NAME`, the
+    /// first call of tool NAME) before its answer, once: the server ran the request, the
+    /// client never hears how it went. Repeatable.
+    #[arg(
+        long,
+        value_name = "METHOD[:NAME]",
+        requires = "http",
+        help_heading = "HTTP"
+    )]
+    pub drop_answer: Vec<String>,
 
     /// Answer every resumption (GET with `Last-Event-ID`) with HTTP 500.
     #[arg(long, requires = "http", help_heading = "HTTP")]
@@ -494,6 +530,8 @@ fn era_knobs(args: &MockArgs) -> era::EraKnobs {
     era::EraKnobs {
         era: args.era,
         ignore_unknown: args.ignore_unknown,
+        ignore_listen: args.no_listen_ack,
+        listen_delay: args.listen_ack_delay.map(Duration::from_millis),
     }
 }
 
@@ -528,6 +566,7 @@ fn http_options(
             expire_session_after: args.expire_session_after,
             http_500: args.http_500,
             drop_stream: args.drop_stream,
+            drop_answer: args.drop_answer.clone(),
             fail_resume: args.fail_resume,
             sse_delay: args.sse_delay.map(Duration::from_millis),
             // rmcp's streamable service negotiates by itself; the answer is rewritten on its
@@ -605,6 +644,10 @@ fn knobs(args: &MockArgs) -> Knobs {
             .list_changed_ms
             .map(|ms| Duration::from_millis(ms.get())),
         content: args.resources,
+        cache_hints: server::CacheHints {
+            ttl_ms: args.ttl_ms,
+            scope: args.cache_scope,
+        },
     }
 }
 

@@ -13,13 +13,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -88,6 +88,35 @@ pub struct Knobs {
     pub content: bool,
     /// Serve `log` and `touch`, logging and resource subscriptions (`--notify-tools`).
     pub notify_tools: bool,
+    /// Caching hints on `server/discover` and `tools/list` results.
+    pub cache_hints: CacheHints,
+}
+
+/// `--ttl-ms` and `--cache-scope`: the caching hints (2026-07-28) the mock puts on its
+/// `server/discover` and `tools/list` results. Unset parts keep rmcp's defaults (discover:
+/// `0` and `private`; lists: no hints).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CacheHints {
+    pub ttl_ms: Option<u64>,
+    pub scope: Option<Scope>,
+}
+
+/// The `--cache-scope` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// Anyone may cache the result.
+    Public,
+    /// Only the same authorization context may reuse it.
+    Private,
+}
+
+impl From<Scope> for CacheScope {
+    fn from(scope: Scope) -> Self {
+        match scope {
+            Scope::Public => CacheScope::Public,
+            Scope::Private => CacheScope::Private,
+        }
+    }
 }
 
 /// The mock MCP server: cheap to clone, all clones share one state.
@@ -225,13 +254,48 @@ impl ServerHandler for MockServer {
         });
     }
 
+    /// 2026-07-28 clients subscribe to tool list changes with `subscriptions/listen`: accept
+    /// what they ask (rmcp narrows it to the capabilities above and acknowledges it).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        let hints = self.inner.knobs.cache_hints;
+        if let Some(ttl_ms) = hints.ttl_ms {
+            result.ttl_ms = ttl_ms;
+        }
+        if let Some(scope) = hints.scope {
+            result.cache_scope = scope.into();
+        }
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.inner.knobs.list.wait(context.ct.clone()).await?;
-        self.page(request.as_ref().and_then(|params| params.cursor.as_deref()))
+        let mut page = self.page(request.as_ref().and_then(|params| params.cursor.as_deref()))?;
+        let hints = self.inner.knobs.cache_hints;
+        if hints.ttl_ms.is_some() {
+            page.ttl_ms = hints.ttl_ms;
+        }
+        if let Some(scope) = hints.scope {
+            page.cache_scope = Some(scope.into());
+        }
+        Ok(page)
     }
 
     async fn call_tool(

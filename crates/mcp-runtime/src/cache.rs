@@ -10,6 +10,18 @@
 //! (for [`FAILURE_TTL`]), so start-up need not hold its answer for them, and which era of MCP
 //! each server speaks (keyed by server name and config
 //! hash), so a later start-up opens the connection the right way without probing first.
+//!
+//! Protocol 2026-07-28 puts caching hints on list results and on `server/discover`: `ttlMs`
+//! (how long the result may be taken as fresh) and `cacheScope`. They are honoured here:
+//! - a tool list with a positive `ttlMs` is stored with the instant it stops being fresh;
+//!   while fresh, a start-up may use it instead of listing again ([`ToolCache::get_entry`]).
+//!   Without a `ttlMs` (or with `0`) it is stored as before, usable only as deferred tools
+//!   until the server's own list arrives;
+//! - a `server/discover` result with a positive `ttlMs` is kept until then, so a start-up
+//!   within it needs no discovery round trip ([`ToolCache::discovery`]);
+//! - a result whose `cacheScope` is `private` may only be reused within the authorization
+//!   context that fetched it. This file is shared by every agent and project of the user, so
+//!   such results are never written here (and an older entry for the same key is removed).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -30,6 +42,46 @@ pub const FAILURE_TTL: Duration = Duration::from_secs(3600);
 
 /// File name inside the cache directory.
 const FILE_NAME: &str = "tools.sqlite";
+
+/// The caching hints of a 2026-07-28 result (`ttlMs`, `cacheScope`); older servers send none,
+/// which is the default: never fresh, shareable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheHints {
+    /// How long the result may be taken as fresh after it arrived; `None` for `0` or absent.
+    pub ttl: Option<Duration>,
+    /// `cacheScope: "private"`: not to be shared across authorization contexts.
+    pub private: bool,
+}
+
+impl CacheHints {
+    /// The hints of one result: `ttl_ms` (`None` when absent) and whether its scope is
+    /// private.
+    pub fn new(ttl_ms: Option<u64>, private: bool) -> Self {
+        CacheHints {
+            ttl: ttl_ms.filter(|ms| *ms > 0).map(Duration::from_millis),
+            private,
+        }
+    }
+
+    /// The hints of a list made of several pages: fresh only as long as every page is, and
+    /// private if any page is.
+    pub fn and(self, other: CacheHints) -> CacheHints {
+        CacheHints {
+            ttl: self.ttl.zip(other.ttl).map(|(a, b)| a.min(b)),
+            private: self.private || other.private,
+        }
+    }
+}
+
+/// A cached tool list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedTools {
+    /// The tools of the server's last listing.
+    pub tools: Vec<ToolDefinition>,
+    /// Still within the `ttlMs` the server gave that listing: it may be used instead of a
+    /// new one.
+    pub fresh: bool,
+}
 
 /// Identifies one cache entry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -130,18 +182,24 @@ impl ToolCache {
 
     /// The cached tools of `key`, if present and younger than [`CACHE_TTL`].
     pub fn get(&self, key: &CacheKey) -> Option<Vec<ToolDefinition>> {
+        self.get_entry(key).map(|entry| entry.tools)
+    }
+
+    /// The cached tools of `key` and whether they are still fresh, if present and younger
+    /// than [`CACHE_TTL`].
+    pub fn get_entry(&self, key: &CacheKey) -> Option<CachedTools> {
         let result = self.with_connection(|db| {
-            let row: Option<(String, i64)> = db
+            let row: Option<(String, i64, Option<i64>)> = db
                 .query_row(
-                    "SELECT tools, updated_at FROM tools
+                    "SELECT tools, updated_at, fresh_until FROM tools
                      WHERE server = ?1 AND project = ?2 AND config_hash = ?3",
                     params![key.server, key.project, key.config_hash],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
                 )
                 .optional()?;
             Ok(row)
         });
-        let (json, updated_at) = match result {
+        let (json, updated_at, fresh_until) = match result {
             Ok(Some(row)) => row,
             Ok(None) => return None,
             Err(e) => {
@@ -153,7 +211,10 @@ impl ToolCache {
             return None;
         }
         match serde_json::from_str(&json) {
-            Ok(tools) => Some(tools),
+            Ok(tools) => Some(CachedTools {
+                tools,
+                fresh: fresh_until.is_some_and(|until| now_millis() < until),
+            }),
             Err(e) => {
                 tracing::warn!(server = %key.server, "cached tools are corrupt, ignoring them: {e}");
                 None
@@ -163,6 +224,23 @@ impl ToolCache {
 
     /// Store the tools of `key` (best effort: failures are logged, never returned).
     pub fn put(&self, key: &CacheKey, tools: &[ToolDefinition]) {
+        self.put_with_hints(key, tools, CacheHints::default());
+    }
+
+    /// Store the tools of `key` as the server's caching `hints` allow: fresh for their `ttl`,
+    /// and not at all when they are private (an older entry of `key` is then removed, so that
+    /// no other context reads a list the server now calls private).
+    pub fn put_with_hints(&self, key: &CacheKey, tools: &[ToolDefinition], hints: CacheHints) {
+        if hints.private {
+            let _ = self.with_connection(|db| {
+                db.execute(
+                    "DELETE FROM tools WHERE server = ?1 AND project = ?2 AND config_hash = ?3",
+                    params![key.server, key.project, key.config_hash],
+                )
+            });
+            return;
+        }
+        let fresh_until = fresh_until(hints);
         let json = match serde_json::to_string(tools) {
             Ok(json) => json,
             Err(e) => {
@@ -172,11 +250,19 @@ impl ToolCache {
         };
         let result = self.with_connection(|db| {
             db.execute(
-                "INSERT INTO tools (server, project, config_hash, tools, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
+                "INSERT INTO tools (server, project, config_hash, tools, updated_at, fresh_until)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (server, project, config_hash)
-                 DO UPDATE SET tools = excluded.tools, updated_at = excluded.updated_at",
-                params![key.server, key.project, key.config_hash, json, now_secs()],
+                 DO UPDATE SET tools = excluded.tools, updated_at = excluded.updated_at,
+                     fresh_until = excluded.fresh_until",
+                params![
+                    key.server,
+                    key.project,
+                    key.config_hash,
+                    json,
+                    now_secs(),
+                    fresh_until
+                ],
             )?;
             db.execute(
                 "DELETE FROM failures WHERE server = ?1 AND project = ?2 AND config_hash = ?3",
@@ -282,6 +368,72 @@ impl ToolCache {
         });
     }
 
+    /// The `server/discover` result `server` (with `config`) gave last, if it is still fresh
+    /// (within the `ttlMs` it came with).
+    pub fn discovery(&self, server: &str, config: &ServerConfig) -> Option<serde_json::Value> {
+        let hash = config_hash(config);
+        let result = self.with_connection(|db| {
+            db.query_row(
+                "SELECT result, fresh_until FROM discoveries
+                 WHERE server = ?1 AND config_hash = ?2",
+                params![server, hash],
+                |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
+            )
+            .optional()
+        });
+        match result {
+            Ok(Some((json, until))) if now_millis() < until => serde_json::from_str(&json).ok(),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(cache = %self.path.display(), "tool cache unreadable, ignoring it: {e}");
+                None
+            }
+        }
+    }
+
+    /// Keep the `server/discover` `result` of `server` (with `config`) for as long as its
+    /// `hints` say it is fresh; a result that is never fresh, or private, is not kept (and
+    /// an older one is forgotten).
+    pub fn put_discovery(
+        &self,
+        server: &str,
+        config: &ServerConfig,
+        result: &serde_json::Value,
+        hints: CacheHints,
+    ) {
+        let until = fresh_until(hints).filter(|_| !hints.private);
+        let Some(until) = until else {
+            self.forget_discovery(server, config);
+            return;
+        };
+        let hash = config_hash(config);
+        let outcome = self.with_connection(|db| {
+            db.execute(
+                "INSERT INTO discoveries (server, config_hash, result, fresh_until)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (server, config_hash)
+                 DO UPDATE SET result = excluded.result, fresh_until = excluded.fresh_until",
+                params![server, hash, result.to_string(), until],
+            )?;
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            tracing::warn!(cache = %self.path.display(), "cannot write the tool cache: {e}");
+        }
+    }
+
+    /// Forget the `server/discover` result of `server` (replaying it failed, or the server
+    /// no longer lets it be kept).
+    pub fn forget_discovery(&self, server: &str, config: &ServerConfig) {
+        let hash = config_hash(config);
+        let _ = self.with_connection(|db| {
+            db.execute(
+                "DELETE FROM discoveries WHERE server = ?1 AND config_hash = ?2",
+                params![server, hash],
+            )
+        });
+    }
+
     /// Run `work` on the open database, opening (and if needed creating) it first. A database
     /// that cannot be opened is reported and retried next time.
     fn with_connection<T>(
@@ -345,11 +497,48 @@ fn open(path: &Path) -> Result<Connection, CacheError> {
             era TEXT NOT NULL,
             updated_at INTEGER NOT NULL,
             PRIMARY KEY (server, config_hash)
+        );
+        CREATE TABLE IF NOT EXISTS discoveries (
+            server TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            result TEXT NOT NULL,
+            fresh_until INTEGER NOT NULL,
+            PRIMARY KEY (server, config_hash)
         )",
     )?;
+    add_fresh_until(&db)?;
     // Tool descriptions can reveal what a user works on: keep the file private.
     let _ = crate::fsutil::make_private(path);
     Ok(db)
+}
+
+/// Files written before caching hints were honoured have no `fresh_until` column: add it
+/// (its rows are then never fresh, as before). Another process may add it at the same time.
+fn add_fresh_until(db: &Connection) -> rusqlite::Result<()> {
+    let present = |db: &Connection| {
+        db.prepare("SELECT 1 FROM pragma_table_info('tools') WHERE name = 'fresh_until'")?
+            .exists([])
+    };
+    if present(db)? {
+        return Ok(());
+    }
+    match db.execute_batch("ALTER TABLE tools ADD COLUMN fresh_until INTEGER") {
+        Err(_) if present(db)? => Ok(()),
+        other => other,
+    }
+}
+
+/// The instant (ms since the epoch) a result received now stops being fresh.
+fn fresh_until(hints: CacheHints) -> Option<i64> {
+    let ttl = i64::try_from(hints.ttl?.as_millis()).unwrap_or(i64::MAX);
+    Some(now_millis().saturating_add(ttl))
+}
+
+fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or_default()
 }
 
 fn now_secs() -> i64 {
@@ -447,6 +636,78 @@ mod tests {
         );
         cache.forget_era("a", &config);
         assert_eq!(cache.era("a", &config), None);
+    }
+
+    #[test]
+    fn caching_hints_decide_freshness_and_what_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ToolCache::in_dir(dir.path());
+        cache.put(&key("a"), &[tool("one")]);
+        assert!(
+            !cache.get_entry(&key("a")).unwrap().fresh,
+            "no ttl: never fresh"
+        );
+        let hour = CacheHints::new(Some(3_600_000), false);
+        cache.put_with_hints(&key("a"), &[tool("one")], hour);
+        assert!(cache.get_entry(&key("a")).unwrap().fresh);
+        cache.put_with_hints(&key("a"), &[tool("one")], CacheHints::new(Some(0), false));
+        assert!(
+            !cache.get_entry(&key("a")).unwrap().fresh,
+            "ttl 0: stale at once"
+        );
+        // Private: not written, and the older entry goes.
+        cache.put_with_hints(
+            &key("a"),
+            &[tool("one")],
+            CacheHints::new(Some(60_000), true),
+        );
+        assert!(cache.get(&key("a")).is_none());
+        // A list is fresh as long as its least fresh page, private if any page is.
+        assert_eq!(hour.and(CacheHints::new(None, false)).ttl, None);
+        assert!(hour.and(CacheHints::new(Some(5), true)).private);
+        assert_eq!(
+            hour.and(CacheHints::new(Some(5), false)).ttl,
+            Some(Duration::from_millis(5))
+        );
+    }
+
+    #[test]
+    fn discovery_results_are_kept_while_fresh_and_shareable() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ToolCache::in_dir(dir.path());
+        let config = ServerConfig::stdio("srv", ["--x"]);
+        let result = serde_json::json!({"supportedVersions": ["2026-07-28"]});
+        cache.put_discovery("a", &config, &result, CacheHints::new(Some(60_000), false));
+        assert_eq!(cache.discovery("a", &config), Some(result.clone()));
+        assert_eq!(cache.discovery("b", &config), None);
+        cache.put_discovery("a", &config, &result, CacheHints::new(Some(60_000), true));
+        assert_eq!(cache.discovery("a", &config), None, "private: forgotten");
+        cache.put_discovery("a", &config, &result, CacheHints::new(Some(60_000), false));
+        cache.forget_discovery("a", &config);
+        assert_eq!(cache.discovery("a", &config), None);
+        cache.put_discovery("a", &config, &result, CacheHints::new(Some(1), false));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(cache.discovery("a", &config), None, "past its ttl");
+    }
+
+    #[test]
+    fn a_file_without_freshness_gets_the_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Connection::open(dir.path().join(FILE_NAME)).unwrap();
+        db.execute_batch(
+            "CREATE TABLE tools (server TEXT NOT NULL, project TEXT NOT NULL,
+                config_hash TEXT NOT NULL, tools TEXT NOT NULL, updated_at INTEGER NOT NULL,
+                PRIMARY KEY (server, project, config_hash))",
+        )
+        .unwrap();
+        drop(db);
+        let cache = ToolCache::in_dir(dir.path());
+        cache.put_with_hints(
+            &key("a"),
+            &[tool("one")],
+            CacheHints::new(Some(60_000), false),
+        );
+        assert!(cache.get_entry(&key("a")).unwrap().fresh);
     }
 
     #[test]

@@ -19,7 +19,9 @@
 //!   connection is retried with `server/discover` alone when `initialize` is refused, and the
 //!   era cached is the modern one.
 //! - [`Era`] is what the tool cache stores per server, so later start-ups go straight to the
-//!   right opening.
+//!   right opening. A `server/discover` result that came with a positive `ttlMs` (and is not
+//!   private) is stored too; while it is fresh, [`Probe`] answers the opening's
+//!   `server/discover` with it instead of sending it, so such a start-up costs no round trip.
 //!
 //! Being the one wrapper every transport goes through, [`Probe`] also takes the
 //! `_meta.progressToken` that rmcp puts on every request off all but `tools/call`: only tool
@@ -107,6 +109,9 @@ pub struct Opening {
     pub probe_timed_out: bool,
     /// Connections made (more than one when the first opening failed and another was tried).
     pub attempts: u32,
+    /// The `server/discover` result came from the cache (within the `ttlMs` the server gave
+    /// it), so the opening sent nothing.
+    pub discovery_cached: bool,
 }
 
 /// The opening to try.
@@ -166,6 +171,12 @@ pub(crate) struct ProbeState {
     /// The server has taken the pending probe (HTTP: its response arrived).
     taken: AtomicBool,
     taken_signal: tokio::sync::Notify,
+    /// A cached `server/discover` result to answer the opening with, instead of sending it.
+    replay: std::sync::Mutex<Option<rmcp::model::DiscoverResult>>,
+    /// The cached result was used.
+    replayed: AtomicBool,
+    /// The server's own answer to `server/discover`, as received, to be cached.
+    discovered: std::sync::Mutex<Option<rmcp::model::DiscoverResult>>,
 }
 
 impl ProbeState {
@@ -182,6 +193,24 @@ impl ProbeState {
     /// A probe given up on turned out to be answered by a modern server.
     pub(crate) fn late_modern(&self) -> bool {
         self.late_modern.load(Ordering::SeqCst)
+    }
+
+    /// Answer the opening's `server/discover` with `result` (a fresh cached one).
+    pub(crate) fn replay(&self, result: rmcp::model::DiscoverResult) {
+        *self.replay.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+    }
+
+    /// Whether the opening was answered from the cache.
+    pub(crate) fn replayed(&self) -> bool {
+        self.replayed.load(Ordering::SeqCst)
+    }
+
+    /// The server's own `server/discover` result, if it sent one.
+    pub(crate) fn discovered(&self) -> Option<rmcp::model::DiscoverResult> {
+        self.discovered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Called by the HTTP client when the server answered a `server/discover` POST.
@@ -221,6 +250,8 @@ pub(crate) struct Probe<T> {
     pending: Option<RequestId>,
     /// Probes answered by the wrapper: their late answers are dropped.
     given_up: HashSet<RequestId>,
+    /// The answer to a replayed `server/discover`, handed out by the next `receive`.
+    replayed: Option<ServerJsonRpcMessage>,
 }
 
 impl<T> Probe<T> {
@@ -232,6 +263,7 @@ impl<T> Probe<T> {
             bounded: plan.bounded(),
             pending: None,
             given_up: HashSet::new(),
+            replayed: None,
         }
     }
 }
@@ -298,6 +330,23 @@ where
         &mut self,
         mut item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let ClientJsonRpcMessage::Request(request) = &item
+            && matches!(request.request, ClientRequest::DiscoverRequest(_))
+            && let Some(result) = self
+                .state
+                .replay
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+        {
+            // Fresh in the cache: answered here, nothing goes to the server.
+            self.state.replayed.store(true, Ordering::SeqCst);
+            self.replayed = Some(ServerJsonRpcMessage::response(
+                ServerResult::DiscoverResult(result),
+                request.id.clone(),
+            ));
+            return futures::future::Either::Left(std::future::ready(Ok(())));
+        }
         if let ClientJsonRpcMessage::Request(request) = &mut item
             && !matches!(request.request, ClientRequest::CallToolRequest(_))
         {
@@ -319,10 +368,13 @@ where
             // not taken as an answer to `initialize`.
             self.given_up.insert(id);
         }
-        self.inner.send(item)
+        futures::future::Either::Right(self.inner.send(item))
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if let Some(answer) = self.replayed.take() {
+            return Some(answer);
+        }
         loop {
             let message = match (&self.pending, self.bounded) {
                 (Some(id), true) => {
@@ -383,6 +435,16 @@ where
                     // prefer; a server that names none but `initialize`-era ones is of that
                     // era, and the refusal must send us to `initialize` like any other.
                     error.error.code = ErrorCode::METHOD_NOT_FOUND;
+                }
+                if let ServerJsonRpcMessage::Response(response) = &message
+                    && response.id == id
+                    && let ServerResult::DiscoverResult(result) = &response.result
+                {
+                    *self
+                        .state
+                        .discovered
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = Some(result.clone());
                 }
                 if answers(&message, &id) {
                     self.pending = None;

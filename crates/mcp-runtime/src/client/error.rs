@@ -186,6 +186,21 @@ pub enum ClientError {
         /// The store's error, naming its file.
         reason: String,
     },
+    /// Protocol 2026-07-28 over HTTP: the response stream of a request broke before its
+    /// answer, and there is no resumption in that revision. The request may or may not have
+    /// run on the server; it was sent again (once) only if that is safe.
+    #[error(
+        "server `{server}`: the answer to {method} was lost (the response stream broke before it arrived); {}",
+        super::lost::outcome(*repeated)
+    )]
+    AnswerLost {
+        /// Server name.
+        server: String,
+        /// The request method (and tool name for calls).
+        method: String,
+        /// The request was sent a second time, and that answer was lost too.
+        repeated: bool,
+    },
     /// An HTTP exchange failed after the connection was made (reset, truncated response).
     #[error("server `{server}`: {phase}: HTTP connection failed: {reason}")]
     Transport {

@@ -3,12 +3,15 @@
 //! error instead of an endless loop or unbounded memory.
 
 use std::collections::HashSet;
+use std::sync::Mutex;
 
 use rmcp::model::{
-    ClientRequest, ErrorCode, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
-    PaginatedRequestParams, ServerCapabilities, ServerResult,
+    CacheScope, ClientRequest, ErrorCode, ListPromptsRequest, ListResourcesRequest,
+    ListToolsRequest, PaginatedRequestParams, ServerCapabilities, ServerResult,
 };
 use serde_json::Value;
+
+use crate::cache::CacheHints;
 
 use super::{
     ClientError, McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition,
@@ -33,18 +36,59 @@ impl McpClient {
     /// gets a protocol error rather than an endless loop or unbounded memory. A name listed
     /// twice is offered once (the first definition wins, with a warning): model APIs reject a
     /// tool list with duplicate names as a whole.
+    ///
+    /// The caching hints of the list (2026-07-28: `ttlMs`, `cacheScope`, over all pages) are
+    /// kept for [`tools_cache_hints`](Self::tools_cache_hints).
     pub async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError> {
+        // Built up page by page: `None` until the first page arrives.
+        let hints: Mutex<Option<CacheHints>> = Mutex::new(None);
         let tools: Vec<ToolDefinition> = self
             .list_all(
                 "tools/list",
                 |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
                 |result| match result {
-                    ServerResult::ListToolsResult(page) => Some((page.tools, page.next_cursor)),
+                    ServerResult::ListToolsResult(page) => {
+                        let private = page.cache_scope == Some(CacheScope::Private);
+                        let page_hints = CacheHints::new(page.ttl_ms, private);
+                        let mut hints = hints.lock().unwrap_or_else(|e| e.into_inner());
+                        *hints = Some(match *hints {
+                            Some(before) => before.and(page_hints),
+                            None => page_hints,
+                        });
+                        Some((page.tools, page.next_cursor))
+                    }
                     _ => None,
                 },
             )
             .await?;
-        Ok(first_of_each_name(&self.server, tools))
+        let hints = hints.into_inner().unwrap_or_else(|e| e.into_inner());
+        *self.tools_hints.lock().unwrap_or_else(|e| e.into_inner()) = hints.unwrap_or_default();
+        if let Some(listener) = &self.listening.lock().await.listener {
+            listener.tools_listed();
+        }
+        let tools = first_of_each_name(&self.server, tools);
+        *self
+            .repeatable_tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = super::lost::repeatable_tools(&tools);
+        Ok(tools)
+    }
+
+    /// Take `tools` (a list the server gave earlier, still fresh in the cache) as this
+    /// connection's tool list where it matters without asking again: which tools may be
+    /// called a second time when an answer is lost.
+    pub fn adopt_cached_tools(&self, tools: &[ToolDefinition]) {
+        *self
+            .repeatable_tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = super::lost::repeatable_tools(tools);
+    }
+
+    /// The caching hints of the last complete [`list_tools`](Self::list_tools): how long the
+    /// list may be taken as fresh, and whether it is private to this authorization context.
+    /// Servers before 2026-07-28 send none (never fresh, shareable).
+    pub fn tools_cache_hints(&self) -> CacheHints {
+        *self.tools_hints.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// List every resource (`resources/list`, following `nextCursor`). A server that does not

@@ -17,7 +17,8 @@
 //! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
 //! protocol), `mrtr` (multi round-trip requests), `ask` (a call's own route for the server's
 //! questions, which a gateway points at its client), `listen` (`subscriptions/listen` on
-//! 2026-07-28 connections), `subscribe` (log level and resource subscriptions),
+//! 2026-07-28 connections), `subscribe` (log level and resource subscriptions), `lost`
+//! (answers lost with their stream, 2026-07-28),
 //! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `types` (what calls
@@ -48,6 +49,7 @@ pub(crate) mod http;
 mod legacy_sse;
 mod listen;
 mod listing;
+mod lost;
 mod mrtr;
 mod open;
 mod options;
@@ -148,6 +150,14 @@ pub struct McpClient {
     /// Protocol 2026-07-28: the log level every request asks for, as an index in
     /// [`LOG_LEVELS`] (see `subscribe`).
     log_level: std::sync::atomic::AtomicUsize,
+    /// The caching hints of the last tool list.
+    tools_hints: Mutex<crate::cache::CacheHints>,
+    /// Tools of the last list that may be called again when an answer is lost (read-only or
+    /// idempotent).
+    repeatable_tools: Mutex<std::collections::HashSet<String>>,
+    /// Where the opening's era and discovery were remembered (forgotten again when a replayed
+    /// discovery turns out stale).
+    cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -217,6 +227,9 @@ impl McpClient {
                 resources: Default::default(),
             }),
             log_level: std::sync::atomic::AtomicUsize::new(subscribe::default_log_level()),
+            tools_hints: Mutex::default(),
+            repeatable_tools: Mutex::default(),
+            cache: options.cache.clone(),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -243,6 +256,20 @@ impl McpClient {
     /// opening, and how many `server/discover` probes it took.
     pub fn opening(&self) -> Opening {
         self.opening
+    }
+
+    /// Protocol 2026-07-28: whether the server has acknowledged the subscription to tool list
+    /// changes (`subscriptions/listen`). It is opened in the background, so a server that is
+    /// slow to acknowledge it costs the connection nothing; `false` also when there is none
+    /// (another revision, no listener for events, or a server without list changes).
+    pub fn listening(&self) -> bool {
+        // Busy only while a resource subscription opens a new stream: not acknowledged yet.
+        self.listening.try_lock().is_ok_and(|listening| {
+            listening
+                .listener
+                .as_ref()
+                .is_some_and(listen::Listener::acknowledged)
+        })
     }
 
     /// The transport in use: `stdio`, `http` (streamable HTTP) or `sse` (legacy HTTP+SSE,
@@ -396,10 +423,15 @@ impl McpClient {
         let input = options.input.as_ref();
         // While it runs, the server's questions about it go to its asker (see `ask`).
         let _asking = input.map(|input| self.handler.asking.register(input.clone()));
+        let repeatable = self
+            .repeatable_tools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(tool);
         for _round in 0..=MAX_INPUT_ROUNDS {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            match self
-                .request_with_progress(
+            let send = || {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+                self.request_with_progress(
                     request,
                     &method,
                     timeout,
@@ -407,8 +439,15 @@ impl McpClient {
                     options.progress.as_ref(),
                     input,
                 )
-                .await?
-            {
+            };
+            let answer = match send().await {
+                Err(ClientError::AnswerLost { .. }) if repeatable => {
+                    tracing::debug!(server = %self.server, "{method}: answer lost; the tool is read-only or idempotent, calling again");
+                    send().await.map_err(lost::lost_again)
+                }
+                other => other,
+            };
+            match answer? {
                 (ServerResult::CallToolResult(result), sent) => {
                     // Built from the result as sent, so that fields rmcp does not know (a
                     // later revision's) reach the caller; rmcp's parse is the fallback.
@@ -496,9 +535,21 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
-        self.request_with_progress(request, method, timeout, cancel, None, None)
-            .await
-            .map(|(result, _)| result)
+        let spare = lost::repeatable(&request).then(|| request.clone());
+        let answer = match (
+            self.request_with_progress(request, method, timeout, cancel, None, None)
+                .await,
+            spare,
+        ) {
+            (Err(ClientError::AnswerLost { .. }), Some(request)) => {
+                tracing::debug!(server = %self.server, "{method}: answer lost; asking again");
+                self.request_with_progress(request, method, timeout, cancel, None, None)
+                    .await
+                    .map_err(lost::lost_again)
+            }
+            (other, _) => other,
+        };
+        answer.map(|(result, _)| result)
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
@@ -581,7 +632,32 @@ impl McpClient {
         }
         match response {
             Ok(result) => Ok((result, self.handler.raw.take(&forget.id))),
-            Err(e) => Err(self.service_error_after_send(method, e).await),
+            Err(e) => {
+                let error = self.service_error_after_send(method, e).await;
+                self.forget_refuted_discovery(&error);
+                Err(error)
+            }
+        }
+    }
+
+    /// A server that refuses the protocol version of a connection opened from a cached
+    /// `server/discover` result has changed since: forget that result and the era, so the
+    /// next connection probes it afresh.
+    fn forget_refuted_discovery(&self, error: &ClientError) {
+        let refuted = matches!(
+            error,
+            ClientError::Rpc { code, .. }
+                if *code == rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
+        );
+        if !refuted || !self.opening.discovery_cached {
+            return;
+        }
+        if let Some(cache) = &self.cache {
+            let (cache, server, config) = (cache.clone(), self.server.clone(), self.config.clone());
+            tokio::task::spawn_blocking(move || {
+                cache.forget_discovery(&server, &config);
+                cache.forget_era(&server, &config);
+            });
         }
     }
 
@@ -595,6 +671,21 @@ impl McpClient {
         match error {
             // rmcp answers a request itself when the stream carrying its response was lost
             // and could not be resumed; that is not the server's answer.
+            // Protocol 2026-07-28 has no resumption: the answer is gone.
+            ServiceError::McpError(e)
+                if self.url.is_some()
+                    && is_transport_closed(&e)
+                    && self.opening.era == Era::Modern =>
+            {
+                self.answer_lost(method)
+            }
+            ServiceError::TransportClosed
+                if self.url.is_some()
+                    && !self.peer.is_transport_closed()
+                    && self.opening.era == Era::Modern =>
+            {
+                self.answer_lost(method)
+            }
             ServiceError::McpError(e) if self.url.is_some() && is_transport_closed(&e) => {
                 ClientError::Transport {
                     server: self.server.clone(),
@@ -651,6 +742,14 @@ impl McpClient {
             process.exited_within(Duration::from_millis(100)).await;
         }
         self.service_error(method, error)
+    }
+
+    fn answer_lost(&self, method: &str) -> ClientError {
+        ClientError::AnswerLost {
+            server: self.server.clone(),
+            method: method.to_owned(),
+            repeated: false,
+        }
     }
 
     fn protocol_error(&self, method: &str, message: impl Into<String>) -> ClientError {

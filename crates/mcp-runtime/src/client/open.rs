@@ -1,6 +1,8 @@
 //! Opening a connection: start or reach the server, choose the opening for its era (from the
 //! cache, else a bounded probe), and retry once with another opening when the first one was
-//! the wrong guess. What is learnt is written back to the cache.
+//! the wrong guess. What is learnt is written back to the cache: the era, and a
+//! `server/discover` result the server lets clients keep (`ttlMs`, not private), which a
+//! later opening within that time replays instead of asking again.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +15,7 @@ use super::era::{self, Era, Opening, Plan, Probe, ProbeState, Taken};
 use super::handler::Handler;
 use super::stdio::ServerProcess;
 use super::{ClientError, ConnectOptions, handshake_error, remote, stderr_now, stop};
+use crate::cache::CacheHints;
 use crate::config::{ServerConfig, StdioConfig, Transport};
 
 /// Most connections one opening makes (the first guess and one correction).
@@ -36,16 +39,24 @@ pub(crate) async fn open(
     bound: Option<Duration>,
 ) -> Result<Opened, ClientError> {
     let cache = options.cache.clone();
-    let cached = match &cache {
+    let (cached, discovery) = match &cache {
         Some(cache) => {
             let (cache, name, config) = (cache.clone(), server.to_owned(), config.clone());
-            tokio::task::spawn_blocking(move || cache.era(&name, &config))
-                .await
-                .ok()
-                .flatten()
+            tokio::task::spawn_blocking(move || {
+                let era = cache.era(&name, &config);
+                let discovery = match era {
+                    Some(Era::Modern) => cache.discovery(&name, &config),
+                    _ => None,
+                };
+                (era, discovery)
+            })
+            .await
+            .unwrap_or_default()
         }
-        None => None,
+        None => (None, None),
     };
+    // A cached result that no longer parses is simply not replayed.
+    let mut replay = discovery.and_then(|value| serde_json::from_value(value).ok());
     let deadline = bound.map(|bound| Instant::now() + bound);
     let mut plan = Plan::for_era(cached);
     let mut attempts = 0;
@@ -54,6 +65,14 @@ pub(crate) async fn open(
     loop {
         attempts += 1;
         let state = Arc::new(ProbeState::default());
+        // Only the first attempt replays; a failed one is followed by a live probe.
+        let replaying = match replay.take() {
+            Some(result) => {
+                state.replay(result);
+                true
+            }
+            None => false,
+        };
         let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let result = attempt(
             server,
@@ -79,13 +98,14 @@ pub(crate) async fn open(
                 } else {
                     era
                 };
-                if let Some(cache) = &cache
-                    && cached != Some(remembered)
-                {
-                    let (cache, name, config) = (cache.clone(), server.to_owned(), config.clone());
-                    let _ = tokio::task::spawn_blocking(move || {
-                        cache.put_era(&name, &config, remembered)
-                    })
+                if let Some(cache) = &cache {
+                    remember(
+                        cache,
+                        server,
+                        config,
+                        (cached != Some(remembered)).then_some(remembered),
+                        state.discovered(),
+                    )
                     .await;
                 }
                 opened.opening = Opening {
@@ -94,13 +114,23 @@ pub(crate) async fn open(
                     probes,
                     probe_timed_out,
                     attempts,
+                    discovery_cached: state.replayed(),
                 };
                 return Ok(opened);
             }
             Err(Failed { error, refused }) => {
-                let next = era::retry_plan(plan, &state, from_cache)
-                    .filter(|_| attempts < MAX_ATTEMPTS && refused)
+                // A replayed discovery sent nothing, so it cannot have been refused: whatever
+                // failed, a live probe is worth one more connection.
+                let next = match replaying {
+                    true => Some(Plan::Probe),
+                    false => era::retry_plan(plan, &state, from_cache).filter(|_| refused),
+                };
+                let next = next
+                    .filter(|_| attempts < MAX_ATTEMPTS)
                     .filter(|_| deadline.is_none_or(|d| Instant::now() < d));
+                if replaying && let Some(cache) = &cache {
+                    cache.forget_discovery(server, config);
+                }
                 let Some(next) = next else {
                     return Err(error);
                 };
@@ -112,6 +142,42 @@ pub(crate) async fn open(
             }
         }
     }
+}
+
+/// Write what an opening learnt to the cache: the era when it changed, and the server's
+/// `server/discover` result when its hints let it be kept (a private one makes an older
+/// entry go).
+async fn remember(
+    cache: &Arc<crate::cache::ToolCache>,
+    server: &str,
+    config: &ServerConfig,
+    era: Option<Era>,
+    discovered: Option<rmcp::model::DiscoverResult>,
+) {
+    let private = |result: &rmcp::model::DiscoverResult| {
+        result.cache_scope == rmcp::model::CacheScope::Private
+    };
+    let discovery = discovered
+        .filter(|result| result.ttl_ms > 0 || private(result))
+        .map(|result| {
+            let hints = CacheHints::new(Some(result.ttl_ms), private(&result));
+            (serde_json::to_value(&result).ok(), hints)
+        });
+    if era.is_none() && discovery.is_none() {
+        return;
+    }
+    let (cache, name, config) = (cache.clone(), server.to_owned(), config.clone());
+    let _ = tokio::task::spawn_blocking(move || {
+        if let Some(era) = era {
+            cache.put_era(&name, &config, era);
+        }
+        match discovery {
+            Some((Some(result), hints)) => cache.put_discovery(&name, &config, &result, hints),
+            Some((None, _)) => cache.forget_discovery(&name, &config),
+            None => {}
+        }
+    })
+    .await;
 }
 
 /// A failed attempt.
@@ -157,6 +223,7 @@ async fn attempt(
         probes: 0,
         probe_timed_out: false,
         attempts: 1,
+        discovery_cached: false,
     };
     match &config.transport {
         Transport::Stdio(stdio) => {

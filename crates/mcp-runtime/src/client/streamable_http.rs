@@ -312,6 +312,12 @@ impl HttpClient {
             // "No SSE here" is the one answer that makes rmcp stop resuming.
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }
+        if last_event_id.is_some() && speaks_modern(&custom_headers) {
+            // Protocol 2026-07-28 streams are not resumable (a server must ignore
+            // `Last-Event-ID`): the answer is lost, and the client decides whether the request
+            // may be sent again.
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
         let mut token = self.bearer().await?.or(auth_token);
         let mut tries = AuthTries::default();
         let response = loop {
@@ -532,6 +538,15 @@ impl StreamableHttpClient for HttpClient {
         )
         .await
     }
+}
+
+/// Whether requests with these headers speak protocol 2026-07-28 or later (rmcp puts the
+/// version of the request in `MCP-Protocol-Version`).
+fn speaks_modern(headers: &HashMap<HeaderName, HeaderValue>) -> bool {
+    headers
+        .get(&HeaderName::from_static("mcp-protocol-version"))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|version| super::era::Era::of(version) == super::era::Era::Modern)
 }
 
 fn client_error(error: reqwest::Error) -> StreamableHttpError<HttpError> {

@@ -5,6 +5,7 @@
 
 use tokio::sync::mpsc;
 
+use crate::cache::CacheHints;
 use crate::client::{ClientError, ClientEvent, ConnectOptions, McpClient, ToolDefinition};
 use crate::config::{EnvSource, ServerConfig, resolve_connect_values_with};
 
@@ -16,6 +17,14 @@ pub(crate) const STDERR_TAIL_LINES: usize = 20;
 pub(crate) trait Connection: Send + Sync + 'static {
     /// `tools/list`, all pages.
     async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError>;
+    /// The caching hints of the last [`list_tools`](Self::list_tools) (none by default).
+    fn tools_cache_hints(&self) -> CacheHints {
+        CacheHints::default()
+    }
+    /// Use `tools`, fresh in the cache, instead of listing (nothing to do by default).
+    fn adopt_cached_tools(&self, tools: &[ToolDefinition]) {
+        let _ = tools;
+    }
     /// Resolves once the transport has closed.
     async fn closed(&self);
     /// Shut the connection down; describes how the server ended, when known.
@@ -47,6 +56,14 @@ pub(crate) trait Connector: Send + Sync + 'static {
 impl Connection for McpClient {
     async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError> {
         McpClient::list_tools(self).await
+    }
+
+    fn tools_cache_hints(&self) -> CacheHints {
+        McpClient::tools_cache_hints(self)
+    }
+
+    fn adopt_cached_tools(&self, tools: &[ToolDefinition]) {
+        McpClient::adopt_cached_tools(self, tools)
     }
 
     async fn closed(&self) {

@@ -15,7 +15,7 @@ use super::events::{ManagerEvent, ServerNotice};
 use super::health::Decision;
 use super::report::ServerError;
 use super::state::{Inner, Phase};
-use crate::cache::CacheKey;
+use crate::cache::{CacheHints, CacheKey};
 use crate::client::{ClientError, ClientEvent, ToolDefinition};
 use crate::config::ServerConfig;
 
@@ -233,6 +233,11 @@ async fn establish<C: Connector>(
         client.close().await;
         return Err(Establish::Failed(superseded(name)));
     }
+    // A list the server said is still fresh (its `ttlMs`) stands in for a new one.
+    if let Some(tools) = fresh_cached_tools(inner, name, config).await {
+        client.adopt_cached_tools(&tools);
+        return accept(inner, name, generation, client, notices, tools).await;
+    }
     // The first list belongs to start-up: the startup timeout bounds it too.
     let listing = match config.startup_timeout() {
         Some(bound) => tokio::time::timeout(bound, client.list_tools())
@@ -256,7 +261,19 @@ async fn establish<C: Connector>(
             return Err(Establish::Failed(e));
         }
     };
-    store_tools(inner, name, config, &tools);
+    store_tools(inner, name, config, &tools, client.tools_cache_hints());
+    accept(inner, name, generation, client, notices, tools).await
+}
+
+/// The connection is up with `tools`: make it the server's live one (unless superseded).
+async fn accept<C: Connector>(
+    inner: &Arc<Inner<C>>,
+    name: &str,
+    generation: u64,
+    client: Arc<C::Conn>,
+    notices: mpsc::Receiver<ClientEvent>,
+    tools: Vec<ToolDefinition>,
+) -> Result<(Arc<C::Conn>, mpsc::Receiver<ClientEvent>), Establish<C::Conn>> {
     let accepted = inner.update(name, generation, |e| {
         e.live_tools = Some(tools.into());
         e.cached_tools = None;
@@ -268,6 +285,27 @@ async fn establish<C: Connector>(
         return Err(Establish::Failed(superseded(name)));
     }
     Ok((client, notices))
+}
+
+/// The cached tools of `name`, if the server's last list is still within its `ttlMs`.
+async fn fresh_cached_tools<C: Connector>(
+    inner: &Inner<C>,
+    name: &str,
+    config: &ServerConfig,
+) -> Option<Vec<ToolDefinition>> {
+    let cache = inner.options.cache.clone()?;
+    let key = CacheKey::new(name, &inner.options.project, config);
+    let entry = tokio::task::spawn_blocking(move || cache.get_entry(&key))
+        .await
+        .ok()
+        .flatten()?;
+    if entry.fresh {
+        tracing::debug!(
+            server = name,
+            "tool list still fresh in the cache; not listing"
+        );
+    }
+    entry.fresh.then_some(entry.tools)
 }
 
 /// Watch a live connection: re-list tools on `list_changed`; return when it closes.
@@ -341,7 +379,7 @@ async fn relist<C: Connector>(
             let Some(config) = inner.config_of(name, generation) else {
                 return;
             };
-            store_tools(inner, name, &config, &tools);
+            store_tools(inner, name, &config, &tools, client.tools_cache_hints());
             if inner.update(name, generation, |e| e.live_tools = Some(tools.into())) {
                 inner.emit(ManagerEvent::ToolsChanged {
                     server: name.to_owned(),
@@ -352,19 +390,21 @@ async fn relist<C: Connector>(
     }
 }
 
-/// Write a server's tools to the cache in the background (best effort).
+/// Write a server's tools to the cache in the background (best effort), as the server's
+/// caching hints allow (a private list is not written).
 fn store_tools<C: Connector>(
     inner: &Inner<C>,
     name: &str,
     config: &ServerConfig,
     tools: &[ToolDefinition],
+    hints: CacheHints,
 ) {
     let Some(cache) = inner.options.cache.clone() else {
         return;
     };
     let key = CacheKey::new(name, &inner.options.project, config);
     let tools = tools.to_vec();
-    let write = tokio::task::spawn_blocking(move || cache.put(&key, &tools));
+    let write = tokio::task::spawn_blocking(move || cache.put_with_hints(&key, &tools, hints));
     let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
     writes.retain(|w| !w.is_finished());
     writes.push(write);

@@ -3,6 +3,9 @@
 //! over stdio and streamable HTTP (servers written by others: `peers`). The probe's bound is checked by what the opening recorded
 //! (era, probes, cache use), never by a clock.
 
+mod cache_hints;
+mod listen;
+mod lost_answers;
 mod peers;
 #[path = "../support/mod.rs"]
 mod support;
