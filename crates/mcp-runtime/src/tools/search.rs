@@ -34,24 +34,31 @@ pub enum Ranking {
 }
 
 /// The fields of a tool that are indexed.
-const FIELDS: usize = 5;
+const FIELDS: usize = 6;
 const NAME: usize = 0;
 const TITLE: usize = 1;
 const DESCRIPTION: usize = 2;
 const SERVER: usize = 3;
 const PARAMS: usize = 4;
+/// The description after its first sentence: details, caveats and pointers to other tools
+/// ("use browser_snapshot instead"), which say less about what the tool does.
+const DETAILS: usize = 5;
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
-/// BM25F weight of each field: a word in the name says more than one in a parameter.
-const WEIGHTS: [f32; FIELDS] = [4.0, 2.0, 2.0, 1.5, 0.2];
+/// BM25F weight of each field: a word in the name or the description's first sentence says
+/// more than one in the details or a parameter.
+const WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 3.0, 1.5, 0.2, 0.5];
 /// BM25F length normalisation of each field (names are short and alike, so barely normalised).
-const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75];
+const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75];
 /// Weight of a word the query did not say but that means the same (see [`SYNONYMS`]).
 const EXPANSION_WEIGHT: f32 = 0.6;
-/// How much a tool gains when the query covers every word of its name.
+/// How much a tool gains when the query says every word of its name (a word it means, through
+/// a synonym, counts at [`EXPANSION_WEIGHT`]).
 const COVERAGE_BONUS: f32 = 0.3;
+/// How much a tool gains when the query names its server ("in git", "on GitHub").
+const SERVER_NAMED_BONUS: f32 = 0.5;
 
 /// Words that tools and agents use for the same thing. Each group expands to the others.
 const SYNONYMS: &[&[&str]] = &[
@@ -122,6 +129,8 @@ struct Doc {
     terms: Vec<u32>,
     /// Distinct term ids of the tool's own name (for the coverage bonus).
     name_terms: Vec<u32>,
+    /// The tool's server, as an id of [`server_key`] (for the server the query names).
+    server_key: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -165,6 +174,8 @@ pub struct ToolIndex {
     postings: Vec<Vec<Posting>>,
     total_lens: [u64; FIELDS],
     live: usize,
+    /// [`server_key`] of every server ever indexed → its id.
+    server_keys: HashMap<String, u32>,
 }
 
 impl Default for ToolIndex {
@@ -201,6 +212,7 @@ impl ToolIndex {
             postings: Vec::new(),
             total_lens: [0; FIELDS],
             live: 0,
+            server_keys: HashMap::new(),
         }
     }
 
@@ -344,11 +356,15 @@ impl ToolIndex {
         for (field, len) in lens.iter().enumerate() {
             self.total_lens[field] += u64::from(*len);
         }
+        let key = server_key(&tool.server);
+        let next = self.server_keys.len() as u32;
+        let server_key = *self.server_keys.entry(key).or_insert(next);
         self.docs[id as usize] = Some(Doc {
             tool,
             lens,
             terms,
             name_terms,
+            server_key,
         });
         self.live += 1;
         id
@@ -403,6 +419,31 @@ impl ToolIndex {
 }
 
 impl ToolIndex {
+    /// The servers the query names ("in git", "on GitHub", "google maps"): ids of
+    /// [`server_key`]s equal to a word of the query or to two adjacent words.
+    fn servers_named(&self, query: &str) -> Vec<u32> {
+        let words: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let mut named = Vec::new();
+        let mut check = |key: &str| {
+            if let Some(&id) = self.server_keys.get(key)
+                && !named.contains(&id)
+            {
+                named.push(id);
+            }
+        };
+        for (i, word) in words.iter().enumerate() {
+            check(word);
+            if let Some(next) = words.get(i + 1) {
+                check(&format!("{word}{next}"));
+            }
+        }
+        named
+    }
+
     /// The query's terms with their weights: what it says (1.0), then what it means
     /// ([`EXPANSION_WEIGHT`]); terms unknown to the index are dropped.
     fn query_terms(&self, query: &str) -> Vec<(u32, f32)> {
@@ -457,21 +498,27 @@ impl ToolIndex {
             }
         }
         let mut scores = scores.into_hits();
-        // A tool whose whole name the query says is very likely the one meant (read_file rather
-        // than read_multiple_files for "read the file").
+        let named = self.servers_named(query);
         for (doc, score) in &mut scores {
             let Some(doc) = &self.docs[*doc as usize] else {
                 continue;
             };
+            // The query names the server: among near-equal matches, the one on that server is
+            // meant (create_issue "on GitHub", not on GitLab).
+            if named.contains(&doc.server_key) {
+                *score *= 1.0 + SERVER_NAMED_BONUS;
+            }
+            // A tool whose whole name the query says is very likely the one meant (read_file
+            // rather than read_multiple_files for "read the file").
             if doc.name_terms.is_empty() {
                 continue;
             }
-            let covered = doc
+            let covered: f32 = doc
                 .name_terms
                 .iter()
-                .filter(|term| terms.iter().any(|(t, w)| t == *term && *w == 1.0))
-                .count();
-            *score *= 1.0 + COVERAGE_BONUS * covered as f32 / doc.name_terms.len() as f32;
+                .filter_map(|term| terms.iter().find(|(t, _)| t == term).map(|(_, w)| *w))
+                .sum();
+            *score *= 1.0 + COVERAGE_BONUS * covered / doc.name_terms.len() as f32;
         }
         scores
     }
@@ -541,9 +588,24 @@ impl Analyzer {
     }
 
     fn tokens(&self, text: &str) -> Vec<String> {
-        let words = split_words(text);
         if !self.tuned {
-            return words;
+            return split_words(text);
+        }
+        let mut words = Vec::new();
+        for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+            if chunk.is_empty() {
+                continue;
+            }
+            let parts = split_words(chunk);
+            // A name written in camel case (GitHub, JavaScript) is also the word an agent
+            // types in lower case (github, javascript).
+            if parts.len() == 2
+                && chunk.starts_with(char::is_uppercase)
+                && chunk.chars().all(char::is_alphabetic)
+            {
+                words.push(chunk.to_lowercase());
+            }
+            words.extend(parts);
         }
         // A `Stemmer` is only a function pointer: creating one per call costs nothing.
         let stemmer = Stemmer::create(Algorithm::English);
@@ -557,6 +619,16 @@ impl Analyzer {
     fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
         self.synonyms.get(term).into_iter().flatten()
     }
+}
+
+/// A server name as a query would say it: lower-case letters and digits only (`google-maps` →
+/// `googlemaps`, `GitHub` → `github`).
+fn server_key(server: &str) -> String {
+    server
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// The indexed text of a tool, by field.
@@ -580,10 +652,24 @@ fn fields_of(tool: &McpTool) -> [String; FIELDS] {
     let mut out: [String; FIELDS] = Default::default();
     out[NAME] = tool.tool.clone();
     out[TITLE] = definition.title.clone().unwrap_or_default();
-    out[DESCRIPTION] = definition.description.clone().unwrap_or_default();
+    let description = definition.description.as_deref().unwrap_or_default();
+    let (summary, details) = first_sentence(description);
+    out[DESCRIPTION] = summary.to_owned();
+    out[DETAILS] = details.to_owned();
     out[SERVER] = tool.server.clone();
     out[PARAMS] = params;
     out
+}
+
+/// `text` split after its first sentence (at the first `. `, `.` + line break, or blank line).
+fn first_sentence(text: &str) -> (&str, &str) {
+    let text = text.trim_start();
+    let end = [". ", ".\n", "\n\n"]
+        .iter()
+        .filter_map(|stop| text.find(stop).map(|at| at + 1))
+        .min()
+        .unwrap_or(text.len());
+    text.split_at(end)
 }
 
 /// Words of `text`, lower-cased, with identifiers split at `_`, `.`, `-`, `/` and at
