@@ -112,6 +112,16 @@ const SYNONYMS: &[&[&str]] = &[
     &["simultaneously", "once", "together"],
 ];
 
+/// First words of a query that make it a question (which asks to read, not to change).
+const QUESTION_WORDS: &[&str] = &[
+    "what", "what's", "which", "who", "whose", "where", "when", "is", "are", "does", "did", "do",
+    "any", "show",
+];
+/// The (stemmed) terms a question implies.
+const QUESTION_IMPLIES: &[&str] = &["list", "get"];
+/// Weight of a term a question implies.
+const QUESTION_WEIGHT: f32 = 0.5;
+
 /// Words that carry no meaning in a query ("I need to ... the ...").
 const STOPWORDS: &[&str] = &[
     "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
@@ -462,6 +472,21 @@ impl ToolIndex {
                     && !out.iter().any(|(t, _)| *t == term)
                 {
                     out.push((term, EXPANSION_WEIGHT));
+                }
+            }
+        }
+        // A question asks to read: "what tables does the database have" wants a list, "who is
+        // in the workspace" wants to get users.
+        let first = query
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .find(|w| !w.is_empty())
+            .map(str::to_lowercase);
+        if first.is_some_and(|word| QUESTION_WORDS.contains(&word.as_str())) {
+            for implied in QUESTION_IMPLIES {
+                if let Some(&term) = self.vocab.get(*implied)
+                    && !out.iter().any(|(t, _)| *t == term)
+                {
+                    out.push((term, QUESTION_WEIGHT));
                 }
             }
         }
