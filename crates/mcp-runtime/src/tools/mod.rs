@@ -3,6 +3,7 @@
 //! [`ToolIndex`] searches them, so a host can defer most definitions; the search and invoke
 //! tools of discovery mode and the checks of their arguments are defined once (`meta.rs`).
 
+mod analyzer;
 mod bridge;
 mod meta;
 mod naming;

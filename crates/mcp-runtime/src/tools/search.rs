@@ -1,17 +1,21 @@
 //! Search over many tools, so a host can defer their definitions and let the model find the few
 //! it needs: an inverted index over each tool's name, title, description, server and parameters.
 //!
-//! The default ranking is BM25F: identifiers are split, words are stemmed (Snowball English),
-//! filler words are dropped, each field has its own weight and length normalisation, the query
-//! is widened with a small table of verbs and nouns that tools describe in different words, and
-//! tools whose name the query covers rank higher. Plain BM25 stays available as the baseline.
+//! The default ranking is BM25F: identifiers are split (and CamelCase brands such as `GitHub`
+//! also kept whole), words are stemmed (Snowball English), filler words are dropped, each field
+//! has its own weight and length normalisation (a description's first sentence says what the
+//! tool does and weighs more than the rest), the query is widened with a small table of verbs
+//! and nouns that tools describe in different words (and a question with list/get), tools whose
+//! name the query covers rank higher, and so do the tools of a server the query names ("in
+//! git", "on GitHub"). Plain BM25 stays available as the baseline.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use rust_stemmers::{Algorithm, Stemmer};
 use serde_json::Value;
 
 use super::McpTool;
+use super::analyzer::Analyzer;
+pub use super::analyzer::split_words;
 
 /// A ranked match.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,84 +56,15 @@ const B: f32 = 0.75;
 const WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 3.0, 1.5, 0.2, 0.5];
 /// BM25F length normalisation of each field (names are short and alike, so barely normalised).
 const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75];
-/// Weight of a word the query did not say but that means the same (see [`SYNONYMS`]).
+/// Weight of a word the query did not say but that means the same (a synonym).
 const EXPANSION_WEIGHT: f32 = 0.6;
 /// How much a tool gains when the query says every word of its name (a word it means, through
 /// a synonym, counts at [`EXPANSION_WEIGHT`]).
 const COVERAGE_BONUS: f32 = 0.3;
 /// How much a tool gains when the query names its server ("in git", "on GitHub").
 const SERVER_NAMED_BONUS: f32 = 0.5;
-
-/// Words that tools and agents use for the same thing. Each group expands to the others.
-const SYNONYMS: &[&[&str]] = &[
-    &["get", "fetch", "retrieve", "read", "obtain", "load", "view"],
-    &["create", "add", "new", "make", "insert", "generate", "open"],
-    &[
-        "delete", "remove", "erase", "drop", "destroy", "trash", "forget",
-    ],
-    &["update", "edit", "modify", "change", "patch", "alter"],
-    &["list", "enumerate", "browse"],
-    &[
-        "search", "find", "query", "lookup", "locate", "grep", "seek",
-    ],
-    &["write", "save", "store", "persist", "remember", "record"],
-    &["move", "rename", "relocate"],
-    &["run", "execute", "invoke", "evaluate", "eval"],
-    &["url", "link", "address", "webpage", "website"],
-    &["click", "press", "tap"],
-    &["type", "enter", "fill", "input"],
-    &["directory", "folder", "dir"],
-    &["issue", "ticket", "bug"],
-    &["pull", "pr"],
-    &["time", "clock", "timezone"],
-    &["convert", "translate", "transform"],
-    &["screenshot", "capture", "snapshot", "picture"],
-    &["message", "post", "send", "chat"],
-    &["user", "person", "member", "people", "account"],
-    &["comment", "reply", "respond"],
-    &["entity", "node"],
-    &["relation", "edge", "connection"],
-    &["observation", "fact"],
-    &["wait", "sleep", "pause"],
-    &["navigate", "visit", "goto", "open"],
-    &["close", "quit", "exit", "shut"],
-    &["resize", "dimension"],
-    &["upload", "attach"],
-    &["diff", "difference", "compare"],
-    &["log", "history"],
-    &["repository", "repo"],
-    &["database", "db", "sql"],
-    &["hover", "mouseover"],
-    &["drag", "drop"],
-    &["dialog", "alert", "popup"],
-    &["console", "devtools"],
-    &["request", "network"],
-    &["place", "location", "geocode"],
-    &["route", "direction"],
-    &["multiple", "several", "many", "batch", "bulk"],
-    &["current", "now", "today"],
-    &["coordinates", "latitude", "longitude", "geocode"],
-    &["simultaneously", "once", "together"],
-];
-
-/// First words of a query that make it a question (which asks to read, not to change).
-const QUESTION_WORDS: &[&str] = &[
-    "what", "what's", "which", "who", "whose", "where", "when", "is", "are", "does", "did", "do",
-    "any", "show",
-];
-/// The (stemmed) terms a question implies.
-const QUESTION_IMPLIES: &[&str] = &["list", "get"];
 /// Weight of a term a question implies.
 const QUESTION_WEIGHT: f32 = 0.5;
-
-/// Words that carry no meaning in a query ("I need to ... the ...").
-const STOPWORDS: &[&str] = &[
-    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
-    "do", "does", "for", "from", "have", "how", "i", "i'd", "if", "in", "into", "is", "it", "its",
-    "just", "let", "lets", "me", "my", "need", "now", "of", "on", "or", "our", "please", "should",
-    "so", "some", "that", "the", "their", "them", "then", "there", "this", "to", "up", "us",
-    "want", "was", "we", "what", "which", "will", "with", "would", "you", "your",
-];
 
 #[derive(Debug, Clone)]
 struct Doc {
@@ -477,17 +412,11 @@ impl ToolIndex {
         }
         // A question asks to read: "what tables does the database have" wants a list, "who is
         // in the workspace" wants to get users.
-        let first = query
-            .split(|c: char| !c.is_alphanumeric() && c != '\'')
-            .find(|w| !w.is_empty())
-            .map(str::to_lowercase);
-        if first.is_some_and(|word| QUESTION_WORDS.contains(&word.as_str())) {
-            for implied in QUESTION_IMPLIES {
-                if let Some(&term) = self.vocab.get(*implied)
-                    && !out.iter().any(|(t, _)| *t == term)
-                {
-                    out.push((term, QUESTION_WEIGHT));
-                }
+        for implied in self.analyzer.implied_by(query) {
+            if let Some(&term) = self.vocab.get(*implied)
+                && !out.iter().any(|(t, _)| *t == term)
+            {
+                out.push((term, QUESTION_WEIGHT));
             }
         }
         out
@@ -581,71 +510,6 @@ impl Accumulator {
     }
 }
 
-/// Turns text into index terms, the same way for tools and queries.
-#[derive(Clone, Default)]
-struct Analyzer {
-    /// Stem and drop filler words (the tuned ranking); plain BM25 only splits and lower-cases.
-    tuned: bool,
-    /// Stemmed word → the stemmed words of its synonym groups.
-    synonyms: HashMap<String, Vec<String>>,
-}
-
-impl Analyzer {
-    fn new(ranking: Ranking) -> Self {
-        let tuned = ranking == Ranking::Tuned;
-        let mut synonyms: HashMap<String, Vec<String>> = HashMap::new();
-        if tuned {
-            let stemmer = Stemmer::create(Algorithm::English);
-            for group in SYNONYMS {
-                let stems: Vec<String> =
-                    group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
-                for stem in &stems {
-                    let entry = synonyms.entry(stem.clone()).or_default();
-                    for other in &stems {
-                        if other != stem && !entry.contains(other) {
-                            entry.push(other.clone());
-                        }
-                    }
-                }
-            }
-        }
-        Analyzer { tuned, synonyms }
-    }
-
-    fn tokens(&self, text: &str) -> Vec<String> {
-        if !self.tuned {
-            return split_words(text);
-        }
-        let mut words = Vec::new();
-        for chunk in text.split(|c: char| !c.is_alphanumeric()) {
-            if chunk.is_empty() {
-                continue;
-            }
-            let parts = split_words(chunk);
-            // A name written in camel case (GitHub, JavaScript) is also the word an agent
-            // types in lower case (github, javascript).
-            if parts.len() == 2
-                && chunk.starts_with(char::is_uppercase)
-                && chunk.chars().all(char::is_alphabetic)
-            {
-                words.push(chunk.to_lowercase());
-            }
-            words.extend(parts);
-        }
-        // A `Stemmer` is only a function pointer: creating one per call costs nothing.
-        let stemmer = Stemmer::create(Algorithm::English);
-        words
-            .into_iter()
-            .filter(|word| !STOPWORDS.contains(&word.as_str()))
-            .map(|word| stemmer.stem(&word).into_owned())
-            .collect()
-    }
-
-    fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
-        self.synonyms.get(term).into_iter().flatten()
-    }
-}
-
 /// A server name as a query would say it: lower-case letters and digits only (`google-maps` →
 /// `googlemaps`, `GitHub` → `github`).
 fn server_key(server: &str) -> String {
@@ -695,33 +559,6 @@ fn first_sentence(text: &str) -> (&str, &str) {
         .min()
         .unwrap_or(text.len());
     text.split_at(end)
-}
-
-/// Words of `text`, lower-cased, with identifiers split at `_`, `.`, `-`, `/` and at
-/// camelCase boundaries (`readFile` → `read`, `file`; `HTTPServer` → `http`, `server`).
-pub fn split_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
-        if chunk.is_empty() {
-            continue;
-        }
-        let chars: Vec<char> = chunk.chars().collect();
-        let mut start = 0;
-        for i in 1..chars.len() {
-            let (prev, cur) = (chars[i - 1], chars[i]);
-            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
-            let boundary = (prev.is_lowercase() && cur.is_uppercase())
-                || (prev.is_uppercase() && cur.is_uppercase() && next_lower)
-                || (prev.is_alphabetic() && cur.is_ascii_digit())
-                || (prev.is_ascii_digit() && cur.is_alphabetic());
-            if boundary {
-                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
-                start = i;
-            }
-        }
-        words.push(chars[start..].iter().collect::<String>().to_lowercase());
-    }
-    words
 }
 
 /// The first non-empty line of `text`, cut to `max_chars` characters (with `…`): a tool
@@ -795,20 +632,6 @@ mod tests {
         assert_eq!(index.ranking(), Ranking::Tuned);
         index.set_server("fs", &[tool("fs", "list_files", "Lists files")]);
         assert_eq!(index.search("listing", 5).len(), 1, "stemmed");
-    }
-
-    #[test]
-    fn identifiers_are_split() {
-        assert_eq!(split_words("read_file"), ["read", "file"]);
-        assert_eq!(
-            split_words("readMultipleFiles"),
-            ["read", "multiple", "files"]
-        );
-        assert_eq!(
-            split_words("HTTPServer.get-v2"),
-            ["http", "server", "get", "v", "2"]
-        );
-        assert_eq!(split_words("browser_click"), ["browser", "click"]);
     }
 
     #[test]

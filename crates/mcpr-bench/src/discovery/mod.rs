@@ -378,10 +378,12 @@ fn evaluate(held_out_misses: bool) -> Result<String, String> {
     }
     out.push_str(
         "\nPlain BM25: identifiers split and lower-cased, one bag of words per tool. mcpr: \
-         BM25F over name, title, description, server and parameters with per-field weights, \
-         Snowball stemming, filler words dropped, query expansion from a built-in synonym table \
-         and from terms that co-occur in the indexed tools' own texts, a bonus for covering the \
-         tool's name, and a boost for the server the query names (\"in git\", \"on GitHub\"). \
+         BM25F over name, title, the description's first sentence, the rest of the description, \
+         server and parameters with per-field weights; Snowball stemming; filler words dropped; \
+         CamelCase brands (GitHub) also indexed as one word; query expansion from a built-in \
+         synonym table; a question (what, which, who, show…) implies list/get; a bonus for \
+         saying the words of the tool's name, and one for naming its server (\"in git\", \
+         \"on GitHub\"). \
          Latency is one `search(query, 5)` call: each query of both sets runs five times, its \
          median is its time, and p50/p99 are over the queries; at 10,000 tools the corpus is \
          replicated under renamed servers.\n\n",
