@@ -359,9 +359,6 @@ fn evaluate(held_out_misses: bool) -> Result<String, String> {
     let every: Vec<&Query> = tuning.iter().chain(held_out.iter()).collect();
     let big = replicated(&servers, 10_000);
     for (label, ranking) in rankings {
-        if std::env::var_os("TMP_QUALITY_ONLY").is_some() {
-            break;
-        }
         let (index, built) = build(ranking, &servers);
         let (p50, p99) = latency(&index, &every);
         let (big_index, big_built) = build(ranking, &big);
