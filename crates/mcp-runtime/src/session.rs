@@ -1,19 +1,23 @@
 //! A minimal tool registry for a host or the shell: the host's own tools plus the
 //! MCP tools, which can be replaced as a whole without restarting the session; and
-//! [`Discovery`], which lets the model search for MCP tools instead of seeing them all.
+//! [`Discovery`], which lets the model search for MCP tools instead of seeing them all, with an
+//! index that follows the manager's events.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
+use tokio::sync::broadcast;
 
 use indexmap::IndexMap;
 
 use crate::client::{OutputCap, ToolDefinition, ToolOutput};
 use crate::config::{ServerConfig, ServerSource};
-use crate::manager::{ManagerError, McpManager, ReloadSummary};
+use crate::manager::{ManagerError, ManagerEvent, McpManager, ReloadSummary};
+/// Why a call of the search tool was refused: the rules shared with the gateway's discovery mode.
+pub use crate::tools::MetaToolError as DiscoveryError;
 use crate::tools::{
-    Aborted, McpTool, NamingStyle, SearchHit, ToolIndex, mcp_tools, one_line_summary,
-    parameter_summary,
+    Aborted, McpTool, NamingStyle, SearchHit, SearchRequest, ToolIndex, compact_match, mcp_tools,
+    search_tool_definition,
 };
 
 /// A tool the host implements itself (shown next to MCP tools; the host runs it).
@@ -235,6 +239,16 @@ pub struct Discovery {
     tools: BTreeMap<String, McpTool>,
     always_load: BTreeSet<String>,
     active: BTreeSet<String>,
+    /// The manager followed, if any (see [`Discovery::follow`]).
+    following: Option<Following>,
+}
+
+/// A manager whose events keep a [`Discovery`] index up to date.
+#[derive(Debug)]
+struct Following {
+    manager: McpManager,
+    naming: NamingStyle,
+    events: broadcast::Receiver<ManagerEvent>,
 }
 
 /// What a call of the search tool returns.
@@ -247,31 +261,13 @@ pub struct DiscoveryResult {
     pub activated: Vec<McpTool>,
 }
 
-/// Why a call of the search tool was refused.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[non_exhaustive]
-pub enum DiscoveryError {
-    /// `query` is missing, not a string, or blank.
-    #[error("`{tool}` needs a non-empty string `query`")]
-    MissingQuery {
-        /// The search tool's name.
-        tool: &'static str,
-    },
-    /// `limit` is not a positive integer.
-    #[error("`{tool}`: `limit` must be a positive integer")]
-    BadLimit {
-        /// The search tool's name.
-        tool: &'static str,
-    },
-}
-
 impl Discovery {
     /// The name of the search tool the model sees.
     pub const SEARCH_TOOL: &'static str = "search_tools";
-    /// Matches returned when the model gives no `limit`.
-    pub const DEFAULT_LIMIT: usize = 5;
-    /// The most matches one search returns (and activates).
-    pub const MAX_LIMIT: usize = 20;
+    /// Matches returned when the model gives no `limit` (the gateway's too).
+    pub const DEFAULT_LIMIT: usize = crate::tools::DEFAULT_LIMIT;
+    /// The most matches one search returns (and activates); the gateway's too.
+    pub const MAX_LIMIT: usize = crate::tools::MAX_LIMIT;
 
     /// An empty discovery state with the default ranking.
     pub fn new() -> Self {
@@ -293,7 +289,8 @@ impl Discovery {
 
     /// Replace the known MCP tools (live and cached), e.g. after `list_changed`, a reconnect or
     /// a reload. Only the servers whose tools changed are re-indexed; activated tools that no
-    /// longer exist are dropped.
+    /// longer exist are dropped. A host that follows its manager ([`Discovery::follow`]) need
+    /// not call this.
     pub fn set_tools(&mut self, tools: Vec<McpTool>) {
         let mut by_server: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
         for tool in tools {
@@ -328,22 +325,90 @@ impl Discovery {
         self.active.retain(|name| tools.contains_key(name));
     }
 
-    /// The search tool's definition, to show the model in place of the deferred tools.
-    pub fn search_tool_definition() -> ToolDefinition {
-        serde_json::from_value(serde_json::json!({
-            "name": Self::SEARCH_TOOL,
-            "description": "Search the available MCP tools by what you need to do. \
-                The matches are loaded and can be called from your next step.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "What the tool should do, in a few words"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": Self::MAX_LIMIT, "description": "Most matches to load (default 5)"}
-                },
-                "required": ["query"]
+    /// Index `manager`'s tools now (named with `naming`, as the host registers them), then keep
+    /// the index in step with the manager's events: a server's `tools/list_changed`, reconnect,
+    /// late connection or failure, a `reload` and a removed server each re-index only the
+    /// servers whose tools changed. The changes are applied by [`refresh`](Self::refresh),
+    /// which every search runs first, or by awaiting [`changed`](Self::changed).
+    pub fn follow(&mut self, manager: &McpManager, naming: NamingStyle) {
+        // Subscribe before reading, so that no change between the two is missed.
+        let events = manager.subscribe();
+        self.following = Some(Following {
+            manager: manager.clone(),
+            naming,
+            events,
+        });
+        self.resync();
+    }
+
+    /// Apply the changes the followed manager announced since the last refresh; `true` when
+    /// any tool was added, removed or changed (the host then registers
+    /// [`loaded_tools`](Self::loaded_tools) again). Does nothing without [`follow`](Self::follow).
+    pub fn refresh(&mut self) -> bool {
+        self.drain_events() && self.resync()
+    }
+
+    /// Take every pending event of the followed manager; `true` when any may change tools.
+    fn drain_events(&mut self) -> bool {
+        let Some(following) = &mut self.following else {
+            return false;
+        };
+        let mut announced = false;
+        loop {
+            match following.events.try_recv() {
+                Ok(event) => announced |= changes_tools(&event),
+                // Events were dropped: read everything again (still re-indexing only the
+                // servers that differ).
+                Err(broadcast::error::TryRecvError::Lagged(_)) => announced = true,
+                Err(_) => break,
             }
-        }))
-        .expect("a valid tool definition")
+        }
+        announced
+    }
+
+    /// Wait until the followed manager announces a change of tools, then apply it (with any
+    /// other pending change); `true` when the tools changed. For a host's event loop: re-register
+    /// [`loaded_tools`](Self::loaded_tools) when it returns `true`. Returns `false` at once
+    /// without [`follow`](Self::follow), and when the manager is gone.
+    pub async fn changed(&mut self) -> bool {
+        loop {
+            let Some(following) = &mut self.following else {
+                return false;
+            };
+            match following.events.recv().await {
+                Ok(event) if !changes_tools(&event) => continue,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    // Take the rest of a burst (a reload announces many servers) in one go.
+                    self.drain_events();
+                    if self.resync() {
+                        return true;
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return false,
+            }
+        }
+    }
+
+    /// Read the followed manager's tools and apply the difference; `true` when any changed.
+    fn resync(&mut self) -> bool {
+        let Some(following) = &self.following else {
+            return false;
+        };
+        let tools = mcp_tools(&following.manager.server_tools(), following.naming);
+        let changed = tools.len() != self.tools.len()
+            || tools
+                .iter()
+                .any(|tool| self.tools.get(&tool.name) != Some(tool));
+        if changed {
+            self.set_tools(tools);
+        }
+        changed
+    }
+
+    /// The search tool's definition, to show the model in place of the deferred tools (the
+    /// gateway's, named [`Self::SEARCH_TOOL`]).
+    pub fn search_tool_definition() -> ToolDefinition {
+        search_tool_definition(Self::SEARCH_TOOL)
     }
 
     /// Search without activating anything.
@@ -351,25 +416,16 @@ impl Discovery {
         self.index.search(query, limit.min(Self::MAX_LIMIT))
     }
 
-    /// Handle a call of the search tool: search, activate the matches, describe them.
+    /// Handle a call of the search tool: apply the followed manager's changes, search, activate
+    /// the matches, describe them. The arguments are checked as the gateway checks them.
     pub fn call_search(
         &mut self,
         arguments: &Map<String, Value>,
     ) -> Result<DiscoveryResult, DiscoveryError> {
-        let tool = Self::SEARCH_TOOL;
-        let query = arguments
-            .get("query")
-            .and_then(Value::as_str)
-            .filter(|q| !q.trim().is_empty())
-            .ok_or(DiscoveryError::MissingQuery { tool })?;
-        let limit = match arguments.get("limit") {
-            None | Some(Value::Null) => Self::DEFAULT_LIMIT,
-            Some(value) => value
-                .as_u64()
-                .filter(|n| *n > 0)
-                .ok_or(DiscoveryError::BadLimit { tool })? as usize,
-        };
-        let hits = self.search(query, limit);
+        let SearchRequest { query, limit } =
+            SearchRequest::parse(Self::SEARCH_TOOL, Some(arguments))?;
+        self.refresh();
+        let hits = self.search(&query, limit);
         let mut lines = Vec::new();
         let mut activated = Vec::new();
         for hit in hits {
@@ -420,7 +476,15 @@ impl Discovery {
 
 /// `name — first line of the description (param: type, param?: type)`.
 fn compact(tool: &McpTool) -> String {
-    let description = one_line_summary(tool.definition.description.as_deref().unwrap_or(""), 160);
-    let params = parameter_summary(&tool.definition.input_schema);
+    let (description, params) = compact_match(tool);
     format!("- {} — {} ({})", tool.name, description, params.join(", "))
+}
+
+/// Whether `event` can change the tools a manager offers (connection attempts and back-off
+/// alone do not: a reconnecting server keeps its tools until it fails or lists again).
+fn changes_tools(event: &ManagerEvent) -> bool {
+    !matches!(
+        event,
+        ManagerEvent::Connecting { .. } | ManagerEvent::Reconnecting { .. }
+    )
 }

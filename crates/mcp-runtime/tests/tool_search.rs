@@ -136,6 +136,153 @@ fn near_misses_rank_the_meant_tool_first() {
     assert_eq!(top(&index, "hover over the menu"), "browser_hover");
 }
 
+/// Two forges with the same tools, as the GitHub and GitLab servers have.
+fn forges() -> ToolIndex {
+    let mut index = ToolIndex::new();
+    for (server, brand) in [("github", "GitHub"), ("gitlab", "GitLab")] {
+        index.set_server(
+            server,
+            &[
+                tool(
+                    server,
+                    "create_issue",
+                    &format!("Create a new issue in a {brand} repository"),
+                    json!({}),
+                ),
+                tool(
+                    server,
+                    "list_issues",
+                    &format!("List issues in a {brand} repository"),
+                    json!({}),
+                ),
+            ],
+        );
+    }
+    index
+}
+
+fn top_id(index: &ToolIndex, query: &str) -> String {
+    index
+        .search(query, 5)
+        .first()
+        .map(|hit| format!("{}/{}", hit.tool.server, hit.tool.tool))
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_server_a_query_names_wins_among_equal_tools() {
+    let index = forges();
+    assert_eq!(
+        top_id(&index, "open an issue on GitHub"),
+        "github/create_issue"
+    );
+    assert_eq!(
+        top_id(&index, "open an issue in gitlab"),
+        "gitlab/create_issue"
+    );
+    // Two words that make a server's name ("google maps" for google-maps) name it too.
+    let mut index = forges();
+    index.set_server(
+        "google-maps",
+        &[tool(
+            "google-maps",
+            "search_places",
+            "Search for places",
+            json!({}),
+        )],
+    );
+    index.set_server(
+        "brave-search",
+        &[tool(
+            "brave-search",
+            "local_search",
+            "Search for places and businesses",
+            json!({}),
+        )],
+    );
+    assert_eq!(
+        top_id(&index, "search places with google maps"),
+        "google-maps/search_places"
+    );
+}
+
+#[test]
+fn a_camel_case_brand_matches_its_lower_case_spelling() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "docs",
+        &[
+            tool(
+                "docs",
+                "lookup",
+                "Find JavaScript API documentation",
+                json!({}),
+            ),
+            tool(
+                "docs",
+                "lookup_java",
+                "Find Java API documentation",
+                json!({}),
+            ),
+        ],
+    );
+    assert_eq!(top(&index, "javascript api docs"), "lookup");
+}
+
+#[test]
+fn the_first_sentence_says_more_than_the_details() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "web",
+        &[
+            tool(
+                "web",
+                "export_page",
+                "Export the current page as a PDF document.",
+                json!({}),
+            ),
+            tool(
+                "web",
+                "print_page",
+                "Print the current page on a printer. Not for a PDF export: a PDF comes from \
+                 export_page, and a PDF file is never written here.",
+                json!({}),
+            ),
+        ],
+    );
+    assert_eq!(top(&index, "pdf of the current page"), "export_page");
+}
+
+#[test]
+fn a_question_asks_to_read_not_to_change() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "db",
+        &[
+            tool(
+                "db",
+                "create_table",
+                "Create a new table in the database",
+                json!({}),
+            ),
+            tool(
+                "db",
+                "list_tables",
+                "List all tables in the database",
+                json!({}),
+            ),
+        ],
+    );
+    assert_eq!(
+        top(&index, "what tables does the database have"),
+        "list_tables"
+    );
+    assert_eq!(
+        top(&index, "a new table for invoices in the database"),
+        "create_table"
+    );
+}
+
 #[test]
 fn hits_are_ranked_bounded_and_positive() {
     let index = index(Ranking::Tuned);

@@ -20,20 +20,16 @@ use serde_json::{Map, Value, json};
 
 use super::filter::ToolFilter;
 use super::view::View;
-use crate::tools::{McpTool, SearchHit, ToolIndex, one_line_summary, parameter_summary};
+pub use crate::tools::{DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS};
+use crate::tools::{
+    InvokeRequest, McpTool, SearchHit, SearchRequest, ToolIndex, compact_match,
+    invoke_tool_definition, search_tool_definition,
+};
 
 /// The name of the search tool in discovery mode.
 pub const SEARCH_TOOL: &str = "mcpr_search_tools";
 /// The name of the invoke tool in discovery mode.
 pub const INVOKE_TOOL: &str = "mcpr_invoke_tool";
-/// Matches returned by a search without `limit`.
-pub const DEFAULT_LIMIT: usize = 5;
-/// Most matches one search returns.
-pub const MAX_LIMIT: usize = 20;
-/// Longest query accepted, in characters (a search stays cheap whatever a client sends).
-pub const MAX_QUERY_CHARS: usize = 1000;
-/// Longest description in a compact match, in characters.
-const DESCRIPTION_CHARS: usize = 160;
 
 /// When a gateway serves in discovery mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -220,9 +216,9 @@ impl Discovery {
         filter: &ToolFilter,
         arguments: Option<&Map<String, Value>>,
     ) -> (Value, Vec<String>) {
-        let (query, limit) = match search_arguments(arguments) {
+        let SearchRequest { query, limit } = match SearchRequest::parse(SEARCH_TOOL, arguments) {
             Ok(parsed) => parsed,
-            Err(message) => return (error_result(&message), Vec::new()),
+            Err(refused) => return (error_result(&refused.to_string()), Vec::new()),
         };
         let hits = self.find(view, listed, filter, &query, limit);
         let names: Vec<String> = hits.iter().map(|hit| hit.tool.name.clone()).collect();
@@ -251,30 +247,14 @@ impl Discovery {
     }
 }
 
-/// The invoke tool's arguments: the tool's exposed name and its arguments.
+/// The invoke tool's arguments: the tool's exposed name and its arguments, or an error result
+/// naming the field.
 pub(crate) fn invoke_arguments(
     arguments: Option<&Map<String, Value>>,
 ) -> Result<(String, Option<Map<String, Value>>), Value> {
-    let arguments = arguments.cloned().unwrap_or_default();
-    let name = match arguments.get("name") {
-        Some(Value::String(name)) if !name.trim().is_empty() => name.trim().to_owned(),
-        _ => {
-            return Err(error_result(&format!(
-                "{INVOKE_TOOL}: `name` must be the name of a tool (a non-empty string); find \
-                 one with {SEARCH_TOOL}"
-            )));
-        }
-    };
-    let inner = match arguments.get("arguments") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(inner)) => Some(inner.clone()),
-        Some(_) => {
-            return Err(error_result(&format!(
-                "{INVOKE_TOOL}: `arguments` must be an object"
-            )));
-        }
-    };
-    Ok((name, inner))
+    InvokeRequest::parse(INVOKE_TOOL, SEARCH_TOOL, arguments)
+        .map(|request| (request.name, request.arguments))
+        .map_err(|refused| error_result(&refused.to_string()))
 }
 
 /// An error result telling that no tool of this view has that name.
@@ -285,37 +265,6 @@ pub(crate) fn unknown_tool(name: &str) -> Value {
     ))
 }
 
-fn search_arguments(arguments: Option<&Map<String, Value>>) -> Result<(String, usize), String> {
-    let empty = Map::new();
-    let arguments = arguments.unwrap_or(&empty);
-    let query = match arguments.get("query") {
-        Some(Value::String(query)) if !query.trim().is_empty() => query.trim(),
-        _ => {
-            return Err(format!(
-                "{SEARCH_TOOL}: `query` must be a non-empty string saying what the tool should do"
-            ));
-        }
-    };
-    let chars = query.chars().count();
-    if chars > MAX_QUERY_CHARS {
-        return Err(format!(
-            "{SEARCH_TOOL}: `query` is too long ({chars} characters; at most {MAX_QUERY_CHARS})"
-        ));
-    }
-    let limit = match arguments.get("limit") {
-        None | Some(Value::Null) => DEFAULT_LIMIT,
-        Some(value) => match value.as_u64() {
-            Some(n) if (1..=MAX_LIMIT as u64).contains(&n) => n as usize,
-            _ => {
-                return Err(format!(
-                    "{SEARCH_TOOL}: `limit` must be an integer from 1 to {MAX_LIMIT}"
-                ));
-            }
-        },
-    };
-    Ok((query.to_owned(), limit))
-}
-
 fn error_result(message: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": message }], "isError": true })
 }
@@ -323,51 +272,26 @@ fn error_result(message: &str) -> Value {
 /// One match as the search tool returns it: enough to choose and call, far less than the full
 /// definition.
 fn compact(tool: &McpTool, score: f32) -> Value {
+    let (description, parameters) = compact_match(tool);
     json!({
         "name": tool.name,
         "server": tool.server,
-        "description": one_line_summary(tool.definition.description.as_deref().unwrap_or(""), DESCRIPTION_CHARS),
-        "parameters": parameter_summary(&tool.definition.input_schema),
+        "description": description,
+        "parameters": parameters,
         "score": (f64::from(score) * 1000.0).round() / 1000.0,
     })
 }
 
 /// The search and invoke tools as listed.
 fn meta_tools() -> Vec<Tool> {
-    let search = json!({
-        "name": SEARCH_TOOL,
-        "description": "Find tools for a task among every tool behind this gateway. Returns the \
-            best matches (name, one-line description, parameters) and adds them to your tool \
-            list. Describe what you need to do, e.g. \"create a GitHub issue\".",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What the tool should do."},
-                "limit": {
-                    "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                    "description": format!("Most matches to return (default {DEFAULT_LIMIT}).")
-                }
-            },
-            "required": ["query"]
-        }
-    });
-    let invoke = json!({
-        "name": INVOKE_TOOL,
-        "description": format!("Call a tool found with {SEARCH_TOOL} by its name, when it is not \
-            in your tool list."),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's name, as the search returned it."},
-                "arguments": {"type": "object", "description": "The tool's arguments."}
-            },
-            "required": ["name"]
-        }
-    });
-    [search, invoke]
-        .into_iter()
-        .filter_map(|tool| serde_json::from_value(tool).ok())
-        .collect()
+    [
+        search_tool_definition(SEARCH_TOOL),
+        invoke_tool_definition(INVOKE_TOOL, SEARCH_TOOL),
+    ]
+    .iter()
+    .filter_map(|definition| serde_json::to_value(definition).ok())
+    .filter_map(|tool| serde_json::from_value(tool).ok())
+    .collect()
 }
 
 #[cfg(test)]
@@ -386,54 +310,20 @@ mod tests {
     }
 
     #[test]
-    fn compact_parameters_mark_optional_ones() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"owner": {"type": "string"}, "limit": {"type": ["integer", "null"]}, "x": {}},
-            "required": ["owner"]
-        });
-        let mut listed = parameter_summary(&schema);
-        listed.sort();
-        assert_eq!(listed, ["limit?: integer|null", "owner: string", "x?: any"]);
-        assert_eq!(
-            parameter_summary(&json!({"type": "object"})),
-            Vec::<String>::new()
-        );
-    }
-
-    #[test]
-    fn descriptions_are_cut_to_one_short_line() {
-        assert_eq!(
-            one_line_summary("  First line.\nSecond line.", DESCRIPTION_CHARS),
-            "First line."
-        );
-        let long = "é".repeat(500);
-        let cut = one_line_summary(&long, DESCRIPTION_CHARS);
-        assert_eq!(cut.chars().count(), DESCRIPTION_CHARS);
-        assert!(cut.ends_with('…'));
-    }
-
-    #[test]
-    fn search_arguments_are_checked_by_field() {
-        let args = |v: Value| v.as_object().cloned();
-        assert!(search_arguments(None).unwrap_err().contains("`query`"));
-        let long = "a".repeat(MAX_QUERY_CHARS + 1);
+    fn the_meta_tools_list_with_the_shared_definitions() {
+        let tools = meta_tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, [SEARCH_TOOL, INVOKE_TOOL]);
+        let schema = serde_json::to_value(&tools[0].input_schema).unwrap();
+        assert_eq!(schema["properties"]["limit"]["maximum"], json!(MAX_LIMIT));
+        let refused = invoke_arguments(json!({"name": 3}).as_object()).unwrap_err();
+        assert_eq!(refused["isError"], true);
         assert!(
-            search_arguments(args(json!({"query": long})).as_ref())
-                .unwrap_err()
-                .contains("too long")
+            refused["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("`name`")
         );
-        assert!(
-            search_arguments(args(json!({"query": "x", "limit": 0})).as_ref())
-                .unwrap_err()
-                .contains("`limit`")
-        );
-        assert_eq!(
-            search_arguments(args(json!({"query": " diff ", "limit": 3})).as_ref()),
-            Ok(("diff".to_owned(), 3))
-        );
-        assert!(invoke_arguments(args(json!({"name": 3})).as_ref()).is_err());
-        assert!(invoke_arguments(args(json!({"name": "t", "arguments": []})).as_ref()).is_err());
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! MCP tools as a host registers them: named for the model, labelled with their
 //! origin, and callable through the manager with errors turned into tool results.
-//! [`ToolIndex`] searches them, so a host can defer most definitions.
+//! [`ToolIndex`] searches them, so a host can defer most definitions; the search and invoke
+//! tools of discovery mode and the checks of their arguments are defined once (`meta.rs`).
 
+mod analyzer;
 mod bridge;
+mod meta;
 mod naming;
 mod search;
 
@@ -10,5 +13,9 @@ pub use crate::client::{CallOptions, OutputCap};
 #[cfg(feature = "gateway")]
 pub(crate) use bridge::error_output;
 pub use bridge::{Aborted, McpTool, mcp_tools};
+pub use meta::{
+    DEFAULT_LIMIT, InvokeRequest, MAX_LIMIT, MAX_QUERY_CHARS, MetaToolError, SUMMARY_CHARS,
+    SearchRequest, compact_match, invoke_tool_definition, search_tool_definition,
+};
 pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};
 pub use search::{Ranking, SearchHit, ToolIndex, one_line_summary, parameter_summary, split_words};

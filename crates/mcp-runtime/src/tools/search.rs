@@ -1,17 +1,21 @@
 //! Search over many tools, so a host can defer their definitions and let the model find the few
 //! it needs: an inverted index over each tool's name, title, description, server and parameters.
 //!
-//! The default ranking is BM25F: identifiers are split, words are stemmed (Snowball English),
-//! filler words are dropped, each field has its own weight and length normalisation, the query
-//! is widened with a small table of verbs and nouns that tools describe in different words, and
-//! tools whose name the query covers rank higher. Plain BM25 stays available as the baseline.
+//! The default ranking is BM25F: identifiers are split (and CamelCase brands such as `GitHub`
+//! also kept whole), words are stemmed (Snowball English), filler words are dropped, each field
+//! has its own weight and length normalisation (a description's first sentence says what the
+//! tool does and weighs more than the rest), the query is widened with a small table of verbs
+//! and nouns that tools describe in different words (and a question with list/get), tools whose
+//! name the query covers rank higher, and so do the tools of a server the query names ("in
+//! git", "on GitHub"). Plain BM25 stays available as the baseline.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use rust_stemmers::{Algorithm, Stemmer};
 use serde_json::Value;
 
 use super::McpTool;
+use super::analyzer::Analyzer;
+pub use super::analyzer::split_words;
 
 /// A ranked match.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,85 +38,33 @@ pub enum Ranking {
 }
 
 /// The fields of a tool that are indexed.
-const FIELDS: usize = 5;
+const FIELDS: usize = 6;
 const NAME: usize = 0;
 const TITLE: usize = 1;
 const DESCRIPTION: usize = 2;
 const SERVER: usize = 3;
 const PARAMS: usize = 4;
+/// The description after its first sentence: details, caveats and pointers to other tools
+/// ("use browser_snapshot instead"), which say less about what the tool does.
+const DETAILS: usize = 5;
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
-/// BM25F weight of each field: a word in the name says more than one in a parameter.
-const WEIGHTS: [f32; FIELDS] = [4.0, 2.0, 2.0, 1.5, 0.2];
+/// BM25F weight of each field: a word in the name or the description's first sentence says
+/// more than one in the details or a parameter.
+const WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 3.0, 1.5, 0.2, 0.5];
 /// BM25F length normalisation of each field (names are short and alike, so barely normalised).
-const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75];
-/// Weight of a word the query did not say but that means the same (see [`SYNONYMS`]).
+const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75];
+/// Weight of a word the query did not say but that means the same (a synonym).
 const EXPANSION_WEIGHT: f32 = 0.6;
-/// How much a tool gains when the query covers every word of its name.
+/// How much a tool gains when the query says every word of its name (a word it means, through
+/// a synonym, counts at [`EXPANSION_WEIGHT`]).
 const COVERAGE_BONUS: f32 = 0.3;
-
-/// Words that tools and agents use for the same thing. Each group expands to the others.
-const SYNONYMS: &[&[&str]] = &[
-    &["get", "fetch", "retrieve", "read", "obtain", "load", "view"],
-    &["create", "add", "new", "make", "insert", "generate", "open"],
-    &[
-        "delete", "remove", "erase", "drop", "destroy", "trash", "forget",
-    ],
-    &["update", "edit", "modify", "change", "patch", "alter"],
-    &["list", "enumerate", "browse"],
-    &[
-        "search", "find", "query", "lookup", "locate", "grep", "seek",
-    ],
-    &["write", "save", "store", "persist", "remember", "record"],
-    &["move", "rename", "relocate"],
-    &["run", "execute", "invoke", "evaluate", "eval"],
-    &["url", "link", "address", "webpage", "website"],
-    &["click", "press", "tap"],
-    &["type", "enter", "fill", "input"],
-    &["directory", "folder", "dir"],
-    &["issue", "ticket", "bug"],
-    &["pull", "pr"],
-    &["time", "clock", "timezone"],
-    &["convert", "translate", "transform"],
-    &["screenshot", "capture", "snapshot", "picture"],
-    &["message", "post", "send", "chat"],
-    &["user", "person", "member", "people", "account"],
-    &["comment", "reply", "respond"],
-    &["entity", "node"],
-    &["relation", "edge", "connection"],
-    &["observation", "fact"],
-    &["wait", "sleep", "pause"],
-    &["navigate", "visit", "goto", "open"],
-    &["close", "quit", "exit", "shut"],
-    &["resize", "dimension"],
-    &["upload", "attach"],
-    &["diff", "difference", "compare"],
-    &["log", "history"],
-    &["repository", "repo"],
-    &["database", "db", "sql"],
-    &["hover", "mouseover"],
-    &["drag", "drop"],
-    &["dialog", "alert", "popup"],
-    &["console", "devtools"],
-    &["request", "network"],
-    &["place", "location", "geocode"],
-    &["route", "direction"],
-    &["multiple", "several", "many", "batch", "bulk"],
-    &["current", "now", "today"],
-    &["coordinates", "latitude", "longitude", "geocode"],
-    &["simultaneously", "once", "together"],
-];
-
-/// Words that carry no meaning in a query ("I need to ... the ...").
-const STOPWORDS: &[&str] = &[
-    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
-    "do", "does", "for", "from", "have", "how", "i", "i'd", "if", "in", "into", "is", "it", "its",
-    "just", "let", "lets", "me", "my", "need", "now", "of", "on", "or", "our", "please", "should",
-    "so", "some", "that", "the", "their", "them", "then", "there", "this", "to", "up", "us",
-    "want", "was", "we", "what", "which", "will", "with", "would", "you", "your",
-];
+/// How much a tool gains when the query names its server ("in git", "on GitHub").
+const SERVER_NAMED_BONUS: f32 = 0.5;
+/// Weight of a term a question implies.
+const QUESTION_WEIGHT: f32 = 0.5;
 
 #[derive(Debug, Clone)]
 struct Doc {
@@ -122,6 +74,8 @@ struct Doc {
     terms: Vec<u32>,
     /// Distinct term ids of the tool's own name (for the coverage bonus).
     name_terms: Vec<u32>,
+    /// The tool's server, as an id of [`server_key`] (for the server the query names).
+    server_key: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -165,6 +119,8 @@ pub struct ToolIndex {
     postings: Vec<Vec<Posting>>,
     total_lens: [u64; FIELDS],
     live: usize,
+    /// [`server_key`] of every server ever indexed → its id.
+    server_keys: HashMap<String, u32>,
 }
 
 impl Default for ToolIndex {
@@ -201,6 +157,7 @@ impl ToolIndex {
             postings: Vec::new(),
             total_lens: [0; FIELDS],
             live: 0,
+            server_keys: HashMap::new(),
         }
     }
 
@@ -344,11 +301,15 @@ impl ToolIndex {
         for (field, len) in lens.iter().enumerate() {
             self.total_lens[field] += u64::from(*len);
         }
+        let key = server_key(&tool.server);
+        let next = self.server_keys.len() as u32;
+        let server_key = *self.server_keys.entry(key).or_insert(next);
         self.docs[id as usize] = Some(Doc {
             tool,
             lens,
             terms,
             name_terms,
+            server_key,
         });
         self.live += 1;
         id
@@ -403,6 +364,31 @@ impl ToolIndex {
 }
 
 impl ToolIndex {
+    /// The servers the query names ("in git", "on GitHub", "google maps"): ids of
+    /// [`server_key`]s equal to a word of the query or to two adjacent words.
+    fn servers_named(&self, query: &str) -> Vec<u32> {
+        let words: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let mut named = Vec::new();
+        let mut check = |key: &str| {
+            if let Some(&id) = self.server_keys.get(key)
+                && !named.contains(&id)
+            {
+                named.push(id);
+            }
+        };
+        for (i, word) in words.iter().enumerate() {
+            check(word);
+            if let Some(next) = words.get(i + 1) {
+                check(&format!("{word}{next}"));
+            }
+        }
+        named
+    }
+
     /// The query's terms with their weights: what it says (1.0), then what it means
     /// ([`EXPANSION_WEIGHT`]); terms unknown to the index are dropped.
     fn query_terms(&self, query: &str) -> Vec<(u32, f32)> {
@@ -422,6 +408,15 @@ impl ToolIndex {
                 {
                     out.push((term, EXPANSION_WEIGHT));
                 }
+            }
+        }
+        // A question asks to read: "what tables does the database have" wants a list, "who is
+        // in the workspace" wants to get users.
+        for implied in self.analyzer.implied_by(query) {
+            if let Some(&term) = self.vocab.get(*implied)
+                && !out.iter().any(|(t, _)| *t == term)
+            {
+                out.push((term, QUESTION_WEIGHT));
             }
         }
         out
@@ -457,21 +452,27 @@ impl ToolIndex {
             }
         }
         let mut scores = scores.into_hits();
-        // A tool whose whole name the query says is very likely the one meant (read_file rather
-        // than read_multiple_files for "read the file").
+        let named = self.servers_named(query);
         for (doc, score) in &mut scores {
             let Some(doc) = &self.docs[*doc as usize] else {
                 continue;
             };
+            // The query names the server: among near-equal matches, the one on that server is
+            // meant (create_issue "on GitHub", not on GitLab).
+            if named.contains(&doc.server_key) {
+                *score *= 1.0 + SERVER_NAMED_BONUS;
+            }
+            // A tool whose whole name the query says is very likely the one meant (read_file
+            // rather than read_multiple_files for "read the file").
             if doc.name_terms.is_empty() {
                 continue;
             }
-            let covered = doc
+            let covered: f32 = doc
                 .name_terms
                 .iter()
-                .filter(|term| terms.iter().any(|(t, w)| t == *term && *w == 1.0))
-                .count();
-            *score *= 1.0 + COVERAGE_BONUS * covered as f32 / doc.name_terms.len() as f32;
+                .filter_map(|term| terms.iter().find(|(t, _)| t == term).map(|(_, w)| *w))
+                .sum();
+            *score *= 1.0 + COVERAGE_BONUS * covered / doc.name_terms.len() as f32;
         }
         scores
     }
@@ -509,54 +510,14 @@ impl Accumulator {
     }
 }
 
-/// Turns text into index terms, the same way for tools and queries.
-#[derive(Clone, Default)]
-struct Analyzer {
-    /// Stem and drop filler words (the tuned ranking); plain BM25 only splits and lower-cases.
-    tuned: bool,
-    /// Stemmed word → the stemmed words of its synonym groups.
-    synonyms: HashMap<String, Vec<String>>,
-}
-
-impl Analyzer {
-    fn new(ranking: Ranking) -> Self {
-        let tuned = ranking == Ranking::Tuned;
-        let mut synonyms: HashMap<String, Vec<String>> = HashMap::new();
-        if tuned {
-            let stemmer = Stemmer::create(Algorithm::English);
-            for group in SYNONYMS {
-                let stems: Vec<String> =
-                    group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
-                for stem in &stems {
-                    let entry = synonyms.entry(stem.clone()).or_default();
-                    for other in &stems {
-                        if other != stem && !entry.contains(other) {
-                            entry.push(other.clone());
-                        }
-                    }
-                }
-            }
-        }
-        Analyzer { tuned, synonyms }
-    }
-
-    fn tokens(&self, text: &str) -> Vec<String> {
-        let words = split_words(text);
-        if !self.tuned {
-            return words;
-        }
-        // A `Stemmer` is only a function pointer: creating one per call costs nothing.
-        let stemmer = Stemmer::create(Algorithm::English);
-        words
-            .into_iter()
-            .filter(|word| !STOPWORDS.contains(&word.as_str()))
-            .map(|word| stemmer.stem(&word).into_owned())
-            .collect()
-    }
-
-    fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
-        self.synonyms.get(term).into_iter().flatten()
-    }
+/// A server name as a query would say it: lower-case letters and digits only (`google-maps` →
+/// `googlemaps`, `GitHub` → `github`).
+fn server_key(server: &str) -> String {
+    server
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// The indexed text of a tool, by field.
@@ -580,37 +541,24 @@ fn fields_of(tool: &McpTool) -> [String; FIELDS] {
     let mut out: [String; FIELDS] = Default::default();
     out[NAME] = tool.tool.clone();
     out[TITLE] = definition.title.clone().unwrap_or_default();
-    out[DESCRIPTION] = definition.description.clone().unwrap_or_default();
+    let description = definition.description.as_deref().unwrap_or_default();
+    let (summary, details) = first_sentence(description);
+    out[DESCRIPTION] = summary.to_owned();
+    out[DETAILS] = details.to_owned();
     out[SERVER] = tool.server.clone();
     out[PARAMS] = params;
     out
 }
 
-/// Words of `text`, lower-cased, with identifiers split at `_`, `.`, `-`, `/` and at
-/// camelCase boundaries (`readFile` → `read`, `file`; `HTTPServer` → `http`, `server`).
-pub fn split_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
-        if chunk.is_empty() {
-            continue;
-        }
-        let chars: Vec<char> = chunk.chars().collect();
-        let mut start = 0;
-        for i in 1..chars.len() {
-            let (prev, cur) = (chars[i - 1], chars[i]);
-            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
-            let boundary = (prev.is_lowercase() && cur.is_uppercase())
-                || (prev.is_uppercase() && cur.is_uppercase() && next_lower)
-                || (prev.is_alphabetic() && cur.is_ascii_digit())
-                || (prev.is_ascii_digit() && cur.is_alphabetic());
-            if boundary {
-                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
-                start = i;
-            }
-        }
-        words.push(chars[start..].iter().collect::<String>().to_lowercase());
-    }
-    words
+/// `text` split after its first sentence (at the first `. `, `.` + line break, or blank line).
+fn first_sentence(text: &str) -> (&str, &str) {
+    let text = text.trim_start();
+    let end = [". ", ".\n", "\n\n"]
+        .iter()
+        .filter_map(|stop| text.find(stop).map(|at| at + 1))
+        .min()
+        .unwrap_or(text.len());
+    text.split_at(end)
 }
 
 /// The first non-empty line of `text`, cut to `max_chars` characters (with `…`): a tool
@@ -684,20 +632,6 @@ mod tests {
         assert_eq!(index.ranking(), Ranking::Tuned);
         index.set_server("fs", &[tool("fs", "list_files", "Lists files")]);
         assert_eq!(index.search("listing", 5).len(), 1, "stemmed");
-    }
-
-    #[test]
-    fn identifiers_are_split() {
-        assert_eq!(split_words("read_file"), ["read", "file"]);
-        assert_eq!(
-            split_words("readMultipleFiles"),
-            ["read", "multiple", "files"]
-        );
-        assert_eq!(
-            split_words("HTTPServer.get-v2"),
-            ["http", "server", "get", "v", "2"]
-        );
-        assert_eq!(split_words("browser_click"), ["browser", "click"]);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! `list_changed`, partial operations, the tool bridge and the session, and process hygiene.
 
 mod bridge;
+mod discovery;
 mod health;
 mod reload;
 #[path = "../support/mod.rs"]

@@ -1,0 +1,218 @@
+//! Text to index terms, the same way for a tool's fields and for a query: identifiers split,
+//! words lower-cased and (for the tuned ranking) stemmed with filler words dropped, plus the
+//! tables of what words mean: synonyms, and what a question implies.
+
+use std::collections::HashMap;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::search::Ranking;
+
+/// Words that tools and agents use for the same thing. Each group expands to the others.
+const SYNONYMS: &[&[&str]] = &[
+    &["get", "fetch", "retrieve", "read", "obtain", "load", "view"],
+    &["create", "add", "new", "make", "insert", "generate", "open"],
+    &[
+        "delete", "remove", "erase", "drop", "destroy", "trash", "forget",
+    ],
+    &["update", "edit", "modify", "change", "patch", "alter"],
+    &["list", "enumerate", "browse"],
+    &[
+        "search", "find", "query", "lookup", "locate", "grep", "seek",
+    ],
+    &["write", "save", "store", "persist", "remember", "record"],
+    &["move", "rename", "relocate"],
+    &["run", "execute", "invoke", "evaluate", "eval"],
+    &["url", "link", "address", "webpage", "website"],
+    &["click", "press", "tap"],
+    &["type", "enter", "fill", "input"],
+    &["directory", "folder", "dir"],
+    &["issue", "ticket", "bug"],
+    &["pull", "pr"],
+    &["time", "clock", "timezone"],
+    &["convert", "translate", "transform"],
+    &["screenshot", "capture", "snapshot", "picture"],
+    &["message", "post", "send", "chat"],
+    &["user", "person", "member", "people", "account"],
+    &["comment", "reply", "respond"],
+    &["entity", "node"],
+    &["relation", "edge", "connection"],
+    &["observation", "fact"],
+    &["wait", "sleep", "pause"],
+    &["navigate", "visit", "goto", "open"],
+    &["close", "quit", "exit", "shut"],
+    &["resize", "dimension"],
+    &["upload", "attach"],
+    &["diff", "difference", "compare"],
+    &["log", "history"],
+    &["repository", "repo"],
+    &["database", "db", "sql"],
+    &["hover", "mouseover"],
+    &["drag", "drop"],
+    &["dialog", "alert", "popup"],
+    &["console", "devtools"],
+    &["request", "network"],
+    &["place", "location", "geocode"],
+    &["route", "direction"],
+    &["multiple", "several", "many", "batch", "bulk"],
+    &["current", "now", "today"],
+    &["coordinates", "latitude", "longitude", "geocode"],
+    &["simultaneously", "once", "together"],
+];
+
+/// First words of a query that make it a question (which asks to read, not to change).
+const QUESTION_WORDS: &[&str] = &[
+    "what", "what's", "which", "who", "whose", "where", "when", "is", "are", "does", "did", "do",
+    "any", "show",
+];
+/// The (stemmed) terms a question implies.
+const QUESTION_IMPLIES: &[&str] = &["list", "get"];
+
+/// Words that carry no meaning in a query ("I need to ... the ...").
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
+    "do", "does", "for", "from", "have", "how", "i", "i'd", "if", "in", "into", "is", "it", "its",
+    "just", "let", "lets", "me", "my", "need", "now", "of", "on", "or", "our", "please", "should",
+    "so", "some", "that", "the", "their", "them", "then", "there", "this", "to", "up", "us",
+    "want", "was", "we", "what", "which", "will", "with", "would", "you", "your",
+];
+
+/// Turns text into index terms, the same way for tools and queries.
+#[derive(Clone, Default)]
+pub(super) struct Analyzer {
+    /// Stem and drop filler words (the tuned ranking); plain BM25 only splits and lower-cases.
+    tuned: bool,
+    /// Stemmed word → the stemmed words of its synonym groups.
+    synonyms: HashMap<String, Vec<String>>,
+}
+
+impl Analyzer {
+    pub(super) fn new(ranking: Ranking) -> Self {
+        let tuned = ranking == Ranking::Tuned;
+        let mut synonyms: HashMap<String, Vec<String>> = HashMap::new();
+        if tuned {
+            let stemmer = Stemmer::create(Algorithm::English);
+            for group in SYNONYMS {
+                let stems: Vec<String> =
+                    group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
+                for stem in &stems {
+                    let entry = synonyms.entry(stem.clone()).or_default();
+                    for other in &stems {
+                        if other != stem && !entry.contains(other) {
+                            entry.push(other.clone());
+                        }
+                    }
+                }
+            }
+        }
+        Analyzer { tuned, synonyms }
+    }
+
+    pub(super) fn tokens(&self, text: &str) -> Vec<String> {
+        if !self.tuned {
+            return split_words(text);
+        }
+        let mut words = Vec::new();
+        for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+            if chunk.is_empty() {
+                continue;
+            }
+            let parts = split_words(chunk);
+            // A name written in camel case (GitHub, JavaScript) is also the word an agent
+            // types in lower case (github, javascript).
+            if parts.len() == 2
+                && chunk.starts_with(char::is_uppercase)
+                && chunk.chars().all(char::is_alphabetic)
+            {
+                words.push(chunk.to_lowercase());
+            }
+            words.extend(parts);
+        }
+        // A `Stemmer` is only a function pointer: creating one per call costs nothing.
+        let stemmer = Stemmer::create(Algorithm::English);
+        words
+            .into_iter()
+            .filter(|word| !STOPWORDS.contains(&word.as_str()))
+            .map(|word| stemmer.stem(&word).into_owned())
+            .collect()
+    }
+
+    pub(super) fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
+        self.synonyms.get(term).into_iter().flatten()
+    }
+
+    /// The terms a query implies without saying them: a question (its first word is one of
+    /// [`QUESTION_WORDS`]) asks to read, so it implies list and get.
+    pub(super) fn implied_by(&self, query: &str) -> &'static [&'static str] {
+        let first = query
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .find(|w| !w.is_empty())
+            .map(str::to_lowercase);
+        if self.tuned && first.is_some_and(|word| QUESTION_WORDS.contains(&word.as_str())) {
+            QUESTION_IMPLIES
+        } else {
+            &[]
+        }
+    }
+}
+
+/// Words of `text`, lower-cased, with identifiers split at `_`, `.`, `-`, `/` and at
+/// camelCase boundaries (`readFile` → `read`, `file`; `HTTPServer` → `http`, `server`).
+pub fn split_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+        if chunk.is_empty() {
+            continue;
+        }
+        let chars: Vec<char> = chunk.chars().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let (prev, cur) = (chars[i - 1], chars[i]);
+            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            let boundary = (prev.is_lowercase() && cur.is_uppercase())
+                || (prev.is_uppercase() && cur.is_uppercase() && next_lower)
+                || (prev.is_alphabetic() && cur.is_ascii_digit())
+                || (prev.is_ascii_digit() && cur.is_alphabetic());
+            if boundary {
+                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                start = i;
+            }
+        }
+        words.push(chars[start..].iter().collect::<String>().to_lowercase());
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_split() {
+        assert_eq!(split_words("read_file"), ["read", "file"]);
+        assert_eq!(
+            split_words("readMultipleFiles"),
+            ["read", "multiple", "files"]
+        );
+        assert_eq!(
+            split_words("HTTPServer.get-v2"),
+            ["http", "server", "get", "v", "2"]
+        );
+        assert_eq!(split_words("browser_click"), ["browser", "click"]);
+    }
+
+    #[test]
+    fn a_question_implies_list_and_get() {
+        let tuned = Analyzer::new(Ranking::Tuned);
+        assert_eq!(
+            tuned.implied_by("What's in the staging area?"),
+            ["list", "get"]
+        );
+        assert!(tuned.implied_by("create a table").is_empty());
+        assert!(
+            Analyzer::new(Ranking::Bm25)
+                .implied_by("what tables")
+                .is_empty()
+        );
+    }
+}
