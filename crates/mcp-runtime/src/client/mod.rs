@@ -12,14 +12,15 @@
 //! deadline so nothing outlives it.
 //!
 //! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
-//! connection with the right plan), `stdio` (the child process), `remote` (choosing an HTTP
-//! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
-//! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
-//! protocol), `mrtr` (multi round-trip requests), `listen` (`subscriptions/listen` on
-//! 2026-07-28 connections), `elicitation` (the host callback's types), `listing` (bounded
-//! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
-//! as sent), `types` (what calls
-//! return), `watchdog` (kills a server's process group when the host dies), `error`.
+//! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
+//! transport), `decode` (received messages parsed once, answers decoded by their method),
+//! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
+//! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
+//! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `listen`
+//! (`subscriptions/listen` on 2026-07-28 connections), `elicitation` (the host callback's
+//! types), `listing` (bounded paging of lists), `options` (what a host sets), `cap` (the cap
+//! on a result), `raw` (results as sent), `types` (what calls return), `watchdog` (kills a
+//! server's process group when the host dies), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -37,6 +38,7 @@
 //! ```
 
 mod cap;
+mod decode;
 mod elicitation;
 pub mod era;
 mod error;
@@ -48,6 +50,7 @@ mod listing;
 mod mrtr;
 mod open;
 mod options;
+mod pipe;
 mod progress;
 mod raw;
 mod remote;
