@@ -61,6 +61,7 @@ mod streamable_http;
 mod types;
 mod watchdog;
 
+use std::fmt::Display;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -354,7 +355,8 @@ impl McpClient {
             params = params.with_arguments(arguments);
         }
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
-        let method = format!("tools/call `{tool}`");
+        // Formatted only when an error names it.
+        let method = ToolCall(tool);
         for _round in 0..=MAX_INPUT_ROUNDS {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             match self
@@ -383,6 +385,7 @@ impl McpClient {
                 // Some servers answer a tool with no output with `{}`.
                 (ServerResult::EmptyResult(_), _) => return Ok(ToolOutput::default()),
                 (ServerResult::InputRequiredResult(input), _) => {
+                    let method = method.to_string();
                     mrtr::next_round(&self.handler, &mut params, input, &method).await?;
                 }
                 _ => return Err(self.protocol_error(&method, "unexpected response type")),
@@ -438,7 +441,7 @@ impl McpClient {
     async fn request(
         &self,
         request: ClientRequest,
-        method: &str,
+        method: &(impl Display + ?Sized),
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
@@ -452,7 +455,7 @@ impl McpClient {
     async fn request_with_progress(
         &self,
         request: ClientRequest,
-        method: &str,
+        method: &(impl Display + ?Sized),
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
@@ -464,7 +467,7 @@ impl McpClient {
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),
-            method: method.to_owned(),
+            method: method.to_string(),
         };
         if self.is_closed() {
             return Err(not_sent());
@@ -500,7 +503,7 @@ impl McpClient {
                     let _ = self.peer.notify_cancelled(notice).await;
                     return Err(ClientError::Cancelled {
                         server: self.server.clone(),
-                        method: method.to_owned(),
+                        method: method.to_string(),
                     });
                 }
             },
@@ -517,7 +520,8 @@ impl McpClient {
         }
     }
 
-    fn service_error(&self, method: &str, error: ServiceError) -> ClientError {
+    fn service_error(&self, method: &(impl Display + ?Sized), error: ServiceError) -> ClientError {
+        let method = &method.to_string();
         // A remote server's HTTP failure says more than "connection closed".
         if let (Some(url), ServiceError::TransportSend(send)) = (&self.url, &error)
             && let Some(classified) = http::classify(&self.server, method, url, send)
@@ -574,7 +578,11 @@ impl McpClient {
 
     /// Like `service_error`, but a lost connection waits briefly for the process to be reaped
     /// so the error can give its exit status.
-    async fn service_error_after_send(&self, method: &str, error: ServiceError) -> ClientError {
+    async fn service_error_after_send(
+        &self,
+        method: &(impl Display + ?Sized),
+        error: ServiceError,
+    ) -> ClientError {
         if matches!(
             error,
             ServiceError::TransportClosed | ServiceError::TransportSend(_)
@@ -585,10 +593,14 @@ impl McpClient {
         self.service_error(method, error)
     }
 
-    fn protocol_error(&self, method: &str, message: impl Into<String>) -> ClientError {
+    fn protocol_error(
+        &self,
+        method: &(impl Display + ?Sized),
+        message: impl Into<String>,
+    ) -> ClientError {
         ClientError::Protocol {
             server: self.server.clone(),
-            method: method.to_owned(),
+            method: method.to_string(),
             message: message.into(),
         }
     }
@@ -654,6 +666,15 @@ fn is_transport_closed(error: &rmcp::ErrorData) -> bool {
         data.get("io.modelcontextprotocol/transportClosed")
             .is_some()
     })
+}
+
+/// A `tools/call` request as errors name it: "tools/call `TOOL`".
+struct ToolCall<'a>(&'a str);
+
+impl Display for ToolCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tools/call `{}`", self.0)
+    }
 }
 
 fn protocol_string(version: &ProtocolVersion) -> String {
