@@ -159,6 +159,20 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Tools")]
     pub rich_tool: bool,
 
+    /// Also serve the tools `log {text, level?}`, which sends `text` as a log message
+    /// (`notifications/message`, level `info` unless given, logger `mock`) unless it is below
+    /// the level set with `logging/setLevel`, and `touch {uri}`, which sends
+    /// `notifications/resources/updated` for `uri` if the client subscribed to it. The server
+    /// then offers logging and resource subscriptions (`resources/subscribe`, `unsubscribe`).
+    #[arg(long, help_heading = "Tools")]
+    pub notify_tools: bool,
+
+    /// Also serve the tool `elicit {message}`, which asks the client for a `name`
+    /// (`elicitation/create`, form mode) and returns what came back: `accept <content>`,
+    /// `decline`, `cancel`, or the client's error as an error result.
+    #[arg(long, help_heading = "Tools")]
+    pub elicit_tool: bool,
+
     /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
     #[arg(long, value_name = "P", help_heading = "Tools")]
     pub page_size: Option<NonZeroUsize>,
@@ -449,6 +463,8 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         args.tool_file.as_deref(),
         args.flood_tool,
         args.rich_tool,
+        args.notify_tools,
+        args.elicit_tool,
     )?;
     let forced_version = args
         .protocol_version
@@ -584,6 +600,7 @@ fn knobs(args: &MockArgs) -> Knobs {
             (None, false) => None,
         },
         repeat_cursor: args.repeat_cursor,
+        notify_tools: args.notify_tools,
         list_changed_every: args
             .list_changed_ms
             .map(|ms| Duration::from_millis(ms.get())),

@@ -3,23 +3,30 @@
 //!
 //! It knows nothing about stdio, so the same handler can be served over another transport.
 
-use std::sync::Arc;
+// rmcp marks logging and `resources/subscribe` deprecated because protocol 2026-07-28 drops
+// them; the mock speaks the revisions that have them (`--notify-tools`).
+#![allow(deprecated)]
+
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use super::content;
-use super::tools::Catalog;
+use super::tools::{Catalog, LOG_LEVELS, served_by_server, text_result, tool_error};
 
 /// Prefix of the opaque `tools/list` cursors (followed by the index of the page's first tool).
 const CURSOR_PREFIX: &str = "mcpr-mock-page-";
@@ -79,6 +86,8 @@ pub struct Knobs {
     pub list_changed_every: Option<Duration>,
     /// Also serve the sample resources, resource template and prompts (see `content`).
     pub content: bool,
+    /// Serve `log` and `touch`, logging and resource subscriptions (`--notify-tools`).
+    pub notify_tools: bool,
 }
 
 /// The mock MCP server: cheap to clone, all clones share one state.
@@ -95,6 +104,10 @@ struct Inner {
     calls: AtomicUsize,
     /// Whether the `list_changed` timer runs already (a client may repeat `initialized`).
     timer_started: AtomicBool,
+    /// The level set with `logging/setLevel`, as an index in [`LOG_LEVELS`] (0: everything).
+    log_level: AtomicUsize,
+    /// URIs subscribed with `resources/subscribe`.
+    subscribed: Mutex<HashSet<String>>,
 }
 
 impl MockServer {
@@ -107,6 +120,8 @@ impl MockServer {
                 knobs,
                 calls: AtomicUsize::new(0),
                 timer_started: AtomicBool::new(false),
+                log_level: AtomicUsize::new(0),
+                subscribed: Mutex::default(),
             }),
         }
     }
@@ -157,6 +172,12 @@ impl ServerHandler for MockServer {
                 .build();
             capabilities.resources = with_content.resources;
             capabilities.prompts = with_content.prompts;
+        }
+        if self.inner.knobs.notify_tools {
+            capabilities.logging = Some(Default::default());
+            if let Some(resources) = &mut capabilities.resources {
+                resources.subscribe = Some(true);
+            }
         }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
@@ -236,6 +257,12 @@ impl ServerHandler for MockServer {
             ));
         }
         let arguments = request.arguments.unwrap_or_default();
+        if served_by_server(&self.inner.catalog, &request.name) {
+            return Ok(self
+                .notify_tool(&request.name, &arguments, &context)
+                .await
+                .into());
+        }
         Ok(self
             .inner
             .catalog
@@ -280,6 +307,43 @@ impl ServerHandler for MockServer {
         Ok(content::prompts())
     }
 
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.inner.knobs.notify_tools {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "method not found (start the mock with --notify-tools)",
+                None,
+            ));
+        }
+        let level = serde_json::to_value(request.level).unwrap_or_default();
+        let rank = LOG_LEVELS
+            .iter()
+            .position(|l| Some(*l) == level.as_str())
+            .unwrap_or(0);
+        self.inner.log_level.store(rank, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribe_to(request.uri, true)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribe_to(request.uri, false)
+    }
+
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
@@ -291,6 +355,76 @@ impl ServerHandler for MockServer {
 }
 
 impl MockServer {
+    /// `log` and `touch` (`--notify-tools`).
+    async fn notify_tool(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let text = |key: &str| arguments.get(key).and_then(|v| v.as_str());
+        match name {
+            "log" => {
+                let level = text("level").unwrap_or("info");
+                let Some(rank) = LOG_LEVELS.iter().position(|l| *l == level) else {
+                    return tool_error(format!("unknown level `{level}`"));
+                };
+                if rank < self.inner.log_level.load(Ordering::SeqCst) {
+                    return text_result("below the log level");
+                }
+                let Ok(level) = serde_json::from_value::<LoggingLevel>(level.into()) else {
+                    return tool_error(format!("unknown level `{level}`"));
+                };
+                let data = serde_json::Value::String(text("text").unwrap_or_default().to_owned());
+                let mut param = LoggingMessageNotificationParam::new(level, data);
+                param.logger = Some("mock".to_owned());
+                match context.peer.notify_logging_message(param).await {
+                    Ok(()) => text_result("logged"),
+                    Err(e) => tool_error(format!("not sent: {e}")),
+                }
+            }
+            _ => {
+                let uri = text("uri").unwrap_or_default().to_owned();
+                let subscribed = self
+                    .inner
+                    .subscribed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&uri);
+                if !subscribed {
+                    return text_result(format!("not subscribed: {uri}"));
+                }
+                let param = ResourceUpdatedNotificationParam::new(uri.clone());
+                match context.peer.notify_resource_updated(param).await {
+                    Ok(()) => text_result(format!("updated {uri}")),
+                    Err(e) => tool_error(format!("not sent: {e}")),
+                }
+            }
+        }
+    }
+
+    /// `resources/subscribe` (`on`) or `unsubscribe`, with `--notify-tools`.
+    fn subscribe_to(&self, uri: String, on: bool) -> Result<(), McpError> {
+        if !self.inner.knobs.notify_tools {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "method not found (start the mock with --notify-tools)",
+                None,
+            ));
+        }
+        let mut subscribed = self
+            .inner
+            .subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if on {
+            subscribed.insert(uri);
+        } else {
+            subscribed.remove(&uri);
+        }
+        Ok(())
+    }
+
     /// `method not found` unless `--resources` is on, as for a server without them.
     fn content(&self) -> Result<(), McpError> {
         if self.inner.knobs.content {

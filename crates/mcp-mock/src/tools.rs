@@ -47,6 +47,10 @@ enum Behaviour {
     Flood,
     /// `--rich-tool`: [`rich_result`], every optional field set.
     Rich,
+    /// `--notify-tools`: run by the server, which holds the log level and subscriptions.
+    Server,
+    /// `--elicit-tool`: asks the client for a name.
+    Elicit,
 }
 
 /// The built-in tools.
@@ -73,6 +77,8 @@ impl Catalog {
         tool_file: Option<&Path>,
         flood_tool: bool,
         rich_tool: bool,
+        notify_tools: bool,
+        elicit_tool: bool,
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog {
             entries: Vec::new(),
@@ -118,6 +124,25 @@ impl Catalog {
             }))
             .context("the rich tool definition is invalid")?;
             catalog.add(tool, Behaviour::Rich);
+        }
+        if notify_tools {
+            for definition in notify_definitions() {
+                let tool = serde_json::from_value::<Tool>(definition)
+                    .context("a notify tool definition is invalid")?;
+                catalog.add(tool, Behaviour::Server);
+            }
+        }
+        if elicit_tool {
+            let tool = serde_json::from_value::<Tool>(json!({
+                "name": "elicit",
+                "description": "Asks the client for a name (elicitation/create) and returns its answer: \"accept <content>\", \"decline\" or \"cancel\".",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"message": {"type": "string", "description": "What to ask."}}
+                }
+            }))
+            .context("the elicit tool definition is invalid")?;
+            catalog.add(tool, Behaviour::Elicit);
         }
         if let Some(path) = tool_file {
             let mut in_file = std::collections::HashSet::new();
@@ -185,9 +210,59 @@ impl Catalog {
             Behaviour::EchoArguments => text_result(Value::Object(arguments).to_string()),
             Behaviour::Flood => flood(&arguments, context).await.unwrap_or_else(tool_error),
             Behaviour::Rich => rich(),
+            Behaviour::Server => tool_error(format!("`{name}` is run by the server")),
+            Behaviour::Elicit => elicit(&arguments, context).await.unwrap_or_else(tool_error),
         }
     }
 }
+
+/// Whether tool `name` is run by the server rather than the catalogue (`--notify-tools`).
+pub fn served_by_server(catalog: &Catalog, name: &str) -> bool {
+    catalog
+        .by_name
+        .get(name)
+        .and_then(|&i| catalog.entries.get(i))
+        .is_some_and(|entry| matches!(entry.behaviour, Behaviour::Server))
+}
+
+/// The `--notify-tools` definitions.
+fn notify_definitions() -> [Value; 2] {
+    [
+        json!({
+            "name": "log",
+            "description": "Sends `text` as a log message (notifications/message, logger `mock`) at `level` (default info), unless that is below the level set with logging/setLevel; returns \"logged\" or \"below the log level\".",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "The log line."},
+                    "level": {"type": "string", "enum": LOG_LEVELS, "description": "Its level."}
+                },
+                "required": ["text"]
+            }
+        }),
+        json!({
+            "name": "touch",
+            "description": "Sends notifications/resources/updated for `uri` if the client subscribed to it; returns \"updated <uri>\" or \"not subscribed: <uri>\".",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"uri": {"type": "string", "description": "The resource's URI."}},
+                "required": ["uri"]
+            }
+        }),
+    ]
+}
+
+/// The levels of `logging/setLevel`, least severe first.
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
 
 /// The built-in tool definitions, in listing order.
 fn builtin_definitions() -> Vec<(Builtin, Value)> {
@@ -365,13 +440,13 @@ fn load_tool_file(path: &Path) -> anyhow::Result<Vec<(Tool, Behaviour)>> {
 }
 
 /// A successful result with one text block.
-fn text_result(text: impl Into<String>) -> CallToolResult {
+pub(crate) fn text_result(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
 /// A tool error (`isError: true`) with one text block: bad arguments are reported this way, so
 /// that a model can read and fix them.
-fn tool_error(text: impl Into<String>) -> CallToolResult {
+pub(crate) fn tool_error(text: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
@@ -622,4 +697,42 @@ async fn roots(context: &RequestContext<RoleServer>) -> Result<CallToolResult, S
             ROOTS_TIMEOUT.as_secs()
         )),
     }
+}
+
+/// Ask the client for a name and return its answer as text. Bounded by the client's own
+/// call: a cancelled call stops waiting.
+async fn elicit(
+    arguments: &JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, String> {
+    let message = arguments
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("What is your name?");
+    let params = serde_json::from_value::<rmcp::model::ElicitRequestParams>(json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        },
+    }))
+    .map_err(|e| format!("cannot build the request: {e}"))?;
+    let request =
+        rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+    let asked = tokio::select! {
+        asked = context.peer.send_request(request) => asked,
+        () = context.ct.clone().cancelled_owned() => return Ok(cancelled()),
+    };
+    let answer = match asked.map_err(|e| format!("elicitation/create failed: {e}"))? {
+        rmcp::model::ClientResult::ElicitResult(answer) => answer,
+        other => return Err(format!("elicitation/create got a wrong answer: {other:?}")),
+    };
+    Ok(text_result(match answer.action {
+        rmcp::model::ElicitationAction::Accept => {
+            format!("accept {}", answer.content.unwrap_or(Value::Null))
+        }
+        rmcp::model::ElicitationAction::Decline => "decline".to_owned(),
+        _ => "cancel".to_owned(),
+    }))
 }

@@ -6,7 +6,9 @@
 //! serves stale tools. Entries expire after 30 days and are rewritten on every successful list.
 //! The cache is best effort: a corrupt, locked or unreadable file is a miss, never a failure.
 //!
-//! It also remembers which era of MCP each server speaks (keyed by server name and config
+//! It also remembers which servers failed their last start without ever listing tools here
+//! (for [`FAILURE_TTL`]), so start-up need not hold its answer for them, and which era of MCP
+//! each server speaks (keyed by server name and config
 //! hash), so a later start-up opens the connection the right way without probing first.
 
 use std::path::{Path, PathBuf};
@@ -22,6 +24,9 @@ use crate::config::ServerConfig;
 
 /// How long an entry stays valid.
 pub const CACHE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// How long a failed start is remembered (a successful list forgets it at once).
+pub const FAILURE_TTL: Duration = Duration::from_secs(3600);
 
 /// File name inside the cache directory.
 const FILE_NAME: &str = "tools.sqlite";
@@ -173,10 +178,53 @@ impl ToolCache {
                  DO UPDATE SET tools = excluded.tools, updated_at = excluded.updated_at",
                 params![key.server, key.project, key.config_hash, json, now_secs()],
             )?;
+            db.execute(
+                "DELETE FROM failures WHERE server = ?1 AND project = ?2 AND config_hash = ?3",
+                params![key.server, key.project, key.config_hash],
+            )?;
             Ok(())
         });
         if let Err(e) = result {
             tracing::warn!(cache = %self.path.display(), "cannot write the tool cache: {e}");
+        }
+    }
+
+    /// Remember that `key` failed to start with `error` (best effort).
+    pub fn put_failure(&self, key: &CacheKey, error: &str) {
+        let result = self.with_connection(|db| {
+            db.execute(
+                "INSERT INTO failures (server, project, config_hash, error, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (server, project, config_hash)
+                 DO UPDATE SET error = excluded.error, updated_at = excluded.updated_at",
+                params![key.server, key.project, key.config_hash, error, now_secs()],
+            )?;
+            Ok(())
+        });
+        if let Err(e) = result {
+            tracing::warn!(cache = %self.path.display(), "cannot write the tool cache: {e}");
+        }
+    }
+
+    /// The error of `key`'s last failed start, if younger than [`FAILURE_TTL`] and not
+    /// followed by a successful list.
+    pub fn failure(&self, key: &CacheKey) -> Option<String> {
+        let result = self.with_connection(|db| {
+            db.query_row(
+                "SELECT error, updated_at FROM failures
+                 WHERE server = ?1 AND project = ?2 AND config_hash = ?3",
+                params![key.server, key.project, key.config_hash],
+                |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
+            )
+            .optional()
+        });
+        match result {
+            Ok(Some((error, updated_at)))
+                if now_secs().saturating_sub(updated_at) <= FAILURE_TTL.as_secs() as i64 =>
+            {
+                Some(error)
+            }
+            _ => None,
         }
     }
 
@@ -283,6 +331,14 @@ fn open(path: &Path) -> Result<Connection, CacheError> {
             updated_at INTEGER NOT NULL,
             PRIMARY KEY (server, project, config_hash)
         );
+        CREATE TABLE IF NOT EXISTS failures (
+            server TEXT NOT NULL,
+            project TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            error TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (server, project, config_hash)
+        );
         CREATE TABLE IF NOT EXISTS eras (
             server TEXT NOT NULL,
             config_hash TEXT NOT NULL,
@@ -318,6 +374,21 @@ mod tests {
             Path::new("/project"),
             &ServerConfig::stdio("srv", ["--x"]),
         )
+    }
+
+    #[test]
+    fn a_failed_start_is_remembered_until_a_list_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ToolCache::in_dir(dir.path());
+        assert!(cache.failure(&key("a")).is_none());
+        cache.put_failure(&key("a"), "tools/list failed");
+        assert_eq!(
+            cache.failure(&key("a")).as_deref(),
+            Some("tools/list failed")
+        );
+        assert!(cache.failure(&key("b")).is_none());
+        cache.put(&key("a"), &[tool("one")]);
+        assert!(cache.failure(&key("a")).is_none());
     }
 
     #[test]

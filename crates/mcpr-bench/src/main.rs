@@ -12,6 +12,7 @@
 mod callgrind;
 mod client;
 mod discovery;
+mod firstbyte;
 mod gateway;
 mod machine;
 mod memory;
@@ -19,6 +20,7 @@ mod oneshot;
 mod peers;
 mod proc;
 mod raw;
+mod real_servers;
 mod report;
 mod scripts;
 mod settings;
@@ -41,6 +43,8 @@ pub struct Ctx {
     /// This binary (re-executed for the RSS and callgrind targets).
     pub self_exe: PathBuf,
     pub peers: Peers,
+    /// Where peers are installed (`target/peers` or `BENCH_PEERS_DIR`).
+    pub peers_dir: PathBuf,
     pub scripts: Scripts,
     /// A temporary directory for scripts, configs, caches and the isolated HOME.
     pub work: PathBuf,
@@ -212,6 +216,7 @@ fn run(update: bool) -> ExitCode {
         mcpr,
         self_exe,
         peers,
+        peers_dir: peers_dir(&target_dir),
         scripts,
         work: work.path().to_owned(),
         runtime,
@@ -222,13 +227,15 @@ fn run(update: bool) -> ExitCode {
 
     let mut report = Report::default();
     type Section = fn(&Ctx, &mut Report);
-    let sections: [(&str, Section); 6] = [
+    let sections: [(&str, Section); 7] = [
         ("client", client::run),
         ("startup", startup::run),
         ("oneshot", oneshot::run),
         ("gateway", gateway::run),
         ("memory", memory::run),
         ("callgrind", callgrind::run),
+        // Installs ~20 real servers: only when asked for by name.
+        ("firstbyte", firstbyte::run),
     ];
     for (name, section) in sections {
         if ctx.settings.runs(name) {

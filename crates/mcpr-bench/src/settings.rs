@@ -47,6 +47,11 @@ pub const KNOBS: &[(&str, &str, &str)] = &[
         "calls counted under callgrind",
     ),
     (
+        "BENCH_FIRSTBYTE_RUNS",
+        "5",
+        "runs of `mcpr tools` with the real servers (section 7)",
+    ),
+    (
         "BENCH_HANG_BOUND_MS",
         "5000",
         "how long the TS SDK may wait for a hanging server",
@@ -65,7 +70,8 @@ pub const KNOBS: &[(&str, &str, &str)] = &[
     (
         "BENCH_ONLY",
         "all",
-        "sections to run: client,startup,oneshot,gateway,memory,callgrind",
+        "sections to run: client,startup,oneshot,gateway,memory,callgrind \
+         (and firstbyte, which runs only when named)",
     ),
     (
         "MCPR_BIN",
@@ -91,6 +97,7 @@ pub struct Settings {
     pub gateway_calls: usize,
     pub idle: usize,
     pub callgrind_calls: usize,
+    pub firstbyte_runs: usize,
     pub hang_bound: Duration,
     pub step: Duration,
     pub install: Duration,
@@ -137,6 +144,7 @@ impl Settings {
             gateway_calls: number("BENCH_GATEWAY_CALLS", 2000).max(1),
             idle: number("BENCH_IDLE", 200).max(1),
             callgrind_calls: number("BENCH_CALLGRIND_CALLS", 1000).max(1),
+            firstbyte_runs: number("BENCH_FIRSTBYTE_RUNS", 5).max(1),
             hang_bound: Duration::from_millis(number("BENCH_HANG_BOUND_MS", 5000) as u64),
             step: Duration::from_secs(number("BENCH_TIMEOUT_S", 180).max(1) as u64),
             install: Duration::from_secs(number("BENCH_INSTALL_TIMEOUT_S", 900).max(1) as u64),
@@ -147,11 +155,12 @@ impl Settings {
         }
     }
 
-    /// Whether section `name` is selected by `BENCH_ONLY`.
+    /// Whether section `name` is selected by `BENCH_ONLY` (`firstbyte` only when named).
     pub fn runs(&self, name: &str) -> bool {
-        self.only
-            .as_ref()
-            .is_none_or(|only| only.iter().any(|o| o == name))
+        match &self.only {
+            Some(only) => only.iter().any(|o| o == name),
+            None => name != "firstbyte",
+        }
     }
 
     /// Whether every section runs.

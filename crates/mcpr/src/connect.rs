@@ -172,12 +172,9 @@ pub async fn reload(
         .started()
         .cloned()
         .collect();
-    let view = LiveView::new(&starting, progress);
-    let render = tokio::spawn(view.run(manager.subscribe()));
+    let render = Render::start(LiveView::new(&starting, progress), manager);
     let summary = manager.reload(configs, sources).await;
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    render.abort();
-    let _ = render.await;
+    render.finish().await;
     if progress == Progress::Show {
         note_deferred(&summary.startup);
     }
@@ -194,9 +191,7 @@ pub async fn connect(
     options: StartOptions,
 ) -> StartupReport {
     let names: Vec<String> = configs.keys().cloned().collect();
-    let view = LiveView::new(&names, options.progress);
-    let events = manager.subscribe();
-    let render = tokio::spawn(view.run(events));
+    let render = Render::start(LiveView::new(&names, options.progress), manager);
 
     let mut report = manager.connect_servers(configs, sources).await;
     if options.wait && !report.pending.is_empty() {
@@ -207,18 +202,25 @@ pub async fn connect(
         let _ = futures::future::join_all(waits).await;
         report = settled_report(manager, &names);
     }
-    // Let the view draw the last events, then mark servers still connecting.
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    render.abort();
-    let _ = render.await;
+    // The view draws the events sent so far, then servers still connecting are marked.
+    render.finish().await;
     if options.progress == Progress::Show {
         note_deferred(&report);
     }
     report
 }
 
-/// Say which servers offer cached tools while they finish connecting.
+/// Say which servers offer cached tools while they finish connecting, and which were not
+/// waited for because their last start failed.
 fn note_deferred(report: &StartupReport) {
+    for (server, error) in &report.failed_before {
+        let first = error.lines().next().unwrap_or_default();
+        eprintln!(
+            "  {}  still connecting, not waited for: its last start failed ({})",
+            crate::term::line(server),
+            crate::term::line(first)
+        );
+    }
     for server in &report.servers {
         if server.deferred {
             eprintln!(
@@ -255,6 +257,27 @@ fn settled_report(manager: &McpManager, names: &[String]) -> StartupReport {
         }
     }
     report
+}
+
+/// A [`LiveView`] drawing the manager's events on a task of its own.
+struct Render {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Render {
+    fn start(view: LiveView, manager: &McpManager) -> Render {
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(view.run(manager.subscribe(), stopped));
+        Render { stop, task }
+    }
+
+    /// Draw the events sent until now and stop: no sleep for the last ones to arrive, as
+    /// every event of a settled server was sent before the manager answered.
+    async fn finish(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
 }
 
 /// The live per-server lines.
@@ -296,39 +319,60 @@ impl LiveView {
         }
     }
 
-    async fn run(self, mut events: broadcast::Receiver<ManagerEvent>) {
+    async fn run(
+        self,
+        mut events: broadcast::Receiver<ManagerEvent>,
+        mut stop: tokio::sync::oneshot::Receiver<()>,
+    ) {
         let _guard = FinishOnDrop(&self);
         loop {
-            let event = match events.recv().await {
-                Ok(event) => event,
+            let received = tokio::select! {
+                biased;
+                received = events.recv() => received,
+                _ = &mut stop => {
+                    loop {
+                        match events.try_recv() {
+                            Ok(event) => self.draw(&event),
+                            Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                            Err(_) => return,
+                        }
+                    }
+                }
+            };
+            match received {
+                Ok(event) => self.draw(&event),
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return,
-            };
-            let width = self.width;
-            // Server names come from config files, maybe a project's: escaped like the rest.
-            let name = crate::term::line(event.server());
-            let (line, done) = match &event {
-                ManagerEvent::Connected { tools, elapsed, .. } => (
-                    format!(
-                        "{name:width$}  connected in {} ms with {tools} tool{}",
-                        elapsed.as_millis(),
-                        if *tools == 1 { "" } else { "s" }
-                    ),
-                    true,
-                ),
-                ManagerEvent::Failed { error, .. } => {
-                    let error = error.explained();
-                    let first = crate::term::line(error.lines().next().unwrap_or_default());
-                    (format!("{name:width$}  failed: {first}"), true)
-                }
-                ManagerEvent::Reconnecting { attempt, .. } => (
-                    format!("{name:width$}  reconnecting (attempt {attempt})…"),
-                    false,
-                ),
-                _ => continue,
-            };
-            self.show(event.server(), line, done);
+            }
         }
+    }
+
+    /// Show one event on its server's line.
+    fn draw(&self, event: &ManagerEvent) {
+        let width = self.width;
+        // Server names come from config files, maybe a project's: escaped like the rest.
+        let name = crate::term::line(event.server());
+        let (line, done) = match event {
+            ManagerEvent::Connected { tools, elapsed, .. } => (
+                format!(
+                    "{name:width$}  connected in {} ms with {tools} tool{}",
+                    elapsed.as_millis(),
+                    if *tools == 1 { "" } else { "s" }
+                ),
+                true,
+            ),
+            ManagerEvent::Failed { error, .. } => {
+                let error = error.explained();
+                let first = crate::term::line(error.lines().next().unwrap_or_default());
+                (format!("{name:width$}  failed: {first}"), true)
+            }
+            ManagerEvent::Reconnecting { attempt, .. } => (
+                format!("{name:width$}  reconnecting (attempt {attempt})…"),
+                false,
+            ),
+            _ => return,
+        };
+        self.show(event.server(), line, done);
     }
 
     fn show(&self, server: &str, line: String, done: bool) {

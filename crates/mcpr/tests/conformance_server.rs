@@ -197,10 +197,12 @@ fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
 }
 
 /// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
-/// requests, headers, caching, every content type, resources, prompts, completions and the
-/// DNS-rebinding guard. (Not yet: relaying input-required results, and the client's own
-/// capabilities, to the server behind it.)
-const GATEWAY_2026: [&str; 26] = [
+/// requests (the client's own capabilities reach the server behind it), headers, caching,
+/// every content type, resources, prompts, completions, the DNS-rebinding guard, and the
+/// server's input-required results of a tool call or a prompt passed to the client and
+/// answered.
+const GATEWAY_2026: [&str; 37] = [
+    "server-stateless",
     "completion-complete",
     "tools-list",
     "tools-call-simple-text",
@@ -227,34 +229,52 @@ const GATEWAY_2026: [&str; 26] = [
     "input-required-result-unsupported-methods",
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-result-type",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
+    "input-required-result-non-tool-request",
 ];
 
-/// The 2025-11-25 scenarios the gateway passes. (Not yet: logging, requests from the server
-/// to the client, resource subscriptions.)
-const GATEWAY_2025: [&str; 23] = [
+/// The 2025-11-25 scenarios the gateway passes: logging, resource subscriptions, and the
+/// server's sampling and elicitation requests answered by the client over its session among them.
+const GATEWAY_2025: [&str; 31] = [
     "completion-complete",
-    "server-initialize",
-    "server-session-lifecycle",
+    "dns-rebinding-protection",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
+    "logging-set-level",
     "ping",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "server-sse-multiple-streams",
-    "resources-list",
-    "resources-read-text",
-    "resources-read-binary",
-    "resources-templates-read",
-    "prompts-list",
+    "prompts-get-embedded-resource",
     "prompts-get-simple",
     "prompts-get-with-args",
-    "prompts-get-embedded-resource",
     "prompts-get-with-image",
-    "dns-rebinding-protection",
+    "prompts-list",
+    "resources-list",
+    "resources-read-binary",
+    "resources-read-text",
+    "resources-subscribe",
+    "resources-templates-read",
+    "resources-unsubscribe",
+    "server-initialize",
+    "server-session-lifecycle",
+    "server-sse-multiple-streams",
+    "tools-call-audio",
+    "tools-call-elicitation",
+    "tools-call-embedded-resource",
+    "tools-call-error",
+    "tools-call-image",
+    "tools-call-mixed-content",
+    "tools-call-sampling",
+    "tools-call-simple-text",
+    "tools-call-with-logging",
+    "tools-call-with-progress",
+    "tools-list",
 ];
 
 /// The gateway in front of the conformance mock, judged at 2026-07-28.

@@ -110,18 +110,8 @@ fn common_tools() -> Vec<Value> {
         ),
         no_args("test_error_handling", "Tests error response handling"),
         json_schema_tool(),
-    ]
-}
-
-/// The tools a client of the `initialize` era sees: the common ones plus those that send
-/// requests to the client in the middle of a call.
-pub fn legacy_tools() -> Vec<Value> {
-    let mut tools = common_tools();
-    tools.extend([
-        no_args(
-            "test_reconnection",
-            "Tests SSE stream disconnection and client reconnection",
-        ),
+        // They ask the client in the middle of the call: over a session with a request, a
+        // stateless client with an `input_required` result.
         one_string(
             "test_sampling",
             "Tests server-initiated sampling (LLM completion request)",
@@ -142,7 +132,17 @@ pub fn legacy_tools() -> Vec<Value> {
             "test_elicitation_sep1330_enums",
             "Tests elicitation with enum schema improvements",
         ),
-    ]);
+    ]
+}
+
+/// The tools a client of the `initialize` era sees: the common ones plus the reconnection
+/// test.
+pub fn legacy_tools() -> Vec<Value> {
+    let mut tools = common_tools();
+    tools.extend([no_args(
+        "test_reconnection",
+        "Tests SSE stream disconnection and client reconnection",
+    )]);
     tools
 }
 

@@ -87,7 +87,7 @@ pub fn capabilities(modern: bool) -> Value {
         json!({
             "tools": {"listChanged": true},
             "prompts": {"listChanged": true},
-            "resources": {},
+            "resources": {"subscribe": true},
             "completions": {},
             "logging": {},
         })

@@ -256,6 +256,13 @@ fn listen(server: &Server, params: &Value, id: Value) -> Response {
     if prompts {
         honoured.insert("promptsListChanged".into(), Value::Bool(true));
     }
+    // Its resources never change, so every subscription is kept, vacuously.
+    if let Some(uris) = params
+        .pointer("/notifications/resourceSubscriptions")
+        .filter(|uris| uris.is_array())
+    {
+        honoured.insert("resourceSubscriptions".into(), uris.clone());
+    }
     let ack = super::notification(
         "notifications/subscriptions/acknowledged",
         json!({

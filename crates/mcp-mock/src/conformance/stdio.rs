@@ -159,6 +159,13 @@ fn listen(server: &Server, params: &Value, id: Value, out: &mpsc::UnboundedSende
             honoured.insert(key.into(), Value::Bool(true));
         }
     }
+    // Its resources never change, so every subscription is kept, vacuously.
+    if let Some(uris) = params
+        .pointer("/notifications/resourceSubscriptions")
+        .filter(|uris| uris.is_array())
+    {
+        honoured.insert("resourceSubscriptions".into(), uris.clone());
+    }
     let _ = out.send(super::notification(
         "notifications/subscriptions/acknowledged",
         json!({

@@ -68,7 +68,7 @@ pub async fn call(
         "test_sampling"
         | "test_elicitation"
         | "test_elicitation_sep1034_defaults"
-        | "test_elicitation_sep1330_enums" => ask_client(name, args, x).await,
+        | "test_elicitation_sep1330_enums" => ask_client(name, args, params, x).await,
         "test_missing_capability" => {
             if !x.client_has("sampling") {
                 return Err(Failure::new(-32021, "MissingRequiredClientCapabilityError")
@@ -98,14 +98,15 @@ pub fn text(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}]})
 }
 
-/// The tools that send the client a request in the middle of the call. Only a session can
-/// carry such a request; a stateless client is told to use the input-required tools.
-async fn ask_client(name: &str, args: &Value, x: &Exchange) -> Result<Value, Failure> {
-    let Era::Session(session) = &x.era else {
-        return Err(Failure::invalid_params(format!(
-            "Unknown tool: {name} (it needs a session; 2026-07-28 clients use the test_input_required_result_* tools)"
-        )));
-    };
+/// The tools that ask the client something in the middle of the call: a session client gets
+/// the request, a stateless one an `input_required` result naming it (key `input`), and its
+/// retry's `inputResponses.input` is the answer.
+async fn ask_client(
+    name: &str,
+    args: &Value,
+    call: &Value,
+    x: &Exchange,
+) -> Result<Value, Failure> {
     let arg = |key: &str| {
         args.get(key)
             .and_then(Value::as_str)
@@ -134,14 +135,25 @@ async fn ask_client(name: &str, args: &Value, x: &Exchange) -> Result<Value, Fai
         "test_elicitation_sep1034_defaults" => ("elicitation/create", defaults_form()),
         _ => ("elicitation/create", enums_form()),
     };
-    let answer = match session.request(&x.out, method, params).await {
-        Ok(answer) => answer,
-        Err(failure) => {
-            return Ok(text(&format!(
-                "Request to the client failed: {}",
-                failure.message
-            )));
-        }
+    let answer = match &x.era {
+        Era::Session(session) => match session.request(&x.out, method, params).await {
+            Ok(answer) => answer,
+            Err(failure) => {
+                return Ok(text(&format!(
+                    "Request to the client failed: {}",
+                    failure.message
+                )));
+            }
+        },
+        Era::Stateless(_) => match call.pointer("/inputResponses/input") {
+            Some(answer) => answer.clone(),
+            None => {
+                return Ok(json!({
+                    "resultType": "input_required",
+                    "inputRequests": {"input": {"method": method, "params": params}},
+                }));
+            }
+        },
     };
     let content = answer.get("content").cloned().unwrap_or_else(|| json!({}));
     let action = answer.get("action").and_then(Value::as_str).unwrap_or("");

@@ -310,6 +310,15 @@ where
             self.state.taken.store(false, Ordering::SeqCst);
             self.pending = Some(request.id.clone());
         }
+        if let ClientJsonRpcMessage::Request(request) = &item
+            && matches!(request.request, ClientRequest::InitializeRequest(_))
+            && let Some(id) = self.pending.take()
+        {
+            // rmcp gave up on the probe by itself (its own timeout, when a server busy starting
+            // had not even read it): its late answer must be dropped like any other given up,
+            // not taken as an answer to `initialize`.
+            self.given_up.insert(id);
+        }
         self.inner.send(item)
     }
 
@@ -403,20 +412,25 @@ where
 }
 
 /// The level of the log messages asked for on a 2026-07-28 connection whose host listens
-/// for events. That revision has no `logging/setLevel`: each request says which logs it
-/// wants, and a request that says nothing gets none.
+/// for events, until the host sets another (`McpClient::set_log_level`). That revision has no
+/// `logging/setLevel`: each request says which logs it wants, and a request that says nothing
+/// gets none.
 pub const LOG_LEVEL: &str = "info";
 
 /// Extra `_meta` of every request on a connection of `era` (rmcp adds the version, our
-/// identity and capabilities itself).
-pub(crate) fn request_meta(era: Era, host_listens: bool) -> Option<rmcp::model::RequestMetaObject> {
+/// identity and capabilities itself): logs of `log_level` and above when the host listens.
+pub(crate) fn request_meta(
+    era: Era,
+    host_listens: bool,
+    log_level: &str,
+) -> Option<rmcp::model::RequestMetaObject> {
     if era != Era::Modern || !host_listens {
         return None;
     }
     let mut meta = rmcp::model::RequestMetaObject::default();
     meta.0.insert(
         "io.modelcontextprotocol/logLevel".to_owned(),
-        serde_json::Value::from(LOG_LEVEL),
+        serde_json::Value::from(log_level),
     );
     Some(meta)
 }

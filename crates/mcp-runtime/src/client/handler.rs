@@ -1,6 +1,8 @@
 //! Our side of the conversation: what we tell a server about ourselves, and how we answer its
-//! requests (`ping`, `roots/list`, `elicitation/create`, also when they come embedded in an
-//! `input_required` result: see `mrtr`) and notifications (logging, progress, list changes).
+//! requests (`ping`, `roots/list`, `elicitation/create`, `sampling/createMessage`, also when
+//! they come embedded in an `input_required` result: see `mrtr`) and notifications (logging,
+//! progress, list changes, updates of subscribed resources). A question about a call that
+//! carries its own asker goes there (see `ask`); these handlers answer the rest.
 
 // rmcp marks roots and logging deprecated because protocol 2026-07-28 drops them; we speak
 // 2025-11-25 and older, where both are current.
@@ -10,14 +12,17 @@ use std::path::PathBuf;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion, Root, RootsCapabilities,
+    ClientCapabilities, ClientConfig, CreateMessageRequest, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    FormElicitationCapability, Implementation, InputRequest, ListRootsRequest, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    ResourceUpdatedNotificationParam, Root, RootsCapabilities, SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleClient};
 use tokio::sync::mpsc;
 
+use super::ask::ask_one;
 use super::elicitation::{ElicitationAction, ElicitationHandler, ElicitationRequest};
 use super::progress::{ProgressRouter, ProgressUpdate, token_key};
 
@@ -47,6 +52,11 @@ pub enum ClientEvent {
         /// Human-readable status.
         message: Option<String>,
     },
+    /// `notifications/resources/updated`: a resource we subscribed to changed.
+    ResourceUpdated {
+        /// The resource's URI, as the server sent it.
+        uri: String,
+    },
 }
 
 /// The rmcp client handler of one connection. Cloned when a remote server is tried over a
@@ -66,13 +76,20 @@ pub(crate) struct Handler {
     pub identity: crate::ClientIdentity,
     /// Tool results as the server sent them (the transports feed it).
     pub raw: super::raw::RawResults,
+    /// Calls that answer the server's questions themselves (see `ask`).
+    pub asking: super::ask::AskingCalls,
+    /// Calls carry their own askers ([`ConnectOptions::relay_input`]): elicitation and sampling
+    /// are declared in `initialize`, and a question no call can take is declined.
+    ///
+    /// [`ConnectOptions::relay_input`]: super::ConnectOptions::relay_input
+    pub relay_input: bool,
 }
 
 impl Handler {
     /// Hand a log or progress event to the host without waiting: when the host falls behind a
     /// flooding server, the event is dropped (it is informational; the log line went to
     /// `tracing` too), so memory stays bounded. A receiver that went away means nobody listens.
-    fn emit(&self, event: ClientEvent) {
+    pub(crate) fn emit(&self, event: ClientEvent) {
         if let Some(events) = &self.events
             && let Err(mpsc::error::TrySendError::Full(_)) = events.try_send(event)
         {
@@ -155,11 +172,31 @@ impl Handler {
     }
 }
 
+impl Handler {
+    /// The asker of the one asking call in flight, if it declared what `request` needs.
+    fn asker_for(&self, request: &InputRequest) -> Option<super::ask::CallInput> {
+        let input = self.asking.only()?;
+        if input.can(request) {
+            return Some(input);
+        }
+        tracing::info!(
+            server = %self.server,
+            "the calling client did not declare what the server asks; answered here instead"
+        );
+        None
+    }
+}
+
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
-        if self.elicitation.is_some() {
+        if self.relay_input {
+            // What the caller's own client declared decides per call; undeclared questions
+            // are declined (elicitation) or refused (sampling) then.
+            capabilities.elicitation = Some(ElicitationCapability::new());
+            capabilities.sampling = Some(SamplingCapability::default());
+        } else if self.elicitation.is_some() {
             // Form mode only: URL mode needs a browser, which a host may not have.
             let mut elicitation = ElicitationCapability::new();
             elicitation.form = Some(FormElicitationCapability::new());
@@ -176,7 +213,13 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        Ok(self.roots())
+        let request = InputRequest::ListRoots(ListRootsRequest::default());
+        match self.asker_for(&request) {
+            Some(input) => ask_one(&input, "roots", request)
+                .await
+                .map_err(|e| ErrorData::internal_error(e, None)),
+            None => Ok(self.roots()),
+        }
     }
 
     async fn create_elicitation(
@@ -184,7 +227,32 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        Ok(self.elicit(request).await)
+        let request = InputRequest::Elicitation(ElicitRequest::new(request));
+        match (self.asker_for(&request), request) {
+            (Some(input), request) => ask_one(&input, "elicitation", request)
+                .await
+                .map_err(|e| ErrorData::internal_error(e, None)),
+            (None, InputRequest::Elicitation(request)) => Ok(self.elicit(request.params).await),
+            (None, _) => Ok(ElicitResult::new(rmcp::model::ElicitationAction::Decline)),
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+        match self.asker_for(&request) {
+            Some(input) => ask_one(&input, "sampling", request)
+                .await
+                .map_err(|e| ErrorData::internal_error(e, None)),
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "sampling is not offered: the client that made this call did not declare it",
+                None,
+            )),
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -207,6 +275,14 @@ impl ClientHandler for Handler {
             logger: params.logger,
             data: params.data,
         });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.emit(ClientEvent::ResourceUpdated { uri: params.uri });
     }
 
     async fn on_progress(

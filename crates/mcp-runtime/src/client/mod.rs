@@ -14,13 +14,15 @@
 //! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
 //! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
 //! transport), `decode` (received messages parsed once, answers decoded by their method),
-//! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
-//! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
-//! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `listen`
-//! (`subscriptions/listen` on 2026-07-28 connections), `elicitation` (the host callback's
-//! types), `listing` (bounded paging of lists), `options` (what a host sets), `cap` (the cap
-//! on a result), `raw` (results as sent), `types` (what calls return), `watchdog` (kills a
-//! server's process group when the host dies), `error`.
+//! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
+//! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
+//! protocol), `mrtr` (multi round-trip requests), `ask` (a call's own route for the server's
+//! questions, which a gateway points at its client), `listen` (`subscriptions/listen` on
+//! 2026-07-28 connections), `subscribe` (log level and resource subscriptions),
+//! `elicitation` (the host callback's types), `listing` (bounded
+//! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
+//! as sent), `types` (what calls
+//! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -37,6 +39,7 @@
 //! # let _ = tools; Ok(()) }
 //! ```
 
+pub(crate) mod ask;
 mod cap;
 mod decode;
 mod elicitation;
@@ -58,6 +61,7 @@ mod skills;
 mod sse;
 mod stdio;
 mod streamable_http;
+mod subscribe;
 mod types;
 mod watchdog;
 
@@ -100,6 +104,7 @@ pub use types::{
 
 use handler::Handler;
 use stdio::ServerProcess;
+pub(crate) use subscribe::LOG_LEVELS;
 
 /// Protocol versions we accept from a server, oldest first. We ask for the newest.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[
@@ -141,8 +146,12 @@ pub struct McpClient {
     opening: Opening,
     /// Answers the requests a server embeds in `input_required` results.
     handler: Handler,
-    /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes.
-    _listener: Option<listen::Listener>,
+    /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes and
+    /// subscribed resources (see `subscribe`).
+    listening: tokio::sync::Mutex<listen::Listening>,
+    /// Protocol 2026-07-28: the log level every request asks for, as an index in
+    /// [`LOG_LEVELS`] (see `subscribe`).
+    log_level: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -175,6 +184,8 @@ impl McpClient {
             progress: progress.clone(),
             identity: options.identity.clone(),
             raw: raw::RawResults::default(),
+            asking: ask::AskingCalls::default(),
+            relay_input: options.relay_input,
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
@@ -205,7 +216,11 @@ impl McpClient {
             progress,
             opening: opened.opening,
             handler,
-            _listener: listener,
+            listening: tokio::sync::Mutex::new(listen::Listening {
+                listener,
+                resources: Default::default(),
+            }),
+            log_level: std::sync::atomic::AtomicUsize::new(subscribe::default_log_level()),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -339,6 +354,31 @@ impl McpClient {
         }
     }
 
+    /// `prompts/get` as a gateway relays it to a 2026-07-28 client: a retry's `inputResponses`
+    /// and `requestState` (in `params`) go to the server unchanged, and the server's
+    /// `input_required` result comes back as sent (wire format, `resultType` set) for that
+    /// client to answer. A 2026-07-28 server is told `declared` as the client's capabilities.
+    pub(crate) async fn get_prompt_relayed(
+        &self,
+        params: rmcp::model::GetPromptRequestParams,
+        declared: rmcp::model::ClientCapabilities,
+    ) -> Result<Value, ClientError> {
+        let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params));
+        let method = "prompts/get";
+        // Only its capabilities are used: nothing is asked through it.
+        let (asker, _) = ask::CallInput::new(declared);
+        let timeout = self.config.request_timeout();
+        let (result, _) = self
+            .request_with_progress(request, method, timeout, None, None, Some(&asker))
+            .await?;
+        let value = match result {
+            ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
+            ServerResult::InputRequiredResult(result) => serde_json::to_value(&result),
+            _ => return Err(self.protocol_error(method, "unexpected response type")),
+        };
+        value.map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
+    }
+
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
     /// on its own terms returns `Ok` with `is_error: true`. A server that answers
@@ -355,8 +395,12 @@ impl McpClient {
             params = params.with_arguments(arguments);
         }
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
+        let started = Instant::now();
         // Formatted only when an error names it.
         let method = ToolCall(tool);
+        let input = options.input.as_ref();
+        // While it runs, the server's questions about it go to its asker (see `ask`).
+        let _asking = input.map(|input| self.handler.asking.register(input.clone()));
         for _round in 0..=MAX_INPUT_ROUNDS {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             match self
@@ -366,6 +410,7 @@ impl McpClient {
                     timeout,
                     options.cancel.as_ref(),
                     options.progress.as_ref(),
+                    input,
                 )
                 .await?
             {
@@ -384,9 +429,21 @@ impl McpClient {
                 }
                 // Some servers answer a tool with no output with `{}`.
                 (ServerResult::EmptyResult(_), _) => return Ok(ToolOutput::default()),
-                (ServerResult::InputRequiredResult(input), _) => {
+                (ServerResult::InputRequiredResult(asked), _) => {
+                    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                    let asker = input.map(|input| (input, left));
                     let method = method.to_string();
-                    mrtr::next_round(&self.handler, &mut params, input, &method).await?;
+                    let round = mrtr::next_round(&self.handler, &mut params, asked, &method, asker);
+                    match options.cancel.as_ref() {
+                        Some(cancel) => tokio::select! {
+                            round = round => round?,
+                            () = cancel.cancelled() => return Err(ClientError::Cancelled {
+                                server: self.server.clone(),
+                                method: method.clone(),
+                            }),
+                        },
+                        None => round.await?,
+                    }
                 }
                 _ => return Err(self.protocol_error(&method, "unexpected response type")),
             }
@@ -445,13 +502,14 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
-        self.request_with_progress(request, method, timeout, cancel, None)
+        self.request_with_progress(request, method, timeout, cancel, None, None)
             .await
             .map(|(result, _)| result)
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
-    /// `progress`. A `tools/call` answer also comes back as the server sent it.
+    /// `progress`. A `tools/call` answer also comes back as the server sent it. A 2026-07-28
+    /// server is told the capabilities of the call's asker, if it has one.
     async fn request_with_progress(
         &self,
         request: ClientRequest,
@@ -459,11 +517,24 @@ impl McpClient {
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
+        input: Option<&ask::CallInput>,
     ) -> Result<(ServerResult, Option<Map<String, Value>>), ClientError> {
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
-        options.meta = era::request_meta(self.opening.era, self.handler.events.is_some());
+        options.meta = era::request_meta(
+            self.opening.era,
+            self.handler.events.is_some(),
+            self.log_level(),
+        );
+        if let (Era::Modern, Some(input)) = (self.opening.era, input) {
+            use rmcp::ClientHandler as _;
+            let declared = input.capabilities(self.handler.get_info().capabilities);
+            options
+                .meta
+                .get_or_insert_with(Default::default)
+                .set_client_capabilities(declared);
+        }
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),

@@ -4,10 +4,17 @@
 //! same host handlers that answer them as server requests in the older revisions, and the
 //! call is sent again with `inputResponses` and the server's `requestState` echoed unchanged.
 //! The number of rounds is bounded, so a server that keeps asking cannot hold a call forever.
+//! A call with its own asker (see `ask`) sends it the requests it declared it can answer, in
+//! one batch, within what is left of the call's time.
 
-use rmcp::model::{CallToolRequestParams, InputRequest, InputRequiredResult, InputResponses};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+};
 
 use super::ClientError;
+use super::ask::CallInput;
 use super::handler::Handler;
 
 /// Most `input_required` rounds one call may take before it fails.
@@ -19,6 +26,7 @@ pub(crate) async fn next_round(
     params: &mut CallToolRequestParams,
     input: InputRequiredResult,
     method: &str,
+    asker: Option<(&CallInput, Option<Duration>)>,
 ) -> Result<(), ClientError> {
     let protocol = |message: String| ClientError::Protocol {
         server: handler.server.clone(),
@@ -32,6 +40,21 @@ pub(crate) async fn next_round(
         ));
     }
     let mut responses = InputResponses::new();
+    let (relayed, requests): (InputRequests, InputRequests) = requests
+        .into_iter()
+        .partition(|(_, request)| asker.is_some_and(|(asker, _)| asker.can(request)));
+    if let (Some((asker, left)), false) = (asker, relayed.is_empty()) {
+        let asked = asker.ask(relayed);
+        let answers = match left {
+            Some(left) => tokio::time::timeout(left, asked)
+                .await
+                .unwrap_or_else(|_| Err("the client did not answer within the call's time".into())),
+            None => asked.await,
+        };
+        let answers =
+            answers.map_err(|e| protocol(format!("the client was asked for input: {e}")))?;
+        responses.extend(answers);
+    }
     for (key, request) in requests {
         let answer = match request {
             InputRequest::Elicitation(request) => {

@@ -36,6 +36,11 @@ pub struct ConnectOptions {
     /// Where the era each server speaks is remembered, so that a later connection opens the
     /// right way at once; `None` probes every time.
     pub cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
+    /// The server's questions about a call go to whoever made the call (a gateway relays
+    /// them to its own client), so 2025-11-25 servers are told in `initialize` that the client
+    /// can elicit and sample; a question whose caller cannot answer it is declined (an
+    /// elicitation) or refused (sampling). Off (the default), `elicitation` decides.
+    pub relay_input: bool,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -48,6 +53,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("identity", &self.identity)
             .field("http", &self.http)
             .field("cache", &self.cache.is_some())
+            .field("relay_input", &self.relay_input)
             .finish()
     }
 }
@@ -62,6 +68,7 @@ impl Default for ConnectOptions {
             identity: crate::ClientIdentity::default(),
             http: crate::net::HttpClient::shared(),
             cache: None,
+            relay_input: false,
         }
     }
 }
@@ -113,6 +120,9 @@ pub struct CallOptions {
     /// apply their own cap (by default [`OutputCap::for_agents`]); a bare client, the manager
     /// and a tool bridge call without one return results whole.
     pub output_cap: Option<OutputCap>,
+    /// Where the server's questions about this call go (a gateway's client), instead of the
+    /// connection's host handlers.
+    pub(crate) input: Option<super::ask::CallInput>,
 }
 
 impl CallOptions {
@@ -155,4 +165,5 @@ crate::setters!(ConnectOptions {
     with_identity => identity: crate::ClientIdentity,
     with_http => http: crate::net::HttpClient,
     with_cache => cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
+    with_relay_input => relay_input: bool,
 });

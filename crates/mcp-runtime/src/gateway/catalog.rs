@@ -162,8 +162,18 @@ impl Catalog {
 
     /// Read `uri` from the server that offers it (listing again if it is not known yet).
     pub async fn read(&self, scope: &ScopedTools, uri: &str) -> Result<Value, CatalogError> {
-        let server = match self.route(scope, uri) {
-            Some(server) => server,
+        let server = self.owner(scope, uri).await?;
+        connected(scope, &server)?
+            .read_resource(uri)
+            .await
+            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
+    }
+
+    /// The server in scope that offers `uri` (listing again if it is not known yet): what a
+    /// read or a subscription of `uri` goes to.
+    pub async fn owner(&self, scope: &ScopedTools, uri: &str) -> Result<String, CatalogError> {
+        match self.route(scope, uri) {
+            Some(server) => Ok(server),
             None => {
                 // Both listings at once: a URI may have been listed, or a template added, since.
                 let (resources, templates) = futures::future::join(
@@ -180,13 +190,9 @@ impl Catalog {
                         "unknown resource: {uri} (no server in this view lists it or has a \
                          template for it)"
                     ))
-                })?
+                })
             }
-        };
-        connected(scope, &server)?
-            .read_resource(uri)
-            .await
-            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
+        }
     }
 
     /// Ask the server that owns a completion's reference (a prompt by its exposed name, or a
@@ -301,6 +307,32 @@ impl Catalog {
         };
         connected(scope, &server)?
             .get_prompt(&prompt, arguments)
+            .await
+            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
+    }
+
+    /// Get the prompt `request` names for a 2026-07-28 client, whose retries carry answers
+    /// for the server: see [`McpClient::get_prompt_relayed`](crate::client::McpClient).
+    pub(crate) async fn get_prompt_relayed(
+        &self,
+        scope: &ScopedTools,
+        mut request: rmcp::model::GetPromptRequestParams,
+        declared: rmcp::model::ClientCapabilities,
+    ) -> Result<Value, CatalogError> {
+        if !self.lock().prompts.contains_key(request.name.as_str()) {
+            self.prompts(scope).await;
+        }
+        let route = self.lock().prompts.get(request.name.as_str()).cloned();
+        let Some((server, prompt)) = route else {
+            return Err(CatalogError::Unknown(format!(
+                "unknown prompt: {}",
+                request.name
+            )));
+        };
+        request.name = prompt;
+        request.meta = None;
+        connected(scope, &server)?
+            .get_prompt_relayed(request, declared)
             .await
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }

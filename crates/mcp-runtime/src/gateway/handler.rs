@@ -1,6 +1,12 @@
 //! The gateway as an rmcp `ServerHandler`: the handshake, `tools/list` from the live view,
-//! `tools/call` routed to the right server with the client's cancellation and progress token,
-//! and the servers' resources and prompts (see `catalog`).
+//! `tools/call` routed to the right server with the client's cancellation and progress token
+//! (the backend's questions meanwhile go to the client: see `input`), the servers' resources
+//! and prompts (see `catalog`), and the clients' log levels and resource subscriptions (see
+//! `subscriptions`).
+
+// rmcp marks logging and `resources/subscribe` deprecated because protocol 2026-07-28 drops
+// them; the revisions with sessions, which the gateway serves too, still have them.
+#![allow(deprecated)]
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -8,19 +14,22 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResultType,
-    ServerCapabilities, ServerConfig as InitializeInfo, SubscriptionFilter, Tool,
+    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResultType, ServerCapabilities, ServerConfig as InitializeInfo,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
+use super::input::{Outcome, Resumed, Stopped};
+use super::subscriptions::{self, Target};
 use super::view::View;
 use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
@@ -37,30 +46,42 @@ const NEWEST: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> InitializeInfo {
-        InitializeInfo::new(
-            ServerCapabilities::builder()
-                .enable_completions()
-                .enable_prompts()
-                .enable_resources()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            self.inner.options.name.clone(),
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_protocol_version(NEWEST_SESSION)
-        .with_instructions(match self.inner.options.naming {
-            NamingStyle::Raw => {
-                "The tools, prompts and resources of one MCP server behind a gateway, under \
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        // What the servers behind offer (see `subscriptions`). During start-up that is not
+        // known yet, and a client asking then (as a host starting the gateway does) would
+        // never learn it: both are offered, and a server without them refuses later.
+        let relay = &self.inner.relay;
+        let starting = !*self.inner.started.borrow();
+        if starting || relay.offers_logging() {
+            capabilities.logging = Some(Default::default());
+        }
+        if (starting || relay.offers_subscriptions())
+            && let Some(resources) = &mut capabilities.resources
+        {
+            resources.subscribe = Some(true);
+        }
+        InitializeInfo::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.inner.options.name.clone(),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_protocol_version(NEWEST_SESSION)
+            .with_instructions(match self.inner.options.naming {
+                NamingStyle::Raw => {
+                    "The tools, prompts and resources of one MCP server behind a gateway, under \
                  their own names."
-            }
-            _ => {
-                "Tools of several MCP servers behind one gateway. Each tool is named \
+                }
+                _ => {
+                    "Tools of several MCP servers behind one gateway. Each tool is named \
                  mcp_<server>_<tool>; its description starts with the server it comes from."
-            }
-        })
+                }
+            })
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -71,18 +92,77 @@ impl ServerHandler for Gateway {
         self.inner.clients.add(context.peer);
     }
 
-    /// 2026-07-28 clients listen for tool list changes (the only change the gateway
-    /// announces).
+    /// 2026-07-28 clients listen for tool list changes and for updates of resources.
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let mut accepted = SubscriptionFilter::builder().tools_list_changed();
+        if let Some(uris) = &requested.resource_subscriptions {
+            accepted = accepted.resource_subscriptions(uris.iter().cloned());
+        }
+        Some(accepted.build())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         self.inner.clients.listen(context.sink().clone());
+        let subscriber = self.inner.relay.next_id();
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        for uri in uris {
+            let target = Target::Listen(context.sink().clone());
+            if let Err(e) = self.subscribe_to(&uri, subscriber, target).await {
+                tracing::debug!(
+                    "gateway: a listen stream's `{uri}` is not served: {}",
+                    e.message
+                );
+            }
+        }
         context.cancelled().await;
+        self.inner.relay.release(subscriber).await;
+        Ok(())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let level = serde_json::to_value(request.level)
+            .ok()
+            .and_then(|level| level.as_str().and_then(subscriptions::rank));
+        let Some(level) = level else {
+            return Err(McpError::invalid_params("unknown log level", None));
+        };
+        self.inner
+            .relay
+            .set_level(self.client, context.peer, level)
+            .await;
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let target = Target::Session(context.peer);
+        self.subscribe_to(&request.uri, self.client, target).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let server = self.owner(&request.uri).await?;
+        self.inner
+            .relay
+            .unsubscribe(&server, &request.uri, self.client)
+            .await;
         Ok(())
     }
 
@@ -142,21 +222,35 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         self.wait_started().await;
-        let prompt = self
-            .inner
-            .catalog
-            .get_prompt(&self.inner.scope, &request.name, request.arguments)
-            .await
-            .map_err(|e| match e {
-                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-                other => McpError::internal_error(other.to_string(), None),
-            })?;
-        let result: GetPromptResult = serde_json::from_value(prompt).map_err(|e| {
-            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        let catalog = &self.inner.catalog;
+        let scope = &self.inner.scope;
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let prompt = if stateless {
+            // The server's `input_required` result goes to the client, and its retry back.
+            let declared = super::input::declared(&context);
+            catalog.get_prompt_relayed(scope, request, declared).await
+        } else {
+            catalog
+                .get_prompt(scope, &request.name, request.arguments)
+                .await
+        };
+        let prompt = prompt.map_err(|e| match e {
+            CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+            other => McpError::internal_error(other.to_string(), None),
         })?;
+        let invalid = |e: serde_json::Error| {
+            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+        };
+        if prompt.get("resultType").and_then(Value::as_str) == Some("input_required") {
+            let asked: InputRequiredResult = serde_json::from_value(prompt).map_err(invalid)?;
+            return Ok(asked.into());
+        }
+        let result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
         Ok(result.into())
     }
 
@@ -205,6 +299,9 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Some(state) = request.request_state.clone() {
+            return self.resume_call(request, &state, context).await;
+        }
         let name = request.name.to_string();
         if name == SEARCH_TOOL || name == INVOKE_TOOL {
             self.wait_started().await;
@@ -221,6 +318,34 @@ impl ServerHandler for Gateway {
 }
 
 impl Gateway {
+    /// The server that offers `uri`.
+    async fn owner(&self, uri: &str) -> Result<String, McpError> {
+        self.wait_started().await;
+        self.inner
+            .catalog
+            .owner(&self.inner.scope, uri)
+            .await
+            .map_err(|e| match e {
+                CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
+                other => McpError::internal_error(other.to_string(), None),
+            })
+    }
+
+    /// Subscribe `target` to `uri` on the server that offers it.
+    async fn subscribe_to(
+        &self,
+        uri: &str,
+        subscriber: u64,
+        target: Target,
+    ) -> Result<(), McpError> {
+        let server = self.owner(uri).await?;
+        self.inner
+            .relay
+            .subscribe(&server, uri, subscriber, target)
+            .await
+            .map_err(|message| McpError::invalid_params(message, None))
+    }
+
     /// The search or the invoke tool of discovery mode.
     async fn discovery_call(
         &self,
@@ -278,38 +403,84 @@ impl Gateway {
                 })?
             }
         };
-        let token = context.meta.get_progress_token();
-        let (progress, mut updates) = match token {
-            Some(_) => {
-                let (sender, receiver) = mpsc::channel(crate::client::EVENT_BUFFER);
-                (Some(sender), Some(receiver))
-            }
-            None => (None, None),
-        };
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
-        // disconnects: either way the backend is told to stop.
-        let mut settings = CallOptions::default().with_cancel(context.ct.clone());
-        settings.timeout = self.inner.options.call_timeout;
-        settings.progress = progress;
-        settings.output_cap = self.inner.options.output_cap.clone();
-        let call = scope.call_tool(&tool, arguments, settings);
-        tokio::pin!(call);
-        let mut forwarder = token.map(|token| Forwarder::new(token, &context));
-        let result = loop {
-            tokio::select! {
-                result = &mut call => break result,
-                Some(update) = next_update(&mut updates) => {
-                    if let Some(forwarder) = &mut forwarder {
-                        forwarder.send(update).await;
-                    }
-                }
-            }
+        // disconnects: either way the backend is told to stop (see `input`).
+        let settings = CallOptions {
+            timeout: self.inner.options.call_timeout,
+            output_cap: self.inner.options.output_cap.clone(),
+            ..CallOptions::default()
         };
-        // Progress handled before the result still belongs before it.
-        if let (Some(forwarder), Some(updates)) = (&mut forwarder, &mut updates) {
-            while let Ok(update) = updates.try_recv() {
-                forwarder.send(update).await;
-            }
+        let manager = scope.manager.clone();
+        let flight = self.inner.inputs.start(
+            name,
+            super::input::declared(&context),
+            settings,
+            move |settings| super::input::call_backend(manager, tool, arguments, settings),
+        );
+        self.drive(flight, context).await
+    }
+
+    /// A 2026-07-28 client's retry with its answers: the parked call goes on.
+    async fn resume_call(
+        &self,
+        request: CallToolRequestParams,
+        state: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = match request.name.as_ref() {
+            INVOKE_TOOL => invoke_arguments(request.arguments.as_ref())
+                .map(|(target, _)| target)
+                .unwrap_or_default(),
+            name => name.to_owned(),
+        };
+        match self
+            .inner
+            .inputs
+            .resume(&name, state, request.input_responses)?
+        {
+            Resumed::Flight(flight) => self.drive(flight, context).await,
+            Resumed::Again(asked) => Ok(asked.into()),
+        }
+    }
+
+    /// Run a call until its backend answers, or its client must first (see `input`).
+    async fn drive(
+        &self,
+        flight: super::input::Flight,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let mut forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| Forwarder::new(token, &context));
+        // A 2026-07-28 request that names a log level gets the server's lines meanwhile.
+        let server = self
+            .inner
+            .scope
+            .route(flight.tool())
+            .map(|tool| tool.server.clone());
+        let logs = match (context.meta.log_level().and_then(wire_rank), server) {
+            (Some(level), Some(server)) => Some(
+                self.inner
+                    .relay
+                    .watch_request(context.peer.clone(), level, &server)
+                    .await,
+            ),
+            _ => None,
+        };
+        let result = match self
+            .inner
+            .inputs
+            .drive(flight, &context, forwarder.as_mut())
+            .await?
+        {
+            Outcome::Done(result) => result,
+            Outcome::Asked(asked) => return Ok(asked.into()),
+        };
+        // Log lines the server sent before its answer belong before it: the stream ends with
+        // the answer.
+        if let Some(logs) = &logs {
+            logs.settle().await;
         }
         match result {
             Ok(output) => {
@@ -333,14 +504,22 @@ impl Gateway {
                 }
                 .into())
             }
+            Err(Stopped::Refused(error)) => Err(error),
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
-            Err(_aborted) => Err(McpError::new(
+            Err(Stopped::Aborted) => Err(McpError::new(
                 ErrorCode::INTERNAL_ERROR,
                 "request cancelled",
                 None,
             )),
         }
     }
+}
+
+/// The rank of a level (see `subscriptions`).
+fn wire_rank(level: LoggingLevel) -> Option<usize> {
+    serde_json::to_value(level)
+        .ok()
+        .and_then(|level| level.as_str().and_then(subscriptions::rank))
 }
 
 /// Entries in the wire format as rmcp values; an entry rmcp rejects is left out with a warning.
@@ -357,18 +536,8 @@ fn from_wire_list<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T>
         .collect()
 }
 
-/// The next progress update, or never when the call has no progress token.
-async fn next_update(
-    updates: &mut Option<mpsc::Receiver<ProgressUpdate>>,
-) -> Option<ProgressUpdate> {
-    match updates {
-        Some(updates) => updates.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
 /// Sends a backend's progress to the client under the client's own token.
-struct Forwarder {
+pub(super) struct Forwarder {
     token: ProgressToken,
     peer: rmcp::Peer<RoleServer>,
     last: Option<f64>,
@@ -383,7 +552,7 @@ impl Forwarder {
         }
     }
 
-    async fn send(&mut self, update: ProgressUpdate) {
+    pub(super) async fn send(&mut self, update: ProgressUpdate) {
         // rmcp handles each notification on a task of its own, so they may arrive out of
         // order; progress must increase, so a stale one is dropped rather than sent.
         if self.last.is_some_and(|last| update.progress <= last) {

@@ -23,6 +23,15 @@
 //! it (bounded by the call's timeout); a failed server's tool returns an error result
 //! `MCP error: ...`; the client's cancellation reaches the server as `notifications/cancelled`;
 //! the server's progress notifications reach the client under the client's progress token.
+//! The servers' log lines reach the clients that asked for them, tagged with the server's
+//! name, and a client's resource subscriptions reach the server that offers the resource
+//! (once for all clients), whose updates come back to each subscriber.
+//! A server's questions during a call (elicitation, sampling, roots) go to the client that made
+//! it, in the client's era: as requests over its session, or as an `input_required` result it
+//! answers by retrying; what the client did not declare, the gateway answers itself (declines,
+//! or offers the project as root). Build the manager with
+//! [`ManagerOptions::relay_input`](crate::manager::ManagerOptions::relay_input) so that
+//! servers of 2025-11-25 and older are told they may ask.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -53,9 +62,13 @@ mod discovery;
 mod filter;
 mod handler;
 pub mod http;
+mod input;
 mod notify;
 mod relay;
+#[cfg(unix)]
+mod stdio;
 mod subagent;
+mod subscriptions;
 mod template;
 mod view;
 
@@ -80,6 +93,7 @@ pub use discovery::{
     estimate_tokens,
 };
 pub use filter::ToolFilter;
+pub use input::{DEFAULT_PARK, MAX_PARKED};
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
 use notify::Clients;
@@ -172,6 +186,8 @@ pub struct Gateway {
     inner: Arc<Inner>,
     /// The state of the one client this handler serves (see [`Gateway::for_new_client`]).
     session: Arc<discovery::Session>,
+    /// Identifies this client to the `subscriptions` relay.
+    client: u64,
     /// Served through a [`relay::RelayTransport`]: tool results go out as placeholders that
     /// the transport replaces by the result as the server sent it.
     relaying: bool,
@@ -193,6 +209,10 @@ struct Inner {
     discovery: discovery::Discovery,
     options: GatewayOptions,
     clients: Arc<Clients>,
+    /// Logs and resource subscriptions of the clients.
+    relay: Arc<subscriptions::Relay>,
+    /// Calls parked until their 2026-07-28 client answers a backend's question.
+    inputs: Arc<input::Inputs>,
     /// `false` while a [`Starting`] guard is alive.
     started: watch::Sender<bool>,
     /// Stops the change forwarder with the last clone.
@@ -215,6 +235,16 @@ impl Gateway {
                 async move { clients.notify_all().await }
             },
         ));
+        let relay = Arc::new(subscriptions::Relay::new(
+            manager.clone(),
+            options.filter.clone(),
+        ));
+        tokio::spawn(subscriptions::run(
+            relay.clone(),
+            manager.notices(),
+            manager.subscribe(),
+            stop.clone(),
+        ));
         let (started, _) = watch::channel(true);
         Gateway {
             inner: Arc::new(Inner {
@@ -224,12 +254,15 @@ impl Gateway {
                     options.discovery,
                     options.always_load.clone(),
                 ),
+                inputs: input::Inputs::new(options.call_timeout),
                 options,
                 clients,
+                relay,
                 started,
                 _forwarder: stop.drop_guard(),
             }),
             session: Arc::default(),
+            client: 0,
             relaying: false,
         }
     }
@@ -272,6 +305,7 @@ impl Gateway {
         Gateway {
             inner: self.inner.clone(),
             session: Arc::default(),
+            client: self.inner.relay.next_id(),
             relaying: true,
         }
     }
@@ -279,6 +313,12 @@ impl Gateway {
     /// Serve one client over the process's stdin and stdout until the client closes stdin.
     /// Nothing else may write to stdout meanwhile.
     pub async fn serve_stdio(self) -> Result<(), GatewayError> {
+        #[cfg(unix)]
+        if let Some((reader, writer)) = stdio::stdio_streams() {
+            let served = self.serve_io(reader, writer).await;
+            stdio::restore_blocking();
+            return served;
+        }
         self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
     }
 

@@ -72,3 +72,29 @@ impl ManagerEvent {
         }
     }
 }
+
+/// Something a connected server said that is not about its life: a log line, or a change to a
+/// resource someone subscribed to. Receive them with
+/// [`McpManager::notices`](super::McpManager::notices).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerNotice {
+    /// `notifications/message`.
+    Log {
+        /// Server name.
+        server: String,
+        /// `debug` … `emergency`.
+        level: String,
+        /// The logger name, if given.
+        logger: Option<String>,
+        /// The payload, usually a string.
+        data: serde_json::Value,
+    },
+    /// `notifications/resources/updated`.
+    ResourceUpdated {
+        /// Server name.
+        server: String,
+        /// The resource's URI.
+        uri: String,
+    },
+}

@@ -36,6 +36,7 @@ mod report;
 mod state;
 mod supervisor;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, MutexGuard};
@@ -47,7 +48,8 @@ use tokio::sync::broadcast;
 
 use crate::cache::{CacheKey, ToolCache};
 use crate::client::{
-    CallOptions, ClientError, ConnectOptions, DEFAULT_EXIT_GRACE, McpClient, ToolOutput,
+    CallOptions, ClientError, ConnectOptions, DEFAULT_EXIT_GRACE, McpClient, ToolDefinition,
+    ToolOutput,
 };
 use crate::config::{ServerConfig, ServerSource};
 
@@ -55,7 +57,7 @@ use connection::{ClientConnector, Connection, STDERR_TAIL_LINES};
 use state::{Entry, Inner, Phase, State};
 use supervisor::run_server;
 
-pub use events::ManagerEvent;
+pub use events::{ManagerEvent, ServerNotice};
 pub use health::{BACKOFF, Decision, ReconnectBudget, STORM_LIMIT, STORM_WINDOW};
 pub use reload::ReloadSummary;
 pub use report::{
@@ -65,6 +67,14 @@ pub use report::{
 
 /// How long start-up waits before answering with what it has.
 pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
+
+/// What the tool cache knows of a server at start-up.
+enum Cached {
+    /// Its last tool list.
+    Tools(Vec<ToolDefinition>),
+    /// Its last start failed (and none succeeded since), with this error.
+    Failed(String),
+}
 
 /// How long shutdown waits for pending cache writes.
 const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
@@ -100,6 +110,10 @@ pub struct ManagerOptions {
     /// The HTTP client of remote servers (default: the process's shared one); a host passes
     /// its own for a proxy, certificates or headers.
     pub http: crate::net::HttpClient,
+    /// Servers' questions about a call go to whoever made it (see
+    /// [`ConnectOptions::relay_input`](crate::client::ConnectOptions::relay_input)); a gateway
+    /// sets it.
+    pub relay_input: bool,
 }
 
 impl std::fmt::Debug for ManagerOptions {
@@ -114,6 +128,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("identity", &self.identity)
             .field("elicitation", &self.elicitation.is_some())
             .field("http", &self.http)
+            .field("relay_input", &self.relay_input)
             .finish()
     }
 }
@@ -132,6 +147,7 @@ impl Default for ManagerOptions {
             identity: crate::ClientIdentity::default(),
             elicitation: None,
             http: crate::net::HttpClient::shared(),
+            relay_input: false,
         }
     }
 }
@@ -178,6 +194,7 @@ impl McpManager {
                 cache: options.cache.clone(),
                 elicitation: options.elicitation.clone(),
                 http: options.http.clone(),
+                relay_input: options.relay_input,
                 ..ConnectOptions::default()
             },
         };
@@ -194,6 +211,12 @@ impl McpManager {
     /// Receive [`ManagerEvent`]s from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<ManagerEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// Receive the servers' log lines and resource updates from now on (a subscriber that
+    /// falls behind loses the oldest).
+    pub fn notices(&self) -> broadcast::Receiver<ServerNotice> {
+        self.inner.notices.subscribe()
     }
 
     /// Connect every server concurrently (handshake + `tools/list`) and return at the
@@ -258,42 +281,47 @@ impl McpManager {
     /// gate passes, offer cached tools of those still pending (waiting for the uncached ones
     /// unless `wait_for_uncached` is off), and report on them.
     async fn gate(&self, started: &[String], gate_passed: Arc<AtomicBool>) -> StartupReport {
+        // The cached tools are read while the gate runs, not after it: at the deadline the
+        // servers are still booting and contend for the CPU, and reads (and parses) one by one
+        // then would come on top of the gate.
+        let cached = self.read_cached(started);
         // The gate: everything settled, or the deadline.
         let deadline = tokio::time::Instant::now() + self.inner.options.gate;
         let _ = tokio::time::timeout_at(deadline, self.wait_settled(started)).await;
         gate_passed.store(true, Ordering::SeqCst);
 
         // Deferred tools for pending servers with a cache entry; wait for the others.
+        let pending: Vec<&String> = {
+            let state = self.lock();
+            started
+                .iter()
+                .filter(|name| {
+                    state
+                        .servers
+                        .get(*name)
+                        .is_some_and(|e| e.phase.is_pending())
+                })
+                .collect()
+        };
+        let mut cached = match cached {
+            Some(reading) if !pending.is_empty() => reading.await.unwrap_or_default(),
+            _ => HashMap::new(),
+        };
         let mut must_wait = Vec::new();
-        for name in started {
-            let lookup = {
-                let state = self.lock();
-                match state.servers.get(name) {
-                    Some(entry) if entry.phase.is_pending() => {
-                        Some(self.cache_key(name, &entry.config))
-                    }
-                    _ => None,
-                }
-            };
-            let Some(key) = lookup else { continue };
-            let cached = match &self.inner.options.cache {
-                Some(cache) => {
-                    let cache = cache.clone();
-                    tokio::task::spawn_blocking(move || cache.get(&key))
-                        .await
-                        .ok()
-                        .flatten()
-                }
-                None => None,
-            };
-            match cached {
-                Some(tools) => {
+        let mut failed_before = IndexMap::new();
+        for name in pending {
+            match cached.remove(name) {
+                Some(Cached::Tools(tools)) => {
                     let mut state = self.lock();
                     if let Some(entry) = state.servers.get_mut(name)
                         && entry.live_tools.is_none()
                     {
                         entry.cached_tools = Some(tools.into());
                     }
+                }
+                // It failed last time: the answer does not wait for it to fail again.
+                Some(Cached::Failed(error)) => {
+                    failed_before.insert(name.clone(), error);
                 }
                 None if self.inner.options.wait_for_uncached => must_wait.push(name.clone()),
                 None => {}
@@ -304,6 +332,15 @@ impl McpManager {
 
         let state = self.lock();
         let mut report = StartupReport::default();
+        for (name, error) in failed_before {
+            if state
+                .servers
+                .get(&name)
+                .is_some_and(|e| e.phase.is_pending())
+            {
+                report.failed_before.insert(name, error);
+            }
+        }
         for name in started {
             let Some(entry) = state.servers.get(name) else {
                 continue;
@@ -586,6 +623,36 @@ impl McpManager {
         self.inner.lock()
     }
 
+    /// Start reading what the tool cache knows of `names` (their tools, else a failed last
+    /// start), in one blocking task (`None` without a cache).
+    fn read_cached(
+        &self,
+        names: &[String],
+    ) -> Option<tokio::task::JoinHandle<HashMap<String, Cached>>> {
+        let cache = self.inner.options.cache.clone()?;
+        let keys: Vec<(String, CacheKey)> = {
+            let state = self.lock();
+            names
+                .iter()
+                .filter_map(|name| {
+                    let entry = state.servers.get(name)?;
+                    Some((name.clone(), self.cache_key(name, &entry.config)))
+                })
+                .collect()
+        };
+        Some(tokio::task::spawn_blocking(move || {
+            keys.into_iter()
+                .filter_map(|(name, key)| {
+                    let known = match cache.get(&key) {
+                        Some(tools) => Cached::Tools(tools),
+                        None => Cached::Failed(cache.failure(&key)?),
+                    };
+                    Some((name, known))
+                })
+                .collect()
+        }))
+    }
+
     fn cache_key(&self, name: &str, config: &ServerConfig) -> CacheKey {
         CacheKey::new(name, &self.inner.options.project, config)
     }
@@ -688,4 +755,5 @@ crate::setters!(ManagerOptions {
     with_identity => identity: crate::ClientIdentity,
     with_elicitation => elicitation: Option<crate::client::ElicitationHandler>,
     with_http => http: crate::net::HttpClient,
+    with_relay_input => relay_input: bool,
 });

@@ -165,6 +165,9 @@ pub struct StartupReport {
     pub errors: IndexMap<String, ServerError>,
     /// Servers still connecting in the background.
     pub pending: Vec<String>,
+    /// Servers still connecting that the answer did not wait for: they have no cached tools
+    /// and their last start failed (the error, as the tool cache remembers it).
+    pub failed_before: IndexMap<String, String>,
 }
 
 /// Everything a status view shows about one server.

@@ -9,7 +9,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::ManagerOptions;
 use super::connection::Connector;
-use super::events::ManagerEvent;
+use super::events::{ManagerEvent, ServerNotice};
 use super::health::ReconnectBudget;
 use super::report::{ConnectionState, ServerError, ServerTools};
 use crate::client::ToolDefinition;
@@ -23,6 +23,8 @@ pub(crate) struct Inner<C: Connector> {
     /// Bumped on every state change; waiters watch it.
     pub changed: watch::Sender<u64>,
     pub events: broadcast::Sender<ManagerEvent>,
+    /// Logs and resource updates of the connected servers.
+    pub notices: broadcast::Sender<ServerNotice>,
     /// Cache writes still running; `disconnect_all` lets them finish so a short-lived host
     /// (a one-shot CLI command) still leaves its tools in the cache.
     pub cache_writes: Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -156,12 +158,14 @@ impl<C: Connector> Inner<C> {
     pub fn new(options: ManagerOptions, connector: C) -> Self {
         let (changed, _) = watch::channel(0);
         let (events, _) = broadcast::channel(1024);
+        let (notices, _) = broadcast::channel(1024);
         Inner {
             options,
             connector,
             state: Mutex::new(State::default()),
             changed,
             events,
+            notices,
             cache_writes: Mutex::new(Vec::new()),
         }
     }

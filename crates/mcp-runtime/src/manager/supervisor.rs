@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::connection::{Connection, Connector};
-use super::events::ManagerEvent;
+use super::events::{ManagerEvent, ServerNotice};
 use super::health::Decision;
 use super::report::ServerError;
 use super::state::{Inner, Phase};
@@ -94,6 +94,7 @@ pub(crate) async fn run_server<C: Connector>(
                     stderr: stderr.clone(),
                 });
                 if attempt == 0 {
+                    remember_failure(&inner, &name, &config, &error);
                     fail(&inner, &name, generation, error, stderr);
                     return;
                 }
@@ -282,11 +283,14 @@ async fn supervise<C: Connector>(
             () = client.closed() => break,
             notice = notices.recv() => match notice {
                 Some(ClientEvent::ToolsChanged) => {
-                    // Coalesce a burst of notifications into one re-list.
-                    while let Ok(ClientEvent::ToolsChanged) = notices.try_recv() {}
+                    // Coalesce a burst of notifications into one re-list; what else came
+                    // meanwhile is passed on.
+                    while let Ok(next) = notices.try_recv() {
+                        pass_on(inner, name, next);
+                    }
                     relist(inner, name, generation, client).await;
                 }
-                Some(_) => {}
+                Some(other) => pass_on(inner, name, other),
                 // The connection's handler is gone: the transport closed.
                 None => {
                     client.closed().await;
@@ -300,6 +304,29 @@ async fn supervise<C: Connector>(
     } else {
         Ended::OnRequest
     }
+}
+
+/// Hand a server's log line or resource update to the manager's notice subscribers.
+fn pass_on<C: Connector>(inner: &Inner<C>, name: &str, event: ClientEvent) {
+    let notice = match event {
+        ClientEvent::Log {
+            level,
+            logger,
+            data,
+        } => ServerNotice::Log {
+            server: name.to_owned(),
+            level,
+            logger,
+            data,
+        },
+        ClientEvent::ResourceUpdated { uri } => ServerNotice::ResourceUpdated {
+            server: name.to_owned(),
+            uri,
+        },
+        _ => return,
+    };
+    // No subscriber is fine.
+    let _ = inner.notices.send(notice);
 }
 
 /// `tools/list_changed`: list again, replace this server's tools, rewrite the cache.
@@ -338,6 +365,28 @@ fn store_tools<C: Connector>(
     let key = CacheKey::new(name, &inner.options.project, config);
     let tools = tools.to_vec();
     let write = tokio::task::spawn_blocking(move || cache.put(&key, &tools));
+    let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
+    writes.retain(|w| !w.is_finished());
+    writes.push(write);
+}
+
+/// Remember in the tool cache that `name` failed to start, so the next start-up does not hold
+/// its answer for it (a cancelled start is no failure of the server).
+fn remember_failure<C: Connector>(
+    inner: &Inner<C>,
+    name: &str,
+    config: &ServerConfig,
+    error: &ServerError,
+) {
+    let Some(cache) = inner.options.cache.clone() else {
+        return;
+    };
+    if matches!(error.client_error(), Some(ClientError::Cancelled { .. })) {
+        return;
+    }
+    let key = CacheKey::new(name, &inner.options.project, config);
+    let error = error.to_string();
+    let write = tokio::task::spawn_blocking(move || cache.put_failure(&key, &error));
     let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
     writes.retain(|w| !w.is_finished());
     writes.push(write);

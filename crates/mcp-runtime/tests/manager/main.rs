@@ -222,6 +222,31 @@ async fn a10_pending_at_the_gate_with_a_cache_hit_returns_deferred_tools_at_once
 }
 
 #[tokio::test]
+async fn a10_a_server_whose_last_start_failed_is_not_waited_for_at_the_gate() {
+    let dir = temp_dir();
+    let hangs = with_startup_timeout(mock(&["--hang-init"]), 400);
+    // First start-up: no cached tools, so it is waited for, and fails; the cache remembers.
+    let first = manager(dir.path());
+    let report = first
+        .connect_servers(servers(&[("hangs", hangs.clone())]), IndexMap::new())
+        .await;
+    assert!(report.errors.contains_key("hangs"), "{report:?}");
+    first.disconnect_all().await;
+
+    // Next start-up: still no cached tools, but the gate answers without waiting for it.
+    let second = manager(dir.path());
+    let report = second
+        .connect_servers(servers(&[("hangs", hangs)]), IndexMap::new())
+        .await;
+    assert_eq!(report.pending, ["hangs"]);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let remembered = &report.failed_before["hangs"];
+    assert!(remembered.contains("`hangs`"), "{remembered}");
+    assert_eq!(second.status("hangs"), ServerStatus::Connecting);
+    second.disconnect_all().await;
+}
+
+#[tokio::test]
 async fn a10_pending_at_the_gate_without_cache_waits_for_that_server() {
     let dir = temp_dir();
     let manager = manager(dir.path());

@@ -163,7 +163,9 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         // The gateway keeps the per-user tool cache and stored logins.
         ManagerOptions::for_user()
             .with_project(discovery.cwd.clone())
-            .with_reconnect(true),
+            .with_reconnect(true)
+            // A server's questions during a call go to the client that made it.
+            .with_relay_input(true),
     );
     let gateway = Gateway::new(
         manager.clone(),

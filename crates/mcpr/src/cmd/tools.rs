@@ -1,6 +1,8 @@
 //! `mcpr tools`: start every configured server and list the tools an agent would get, or
 //! (`--search`) the ones that best match a need, ranked.
 
+use std::fmt::Write as _;
+
 use mcp_runtime::tools::{McpTool, NamingStyle, ToolIndex, mcp_tools};
 use serde_json::{Value, json};
 
@@ -135,27 +137,32 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         let text = serde_json::to_string_pretty(&listing).map_err(Failure::internal)?;
         println!("{text}");
     } else {
+        // One write: the listing goes out at once, not a system call per line while the
+        // servers still booting compete for the CPU.
+        let mut text = String::new();
         for server in &started.report.servers {
             let cached = if server.deferred {
                 ", cached: still connecting"
             } else {
                 ""
             };
-            println!(
+            let _ = writeln!(
+                text,
                 "{} ({} tools{cached})",
                 term::line(&server.server),
                 server.tools.len()
             );
             for tool in tools.iter().filter(|t| t.server == server.server) {
-                println!("  {:<32} {}", tool.name, term::line(summary(tool)));
+                let _ = writeln!(text, "  {:<32} {}", tool.name, term::line(summary(tool)));
                 if args.long || one_tool.is_some() {
                     let schema = &tool.definition.input_schema;
                     for line in crate::cmd::arguments::parameter_lines(schema, "      ") {
-                        println!("{}", term::line(&line));
+                        let _ = writeln!(text, "{}", term::line(&line));
                     }
                 }
             }
         }
+        print!("{text}");
     }
     for (name, error) in &started.report.errors {
         eprintln!(

@@ -1,7 +1,8 @@
 //! MCP clients written by others, driven step by step: a small driver script per SDK (the
 //! TypeScript SDK and the Python SDK) that connects, then runs one JSON step per stdin line
 //! (`list`, `call`, `cancel`, `wait_list_changed`, `resources`, `read`, `prompts`,
-//! `get_prompt`, `close`) and answers each with one JSON line; and [`ServeWorld`], the
+//! `get_prompt`, `close`; the TypeScript one also `set_level`, `wait_logs`, `subscribe`,
+//! `unsubscribe`, `wait_updated`, `capabilities`) and answers each with one JSON line; and [`ServeWorld`], the
 //! directory a gateway test serves its backends from. Every wait is bounded.
 
 use std::io::{BufRead, BufReader, Write};
@@ -24,13 +25,22 @@ const sdk = (path) => import(cfg.sdk + "/dist/esm/" + path);
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
-const { ToolListChangedNotificationSchema } = await sdk("types.js");
+const { ToolListChangedNotificationSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } = await sdk("types.js");
 const readline = await import("node:readline");
 
 const out = (value) => process.stdout.write(JSON.stringify(value) + "\n");
 let listChanged = 0;
 const client = new Client({ name: "gateway-test-ts", version: "1.0.0" });
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged += 1; });
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+const updated = [];
+client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); });
+const waitFor = async (list, count, timeoutMs) => {
+  const deadline = Date.now() + timeoutMs;
+  while (list.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  return list.splice(0, list.length);
+};
 const transport = cfg.transport === "stdio"
   ? new StdioClientTransport({ command: cfg.command, args: cfg.args, env: process.env, stderr: "inherit" })
   : new StreamableHTTPClientTransport(new URL(cfg.url),
@@ -75,6 +85,21 @@ async function run(step) {
       listChanged = 0;
       return { ok: true, count };
     }
+    case "set_level":
+      await client.setLoggingLevel(step.level);
+      return { ok: true };
+    case "wait_logs":
+      return { ok: true, logs: await waitFor(logs, step.count, step.timeout_ms) };
+    case "subscribe":
+      await client.subscribeResource({ uri: step.uri });
+      return { ok: true };
+    case "unsubscribe":
+      await client.unsubscribeResource({ uri: step.uri });
+      return { ok: true };
+    case "wait_updated":
+      return { ok: true, uris: await waitFor(updated, step.count, step.timeout_ms) };
+    case "capabilities":
+      return { ok: true, capabilities: client.getServerCapabilities() };
     case "close":
       await client.close();
       return { ok: true };

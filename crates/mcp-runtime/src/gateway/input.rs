@@ -1,0 +1,531 @@
+//! The questions a backend asks during a call (elicitation, sampling, roots), passed to the
+//! gateway client that made the call, in that client's era:
+//!
+//! - a 2025-11-25 client (a session) is sent each request over its session, from the call's
+//!   own request handler so that it travels with the call, and the answers go back to the
+//!   backend;
+//! - a 2026-07-28 client gets an `input_required` result carrying the backend's requests and
+//!   a `requestState`; the call meanwhile stays parked here. When the client retries with its
+//!   `inputResponses` and that state, the answers go to the backend and the call goes on.
+//!
+//! The backend sees the answers in its own era: a 2026-07-28 backend as its `inputResponses`
+//! (see `client::mrtr`), an older one as the answer to its waiting request (see
+//! `client::ask`). Only what the client declared is asked of it (the connection's fallback
+//! answers the rest), and a 2026-07-28 backend is told the client's capabilities.
+//!
+//! A `requestState` names a parked call and when it expires, signed with HMAC-SHA256 under a
+//! key made for this process, so a state the client forged or altered is refused; it is
+//! spent by the retry that answers, so a replay finds nothing. At most [`MAX_PARKED`] calls
+//! wait at once, each at most the call's timeout (else [`DEFAULT_PARK`]); an expired call is
+//! cancelled at its backend.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rmcp::model::{
+    ClientCapabilities, InputRequest, InputRequiredResult, InputResponses, ServerRequest,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::handler::Forwarder;
+use crate::client::ClientError;
+use crate::client::ask::{CallInput, Question};
+use crate::client::{CallOptions, ProgressUpdate, ToolOutput};
+use crate::manager::{ManagerError, McpManager};
+use crate::tools::{McpTool, error_output};
+
+/// The error a 2026-07-28 server answers when a request needs a capability the client did not
+/// declare (`MissingRequiredClientCapabilityError`).
+const MISSING_CAPABILITY: i32 = -32021;
+
+/// Most calls parked for their client's answers at once.
+pub const MAX_PARKED: usize = 256;
+
+/// How long a parked call waits for its client when the gateway sets no call timeout.
+pub const DEFAULT_PARK: Duration = Duration::from_secs(300);
+
+/// One backend call on its way, with the questions it may ask.
+pub(crate) struct Flight {
+    call: JoinHandle<Result<ToolOutput, Stopped>>,
+    questions: mpsc::Receiver<Question>,
+    progress: mpsc::Receiver<ProgressUpdate>,
+    /// The question the client was asked and has not answered yet (2026-07-28 clients).
+    waiting: Option<Question>,
+    /// The tool the call is for, as the client named it.
+    tool: String,
+    /// Dropping the flight cancels the backend call.
+    _stop: DropGuard,
+}
+
+impl Flight {
+    /// The tool the call is for, as the client named it.
+    pub(crate) fn tool(&self) -> &str {
+        &self.tool
+    }
+}
+
+/// How a stretch of a call ended.
+pub(crate) enum Outcome {
+    /// The backend answered (or the call stopped).
+    Done(Result<ToolOutput, Stopped>),
+    /// The client must answer first (2026-07-28).
+    Asked(InputRequiredResult),
+}
+
+/// What a retry with a `requestState` brings back.
+pub(crate) enum Resumed {
+    /// The call, its question answered.
+    Flight(Flight),
+    /// Not every question was answered: they are asked again.
+    Again(InputRequiredResult),
+}
+
+/// A call parked until its client answers.
+struct Parked {
+    flight: Flight,
+    state: String,
+    expiry: tokio::task::AbortHandle,
+}
+
+/// The parked calls of one gateway, and the key their states are signed with.
+pub(crate) struct Inputs {
+    key: [u8; 32],
+    parked: Mutex<HashMap<String, Parked>>,
+    park_for: Duration,
+}
+
+impl Inputs {
+    /// The parked calls of a gateway whose calls time out after `call_timeout`.
+    pub(crate) fn new(call_timeout: Option<Duration>) -> Arc<Inputs> {
+        Arc::new(Inputs {
+            key: random(),
+            parked: Mutex::default(),
+            park_for: call_timeout.unwrap_or(DEFAULT_PARK),
+        })
+    }
+
+    /// Start `call` (which calls the backend with the settings it is given) with a route
+    /// for its questions to the client that declared `declared`.
+    pub(crate) fn start<F, Fut>(
+        &self,
+        tool: String,
+        declared: ClientCapabilities,
+        mut settings: CallOptions,
+        call: F,
+    ) -> Flight
+    where
+        F: FnOnce(CallOptions) -> Fut,
+        Fut: std::future::Future<Output = Result<ToolOutput, Stopped>> + Send + 'static,
+    {
+        let (input, questions) = CallInput::new(declared);
+        let (progress_sender, progress) = mpsc::channel(crate::client::EVENT_BUFFER);
+        let stop = CancellationToken::new();
+        settings.input = Some(input);
+        settings.progress = Some(progress_sender);
+        settings.cancel = Some(stop.clone());
+        Flight {
+            call: tokio::spawn(call(settings)),
+            questions,
+            progress,
+            waiting: None,
+            tool,
+            _stop: stop.drop_guard(),
+        }
+    }
+
+    /// Run `flight` for the request of `context` until the backend answers or the client must
+    /// (a 2026-07-28 client: the call is parked and the client gets an `input_required`
+    /// result). The backend's progress goes to `progress`, under the request's own token. The
+    /// client's cancellation (or departure) drops the flight, which cancels the backend call.
+    pub(crate) async fn drive(
+        self: &Arc<Self>,
+        mut flight: Flight,
+        context: &RequestContext<RoleServer>,
+        mut progress: Option<&mut Forwarder>,
+    ) -> Result<Outcome, McpError> {
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        // Asked from this task, so that the request goes out with the call's own (the
+        // streamable HTTP transport sends it on the call's response stream).
+        let mut answering: Option<futures::future::BoxFuture<'static, ()>> = None;
+        let result = loop {
+            tokio::select! {
+                joined = &mut flight.call => break joined.unwrap_or(Err(Stopped::Aborted)),
+                Some(update) = flight.progress.recv() => {
+                    if let Some(progress) = &mut progress {
+                        progress.send(update).await;
+                    }
+                }
+                Some(question) = flight.questions.recv(), if answering.is_none() => {
+                    if stateless {
+                        return self.park(flight, question);
+                    }
+                    answering = Some(Box::pin(ask_session(context.peer.clone(), question)));
+                }
+                () = until_done(&mut answering) => answering = None,
+                () = context.ct.cancelled() => {
+                    return Err(McpError::internal_error("request cancelled", None));
+                }
+            }
+        };
+        // Progress handled before the result still belongs before it.
+        if let Some(progress) = &mut progress {
+            while let Ok(update) = flight.progress.try_recv() {
+                progress.send(update).await;
+            }
+        }
+        Ok(Outcome::Done(result))
+    }
+
+    /// Take the call `state` names back for `tool`, its questions answered by `responses`.
+    pub(crate) fn resume(
+        &self,
+        tool: &str,
+        state: &str,
+        responses: Option<InputResponses>,
+    ) -> Result<Resumed, McpError> {
+        let id = self
+            .verify(state)
+            .map_err(|e| McpError::invalid_params(e.to_owned(), None))?;
+        let mut parked = self.lock();
+        let Some(entry) = parked.get(&id) else {
+            return Err(McpError::invalid_params(
+                "requestState names no call waiting for input (answered already, or expired)",
+                None,
+            ));
+        };
+        if entry.flight.tool != tool {
+            return Err(McpError::invalid_params(
+                format!(
+                    "requestState belongs to a call of `{}`, not `{tool}`",
+                    entry.flight.tool
+                ),
+                None,
+            ));
+        }
+        let asked = entry
+            .flight
+            .waiting
+            .as_ref()
+            .map(|q| q.requests.clone())
+            .unwrap_or_default();
+        let responses = responses.unwrap_or_default();
+        if let Some(key) = responses.keys().find(|key| !asked.contains_key(*key)) {
+            return Err(McpError::invalid_params(
+                format!("inputResponses.{key} answers no request of this call"),
+                None,
+            ));
+        }
+        if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+            return Err(McpError::invalid_params(
+                format!("inputResponses.{key} must be an object"),
+                None,
+            ));
+        }
+        if asked.keys().any(|key| !responses.contains_key(key)) {
+            // Asked again, under the same state: nothing was spent.
+            return Ok(Resumed::Again(InputRequiredResult::new(
+                Some(asked),
+                Some(entry.state.clone()),
+            )));
+        }
+        let Some(entry) = parked.remove(&id) else {
+            return Err(McpError::internal_error("the parked call vanished", None));
+        };
+        drop(parked);
+        entry.expiry.abort();
+        let mut flight = entry.flight;
+        if let Some(question) = flight.waiting.take() {
+            // A backend that gave up meanwhile finds out when the flight is driven.
+            let _ = question.answer.send(Ok(responses));
+        }
+        Ok(Resumed::Flight(flight))
+    }
+
+    /// Park `flight` until its client answers `question`.
+    fn park(self: &Arc<Self>, mut flight: Flight, question: Question) -> Result<Outcome, McpError> {
+        let requests = question.requests.clone();
+        let mut parked = self.lock();
+        if parked.len() >= MAX_PARKED {
+            // Dropping the flight cancels the backend call, and the question with it.
+            return Err(McpError::internal_error(
+                format!(
+                    "too many calls ({MAX_PARKED}) wait for their clients' input; try again later"
+                ),
+                None,
+            ));
+        }
+        let id = hex(&random());
+        let expires = SystemTime::now() + self.park_for;
+        let state = self.sign(&id, expires);
+        flight.waiting = Some(question);
+        let inputs: Weak<Inputs> = Arc::downgrade(self);
+        let expired = id.clone();
+        let park_for = self.park_for;
+        let expiry = tokio::spawn(async move {
+            tokio::time::sleep(park_for).await;
+            if let Some(inputs) = inputs.upgrade() {
+                let gone = inputs.lock().remove(&expired);
+                if gone.is_some() {
+                    tracing::info!(
+                        "gateway: a call waited too long for its client's input and was cancelled"
+                    );
+                }
+            }
+        })
+        .abort_handle();
+        parked.insert(
+            id,
+            Parked {
+                flight,
+                state: state.clone(),
+                expiry,
+            },
+        );
+        Ok(Outcome::Asked(InputRequiredResult::new(
+            Some(requests),
+            Some(state),
+        )))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parked>> {
+        self.parked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `base64url({"call", "expires"}).hex(hmac)`.
+    fn sign(&self, id: &str, expires: SystemTime) -> String {
+        let expires = expires
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        let data = URL_SAFE_NO_PAD.encode(json!({"call": id, "expires": expires}).to_string());
+        let mac = hex(self.mac(data.as_bytes()).as_ref());
+        format!("{data}.{mac}")
+    }
+
+    /// The call a state this gateway signed names, unless it has expired.
+    fn verify(&self, state: &str) -> Result<String, &'static str> {
+        const FORGED: &str = "requestState integrity check failed";
+        let (data, mac) = state.split_once('.').ok_or(FORGED)?;
+        let mac = unhex(mac).ok_or(FORGED)?;
+        let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &self.key);
+        aws_lc_rs::hmac::verify(&key, data.as_bytes(), &mac).map_err(|_| FORGED)?;
+        let payload = URL_SAFE_NO_PAD
+            .decode(data)
+            .ok()
+            .and_then(|json| serde_json::from_slice::<Value>(&json).ok())
+            .ok_or(FORGED)?;
+        let expires = payload.get("expires").and_then(Value::as_u64);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        if expires.is_none_or(|expires| expires < now) {
+            return Err("requestState has expired: the call was cancelled; call the tool again");
+        }
+        payload
+            .get("call")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or(FORGED)
+    }
+
+    fn mac(&self, data: &[u8]) -> aws_lc_rs::hmac::Tag {
+        let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &self.key);
+        aws_lc_rs::hmac::sign(&key, data)
+    }
+}
+
+/// Why a call ended without a result.
+pub(crate) enum Stopped {
+    /// The client cancelled it, or left.
+    Aborted,
+    /// The backend refused it in a way the client must see as the error it is.
+    Refused(McpError),
+}
+
+/// Call `tool`'s backend as the tool bridge does (a failure becomes an error result), except
+/// that a refusal for want of a client capability reaches the client as that error: it is the
+/// client, not the gateway, that did not declare it.
+pub(crate) async fn call_backend(
+    manager: McpManager,
+    tool: Arc<McpTool>,
+    arguments: Option<serde_json::Map<String, Value>>,
+    mut settings: CallOptions,
+) -> Result<ToolOutput, Stopped> {
+    let cap = settings.output_cap.take();
+    match manager
+        .call_tool(&tool.server, &tool.tool, arguments, settings)
+        .await
+    {
+        Ok(output) => Ok(match &cap {
+            Some(cap) => cap.apply(&tool.name, output),
+            None => output,
+        }),
+        Err(error) if error.is_cancelled() => Err(Stopped::Aborted),
+        Err(ManagerError::Client(ClientError::Rpc {
+            code: MISSING_CAPABILITY,
+            message,
+            data,
+            ..
+        })) => Err(Stopped::Refused(McpError::new(
+            rmcp::model::ErrorCode(MISSING_CAPABILITY),
+            message,
+            data.map(|data| *data),
+        ))),
+        Err(error) => Ok(error_output(format!("MCP error: {error}"))),
+    }
+}
+
+/// Ask a session client each request of `question` in turn, and hand the answers back.
+async fn ask_session(peer: Peer<RoleServer>, question: Question) {
+    let mut answers = InputResponses::new();
+    for (key, request) in question.requests {
+        let request = match request {
+            InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
+            InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
+            InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
+            _ => {
+                let _ = question
+                    .answer
+                    .send(Err(format!("`{key}` asks for input of an unknown kind")));
+                return;
+            }
+        };
+        let answer = match peer.send_request(request).await {
+            Ok(result) => serde_json::to_value(result).map_err(|e| e.to_string()),
+            Err(e) => Err(format!("the client answered with an error: {e}")),
+        };
+        match answer {
+            Ok(answer) => {
+                answers.insert(key, answer);
+            }
+            Err(e) => {
+                let _ = question.answer.send(Err(e));
+                return;
+            }
+        }
+    }
+    let _ = question.answer.send(Ok(answers));
+}
+
+/// Resolves when `work` is done; never when there is none.
+async fn until_done(work: &mut Option<futures::future::BoxFuture<'static, ()>>) {
+    match work {
+        Some(work) => work.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What the client of a request declared it can be asked (per request in 2026-07-28,
+/// the session's in older revisions).
+pub(crate) fn declared(context: &RequestContext<RoleServer>) -> ClientCapabilities {
+    context.client_capabilities().unwrap_or_default()
+}
+
+/// 32 random bytes.
+fn random() -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+        // The system's generator failed; the time and address still differ per process.
+        let seed = format!("{:?}{:p}", SystemTime::now(), &bytes);
+        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, seed.as_bytes());
+        bytes.copy_from_slice(digest.as_ref());
+    }
+    bytes
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn states_verify_and_tampering_is_caught() {
+        let inputs = Inputs::new(None);
+        let state = inputs.sign("abc", SystemTime::now() + Duration::from_secs(60));
+        assert_eq!(inputs.verify(&state), Ok("abc".to_owned()));
+        let (data, mac) = state.split_once('.').unwrap();
+        let forged =
+            URL_SAFE_NO_PAD.encode(json!({"call": "xyz", "expires": u64::MAX}).to_string());
+        let refused = Err("requestState integrity check failed");
+        assert_eq!(inputs.verify(&format!("{forged}.{mac}")), refused);
+        let flipped = if mac.starts_with('0') { '1' } else { '0' };
+        let altered = format!("{data}.{flipped}{}", &mac[1..]);
+        assert_eq!(inputs.verify(&altered), refused);
+        assert_eq!(inputs.verify("not a state"), refused);
+        let other = Inputs::new(None);
+        assert_eq!(other.verify(&state), refused, "another process's key");
+        let expired = inputs.sign("abc", SystemTime::now() - Duration::from_secs(5));
+        assert!(inputs.verify(&expired).unwrap_err().contains("expired"));
+    }
+
+    /// A flight whose backend call never ends, and a question it asked.
+    // Roots are deprecated by the 2026-07-28 revision, but still asked by older servers.
+    #[allow(deprecated)]
+    fn waiting_flight(inputs: &Inputs) -> (Flight, Question) {
+        let flight = inputs.start(
+            "t".into(),
+            ClientCapabilities::default(),
+            CallOptions::default(),
+            |_| std::future::pending(),
+        );
+        let mut requests = rmcp::model::InputRequests::new();
+        requests.insert(
+            "roots".into(),
+            InputRequest::ListRoots(rmcp::model::ListRootsRequest::default()),
+        );
+        let (answer, _) = tokio::sync::oneshot::channel();
+        (flight, Question { requests, answer })
+    }
+
+    #[tokio::test]
+    async fn parked_calls_are_bounded_in_number_and_time() {
+        let inputs = Inputs::new(Some(Duration::from_millis(200)));
+        let mut states = Vec::new();
+        for _ in 0..MAX_PARKED {
+            let (flight, question) = waiting_flight(&inputs);
+            match inputs.park(flight, question) {
+                Ok(Outcome::Asked(asked)) => states.push(asked.request_state.unwrap()),
+                _ => panic!("not parked"),
+            }
+        }
+        let (flight, question) = waiting_flight(&inputs);
+        assert!(inputs.park(flight, question).is_err(), "one too many");
+        // Another tool's call cannot take the state; a retry without answers is asked again.
+        assert!(inputs.resume("other", &states[0], None).is_err());
+        assert!(matches!(
+            inputs.resume("t", &states[0], None),
+            Ok(Resumed::Again(_))
+        ));
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(inputs.lock().len(), 0, "expired calls are dropped");
+        assert!(inputs.resume("t", &states[1], None).is_err());
+    }
+}

@@ -1,0 +1,497 @@
+//! Logs and resource subscriptions between the gateway's clients and the servers behind it.
+//!
+//! - **Logs.** A client of the `initialize` era asks for logs with `logging/setLevel`; a
+//!   2026-07-28 client names a level in the `_meta` of each request, and gets the logs of the
+//!   server it called on that request's stream for as long as the request runs. The servers
+//!   are asked for the most verbose level any client wants (`logging/setLevel` on the
+//!   servers that offer logging; a 2026-07-28 server is asked per request), and each client
+//!   gets only the lines at its own level or above, their logger prefixed with the server's
+//!   name (`<server>` or `<server>/<logger>`), so the client knows where they come from.
+//! - **Resources.** A subscription goes to the server that offers the URI (see `catalog`),
+//!   once however many clients subscribe: the server is asked on the first subscriber and
+//!   released after the last one leaves. Its `notifications/resources/updated` reaches each
+//!   subscriber: a session as a notification, a 2026-07-28 client on its
+//!   `subscriptions/listen` stream. (That stream is acknowledged as it opens, before the
+//!   server behind has been asked: a change in that moment is not reported.)
+//! - A server that reconnects is asked again for the level and the subscriptions it had.
+
+// rmcp marks logging and `resources/subscribe` deprecated because protocol 2026-07-28 drops
+// them; the revisions with sessions, which the gateway serves too, still have them.
+#![allow(deprecated)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+};
+use rmcp::service::{Peer, SubscriptionSink};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::filter::ToolFilter;
+use crate::client::LOG_LEVELS;
+use crate::manager::{ManagerEvent, McpManager, ServerNotice};
+
+/// How long one client may take to accept a relayed notification before it is skipped.
+const SEND_BOUND: Duration = Duration::from_secs(2);
+
+/// Where a subscriber's notifications go.
+#[derive(Clone)]
+pub(crate) enum Target {
+    /// A client of the `initialize` era: its session.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 client: its `subscriptions/listen` stream.
+    Listen(SubscriptionSink),
+}
+
+impl Target {
+    fn closed(&self) -> bool {
+        match self {
+            Target::Session(peer) => peer.is_transport_closed(),
+            // Released explicitly when the stream ends (see `Relay::release`).
+            Target::Listen(_) => false,
+        }
+    }
+}
+
+/// A client that wants log lines.
+struct LogWant {
+    peer: Peer<RoleServer>,
+    /// Index in [`LOG_LEVELS`]: lines at this level or above.
+    rank: usize,
+    /// Only this server's lines (a 2026-07-28 request); `None`: every server's.
+    server: Option<String>,
+}
+
+#[derive(Default)]
+struct State {
+    /// By client or request id.
+    logs: HashMap<u64, LogWant>,
+    /// `(server, uri)` → subscriber id → where to send.
+    resources: BTreeMap<(String, String), BTreeMap<u64, Target>>,
+    /// The level the servers were last asked for.
+    level: Option<usize>,
+}
+
+/// The relay of one gateway, shared by all its clients.
+pub(crate) struct Relay {
+    manager: McpManager,
+    filter: ToolFilter,
+    state: Mutex<State>,
+    next_id: AtomicU64,
+}
+
+/// The rank of a level's wire spelling.
+pub(crate) fn rank(level: &str) -> Option<usize> {
+    LOG_LEVELS.iter().position(|l| *l == level)
+}
+
+impl Relay {
+    pub fn new(manager: McpManager, filter: ToolFilter) -> Self {
+        Relay {
+            manager,
+            filter,
+            state: Mutex::default(),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A fresh id for a client, a request or a listen stream.
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Connected servers in scope, in config order.
+    fn servers(&self) -> Vec<(String, Arc<crate::client::McpClient>)> {
+        self.manager
+            .server_names()
+            .into_iter()
+            .filter(|name| self.filter.allows_server(name))
+            .filter_map(|name| self.manager.client(&name).map(|client| (name, client)))
+            .collect()
+    }
+
+    /// Whether a server in scope offers logging (the gateway offers it then).
+    pub fn offers_logging(&self) -> bool {
+        self.servers().iter().any(|(_, c)| c.offers_logging())
+    }
+
+    /// Whether a server in scope offers resource subscriptions (the gateway offers them then).
+    pub fn offers_subscriptions(&self) -> bool {
+        self.servers()
+            .iter()
+            .any(|(_, c)| c.offers_resource_subscriptions())
+    }
+
+    /// Client `id` (a session) wants every server's lines at `level` and above.
+    pub async fn set_level(&self, id: u64, peer: Peer<RoleServer>, level: usize) {
+        self.lock().logs.insert(
+            id,
+            LogWant {
+                peer,
+                rank: level,
+                server: None,
+            },
+        );
+        self.apply_level().await;
+    }
+
+    /// Request `id` (of a 2026-07-28 client) wants `server`'s lines at `level` and above
+    /// until the returned guard is dropped.
+    pub async fn watch_request(
+        self: &Arc<Self>,
+        peer: Peer<RoleServer>,
+        level: usize,
+        server: &str,
+    ) -> RequestLogs {
+        let id = self.next_id();
+        self.lock().logs.insert(
+            id,
+            LogWant {
+                peer,
+                rank: level,
+                server: Some(server.to_owned()),
+            },
+        );
+        self.apply_level().await;
+        let offers = self
+            .manager
+            .client(server)
+            .is_some_and(|client| client.offers_logging());
+        RequestLogs {
+            relay: self.clone(),
+            id,
+            server: offers.then(|| server.to_owned()),
+        }
+    }
+
+    /// Ask the servers for the most verbose level any client wants, if that changed.
+    async fn apply_level(&self) {
+        let wanted = {
+            let mut state = self.lock();
+            state
+                .logs
+                .retain(|_, want| !want.peer.is_transport_closed());
+            let wanted = state.logs.values().map(|want| want.rank).min();
+            if wanted.is_none() || wanted == state.level {
+                return;
+            }
+            state.level = wanted;
+            wanted
+        };
+        let Some(level) = wanted else { return };
+        let asks = self
+            .servers()
+            .into_iter()
+            .filter(|(_, client)| client.offers_logging())
+            .map(|(server, client)| async move {
+                if let Err(e) = client.set_log_level(LOG_LEVELS[level]).await {
+                    tracing::debug!("gateway: log level not set on `{server}`: {e}");
+                }
+            });
+        futures::future::join_all(asks).await;
+    }
+
+    /// Subscribe `target` (subscriber `id`) to `uri` of `server`; the server is asked on the
+    /// first subscriber only.
+    pub async fn subscribe(
+        &self,
+        server: &str,
+        uri: &str,
+        id: u64,
+        target: Target,
+    ) -> Result<(), String> {
+        self.sweep().await;
+        let key = (server.to_owned(), uri.to_owned());
+        let first = {
+            let mut state = self.lock();
+            let subscribers = state.resources.entry(key.clone()).or_default();
+            let first = subscribers.is_empty();
+            subscribers.insert(id, target);
+            first
+        };
+        if !first {
+            return Ok(());
+        }
+        let asked = match self.manager.client(server) {
+            Some(client) if client.offers_resource_subscriptions() => client
+                .subscribe_resource(uri)
+                .await
+                .map_err(|e| format!("MCP error: {e}")),
+            Some(_) => Err(format!(
+                "server `{server}` does not offer resource subscriptions"
+            )),
+            None => Err(format!("MCP error: server `{server}` is not connected")),
+        };
+        if asked.is_err() {
+            let mut state = self.lock();
+            if let Some(subscribers) = state.resources.get_mut(&key) {
+                subscribers.remove(&id);
+                if subscribers.is_empty() {
+                    state.resources.remove(&key);
+                }
+            }
+        }
+        asked
+    }
+
+    /// Subscriber `id` leaves `uri` of `server`; the server is released after the last one.
+    pub async fn unsubscribe(&self, server: &str, uri: &str, id: u64) {
+        let key = (server.to_owned(), uri.to_owned());
+        let last = {
+            let mut state = self.lock();
+            match state.resources.get_mut(&key) {
+                Some(subscribers) => {
+                    subscribers.remove(&id);
+                    let last = subscribers.is_empty();
+                    if last {
+                        state.resources.remove(&key);
+                    }
+                    last
+                }
+                None => false,
+            }
+        };
+        if last {
+            self.release_on_server(vec![key]).await;
+        }
+    }
+
+    /// Subscriber `id` is gone (its listen stream ended): leave everything it subscribed to.
+    pub async fn release(&self, id: u64) {
+        let emptied = {
+            let mut state = self.lock();
+            let mut emptied = Vec::new();
+            state.resources.retain(|key, subscribers| {
+                subscribers.remove(&id);
+                let keep = !subscribers.is_empty();
+                if !keep {
+                    emptied.push(key.clone());
+                }
+                keep
+            });
+            emptied
+        };
+        self.release_on_server(emptied).await;
+    }
+
+    /// Forget sessions that closed; release what only they subscribed to.
+    async fn sweep(&self) {
+        let emptied = {
+            let mut state = self.lock();
+            state
+                .logs
+                .retain(|_, want| !want.peer.is_transport_closed());
+            let mut emptied = Vec::new();
+            state.resources.retain(|key, subscribers| {
+                subscribers.retain(|_, target| !target.closed());
+                let keep = !subscribers.is_empty();
+                if !keep {
+                    emptied.push(key.clone());
+                }
+                keep
+            });
+            emptied
+        };
+        self.release_on_server(emptied).await;
+    }
+
+    async fn release_on_server(&self, keys: Vec<(String, String)>) {
+        for (server, uri) in keys {
+            if let Some(client) = self.manager.client(&server)
+                && let Err(e) = client.unsubscribe_resource(&uri).await
+            {
+                tracing::debug!("gateway: `{uri}` not released on `{server}`: {e}");
+            }
+        }
+    }
+
+    /// A server (re)connected: ask it again for the level and the subscriptions it had.
+    async fn restore(&self, server: &str) {
+        let Some(client) = self.manager.client(server) else {
+            return;
+        };
+        let (level, uris) = {
+            let state = self.lock();
+            let uris: Vec<String> = state
+                .resources
+                .keys()
+                .filter(|(s, _)| s == server)
+                .map(|(_, uri)| uri.clone())
+                .collect();
+            (state.level, uris)
+        };
+        if let Some(level) = level
+            && client.offers_logging()
+            && let Err(e) = client.set_log_level(LOG_LEVELS[level]).await
+        {
+            tracing::debug!("gateway: log level not set again on `{server}`: {e}");
+        }
+        for uri in uris {
+            if let Err(e) = client.subscribe_resource(&uri).await {
+                tracing::warn!("gateway: `{uri}` not subscribed again on `{server}`: {e}");
+            }
+        }
+    }
+
+    /// Pass one server notice on to the clients that asked for it.
+    async fn deliver(&self, notice: ServerNotice) {
+        match notice {
+            ServerNotice::Log {
+                server,
+                level,
+                logger,
+                data,
+            } => {
+                let Ok(wire_level) = serde_json::from_value::<LoggingLevel>(level.clone().into())
+                else {
+                    return;
+                };
+                let line_rank = rank(&level).unwrap_or(1);
+                let peers: Vec<Peer<RoleServer>> = {
+                    let state = self.lock();
+                    state
+                        .logs
+                        .values()
+                        .filter(|want| {
+                            want.rank <= line_rank
+                                && want.server.as_deref().is_none_or(|s| s == server)
+                        })
+                        .map(|want| want.peer.clone())
+                        .collect()
+                };
+                let logger = match logger {
+                    Some(logger) => format!("{server}/{logger}"),
+                    None => server,
+                };
+                let mut param = LoggingMessageNotificationParam::new(wire_level, data);
+                param.logger = Some(logger);
+                let sends = peers.iter().map(|peer| {
+                    let param = param.clone();
+                    async move {
+                        #[allow(deprecated)] // current in the revisions with sessions
+                        let sent = peer.notify_logging_message(param);
+                        if !matches!(tokio::time::timeout(SEND_BOUND, sent).await, Ok(Ok(()))) {
+                            tracing::debug!("gateway: a log line was not delivered");
+                        }
+                    }
+                });
+                futures::future::join_all(sends).await;
+            }
+            ServerNotice::ResourceUpdated { server, uri } => {
+                let targets: Vec<Target> = {
+                    let state = self.lock();
+                    state
+                        .resources
+                        .get(&(server, uri.clone()))
+                        .map(|subscribers| subscribers.values().cloned().collect())
+                        .unwrap_or_default()
+                };
+                let sends = targets.iter().map(|target| {
+                    let uri = uri.clone();
+                    async move {
+                        let sent = match target {
+                            Target::Session(peer) => tokio::time::timeout(
+                                SEND_BOUND,
+                                peer.notify_resource_updated(
+                                    ResourceUpdatedNotificationParam::new(uri),
+                                ),
+                            )
+                            .await
+                            .is_ok_and(|r| r.is_ok()),
+                            Target::Listen(sink) => {
+                                tokio::time::timeout(SEND_BOUND, sink.notify_resource_updated(uri))
+                                    .await
+                                    .is_ok_and(|r| r.is_ok())
+                            }
+                        };
+                        if !sent {
+                            tracing::debug!("gateway: a resource update was not delivered");
+                        }
+                    }
+                });
+                futures::future::join_all(sends).await;
+                // A subscriber that left without unsubscribing is noticed here at the latest.
+                self.sweep().await;
+            }
+        }
+    }
+}
+
+/// The log lines of one 2026-07-28 request; they stop when this is dropped.
+pub(crate) struct RequestLogs {
+    relay: Arc<Relay>,
+    id: u64,
+    /// The server's, when it offers logging.
+    server: Option<String>,
+}
+
+/// How long a request's answer waits for the log lines its server sent before it: they reach
+/// the relay through tasks of their own (rmcp's, the manager's), which may run after the
+/// answer arrives, and the request's stream ends with the answer.
+const LOG_GRACE: Duration = Duration::from_millis(10);
+
+impl RequestLogs {
+    /// Let the log lines the server sent before its answer through.
+    pub async fn settle(&self) {
+        if self.server.is_some() {
+            tokio::time::sleep(LOG_GRACE).await;
+        }
+    }
+}
+
+impl Drop for RequestLogs {
+    fn drop(&mut self) {
+        self.relay.lock().logs.remove(&self.id);
+    }
+}
+
+/// Relay the servers' notices to the clients, and restore what a reconnected server had,
+/// until `stop` is cancelled or the manager is gone.
+pub(crate) async fn run(
+    relay: Arc<Relay>,
+    mut notices: broadcast::Receiver<ServerNotice>,
+    mut events: broadcast::Receiver<ManagerEvent>,
+    stop: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            notice = notices.recv() => match notice {
+                Ok(notice) => {
+                    if relay.filter.allows_server(notice_server(&notice)) {
+                        relay.deliver(notice).await;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!("gateway: {missed} server notices were dropped");
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            event = events.recv() => match event {
+                Ok(ManagerEvent::Connected { server, .. }) if relay.filter.allows_server(&server) => {
+                    relay.restore(&server).await;
+                }
+                Ok(ManagerEvent::Disconnected { .. } | ManagerEvent::Reconnecting { .. }) => {
+                    relay.sweep().await;
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+fn notice_server(notice: &ServerNotice) -> &str {
+    match notice {
+        ServerNotice::Log { server, .. } | ServerNotice::ResourceUpdated { server, .. } => server,
+    }
+}

@@ -1,0 +1,441 @@
+//! A backend's questions during a call (elicitation, sampling, roots) reach the gateway client
+//! that made the call, in both eras, and come back to the backend:
+//!
+//! - real SDK clients: the Python SDK 2.3 (`auto`, so 2026-07-28: `input_required` results)
+//!   and the Python SDK 1.x (a 2025-11-25 session: requests over the session), each against a
+//!   2026-07-28 backend (the conformance mock, whose tools answer `input_required`) and a
+//!   2025-11-25 one (the plain mock's `elicit` tool, which sends `elicitation/create`);
+//! - a raw 2026-07-28 client over stdio for what no SDK sends: a forged, replayed or expired
+//!   `requestState`, answers for a key nobody asked, no declared capability;
+//! - clients that never answer (raw, since an SDK answers): the call ends within its timeout
+//!   and the backend's call is cancelled.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::ChildGuard;
+use support::sdk::ServeWorld;
+
+/// Bound on any one answer.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// Two backends: `c`, the conformance mock (2026-07-28, `input_required`), and `m`, the plain
+/// mock (2025-11-25 only) with the `elicit` tool, recording what it receives into `m.jsonl`.
+fn world() -> ServeWorld {
+    let dir = support::temp_dir();
+    let record = dir.path().join("m.jsonl");
+    ServeWorld::with_servers(
+        dir,
+        json!({
+            "c": {"command": support::MCPR, "args": ["mock", "--conformance"]},
+            "m": {"command": support::MCPR, "args": [
+                "mock", "--elicit-tool", "--record", record.to_string_lossy(),
+            ]},
+        }),
+    )
+}
+
+/// Whether the plain mock received `notifications/cancelled`, waiting for it a while.
+fn backend_cancelled(world: &ServeWorld) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let record = std::fs::read_to_string(world.path("m.jsonl")).unwrap_or_default();
+        if record.contains("notifications/cancelled") {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A 2026-07-28 client written by hand: `mcpr serve` over stdio, one JSON-RPC line each way.
+struct Stateless {
+    child: ChildGuard,
+    lines: mpsc::Receiver<String>,
+    next_id: u64,
+    /// The capabilities it declares on every request; `None` for a 2025-11-25 session.
+    capabilities: Option<Value>,
+    /// An `elicitation/create` came (a session client leaves it unanswered).
+    asked_elicitation: bool,
+}
+
+impl Stateless {
+    fn start(world: &ServeWorld, extra: &[&str], capabilities: Value) -> Stateless {
+        let mut client = Stateless::spawn(world, extra, Some(capabilities));
+        let discovered = client.request("server/discover", json!({}));
+        assert!(discovered.get("result").is_some(), "{discovered}");
+        client
+    }
+
+    /// A 2025-11-25 session that declares elicitation (and never answers it).
+    fn start_session(world: &ServeWorld, extra: &[&str]) -> Stateless {
+        let mut client = Stateless::spawn(world, extra, None);
+        let initialized = client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                   "clientInfo": {"name": "raw", "version": "1"}}),
+        );
+        assert!(initialized.get("result").is_some(), "{initialized}");
+        client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        client
+    }
+
+    fn spawn(world: &ServeWorld, extra: &[&str], capabilities: Option<Value>) -> Stateless {
+        let mut command = Command::new(support::MCPR);
+        command
+            .args(world.serve_args(extra))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        world.isolate(&mut command);
+        let mut child = ChildGuard::spawn(&mut command);
+        let stdout = child.0.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Stateless {
+            child,
+            lines,
+            next_id: 0,
+            capabilities,
+            asked_elicitation: false,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.child.0.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Send `method` with `params` (and the per-request `_meta`); the response.
+    fn request(&mut self, method: &str, mut params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        if let Some(capabilities) = &self.capabilities {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
+            });
+        }
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
+            let message: Value = serde_json::from_str(&line).expect("a JSON line");
+            if message["method"] == "elicitation/create" {
+                self.asked_elicitation = true;
+            } else if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// `tools/call` of `name`, with a retry's `extra` fields (`inputResponses`,
+    /// `requestState`).
+    fn call(&mut self, name: &str, extra: Value) -> Value {
+        let mut params = json!({"name": name, "arguments": {}});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        self.request("tools/call", params)
+    }
+}
+
+/// The `requestState` and the keys of an `input_required` answer.
+fn asked(answer: &Value) -> (String, Vec<String>) {
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "input_required", "{answer}");
+    let state = result["requestState"].as_str().expect("a requestState");
+    let keys = result["inputRequests"]
+        .as_object()
+        .expect("inputRequests")
+        .keys()
+        .cloned()
+        .collect();
+    (state.to_owned(), keys)
+}
+
+/// The text of a final answer.
+fn text(answer: &Value) -> String {
+    support::sdk::text(&answer["result"])
+}
+
+fn accept(name: &str) -> Value {
+    json!({"action": "accept", "content": {"name": name}})
+}
+
+#[test]
+fn a_2026_client_answers_a_2026_backend_and_its_state_is_spent_by_the_answer() {
+    let world = world();
+    let mut client = Stateless::start(&world, &[], json!({"elicitation": {}}));
+    let tool = "mcp_c_test_input_required_result_elicitation";
+    let (state, keys) = asked(&client.call(tool, json!({})));
+    assert_eq!(keys, ["user_name"]);
+    let retry = json!({"requestState": state, "inputResponses": {"user_name": accept("Ada")}});
+    let done = client.call(tool, retry.clone());
+    assert_eq!(text(&done), "Hello, Ada!", "{done}");
+    // The same answer again: the state was spent.
+    let replayed = client.call(tool, retry);
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no call waiting"),
+        "{replayed}"
+    );
+}
+
+#[test]
+fn a_2026_client_answers_a_2025_backends_request() {
+    let world = world();
+    let mut client = Stateless::start(&world, &[], json!({"elicitation": {}}));
+    let (state, keys) = asked(&client.call("mcp_m_elicit", json!({})));
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    let retry = json!({"requestState": state, "inputResponses": {keys[0].clone(): accept("Ada")}});
+    let done = client.call("mcp_m_elicit", retry);
+    assert_eq!(text(&done), r#"accept {"name":"Ada"}"#, "{done}");
+}
+
+#[test]
+fn a_forged_request_state_is_refused_and_the_real_one_still_works() {
+    let world = world();
+    let mut client = Stateless::start(&world, &[], json!({"elicitation": {}}));
+    let tool = "mcp_c_test_input_required_result_elicitation";
+    let (state, _) = asked(&client.call(tool, json!({})));
+    let (data, mac) = state.split_once('.').expect("data.mac");
+    let flipped = if mac.starts_with('0') { "1" } else { "0" };
+    for forged in [
+        format!("{data}.{flipped}{}", &mac[1..]),
+        format!("x{state}"),
+        "not a state".to_owned(),
+    ] {
+        let retry = json!({"requestState": forged, "inputResponses": {"user_name": accept("Eve")}});
+        let refused = client.call(tool, retry);
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("integrity"),
+            "{refused}"
+        );
+    }
+    let retry = json!({"requestState": state, "inputResponses": {"user_name": accept("Ada")}});
+    assert_eq!(text(&client.call(tool, retry)), "Hello, Ada!");
+}
+
+#[test]
+fn answers_for_a_key_nobody_asked_are_refused_and_a_missing_one_is_asked_again() {
+    let world = world();
+    let mut client = Stateless::start(&world, &[], json!({"elicitation": {}}));
+    let tool = "mcp_c_test_input_required_result_elicitation";
+    let (state, _) = asked(&client.call(tool, json!({})));
+    let retry = json!({"requestState": state, "inputResponses": {"bogus": accept("Eve")}});
+    let refused = client.call(tool, retry);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("inputResponses.bogus"),
+        "{refused}"
+    );
+    let again = client.call(tool, json!({"requestState": state}));
+    assert_eq!(asked(&again).1, ["user_name"], "{again}");
+    let retry = json!({"requestState": state, "inputResponses": {"user_name": accept("Ada")}});
+    assert_eq!(text(&client.call(tool, retry)), "Hello, Ada!");
+}
+
+#[test]
+fn a_client_without_the_capability_gets_the_gateways_fallback() {
+    let world = world();
+    let mut client = Stateless::start(&world, &[], json!({}));
+    // The 2026-07-28 backend is told the client cannot elicit: the gateway declines for it.
+    let done = client.call("mcp_c_test_input_required_result_elicitation", json!({}));
+    assert_eq!(text(&done), "Hello, unknown!", "{done}");
+    // The 2025-11-25 backend's request is declined by the gateway.
+    let done = client.call("mcp_m_elicit", json!({}));
+    assert_eq!(text(&done), "decline", "{done}");
+    // A backend that requires a capability the client lacks refuses with -32021, as sent.
+    let refused = client.call("mcp_c_test_missing_capability", json!({}));
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}
+
+#[test]
+fn a_2026_client_that_never_answers_has_its_call_expire_and_the_backend_call_cancelled() {
+    let world = world();
+    let mut client = Stateless::start(&world, &["--timeout", "1500"], json!({"elicitation": {}}));
+    let (state, keys) = asked(&client.call("mcp_m_elicit", json!({})));
+    assert!(
+        backend_cancelled(&world),
+        "the backend's call was not cancelled"
+    );
+    let retry = json!({"requestState": state, "inputResponses": {keys[0].clone(): accept("Ada")}});
+    let late = client.call("mcp_m_elicit", retry);
+    assert_eq!(late["error"]["code"], -32602, "{late}");
+    assert!(
+        late["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expired"),
+        "{late}"
+    );
+}
+
+/// Python SDK client scripts: the 2.3 `Client` (over HTTP, `auto`) and a 1.x `ClientSession`
+/// (starting `mcpr serve` over stdio). Each answers elicitations with `{"name": "Ada"}`, calls
+/// each tool named on its command line and prints one JSON line per result.
+const PY_CLIENT_2: &str = r#"
+import asyncio, json, sys
+import mcp.types as types
+from mcp.client.client import Client
+
+async def elicit(context, params):
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+async def main():
+    async with Client(sys.argv[1], mode="auto", elicitation_callback=elicit) as client:
+        print(json.dumps({"protocol": client.protocol_version}), flush=True)
+        for tool in sys.argv[2:]:
+            result = await client.call_tool(tool, {})
+            print(json.dumps({"tool": tool, "text": result.content[0].text}), flush=True)
+
+asyncio.run(main())
+"#;
+
+const PY_CLIENT_1: &str = r#"
+import asyncio, json, os, sys
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+async def elicit(context, params):
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+async def main():
+    config = json.loads(sys.argv[1])
+    params = StdioServerParameters(command=config["command"], args=config["args"], env=dict(os.environ))
+    async with stdio_client(params, errlog=sys.stderr) as (read, write):
+        async with ClientSession(read, write, elicitation_callback=elicit) as session:
+            init = await session.initialize()
+            print(json.dumps({"protocol": init.protocolVersion}), flush=True)
+            for tool in sys.argv[2:]:
+                result = await session.call_tool(tool, {})
+                print(json.dumps({"tool": tool, "text": result.content[0].text,
+                                  "isError": bool(result.isError)}), flush=True)
+
+asyncio.run(main())
+os._exit(0)
+"#;
+
+/// Run `python` on `script` with `args`, bounded; its stdout as JSON lines.
+fn run_python(
+    world: &ServeWorld,
+    python: &std::path::Path,
+    script: &str,
+    args: &[String],
+) -> Vec<Value> {
+    let path = world.path("client.py");
+    std::fs::write(&path, script).expect("write the client");
+    let mut command = Command::new(python);
+    command
+        .arg(&path)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    world.isolate(&mut command);
+    let mut child = ChildGuard::spawn(&mut command);
+    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
+    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
+    let deadline = Instant::now() + BOUND;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("wait for the client") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the Python client hangs");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = stdout.join().unwrap_or_default();
+    let err = stderr.join().unwrap_or_default();
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    out.lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}\n{err}")))
+        .collect()
+}
+
+#[test]
+fn a_python_sdk_2_3_client_answers_elicitations_of_both_eras_backends() {
+    let python = support::python_sdk_2();
+    let world = world();
+    let (_gateway, url) = world.http_gateway(&[], &[]);
+    let lines = run_python(
+        &world,
+        &python,
+        PY_CLIENT_2,
+        &[
+            url,
+            "mcp_c_test_input_required_result_elicitation".into(),
+            "mcp_m_elicit".into(),
+        ],
+    );
+    assert_eq!(lines[0]["protocol"], "2026-07-28", "{lines:?}");
+    assert_eq!(lines[1]["text"], "Hello, Ada!", "{lines:?}");
+    assert_eq!(lines[2]["text"], r#"accept {"name":"Ada"}"#, "{lines:?}");
+}
+
+#[test]
+fn a_python_sdk_1_client_answers_elicitations_of_both_eras_backends() {
+    let python = support::python_mcp();
+    let world = world();
+    let config = json!({"command": support::MCPR, "args": world.serve_args(&[])});
+    let lines = run_python(
+        &world,
+        &python,
+        PY_CLIENT_1,
+        &[
+            config.to_string(),
+            "mcp_m_elicit".into(),
+            "mcp_c_test_input_required_result_elicitation".into(),
+        ],
+    );
+    assert_eq!(lines[0]["protocol"], "2025-11-25", "{lines:?}");
+    assert_eq!(lines[1]["text"], r#"accept {"name":"Ada"}"#, "{lines:?}");
+    assert_eq!(lines[2]["text"], "Hello, Ada!", "{lines:?}");
+}
+
+#[test]
+fn a_session_client_that_never_answers_gets_an_error_within_the_call_timeout() {
+    let world = world();
+    let mut client = Stateless::start_session(&world, &["--timeout", "1500"]);
+    // The backend's `elicitation/create` reaches the client, which never answers it.
+    let done = client.request(
+        "tools/call",
+        json!({"name": "mcp_m_elicit", "arguments": {}}),
+    );
+    assert!(client.asked_elicitation, "the client was not asked");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(text(&done).contains("MCP error"), "{done}");
+    assert!(
+        backend_cancelled(&world),
+        "the backend's call was not cancelled"
+    );
+}
