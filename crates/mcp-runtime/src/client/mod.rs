@@ -12,8 +12,9 @@
 //! deadline so nothing outlives it.
 //!
 //! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
-//! connection with the right plan), `stdio` (the child process), `remote` (choosing an HTTP
-//! transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
+//! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
+//! transport), `decode` (received messages parsed once, answers decoded by their method),
+//! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors), `streamable_http`,
 //! `legacy_sse` and `sse` (the transports and their event streams), `handler` (our side of the
 //! protocol), `mrtr` (multi round-trip requests), `ask` (a call's own route for the server's
 //! questions, which a gateway points at its client), `listen` (`subscriptions/listen` on
@@ -41,6 +42,7 @@
 
 pub(crate) mod ask;
 mod cap;
+mod decode;
 mod elicitation;
 pub mod era;
 mod error;
@@ -53,6 +55,7 @@ mod lost;
 mod mrtr;
 mod open;
 mod options;
+mod pipe;
 mod progress;
 mod raw;
 mod remote;
@@ -64,6 +67,7 @@ mod subscribe;
 mod types;
 mod watchdog;
 
+use std::fmt::Display;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -419,7 +423,8 @@ impl McpClient {
         }
         let timeout = options.timeout.or_else(|| self.config.tool_timeout());
         let started = Instant::now();
-        let method = format!("tools/call `{tool}`");
+        // Formatted only when an error names it.
+        let method = ToolCall(tool);
         let input = options.input.as_ref();
         // While it runs, the server's questions about it go to its asker (see `ask`).
         let _asking = input.map(|input| self.handler.asking.register(input.clone()));
@@ -466,6 +471,7 @@ impl McpClient {
                 (ServerResult::InputRequiredResult(asked), _) => {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     let asker = input.map(|input| (input, left));
+                    let method = method.to_string();
                     let round = mrtr::next_round(&self.handler, &mut params, asked, &method, asker);
                     match options.cancel.as_ref() {
                         Some(cancel) => tokio::select! {
@@ -531,7 +537,7 @@ impl McpClient {
     async fn request(
         &self,
         request: ClientRequest,
-        method: &str,
+        method: &(impl Display + ?Sized),
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
@@ -558,7 +564,7 @@ impl McpClient {
     async fn request_with_progress(
         &self,
         request: ClientRequest,
-        method: &str,
+        method: &(impl Display + ?Sized),
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
@@ -583,7 +589,7 @@ impl McpClient {
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),
-            method: method.to_owned(),
+            method: method.to_string(),
         };
         if self.is_closed() {
             return Err(not_sent());
@@ -619,7 +625,7 @@ impl McpClient {
                     let _ = self.peer.notify_cancelled(notice).await;
                     return Err(ClientError::Cancelled {
                         server: self.server.clone(),
-                        method: method.to_owned(),
+                        method: method.to_string(),
                     });
                 }
             },
@@ -661,7 +667,8 @@ impl McpClient {
         }
     }
 
-    fn service_error(&self, method: &str, error: ServiceError) -> ClientError {
+    fn service_error(&self, method: &(impl Display + ?Sized), error: ServiceError) -> ClientError {
+        let method = &method.to_string();
         // A remote server's HTTP failure says more than "connection closed".
         if let (Some(url), ServiceError::TransportSend(send)) = (&self.url, &error)
             && let Some(classified) = http::classify(&self.server, method, url, send)
@@ -733,7 +740,11 @@ impl McpClient {
 
     /// Like `service_error`, but a lost connection waits briefly for the process to be reaped
     /// so the error can give its exit status.
-    async fn service_error_after_send(&self, method: &str, error: ServiceError) -> ClientError {
+    async fn service_error_after_send(
+        &self,
+        method: &(impl Display + ?Sized),
+        error: ServiceError,
+    ) -> ClientError {
         if matches!(
             error,
             ServiceError::TransportClosed | ServiceError::TransportSend(_)
@@ -744,18 +755,22 @@ impl McpClient {
         self.service_error(method, error)
     }
 
-    fn answer_lost(&self, method: &str) -> ClientError {
+    fn answer_lost(&self, method: &(impl Display + ?Sized)) -> ClientError {
         ClientError::AnswerLost {
             server: self.server.clone(),
-            method: method.to_owned(),
+            method: method.to_string(),
             repeated: false,
         }
     }
 
-    fn protocol_error(&self, method: &str, message: impl Into<String>) -> ClientError {
+    fn protocol_error(
+        &self,
+        method: &(impl Display + ?Sized),
+        message: impl Into<String>,
+    ) -> ClientError {
         ClientError::Protocol {
             server: self.server.clone(),
-            method: method.to_owned(),
+            method: method.to_string(),
             message: message.into(),
         }
     }
@@ -821,6 +836,15 @@ fn is_transport_closed(error: &rmcp::ErrorData) -> bool {
         data.get("io.modelcontextprotocol/transportClosed")
             .is_some()
     })
+}
+
+/// A `tools/call` request as errors name it: "tools/call `TOOL`".
+struct ToolCall<'a>(&'a str);
+
+impl Display for ToolCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tools/call `{}`", self.0)
+    }
 }
 
 fn protocol_string(version: &ProtocolVersion) -> String {

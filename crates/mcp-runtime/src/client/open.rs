@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
 use rmcp::service::{ClientInitializeError, RunningService, serve_client_with_lifecycle};
-use rmcp::transport::async_rw::AsyncRwTransport;
 
 use super::era::{self, Era, Opening, Plan, Probe, ProbeState, Taken};
 use super::handler::Handler;
+use super::pipe::PipeTransport;
 use super::stdio::ServerProcess;
 use super::{ClientError, ConnectOptions, handshake_error, remote, stderr_now, stop};
 use crate::cache::CacheHints;
@@ -286,14 +286,12 @@ async fn connect_stdio(
     let taken = Taken::Pipe(std::os::fd::AsRawFd::as_raw_fd(&pipes.stdin));
     #[cfg(not(unix))]
     let taken = Taken::Signalled;
-    let stdout = super::raw::ObservedLines::new(pipes.stdout, handler.raw.clone());
     let transport = Probe::new(
-        AsyncRwTransport::new_client(stdout, pipes.stdin),
+        PipeTransport::new(pipes.stdout, pipes.stdin, handler.raw.clone()),
         plan,
         taken,
         state,
     );
-    let transport = super::raw::Expect::new(transport, handler.raw.clone());
     let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
     let outcome = match bound {
         Some(bound) => tokio::time::timeout(bound, handshake)

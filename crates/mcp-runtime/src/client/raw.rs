@@ -2,17 +2,16 @@
 //!
 //! rmcp parses every message into its own types, which keep only the fields it knows: a field
 //! of a newer protocol revision (on the result or on a content block) would be gone before the
-//! caller sees it. So each transport also hands the text of every message it receives to
-//! [`RawResults::observe`], which keeps the answers to the `tools/call` requests in flight (and
-//! nothing else), and the client builds its [`ToolOutput`](super::ToolOutput) from that text.
-//! Requests are registered when they are sent ([`Expect`], a transport wrapper), so an answer
-//! can never arrive before its registration.
+//! caller sees it. So the `result` of every answer to a `tools/call` request in flight is also
+//! kept whole, as a JSON object, and the client builds its [`ToolOutput`](super::ToolOutput)
+//! from that. Over stdio the decoder reads it in its one pass over the line
+//! ([`RawResults::arrived`]); the HTTP transports hand the text of every message they receive
+//! to [`RawResults::observe`]. Requests are registered when they are sent (by the decoder, or
+//! by [`Expect`], a transport wrapper), so an answer can never arrive before its registration.
 
 use std::collections::{HashMap, HashSet};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use futures::StreamExt;
 use rmcp::RoleClient;
@@ -22,15 +21,11 @@ use rmcp::transport::Transport;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncRead, ReadBuf};
 
 /// Tool calls in flight that one connection keeps track of at most; past it the oldest
 /// registrations are dropped (their results then come from rmcp's parse, without unknown
 /// fields). Only a call whose send failed inside rmcp is never taken back.
 const MAX_PENDING: usize = 4096;
-
-/// The longest stdio line kept for a tool result (rmcp refuses longer lines anyway).
-const MAX_LINE: usize = 64 * 1024 * 1024;
 
 /// The answers to `tools/call` requests in flight, as received. Cheap to clone (shared).
 #[derive(Clone, Default)]
@@ -43,7 +38,7 @@ pub(crate) struct RawResults {
 #[derive(Default)]
 struct Inner {
     pending: HashSet<RequestId>,
-    arrived: HashMap<RequestId, Vec<u8>>,
+    arrived: HashMap<RequestId, Map<String, Value>>,
 }
 
 /// The two fields of a JSON-RPC message that say whether it answers a request we wait for.
@@ -67,7 +62,7 @@ impl RawResults {
     }
 
     /// Keep the answer to request `id` when it arrives.
-    fn expect(&self, id: &RequestId) {
+    pub(crate) fn expect(&self, id: &RequestId) {
         let mut inner = self.lock();
         if inner.pending.len() >= MAX_PENDING {
             inner.pending.clear();
@@ -82,8 +77,8 @@ impl RawResults {
         self.expecting.load(Ordering::Relaxed) > 0
     }
 
-    /// Look at one received message (its JSON text); keep it when it answers a request in
-    /// flight.
+    /// Look at one received message (its JSON text); keep its result when it answers a
+    /// request in flight.
     pub(crate) fn observe(&self, message: &[u8]) {
         if !self.is_expecting() {
             return;
@@ -95,9 +90,20 @@ impl RawResults {
         else {
             return;
         };
+        if !self.lock().pending.contains(&id) {
+            return;
+        }
+        match serde_json::from_slice::<Response>(message) {
+            Ok(response) => self.arrived(&id, response.result),
+            Err(e) => tracing::debug!("a tool result could not be read as sent: {e}"),
+        }
+    }
+
+    /// The result of request `id`, as sent, has arrived: keep it if the request is in flight.
+    pub(crate) fn arrived(&self, id: &RequestId, result: Map<String, Value>) {
         let mut inner = self.lock();
-        if inner.pending.remove(&id) {
-            inner.arrived.insert(id, message.to_vec());
+        if inner.pending.remove(id) {
+            inner.arrived.insert(id.clone(), result);
             self.expecting.store(inner.pending.len(), Ordering::Relaxed);
         }
     }
@@ -105,19 +111,10 @@ impl RawResults {
     /// The result of request `id` as the server sent it, if it was kept. Forgets the request
     /// either way.
     pub(crate) fn take(&self, id: &RequestId) -> Option<Map<String, Value>> {
-        let message = {
-            let mut inner = self.lock();
-            inner.pending.remove(id);
-            self.expecting.store(inner.pending.len(), Ordering::Relaxed);
-            inner.arrived.remove(id)?
-        };
-        match serde_json::from_slice::<Response>(&message) {
-            Ok(response) => Some(response.result),
-            Err(e) => {
-                tracing::debug!("a tool result could not be re-read as sent: {e}");
-                None
-            }
-        }
+        let mut inner = self.lock();
+        inner.pending.remove(id);
+        self.expecting.store(inner.pending.len(), Ordering::Relaxed);
+        inner.arrived.remove(id)
     }
 
     /// A [`Events`](super::sse::Events) stream whose messages are also observed.
@@ -192,72 +189,6 @@ where
     }
 }
 
-/// A stdio server's stdout, read through unchanged while each line that starts while a tool
-/// call is in flight is also handed to [`RawResults::observe`].
-pub(crate) struct ObservedLines<R> {
-    inner: R,
-    raw: RawResults,
-    line: Vec<u8>,
-    /// Bytes of the current line are being kept.
-    keeping: bool,
-    at_line_start: bool,
-}
-
-impl<R> ObservedLines<R> {
-    pub(crate) fn new(inner: R, raw: RawResults) -> Self {
-        ObservedLines {
-            inner,
-            raw,
-            line: Vec::new(),
-            keeping: false,
-            at_line_start: true,
-        }
-    }
-
-    fn scan(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            if self.at_line_start {
-                self.keeping = self.raw.is_expecting();
-                self.at_line_start = false;
-            }
-            let newline = bytes.iter().position(|b| *b == b'\n');
-            let end = newline.map_or(bytes.len(), |i| i + 1);
-            if self.keeping {
-                if self.line.len() + end > MAX_LINE {
-                    self.keeping = false;
-                    self.line = Vec::new();
-                } else {
-                    self.line.extend_from_slice(&bytes[..end]);
-                }
-            }
-            if newline.is_some() {
-                if self.keeping {
-                    self.raw.observe(&self.line);
-                }
-                self.line.clear();
-                self.at_line_start = true;
-            }
-            bytes = &bytes[end..];
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for ObservedLines<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = &polled {
-            this.scan(&buf.filled()[before..]);
-        }
-        polled
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,25 +206,5 @@ mod tests {
         assert_eq!(result["x-new"], 1);
         assert!(!raw.is_expecting());
         assert!(raw.take(&id).is_none());
-    }
-
-    #[tokio::test]
-    async fn lines_split_across_reads_are_observed_whole() {
-        use tokio::io::AsyncReadExt;
-        let raw = RawResults::default();
-        raw.expect(&RequestId::Number(1));
-        let text = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"é\"}],\"extra\":true}}\n";
-        let (mut writer, reader) = tokio::io::duplex(8);
-        let mut reader = ObservedLines::new(reader, raw.clone());
-        let send = tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            writer.write_all(text.as_bytes()).await.unwrap();
-        });
-        let mut read = vec![0; text.len()];
-        reader.read_exact(&mut read).await.unwrap();
-        send.await.unwrap();
-        assert_eq!(read, text.as_bytes(), "passed through unchanged");
-        let result = raw.take(&RequestId::Number(1)).unwrap();
-        assert_eq!(result["extra"], true);
     }
 }

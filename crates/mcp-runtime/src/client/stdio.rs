@@ -31,6 +31,9 @@ const STDERR_LINES: usize = 200;
 /// Longest stderr line kept; longer lines are cut (a server flooding one endless line must not
 /// grow memory).
 const STDERR_LINE_BYTES: usize = 2048;
+/// The stderr read buffer: small, since most servers write little there and every connection
+/// holds one for as long as it lives.
+const STDERR_READ_BYTES: usize = 1024;
 
 /// A running server process.
 pub(crate) struct ServerProcess {
@@ -344,8 +347,8 @@ async fn drain_stderr(
     ring: Arc<StderrRing>,
     done: watch::Sender<bool>,
 ) {
-    let mut reader = BufReader::with_capacity(8192, stderr);
-    let mut buf = Vec::with_capacity(256);
+    let mut reader = BufReader::with_capacity(STDERR_READ_BYTES, stderr);
+    let mut buf = Vec::new();
     loop {
         buf.clear();
         match read_bounded_line(&mut reader, &mut buf).await {

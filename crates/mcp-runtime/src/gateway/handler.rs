@@ -28,8 +28,8 @@ use serde_json::{Value, json};
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
-use super::subscriptions::{self, Target};
 use super::input::{Outcome, Resumed, Stopped};
+use super::subscriptions::{self, Target};
 use super::view::View;
 use crate::client::CallOptions;
 use crate::client::{ProgressUpdate, ToolOutput};
@@ -454,7 +454,11 @@ impl Gateway {
             .get_progress_token()
             .map(|token| Forwarder::new(token, &context));
         // A 2026-07-28 request that names a log level gets the server's lines meanwhile.
-        let server = self.inner.scope.route(flight.tool()).map(|tool| tool.server.clone());
+        let server = self
+            .inner
+            .scope
+            .route(flight.tool())
+            .map(|tool| tool.server.clone());
         let logs = match (context.meta.log_level().and_then(wire_rank), server) {
             (Some(level), Some(server)) => Some(
                 self.inner
