@@ -9,7 +9,8 @@
 //!   new revision only would.
 //!
 //! `--ignore-unknown` makes a legacy mock never answer `server/discover` at all, as some old
-//! servers never answer a method they do not know. `--no-listen-ack` makes it never answer
+//! servers never answer a method they do not know; `--exit-on-unknown` makes it exit instead,
+//! as servers built on the Python SDK before 1.7 do. `--no-listen-ack` makes it never answer
 //! (nor acknowledge) `subscriptions/listen`, and `--listen-ack-delay` serves it late (stdio). Over stdio the rules are applied by a
 //! transport wrapper; over streamable HTTP by a middleware that reads the POSTed message.
 
@@ -51,6 +52,8 @@ pub enum Verdict {
     Refuse(Refusal),
     /// Never answer it.
     Ignore,
+    /// Exit, as a server that crashes on a method it does not know.
+    Exit,
 }
 
 /// The refusals an opening can get.
@@ -83,6 +86,8 @@ impl Refusal {
 pub struct EraKnobs {
     pub era: EraKnob,
     pub ignore_unknown: bool,
+    /// `--exit-on-unknown`: exit on `server/discover` (with `--era legacy`).
+    pub exit_on_unknown: bool,
     /// `--no-listen-ack`: never answer (nor acknowledge) `subscriptions/listen`.
     pub ignore_listen: bool,
     /// `--listen-ack-delay`: hold `subscriptions/listen` this long before serving it (stdio).
@@ -93,6 +98,7 @@ impl EraKnobs {
     /// The verdict on a request with `method`.
     pub fn verdict(self, method: &str) -> Verdict {
         match (method, self.era) {
+            ("server/discover", EraKnob::Legacy) if self.exit_on_unknown => Verdict::Exit,
             ("server/discover", EraKnob::Legacy) if self.ignore_unknown => Verdict::Ignore,
             ("server/discover", EraKnob::Legacy) => Verdict::Refuse(Refusal::UnknownMethod),
             ("initialize", EraKnob::Modern) => Verdict::Refuse(Refusal::NoInitialize),
@@ -166,6 +172,8 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraTransport<T> {
             match self.knobs.verdict(method_of(&request.request)) {
                 Verdict::Pass => return Some(message),
                 Verdict::Ignore => continue,
+                // The end of input ends the server, and with it the process.
+                Verdict::Exit => return None,
                 Verdict::Refuse(refusal) => {
                     let answer =
                         ServerJsonRpcMessage::error(refusal.error(), Some(request.id.clone()));
@@ -221,6 +229,10 @@ pub async fn apply(State(knobs): State<Arc<EraKnobs>>, request: Request, next: N
             )
                 .into_response()
         }
+        (Verdict::Exit, _) => {
+            eprintln!("exiting on `{method}`, as asked (--exit-on-unknown)");
+            std::process::exit(1)
+        }
         (Verdict::Ignore, Some(_)) => {
             // An event stream that never carries the answer.
             let stream = futures::stream::pending::<Result<bytes::Bytes, std::io::Error>>();
@@ -261,11 +273,15 @@ mod tests {
         assert_eq!(deaf.verdict("subscriptions/listen"), Verdict::Ignore);
         assert_eq!(legacy.verdict("subscriptions/listen"), Verdict::Pass);
         assert_eq!(ignoring.verdict("server/discover"), Verdict::Ignore);
+        let crashing = EraKnobs {
+            exit_on_unknown: true,
+            ..legacy
+        };
+        assert_eq!(crashing.verdict("server/discover"), Verdict::Exit);
+        assert_eq!(crashing.verdict("initialize"), Verdict::Pass);
         let modern = EraKnobs {
             era: EraKnob::Modern,
-            ignore_unknown: false,
-            ignore_listen: false,
-            listen_delay: None,
+            ..legacy
         };
         assert_eq!(modern.verdict("server/discover"), Verdict::Pass);
         assert_eq!(
@@ -274,9 +290,7 @@ mod tests {
         );
         let both = EraKnobs {
             era: EraKnob::Both,
-            ignore_unknown: false,
-            ignore_listen: false,
-            listen_delay: None,
+            ..legacy
         };
         assert_eq!(both.verdict("initialize"), Verdict::Pass);
         assert_eq!(both.verdict("server/discover"), Verdict::Pass);

@@ -122,6 +122,11 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Server")]
     pub ignore_unknown: bool,
 
+    /// Exit on `server/discover` (with `--era legacy`), as servers built on the Python SDK
+    /// before 1.7 do on any method they do not know.
+    #[arg(long, help_heading = "Server", conflicts_with = "ignore_unknown")]
+    pub exit_on_unknown: bool,
+
     /// Never answer (nor acknowledge) `subscriptions/listen`, as a server whose notification
     /// stream is broken would (2026-07-28 clients must not wait for it).
     #[arg(long, help_heading = "Server")]
@@ -530,6 +535,7 @@ fn era_knobs(args: &MockArgs) -> era::EraKnobs {
     era::EraKnobs {
         era: args.era,
         ignore_unknown: args.ignore_unknown,
+        exit_on_unknown: args.exit_on_unknown,
         ignore_listen: args.no_listen_ack,
         listen_delay: args.listen_ack_delay.map(Duration::from_millis),
     }

@@ -177,6 +177,9 @@ pub(crate) struct ProbeState {
     replayed: AtomicBool,
     /// The server's own answer to `server/discover`, as received, to be cached.
     discovered: std::sync::Mutex<Option<rmcp::model::DiscoverResult>>,
+    /// The connection ended while the probe waited for its answer: some servers of the older
+    /// revisions exit on a method they do not know (the Python SDK before 1.7 does).
+    closed_on_probe: AtomicBool,
 }
 
 impl ProbeState {
@@ -188,6 +191,11 @@ impl ProbeState {
     /// The wrapper answered a probe for the server.
     pub(crate) fn timed_out(&self) -> bool {
         self.timed_out.load(Ordering::SeqCst)
+    }
+
+    /// The connection ended while the probe waited for its answer.
+    pub(crate) fn closed_on_probe(&self) -> bool {
+        self.closed_on_probe.load(Ordering::SeqCst)
     }
 
     /// A probe given up on turned out to be answered by a modern server.
@@ -404,7 +412,12 @@ where
                 }
                 _ => self.inner.receive().await,
             };
-            let mut message = message?;
+            let Some(mut message) = message else {
+                if self.pending.is_some() {
+                    self.state.closed_on_probe.store(true, Ordering::SeqCst);
+                }
+                return None;
+            };
             if let Some(id) = self.pending.clone() {
                 if let ServerJsonRpcMessage::Error(error) = &mut message
                     && error.id.as_ref() != Some(&id)
@@ -503,12 +516,15 @@ pub(crate) fn negotiated(peer: &Peer<RoleClient>) -> Option<String> {
         .map(|info| info.protocol_version.as_str().to_owned())
 }
 
-/// Whether a failed opening is worth another try with a different plan, and which: a probe
-/// given up on whose server turned out modern (or was refused `initialize`) is retried with
+/// Whether a failed opening is worth another try with a different plan, and which: a server
+/// that exited on the probe is started again and spoken to with `initialize`; a probe given up
+/// on whose server turned out modern (or was refused `initialize`) is retried with
 /// `server/discover` alone; a cached opening the server no longer accepts is retried with a
 /// fresh probe.
 pub(crate) fn retry_plan(plan: Plan, state: &ProbeState, cached: bool) -> Option<Plan> {
     match plan {
+        // A fresh process, spoken to in its own revision.
+        Plan::Probe | Plan::Recall if state.closed_on_probe() => Some(Plan::Initialize),
         Plan::Probe if state.timed_out() || state.late_modern() => Some(Plan::Discover),
         Plan::Recall | Plan::Initialize if cached => Some(Plan::Probe),
         _ => None,

@@ -123,7 +123,9 @@ pub(crate) async fn open(
                 // failed, a live probe is worth one more connection.
                 let next = match replaying {
                     true => Some(Plan::Probe),
-                    false => era::retry_plan(plan, &state, from_cache).filter(|_| refused),
+                    // A server that exited on the probe refused it in its own way.
+                    false => era::retry_plan(plan, &state, from_cache)
+                        .filter(|_| refused || state.closed_on_probe()),
                 };
                 let next = next
                     .filter(|_| attempts < MAX_ATTEMPTS)

@@ -1,5 +1,6 @@
 //! Both eras of MCP against real servers over real pipes and sockets: `mcpr mock --era`
-//! (legacy, both, 2026-07-28 only, and a legacy server that never answers `server/discover`),
+//! (legacy, both, 2026-07-28 only, and legacy servers that never answer `server/discover` or
+//! exit on it),
 //! over stdio and streamable HTTP (servers written by others: `peers`). The probe's bound is checked by what the opening recorded
 //! (era, probes, cache use), never by a clock.
 
@@ -75,6 +76,32 @@ async fn a_server_ignoring_the_probe_falls_back_without_waiting_for_the_startup_
     assert_eq!(opening.probes, 1);
     assert!(opening.probe_timed_out);
     assert_eq!(opening.attempts, 1);
+}
+
+#[tokio::test]
+async fn a_server_that_exits_on_the_probe_is_started_again_and_initialized() {
+    // Servers built on the Python SDK before 1.7 (mcp-server-sqlite among them) exit on a
+    // method they do not know: the probe costs one process, and the next start goes straight
+    // to `initialize` (also on later start-ups, through the cached era).
+    let dir = temp_dir();
+    let cache = Arc::new(ToolCache::in_dir(dir.path()));
+    let crashing = mock(&["--exit-on-unknown"]);
+    let (version, opening) = use_server(&crashing, &options(Some(cache.clone()))).await;
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(opening.era, Era::Legacy);
+    assert_eq!(opening.attempts, 2, "one process for the probe, one for initialize");
+    assert_eq!(cache.era("mock", &crashing), Some(Era::Legacy));
+    let (_, later) = use_server(&crashing, &options(Some(cache.clone()))).await;
+    assert!(later.cached);
+    assert_eq!(later.probes, 0);
+    assert_eq!(later.attempts, 1);
+
+    // A cached modern era whose server was replaced by such a server: the same.
+    cache.put_era("mock", &crashing, Era::Modern);
+    let (version, opening) = use_server(&crashing, &options(Some(cache.clone()))).await;
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(opening.attempts, 2);
+    assert_eq!(cache.era("mock", &crashing), Some(Era::Legacy));
 }
 
 #[tokio::test]
