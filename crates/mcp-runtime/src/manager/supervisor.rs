@@ -58,22 +58,8 @@ pub(crate) async fn run_server<C: Connector>(
             server: name.clone(),
         });
         let started = Instant::now();
-        let lost = match establish(&inner, &name, generation, &config).await {
+        let lost = match establish(&inner, &name, generation, &config, started).await {
             Ok((client, mut notices)) => {
-                let tools = inner
-                    .lock()
-                    .servers
-                    .get(&name)
-                    .and_then(|e| e.live_tools.as_ref().map(|t| t.len()))
-                    .unwrap_or_default();
-                inner.emit(ManagerEvent::Connected {
-                    server: name.clone(),
-                    tools,
-                    elapsed: started.elapsed(),
-                });
-                inner.emit(ManagerEvent::ToolsChanged {
-                    server: name.clone(),
-                });
                 match supervise(&inner, &name, generation, &client, &mut notices).await {
                     Ended::OnRequest => return,
                     Ended::Unexpectedly => client,
@@ -218,6 +204,7 @@ async fn establish<C: Connector>(
     name: &str,
     generation: u64,
     config: &ServerConfig,
+    started: Instant,
 ) -> Result<(Arc<C::Conn>, mpsc::Receiver<ClientEvent>), Establish<C::Conn>> {
     let (events, notices) = mpsc::channel(crate::client::EVENT_BUFFER);
     let client = Arc::new(
@@ -236,7 +223,7 @@ async fn establish<C: Connector>(
     // A list the server said is still fresh (its `ttlMs`) stands in for a new one.
     if let Some(tools) = fresh_cached_tools(inner, name, config).await {
         client.adopt_cached_tools(&tools);
-        return accept(inner, name, generation, client, notices, tools).await;
+        return accept(inner, name, generation, client, notices, tools, started).await;
     }
     // The first list belongs to start-up: the startup timeout bounds it too.
     let listing = match config.startup_timeout() {
@@ -262,7 +249,7 @@ async fn establish<C: Connector>(
         }
     };
     store_tools(inner, name, config, &tools, client.tools_cache_hints());
-    accept(inner, name, generation, client, notices, tools).await
+    accept(inner, name, generation, client, notices, tools, started).await
 }
 
 /// The connection is up with `tools`: make it the server's live one (unless superseded).
@@ -273,12 +260,24 @@ async fn accept<C: Connector>(
     client: Arc<C::Conn>,
     notices: mpsc::Receiver<ClientEvent>,
     tools: Vec<ToolDefinition>,
+    started: Instant,
 ) -> Result<(Arc<C::Conn>, mpsc::Receiver<ClientEvent>), Establish<C::Conn>> {
+    let count = tools.len();
     let accepted = inner.update(name, generation, |e| {
         e.live_tools = Some(tools.into());
         e.cached_tools = None;
         e.last_error = None;
         e.phase = Phase::Connected(client.clone());
+        // Sent before the state change is announced: whoever waits for the server to settle
+        // (the start-up gate) finds these events already queued.
+        inner.emit(ManagerEvent::Connected {
+            server: name.to_owned(),
+            tools: count,
+            elapsed: started.elapsed(),
+        });
+        inner.emit(ManagerEvent::ToolsChanged {
+            server: name.to_owned(),
+        });
     });
     if !accepted {
         client.close().await;
