@@ -10,7 +10,8 @@
 //!
 //! `--ignore-unknown` makes a legacy mock never answer `server/discover` at all, as some old
 //! servers never answer a method they do not know; `--exit-on-unknown` makes it exit instead,
-//! as servers built on the Python SDK before 1.7 do. `--no-listen-ack` makes it never answer
+//! as servers built on the Python SDK before 1.7 do: silent on the method itself, dead when the
+//! next message arrives. `--no-listen-ack` makes it never answer
 //! (nor acknowledge) `subscriptions/listen`, and `--listen-ack-delay` serves it late (stdio). Over stdio the rules are applied by a
 //! transport wrapper; over streamable HTTP by a middleware that reads the POSTed message.
 
@@ -52,7 +53,8 @@ pub enum Verdict {
     Refuse(Refusal),
     /// Never answer it.
     Ignore,
-    /// Exit, as a server that crashes on a method it does not know.
+    /// Never answer it, and exit when the next message arrives, as a server whose reader
+    /// crashed on a method it does not know.
     Exit,
 }
 
@@ -123,6 +125,8 @@ pub struct EraTransport<T> {
     knobs: EraKnobs,
     /// A `subscriptions/listen` held back by `--listen-ack-delay`, and when to serve it.
     held: Option<(tokio::time::Instant, ClientJsonRpcMessage)>,
+    /// `--exit-on-unknown` met its method: the next message ends the server.
+    doomed: bool,
 }
 
 impl<T> EraTransport<T> {
@@ -131,6 +135,7 @@ impl<T> EraTransport<T> {
             inner,
             knobs,
             held: None,
+            doomed: false,
         }
     }
 }
@@ -159,6 +164,11 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraTransport<T> {
                 }
                 None => self.inner.receive().await?,
             };
+            if self.doomed {
+                // The end of input ends the server, and with it the process.
+                eprintln!("exiting, as asked (--exit-on-unknown)");
+                return None;
+            }
             let JsonRpcMessage::Request(request) = &message else {
                 return Some(message);
             };
@@ -172,8 +182,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraTransport<T> {
             match self.knobs.verdict(method_of(&request.request)) {
                 Verdict::Pass => return Some(message),
                 Verdict::Ignore => continue,
-                // The end of input ends the server, and with it the process.
-                Verdict::Exit => return None,
+                Verdict::Exit => self.doomed = true,
                 Verdict::Refuse(refusal) => {
                     let answer =
                         ServerJsonRpcMessage::error(refusal.error(), Some(request.id.clone()));

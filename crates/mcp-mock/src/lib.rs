@@ -122,8 +122,9 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Server")]
     pub ignore_unknown: bool,
 
-    /// Exit on `server/discover` (with `--era legacy`), as servers built on the Python SDK
-    /// before 1.7 do on any method they do not know.
+    /// Never answer `server/discover` (with `--era legacy`) and exit when the next message
+    /// arrives, as servers built on the Python SDK before 1.7 do after a method they do not
+    /// know (over HTTP: exit at once).
     #[arg(long, help_heading = "Server", conflicts_with = "ignore_unknown")]
     pub exit_on_unknown: bool,
 

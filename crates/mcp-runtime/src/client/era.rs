@@ -177,9 +177,12 @@ pub(crate) struct ProbeState {
     replayed: AtomicBool,
     /// The server's own answer to `server/discover`, as received, to be cached.
     discovered: std::sync::Mutex<Option<rmcp::model::DiscoverResult>>,
-    /// The connection ended while the probe waited for its answer: some servers of the older
-    /// revisions exit on a method they do not know (the Python SDK before 1.7 does).
+    /// The connection ended with the probe unanswered: some servers of the older revisions
+    /// exit on a method they do not know (the Python SDK before 1.7 does, once its stdin
+    /// brings the next request).
     closed_on_probe: AtomicBool,
+    /// The server answered a probe (in time or late).
+    probe_answered: AtomicBool,
 }
 
 impl ProbeState {
@@ -193,9 +196,17 @@ impl ProbeState {
         self.timed_out.load(Ordering::SeqCst)
     }
 
-    /// The connection ended while the probe waited for its answer.
+    /// The connection ended with the probe unanswered.
     pub(crate) fn closed_on_probe(&self) -> bool {
         self.closed_on_probe.load(Ordering::SeqCst)
+    }
+
+    /// The server process exited during the opening: if no probe was answered, the probe is
+    /// what it died of (the exit can be seen before the end of its output).
+    pub(crate) fn exited(&self) {
+        if self.probes() > 0 && !self.probe_answered.load(Ordering::SeqCst) {
+            self.closed_on_probe.store(true, Ordering::SeqCst);
+        }
     }
 
     /// A probe given up on turned out to be answered by a modern server.
@@ -413,7 +424,9 @@ where
                 _ => self.inner.receive().await,
             };
             let Some(mut message) = message else {
-                if self.pending.is_some() {
+                // Ended with the probe unanswered, waiting or given up on: some servers die of
+                // it only when the next request arrives.
+                if self.pending.is_some() || !self.given_up.is_empty() {
                     self.state.closed_on_probe.store(true, Ordering::SeqCst);
                 }
                 return None;
@@ -461,11 +474,13 @@ where
                 }
                 if answers(&message, &id) {
                     self.pending = None;
+                    self.state.probe_answered.store(true, Ordering::SeqCst);
                 }
             }
             if let ServerJsonRpcMessage::Response(response) = &message
                 && self.given_up.remove(&response.id)
             {
+                self.state.probe_answered.store(true, Ordering::SeqCst);
                 if matches!(response.result, ServerResult::DiscoverResult(_)) {
                     self.state.late_modern.store(true, Ordering::SeqCst);
                 }

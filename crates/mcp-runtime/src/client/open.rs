@@ -119,6 +119,9 @@ pub(crate) async fn open(
                 return Ok(opened);
             }
             Err(Failed { error, refused }) => {
+                if matches!(error, ClientError::Exited { .. }) {
+                    state.exited();
+                }
                 // A replayed discovery sent nothing, so it cannot have been refused: whatever
                 // failed, a live probe is worth one more connection.
                 let next = match replaying {

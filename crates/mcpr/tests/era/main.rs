@@ -89,7 +89,10 @@ async fn a_server_that_exits_on_the_probe_is_started_again_and_initialized() {
     let (version, opening) = use_server(&crashing, &options(Some(cache.clone()))).await;
     assert_eq!(version, "2025-11-25");
     assert_eq!(opening.era, Era::Legacy);
-    assert_eq!(opening.attempts, 2, "one process for the probe, one for initialize");
+    assert_eq!(
+        opening.attempts, 2,
+        "one process for the probe, one for initialize"
+    );
     assert_eq!(cache.era("mock", &crashing), Some(Era::Legacy));
     let (_, later) = use_server(&crashing, &options(Some(cache.clone()))).await;
     assert!(later.cached);
