@@ -410,6 +410,8 @@ impl Gateway {
             output_cap: self.inner.options.output_cap.clone(),
             ..CallOptions::default()
         };
+        // Before the call starts: the backend must have the level when it runs.
+        let logs = self.watch_logs(&context, &tool.server).await;
         let manager = scope.manager.clone();
         let flight = self.inner.inputs.start(
             name,
@@ -417,7 +419,7 @@ impl Gateway {
             settings,
             move |settings| super::input::call_backend(manager, tool, arguments, settings),
         );
-        self.drive(flight, context).await
+        self.drive(flight, context, logs).await
     }
 
     /// A 2026-07-28 client's retry with its answers: the parked call goes on.
@@ -438,9 +440,35 @@ impl Gateway {
             .inputs
             .resume(&name, state, request.input_responses)?
         {
-            Resumed::Flight(flight) => self.drive(flight, context).await,
+            Resumed::Flight(flight) => {
+                let server = self
+                    .inner
+                    .scope
+                    .route(flight.tool())
+                    .map(|t| t.server.clone());
+                let logs = match server {
+                    Some(server) => self.watch_logs(&context, &server).await,
+                    None => None,
+                };
+                self.drive(flight, context, logs).await
+            }
             Resumed::Again(asked) => Ok(asked.into()),
         }
+    }
+
+    /// A 2026-07-28 request that names a log level gets `server`'s lines meanwhile.
+    async fn watch_logs(
+        &self,
+        context: &RequestContext<RoleServer>,
+        server: &str,
+    ) -> Option<subscriptions::RequestLogs> {
+        let level = context.meta.log_level().and_then(wire_rank)?;
+        Some(
+            self.inner
+                .relay
+                .watch_request(context.peer.clone(), level, server)
+                .await,
+        )
     }
 
     /// Run a call until its backend answers, or its client must first (see `input`).
@@ -448,26 +476,12 @@ impl Gateway {
         &self,
         flight: super::input::Flight,
         context: RequestContext<RoleServer>,
+        logs: Option<subscriptions::RequestLogs>,
     ) -> Result<CallToolResponse, McpError> {
         let mut forwarder = context
             .meta
             .get_progress_token()
             .map(|token| Forwarder::new(token, &context));
-        // A 2026-07-28 request that names a log level gets the server's lines meanwhile.
-        let server = self
-            .inner
-            .scope
-            .route(flight.tool())
-            .map(|tool| tool.server.clone());
-        let logs = match (context.meta.log_level().and_then(wire_rank), server) {
-            (Some(level), Some(server)) => Some(
-                self.inner
-                    .relay
-                    .watch_request(context.peer.clone(), level, &server)
-                    .await,
-            ),
-            _ => None,
-        };
         let result = match self
             .inner
             .inputs
