@@ -8,7 +8,7 @@
 //! run the mock of the current source, whichever package and command started them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -479,6 +479,30 @@ impl Run {
     pub fn both(&self) -> String {
         format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
     }
+}
+
+/// Run a client program to its end, at most `bound`, reading its output meanwhile; panics
+/// (and kills it) if it hangs or fails. Returns its stdout and stderr.
+pub fn run_client(command: &mut Command, bound: Duration) -> (String, String) {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = ChildGuard::spawn(command);
+    let stdout = drain(child.0.stdout.take().expect("stdout"));
+    let stderr = drain(child.0.stderr.take().expect("stderr"));
+    let deadline = Instant::now() + bound;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("wait for the client") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the client hangs: {command:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = stdout.join().unwrap_or_default();
+    let err = stderr.join().unwrap_or_default();
+    assert!(status.success(), "{status}\n{out}\n{err}");
+    (out, err)
 }
 
 /// Read a pipe to its end on a thread.

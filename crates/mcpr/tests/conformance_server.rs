@@ -13,7 +13,7 @@
 mod support;
 
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::suite::ScenarioResult;
 
@@ -319,27 +319,10 @@ fn a_python_sdk_2_3_client_negotiates_2026_07_28_through_the_gateway() {
     let gateway = Gateway::start();
     let script = gateway._dir.path().join("client.py");
     std::fs::write(&script, PY_AUTO_CLIENT).expect("write the client");
-    let mut child = support::ChildGuard::spawn(
-        Command::new(python)
-            .arg(&script)
-            .arg(&gateway.served.url)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
+    let (out, err) = support::run_client(
+        Command::new(python).arg(&script).arg(&gateway.served.url),
+        Duration::from_secs(120),
     );
-    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
-    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("wait for the client") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the Python client hangs");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = stdout.join().unwrap_or_default();
-    let err = stderr.join().unwrap_or_default();
-    assert!(status.success(), "{status}\n{out}\n{err}");
     assert!(out.contains("protocol 2026-07-28"), "{out}\n{err}");
     assert!(
         out.contains("call This is a simple text response for testing."),

@@ -11,7 +11,7 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use support::sdk::{Sdk, ServeWorld, Target, text};
-use support::{ChildGuard, MCPR, temp_dir};
+use support::{MCPR, temp_dir};
 
 /// The resource the tests subscribe to (the mock names its resources after `--name`).
 const URI: &str = "mock://mcpr-mock/public";
@@ -388,27 +388,10 @@ fn a_python_sdk_2_3_client_gets_progress_logs_and_cancellation_in_2026_07_28() {
     let (_gateway, url) = world.http_gateway(&[], &[]);
     let script = world.path("client.py");
     std::fs::write(&script, PY_CLIENT).expect("write the client");
-    let mut child = ChildGuard::spawn(
-        Command::new(python)
-            .arg(&script)
-            .arg(&url)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
+    let (out, err) = support::run_client(
+        Command::new(python).arg(&script).arg(&url),
+        Duration::from_secs(120),
     );
-    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
-    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("wait for the client") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the Python client hangs");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = stdout.join().unwrap_or_default();
-    let err = stderr.join().unwrap_or_default();
-    assert!(status.success(), "{status}\n{out}\n{err}");
     let expect = [
         "protocol 2026-07-28",
         "mcp_m_touch",

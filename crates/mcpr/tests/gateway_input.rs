@@ -356,27 +356,9 @@ fn run_python(
     let path = world.path("client.py");
     std::fs::write(&path, script).expect("write the client");
     let mut command = Command::new(python);
-    command
-        .arg(&path)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    command.arg(&path).args(args);
     world.isolate(&mut command);
-    let mut child = ChildGuard::spawn(&mut command);
-    let stdout = support::drain(child.0.stdout.take().expect("stdout"));
-    let stderr = support::drain(child.0.stderr.take().expect("stderr"));
-    let deadline = Instant::now() + BOUND;
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("wait for the client") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the Python client hangs");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = stdout.join().unwrap_or_default();
-    let err = stderr.join().unwrap_or_default();
-    assert!(status.success(), "{status}\n{out}\n{err}");
+    let (out, err) = support::run_client(&mut command, BOUND);
     out.lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}\n{err}")))
         .collect()

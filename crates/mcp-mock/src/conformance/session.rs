@@ -14,21 +14,9 @@ use super::Failure;
 /// How long the server waits for the client to answer one of its requests.
 const ANSWER_WAIT: Duration = Duration::from_secs(60);
 
-/// The log levels, least severe first.
-const LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
-
 /// The rank of a log level, or `None` for an unknown one.
 pub fn level_rank(level: &str) -> Option<usize> {
-    LEVELS.iter().position(|l| *l == level)
+    crate::tools::LOG_LEVELS.iter().position(|l| *l == level)
 }
 
 /// A session of the `initialize` era.
