@@ -1,0 +1,253 @@
+//! Sending one request and turning every way it can fail into a [`ClientError`]: timeouts,
+//! cancellation, a closed connection, an answer lost with its stream (asked again when safe),
+//! and the server's own errors.
+
+use super::*;
+
+impl McpClient {
+    /// Send one request and map every failure to a [`ClientError`].
+    pub(super) async fn request(
+        &self,
+        request: ClientRequest,
+        method: &(impl Display + ?Sized),
+        timeout: Option<Duration>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<ServerResult, ClientError> {
+        let spare = lost::repeatable(&request).then(|| request.clone());
+        let answer = match (
+            self.request_with_progress(request, method, timeout, cancel, None, None)
+                .await,
+            spare,
+        ) {
+            (Err(ClientError::AnswerLost { .. }), Some(request)) => {
+                tracing::debug!(server = %self.server, "{method}: answer lost; asking again");
+                self.request_with_progress(request, method, timeout, cancel, None, None)
+                    .await
+                    .map_err(lost::lost_again)
+            }
+            (other, _) => other,
+        };
+        answer.map(|(result, _)| result)
+    }
+
+    /// [`request`](Self::request), sending the server's progress notifications about it to
+    /// `progress`. A `tools/call` answer also comes back as the server sent it. A 2026-07-28
+    /// server is told the capabilities of the call's asker, if it has one.
+    pub(super) async fn request_with_progress(
+        &self,
+        request: ClientRequest,
+        method: &(impl Display + ?Sized),
+        timeout: Option<Duration>,
+        cancel: Option<&CancellationToken>,
+        progress: Option<&mpsc::Sender<ProgressUpdate>>,
+        input: Option<&ask::CallInput>,
+    ) -> Result<(ServerResult, Option<Map<String, Value>>), ClientError> {
+        let mut options = PeerRequestOptions::no_options();
+        // rmcp sends `notifications/cancelled` itself when this timeout expires.
+        options.timeout = timeout;
+        options.meta = era::request_meta(
+            self.opening.era,
+            self.handler.events.is_some(),
+            self.log_level(),
+        );
+        if let (Era::Modern, Some(input)) = (self.opening.era, input) {
+            use rmcp::ClientHandler as _;
+            let declared = input.capabilities(self.handler.get_info().capabilities);
+            options
+                .meta
+                .get_or_insert_with(Default::default)
+                .set_client_capabilities(declared);
+        }
+        // Failing to hand the request to rmcp's writer means it was never sent.
+        let not_sent = || ClientError::NotSent {
+            server: self.server.clone(),
+            method: method.to_string(),
+        };
+        if self.is_closed() {
+            return Err(not_sent());
+        }
+        let handle = self
+            .peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| match e {
+                ServiceError::TransportClosed | ServiceError::TransportSend(_) => not_sent(),
+                other => self.service_error(method, other),
+            })?;
+        let id = handle.id.clone();
+        let forget = raw::Forget {
+            raw: &self.handler.raw,
+            id: id.clone(),
+        };
+        // Registered for as long as this function runs; notifications that beat the
+        // registration are handed over by the router.
+        let _progress_route = progress.map(|sender| {
+            self.progress
+                .register(progress::token_key(&handle.progress_token), sender.clone())
+        });
+        let response = match cancel {
+            None => handle.await_response().await,
+            Some(cancel) => tokio::select! {
+                response = handle.await_response() => response,
+                () = cancel.cancelled() => {
+                    let notice = CancelledNotificationParam::new(
+                        Some(id),
+                        Some("cancelled by the client".into()),
+                    );
+                    let _ = self.peer.notify_cancelled(notice).await;
+                    return Err(ClientError::Cancelled {
+                        server: self.server.clone(),
+                        method: method.to_string(),
+                    });
+                }
+            },
+        };
+        if response.is_ok() && _progress_route.as_ref().is_some_and(|r| r.seen_any()) {
+            // rmcp hands each notification to a task of its own but the response straight to
+            // us, so a progress notification sent just before the result may still be on its
+            // way to the router: give those tasks a moment before the route goes.
+            tokio::time::sleep(progress::LATE_GRACE).await;
+        }
+        match response {
+            Ok(result) => Ok((result, self.handler.raw.take(&forget.id))),
+            Err(e) => {
+                let error = self.service_error_after_send(method, e).await;
+                self.forget_refuted_discovery(&error);
+                Err(error)
+            }
+        }
+    }
+
+    /// A server that refuses the protocol version of a connection opened from a cached
+    /// `server/discover` result has changed since: forget that result and the era, so the
+    /// next connection probes it afresh.
+    pub(super) fn forget_refuted_discovery(&self, error: &ClientError) {
+        let refuted = matches!(
+            error,
+            ClientError::Rpc { code, .. }
+                if *code == rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
+        );
+        if !refuted || !self.opening.discovery_cached {
+            return;
+        }
+        if let Some(cache) = &self.cache {
+            let (cache, server, config) = (cache.clone(), self.server.clone(), self.config.clone());
+            tokio::task::spawn_blocking(move || {
+                cache.forget_discovery(&server, &config);
+                cache.forget_era(&server, &config);
+            });
+        }
+    }
+
+    pub(super) fn service_error(
+        &self,
+        method: &(impl Display + ?Sized),
+        error: ServiceError,
+    ) -> ClientError {
+        let method = &method.to_string();
+        // A remote server's HTTP failure says more than "connection closed".
+        if let (Some(url), ServiceError::TransportSend(send)) = (&self.url, &error)
+            && let Some(classified) = http::classify(&self.server, method, url, send)
+        {
+            return classified;
+        }
+        match error {
+            // rmcp answers a request itself when the stream carrying its response was lost
+            // and could not be resumed; that is not the server's answer.
+            // Protocol 2026-07-28 has no resumption: the answer is gone.
+            ServiceError::McpError(e)
+                if self.url.is_some()
+                    && is_transport_closed(&e)
+                    && self.opening.era == Era::Modern =>
+            {
+                self.answer_lost(method)
+            }
+            ServiceError::TransportClosed
+                if self.url.is_some()
+                    && !self.peer.is_transport_closed()
+                    && self.opening.era == Era::Modern =>
+            {
+                self.answer_lost(method)
+            }
+            ServiceError::McpError(e) if self.url.is_some() && is_transport_closed(&e) => {
+                ClientError::Transport {
+                    server: self.server.clone(),
+                    phase: method.to_owned(),
+                    reason: e.message.to_string(),
+                }
+            }
+            // Over HTTP, rmcp also drops a request whose response stream was lost while the
+            // connection as a whole goes on.
+            ServiceError::TransportClosed
+                if self.url.is_some() && !self.peer.is_transport_closed() =>
+            {
+                ClientError::Transport {
+                    server: self.server.clone(),
+                    phase: method.to_owned(),
+                    reason: "the response stream was lost and could not be resumed".into(),
+                }
+            }
+            ServiceError::McpError(e) => ClientError::Rpc {
+                server: self.server.clone(),
+                method: method.to_owned(),
+                code: e.code.0,
+                message: e.message.to_string(),
+                data: e.data.map(Box::new),
+            },
+            ServiceError::Timeout { timeout } => ClientError::Timeout {
+                server: self.server.clone(),
+                phase: method.to_owned(),
+                after: timeout,
+                stderr: Vec::new(),
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => ClientError::Exited {
+                server: self.server.clone(),
+                phase: method.to_owned(),
+                status: self
+                    .process
+                    .as_ref()
+                    .and_then(ServerProcess::exit_status)
+                    .map(|s| s.to_string()),
+                stderr: stderr_now(self.process.as_ref()),
+            },
+            other => self.protocol_error(method, other.to_string()),
+        }
+    }
+
+    /// Like `service_error`, but a lost connection waits briefly for the process to be reaped
+    /// so the error can give its exit status.
+    pub(super) async fn service_error_after_send(
+        &self,
+        method: &(impl Display + ?Sized),
+        error: ServiceError,
+    ) -> ClientError {
+        if matches!(
+            error,
+            ServiceError::TransportClosed | ServiceError::TransportSend(_)
+        ) && let Some(process) = &self.process
+        {
+            process.exited_within(Duration::from_millis(100)).await;
+        }
+        self.service_error(method, error)
+    }
+
+    pub(super) fn answer_lost(&self, method: &(impl Display + ?Sized)) -> ClientError {
+        ClientError::AnswerLost {
+            server: self.server.clone(),
+            method: method.to_string(),
+            repeated: false,
+        }
+    }
+
+    pub(super) fn protocol_error(
+        &self,
+        method: &(impl Display + ?Sized),
+        message: impl Into<String>,
+    ) -> ClientError {
+        ClientError::Protocol {
+            server: self.server.clone(),
+            method: method.to_string(),
+            message: message.into(),
+        }
+    }
+}
