@@ -267,19 +267,7 @@ impl Relay {
 
     /// Subscriber `id` is gone (its listen stream ended): leave everything it subscribed to.
     pub async fn release(&self, id: u64) {
-        let emptied = {
-            let mut state = self.lock();
-            let mut emptied = Vec::new();
-            state.resources.retain(|key, subscribers| {
-                subscribers.remove(&id);
-                let keep = !subscribers.is_empty();
-                if !keep {
-                    emptied.push(key.clone());
-                }
-                keep
-            });
-            emptied
-        };
+        let emptied = drop_subscribers(&mut self.lock(), |subscriber, _| subscriber == id);
         self.release_on_server(emptied).await;
     }
 
@@ -290,16 +278,7 @@ impl Relay {
             state
                 .logs
                 .retain(|_, want| !want.peer.is_transport_closed());
-            let mut emptied = Vec::new();
-            state.resources.retain(|key, subscribers| {
-                subscribers.retain(|_, target| !target.closed());
-                let keep = !subscribers.is_empty();
-                if !keep {
-                    emptied.push(key.clone());
-                }
-                keep
-            });
-            emptied
+            drop_subscribers(&mut state, |_, target| target.closed())
         };
         self.release_on_server(emptied).await;
     }
@@ -424,6 +403,23 @@ impl Relay {
             }
         }
     }
+}
+
+/// Remove the subscribers `gone` picks; returns the `(server, uri)` keys left with none, which
+/// the servers should be released from.
+fn drop_subscribers(
+    state: &mut State,
+    mut gone: impl FnMut(u64, &Target) -> bool,
+) -> Vec<(String, String)> {
+    let mut emptied = Vec::new();
+    state.resources.retain(|key, subscribers| {
+        subscribers.retain(|id, target| !gone(*id, target));
+        if subscribers.is_empty() {
+            emptied.push(key.clone());
+        }
+        !subscribers.is_empty()
+    });
+    emptied
 }
 
 /// The log lines of one 2026-07-28 request; they stop when this is dropped.
