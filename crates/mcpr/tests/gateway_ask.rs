@@ -4,7 +4,9 @@
 //! - the TypeScript SDK 1.32 client, over stdio and over HTTP, answers the elicitation of a
 //!   2025-11-25 backend (the mock's `elicit` tool sends `elicitation/create`) and the
 //!   elicitation and sampling of a 2026-07-28 one (the conformance mock answers
-//!   `input_required`); without the capabilities it gets the gateway's fallback.
+//!   `input_required`); without the capabilities it gets the gateway's fallback;
+//! - two clients whose calls ask at the same time through one streamable HTTP backend each
+//!   get only their own question, and each backend call gets its own client's answer.
 
 mod support;
 
@@ -227,5 +229,61 @@ fn a_typescript_client_without_the_capabilities_gets_the_gateways_fallback() {
     );
     for line in &lines {
         assert_eq!(line["asked"], json!([]), "{line}");
+    }
+}
+
+/// Two clients call the elicit tool of one streamable HTTP backend at the same time: neither
+/// answers until both were asked, so both backend calls wait for their answers at once. Each
+/// client gets only its own question, and each backend call its own client's answer.
+#[test]
+fn two_clients_asking_at_once_through_one_http_backend_each_get_their_own_question() {
+    let mut command = Command::new(MCPR);
+    command.args(["mock", "--http", "127.0.0.1:0", "--elicit-tool"]);
+    let (_backend, backend) = support::spawn_listening(&mut command);
+    let world = ServeWorld::with_servers(temp_dir(), json!({"m": {"url": backend}}));
+    let (_gateway, url) = world.http_gateway(&[], &[]);
+    // Written before the clients start, which share it.
+    std::fs::write(world.path("ask.mjs"), TS_CLIENT).expect("write the client");
+    let barrier = world.path("barrier");
+    std::fs::create_dir_all(&barrier).expect("barrier dir");
+    let names = ["Ada", "Grace"];
+    let clients: Vec<_> = names
+        .iter()
+        .map(|name| {
+            let config = json!({
+                "transport": "http",
+                "url": url,
+                "answers": {"name": name},
+                "barrier": {"dir": barrier, "me": name, "all": names},
+                "steps": [{"tool": "mcp_m_elicit", "args": {"message": format!("Are you {name}?")}}],
+            });
+            let world = &world;
+            (name, config, world)
+        })
+        .collect();
+    let lines: Vec<(String, Vec<Value>)> = std::thread::scope(|scope| {
+        let running: Vec<_> = clients
+            .into_iter()
+            .map(|(name, config, world)| {
+                scope.spawn(move || (name.to_string(), run_ts(world, config)))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|client| client.join().expect("a client thread"))
+            .collect()
+    });
+    for (name, lines) in lines {
+        let line = &lines[0];
+        assert_eq!(
+            said(line),
+            format!(r#"accept {{"name":"{name}"}}"#),
+            "{name}: {line}"
+        );
+        assert_eq!(
+            line["asked"],
+            json!([{"elicitation": format!("Are you {name}?")}]),
+            "{name}: {line}"
+        );
     }
 }

@@ -5,18 +5,33 @@
 //! or embedded in an `input_required` result (2026-07-28). The connection's host handlers
 //! answer whatever the call's asker did not declare, and every call without one.
 //!
-//! A server request carries nothing that names the call it is about, so one that comes while
-//! exactly one asking call runs on the connection goes to that call; with several, the host
-//! handlers answer it (there is no telling whose it is).
+//! Which call a server request is about:
+//!
+//! - over streamable HTTP, a request the server sends on the response stream of one of our
+//!   POSTs belongs to the request that opened that stream (rmcp marks it with that request's
+//!   id), so it goes to the call that sent that request, however many asking calls run; one
+//!   on the response stream of a request that has no asker is answered by the host handlers;
+//! - everywhere else (stdio, the legacy SSE transport, the standalone GET stream) a server
+//!   request carries nothing that names its call, so one that comes while exactly one asking
+//!   call runs on the connection goes to that call; with several, the host handlers answer it
+//!   (there is no telling whose it is).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses};
-use tokio::sync::{mpsc, oneshot};
+use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses, RequestId};
+use rmcp::service::InboundStreamOrigin;
+use tokio::sync::{Notify, mpsc, oneshot};
 
 /// Questions one call may have on their way at once.
 const QUEUE: usize = 4;
+
+/// How long a server request that came on the response stream of a request being sent waits
+/// for that request's asker to be recorded (rmcp numbers a request only as it sends it, so
+/// a quick server can ask before the sender has taken note of the number).
+const SENDING_GRACE: Duration = Duration::from_secs(5);
 
 /// The server's questions of one batch, and where their answers go (keyed like the requests).
 pub(crate) struct Question {
@@ -86,31 +101,91 @@ impl CallInput {
 /// The asking calls in flight on one connection.
 #[derive(Clone, Default)]
 pub(crate) struct AskingCalls {
-    calls: Arc<Mutex<Vec<(u64, CallInput)>>>,
-    next: Arc<AtomicU64>,
+    inner: Arc<Inflight>,
+}
+
+#[derive(Default)]
+struct Inflight {
+    state: Mutex<Calls>,
+    /// Told whenever a request of an asking call is recorded as sent.
+    recorded: Notify,
+    next: AtomicU64,
+}
+
+#[derive(Default)]
+struct Calls {
+    /// Every asking call, under its registration number.
+    calls: Vec<(u64, CallInput)>,
+    /// The asker of each request in flight that an asking call sent.
+    requests: HashMap<RequestId, CallInput>,
+    /// Requests of asking calls handed to rmcp whose numbers are not recorded yet.
+    sending: usize,
+}
+
+/// Which asker a server request goes to.
+#[derive(Debug)]
+pub(crate) enum Route {
+    /// The asking call it belongs to.
+    Call(CallInput),
+    /// Nobody's: the host handlers answer.
+    Host,
 }
 
 impl AskingCalls {
     /// Register `input` for as long as the returned guard lives.
     pub(crate) fn register(&self, input: CallInput) -> Registered {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.lock().push((id, input));
+        let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().calls.push((id, input));
         Registered {
             calls: self.clone(),
             id,
         }
     }
 
-    /// The one asking call in flight, if there is exactly one.
-    pub(crate) fn only(&self) -> Option<CallInput> {
-        match self.lock().as_slice() {
-            [(_, input)] => Some(input.clone()),
-            _ => None,
+    /// A request of an asking call is about to be handed to rmcp; call
+    /// [`Sending::sent`] with the number rmcp gave it.
+    pub(crate) fn sending(&self) -> Sending {
+        self.lock().sending += 1;
+        Sending {
+            calls: self.clone(),
+            done: false,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, CallInput)>> {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner())
+    /// Where a server request goes that came from `origin` (the stream rmcp saw it on).
+    pub(crate) async fn route(&self, origin: Option<&InboundStreamOrigin>) -> Route {
+        let Some(InboundStreamOrigin::OutboundRequest(id)) = origin else {
+            return self.only();
+        };
+        let deadline = tokio::time::Instant::now() + SENDING_GRACE;
+        loop {
+            let recorded = self.inner.recorded.notified();
+            {
+                let calls = self.lock();
+                if let Some(input) = calls.requests.get(id) {
+                    return Route::Call(input.clone());
+                }
+                if calls.sending == 0 {
+                    // The stream is a request's that has no asker.
+                    return Route::Host;
+                }
+            }
+            if tokio::time::timeout_at(deadline, recorded).await.is_err() {
+                return Route::Host;
+            }
+        }
+    }
+
+    /// The one asking call in flight, if there is exactly one.
+    fn only(&self) -> Route {
+        match self.lock().calls.as_slice() {
+            [(_, input)] => Route::Call(input.clone()),
+            _ => Route::Host,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Calls> {
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -122,7 +197,55 @@ pub(crate) struct Registered {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.calls.lock().retain(|(id, _)| *id != self.id);
+        self.calls.lock().calls.retain(|(id, _)| *id != self.id);
+    }
+}
+
+/// A request of an asking call on its way to rmcp (see [`AskingCalls::sending`]).
+pub(crate) struct Sending {
+    calls: AskingCalls,
+    done: bool,
+}
+
+impl Sending {
+    /// rmcp sent the request as `id`: the server's requests on its response stream go to
+    /// `input` until the returned guard is dropped.
+    pub(crate) fn sent(mut self, id: RequestId, input: CallInput) -> Sent {
+        {
+            let mut calls = self.calls.lock();
+            calls.sending = calls.sending.saturating_sub(1);
+            calls.requests.insert(id.clone(), input);
+        }
+        self.done = true;
+        self.calls.inner.recorded.notify_waiters();
+        Sent {
+            calls: self.calls.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        if !self.done {
+            // Never sent: nobody waits for its number any more.
+            let mut calls = self.calls.lock();
+            calls.sending = calls.sending.saturating_sub(1);
+            drop(calls);
+            self.calls.inner.recorded.notify_waiters();
+        }
+    }
+}
+
+/// A request of an asking call in flight; dropping it forgets the request.
+pub(crate) struct Sent {
+    calls: AskingCalls,
+    id: RequestId,
+}
+
+impl Drop for Sent {
+    fn drop(&mut self) {
+        self.calls.lock().requests.remove(&self.id);
     }
 }
 
@@ -139,4 +262,79 @@ pub(crate) async fn ask_one<T: serde::de::DeserializeOwned>(
         .remove(key)
         .ok_or_else(|| format!("the client sent no answer for `{key}`"))?;
     serde_json::from_value(answer).map_err(|e| format!("the client's answer is invalid: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asker() -> CallInput {
+        CallInput::new(ClientCapabilities::default()).0
+    }
+
+    fn same(route: Route, input: &CallInput) -> bool {
+        matches!(route, Route::Call(routed) if Arc::ptr_eq(&routed.declared, &input.declared))
+    }
+
+    fn on_stream_of(id: i64) -> InboundStreamOrigin {
+        InboundStreamOrigin::OutboundRequest(RequestId::Number(id))
+    }
+
+    #[tokio::test]
+    async fn a_request_without_a_stream_goes_to_the_only_asking_call() {
+        let calls = AskingCalls::default();
+        let (first, second) = (asker(), asker());
+        let _first = calls.register(first.clone());
+        assert!(same(calls.route(None).await, &first));
+        let unassociated = InboundStreamOrigin::Unassociated;
+        assert!(same(calls.route(Some(&unassociated)).await, &first));
+        let second = calls.register(second);
+        assert!(matches!(calls.route(None).await, Route::Host), "whose?");
+        drop(second);
+        assert!(same(calls.route(None).await, &first));
+    }
+
+    #[tokio::test]
+    async fn a_request_on_a_response_stream_goes_to_the_call_that_sent_it() {
+        let calls = AskingCalls::default();
+        let (first, second) = (asker(), asker());
+        let _registered = (
+            calls.register(first.clone()),
+            calls.register(second.clone()),
+        );
+        let _one = calls.sending().sent(RequestId::Number(1), first.clone());
+        let two = calls.sending().sent(RequestId::Number(2), second.clone());
+        assert!(same(calls.route(Some(&on_stream_of(1))).await, &first));
+        assert!(same(calls.route(Some(&on_stream_of(2))).await, &second));
+        // A request that has no asker, or is over.
+        assert!(matches!(
+            calls.route(Some(&on_stream_of(3))).await,
+            Route::Host
+        ));
+        drop(two);
+        assert!(matches!(
+            calls.route(Some(&on_stream_of(2))).await,
+            Route::Host
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_request_that_beats_its_senders_note_waits_for_it() {
+        let calls = AskingCalls::default();
+        let input = asker();
+        let sending = calls.sending();
+        let route = tokio::spawn({
+            let calls = calls.clone();
+            async move { calls.route(Some(&on_stream_of(7))).await }
+        });
+        tokio::task::yield_now().await;
+        let _sent = sending.sent(RequestId::Number(7), input.clone());
+        assert!(same(route.await.unwrap(), &input));
+        // A send that failed leaves nobody waiting.
+        drop(calls.sending());
+        assert!(matches!(
+            calls.route(Some(&on_stream_of(8))).await,
+            Route::Host
+        ));
+    }
 }

@@ -18,7 +18,7 @@ use rmcp::model::{
     LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
     ResourceUpdatedNotificationParam, Root, RootsCapabilities, SamplingCapability,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleClient};
 use tokio::sync::mpsc;
 
@@ -173,9 +173,17 @@ impl Handler {
 }
 
 impl Handler {
-    /// The asker of the one asking call in flight, if it declared what `request` needs.
-    fn asker_for(&self, request: &InputRequest) -> Option<super::ask::CallInput> {
-        let input = self.asking.only()?;
+    /// The asker of the call a server request is about (see `ask`), if it declared what
+    /// `request` needs.
+    async fn asker_for(
+        &self,
+        request: &InputRequest,
+        context: &RequestContext<RoleClient>,
+    ) -> Option<super::ask::CallInput> {
+        let origin = context.extensions.get::<InboundStreamOrigin>();
+        let super::ask::Route::Call(input) = self.asking.route(origin).await else {
+            return None;
+        };
         if input.can(request) {
             return Some(input);
         }
@@ -211,10 +219,10 @@ impl ClientHandler for Handler {
 
     async fn list_roots(
         &self,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         let request = InputRequest::ListRoots(ListRootsRequest::default());
-        match self.asker_for(&request) {
+        match self.asker_for(&request, &context).await {
             Some(input) => ask_one(&input, "roots", request)
                 .await
                 .map_err(|e| ErrorData::internal_error(e, None)),
@@ -225,10 +233,10 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let request = InputRequest::Elicitation(ElicitRequest::new(request));
-        match (self.asker_for(&request), request) {
+        match (self.asker_for(&request, &context).await, request) {
             (Some(input), request) => ask_one(&input, "elicitation", request)
                 .await
                 .map_err(|e| ErrorData::internal_error(e, None)),
@@ -240,10 +248,10 @@ impl ClientHandler for Handler {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-        match self.asker_for(&request) {
+        match self.asker_for(&request, &context).await {
             Some(input) => ask_one(&input, "sampling", request)
                 .await
                 .map_err(|e| ErrorData::internal_error(e, None)),

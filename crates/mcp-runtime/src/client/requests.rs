@@ -66,6 +66,8 @@ impl McpClient {
         if self.is_closed() {
             return Err(not_sent());
         }
+        // The server's requests on this request's response stream go to its asker (see `ask`).
+        let sending = input.map(|_| self.handler.asking.sending());
         let handle = self
             .peer
             .send_request_with_option(request, options)
@@ -75,6 +77,9 @@ impl McpClient {
                 other => self.service_error(method, other),
             })?;
         let id = handle.id.clone();
+        let _sent = sending
+            .zip(input)
+            .map(|(sending, input)| sending.sent(id.clone(), input.clone()));
         let forget = raw::Forget {
             raw: &self.handler.raw,
             id: id.clone(),
