@@ -6,7 +6,9 @@
 //!   elicitation and sampling of a 2026-07-28 one (the conformance mock answers
 //!   `input_required`); without the capabilities it gets the gateway's fallback;
 //! - two clients whose calls ask at the same time through one streamable HTTP backend each
-//!   get only their own question, and each backend call gets its own client's answer.
+//!   get only their own question, and each backend call gets its own client's answer;
+//! - a prompt whose 2026-07-28 backend asks first (`input_required` on `prompts/get`) reaches
+//!   a session client, which is asked over its session.
 
 mod support;
 
@@ -157,11 +159,13 @@ fn answered_steps() -> (Value, Vec<&'static str>) {
         {"tool": "mcp_m_elicit", "args": {"message": "Who calls m?"}},
         {"tool": "mcp_c_test_input_required_result_elicitation"},
         {"tool": "mcp_c_test_sampling", "args": {"prompt": "Say hello"}},
+        {"prompt": "mcp_c_test_input_required_result_prompt"},
     ]);
     let expected = vec![
         r#"accept {"name":"Ada"}"#,
         "Hello, Ada!",
         "LLM response: hello from the client",
+        "Prompt with context: tea time",
     ];
     (steps, expected)
 }
@@ -194,6 +198,12 @@ fn a_client_answers(world: &ServeWorld, target: Value) {
         "{}",
         lines[2]
     );
+    assert_eq!(
+        lines[3]["asked"],
+        json!([{"elicitation": "What context should the prompt use?"}]),
+        "{}",
+        lines[3]
+    );
 }
 
 #[test]
@@ -215,6 +225,7 @@ fn a_typescript_client_without_the_capabilities_gets_the_gateways_fallback() {
     let steps = json!([
         {"tool": "mcp_m_elicit"},
         {"tool": "mcp_c_test_input_required_result_elicitation"},
+        {"prompt": "mcp_c_test_input_required_result_prompt"},
     ]);
     let lines = run_ts(&world, with(stdio(&world), json!({"steps": steps})));
     // The 2025-11-25 backend's request is declined by the gateway.

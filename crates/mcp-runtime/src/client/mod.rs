@@ -16,7 +16,8 @@
 //! transport), `decode` (received messages parsed once, answers decoded by their method),
 //! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
 //! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
-//! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `ask` (a call's
+//! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `prompt` (`prompts/get`, answering
+//! what the server asks for first), `ask` (a call's
 //! own route for the server's questions, which a gateway points at its client), `listen`
 //! (`subscriptions/listen` on 2026-07-28 connections), `subscribe` (log level and resource
 //! subscriptions), `lost` (answers lost with their stream, 2026-07-28), `requests` (one
@@ -58,6 +59,7 @@ mod open;
 mod options;
 mod pipe;
 mod progress;
+mod prompt;
 mod raw;
 mod remote;
 mod requests;
@@ -360,54 +362,6 @@ impl McpClient {
         }
     }
 
-    /// Get one prompt (`prompts/get`) filled with `arguments`. The result comes back as the
-    /// server sent it, in the wire format (`{"description"?, "messages": [...]}`).
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Option<Map<String, Value>>,
-    ) -> Result<Value, ClientError> {
-        let mut params = rmcp::model::GetPromptRequestParams::new(name);
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params));
-        let method = "prompts/get";
-        match self
-            .request(request, method, self.config.request_timeout(), None)
-            .await?
-        {
-            ServerResult::GetPromptResult(result) => serde_json::to_value(&result)
-                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
-            _ => Err(self.protocol_error(method, "unexpected response type")),
-        }
-    }
-
-    /// `prompts/get` as a gateway relays it to a 2026-07-28 client: a retry's `inputResponses`
-    /// and `requestState` (in `params`) go to the server unchanged, and the server's
-    /// `input_required` result comes back as sent (wire format, `resultType` set) for that
-    /// client to answer. A 2026-07-28 server is told `declared` as the client's capabilities.
-    pub(crate) async fn get_prompt_relayed(
-        &self,
-        params: rmcp::model::GetPromptRequestParams,
-        declared: rmcp::model::ClientCapabilities,
-    ) -> Result<Value, ClientError> {
-        let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(params));
-        let method = "prompts/get";
-        // Only its capabilities are used: nothing is asked through it.
-        let (asker, _) = ask::CallInput::new(declared);
-        let timeout = self.config.request_timeout();
-        let (result, _) = self
-            .request_with_progress(request, method, timeout, None, None, Some(&asker))
-            .await?;
-        let value = match result {
-            ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
-            ServerResult::InputRequiredResult(result) => serde_json::to_value(&result),
-            _ => return Err(self.protocol_error(method, "unexpected response type")),
-        };
-        value.map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
-    }
-
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
     /// on its own terms returns `Ok` with `is_error: true`. A server that answers
@@ -474,8 +428,8 @@ impl McpClient {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     let asker = input.map(|input| (input, left));
                     let method = method.to_string();
-                    let round = mrtr::next_round(&self.handler, &mut params, asked, &method, asker);
-                    match options.cancel.as_ref() {
+                    let round = mrtr::next_round(&self.handler, asked, &method, asker);
+                    let retry = match options.cancel.as_ref() {
                         Some(cancel) => tokio::select! {
                             round = round => round?,
                             () = cancel.cancelled() => return Err(ClientError::Cancelled {
@@ -484,7 +438,9 @@ impl McpClient {
                             }),
                         },
                         None => round.await?,
-                    }
+                    };
+                    params.input_responses = retry.input_responses;
+                    params.request_state = retry.request_state;
                 }
                 _ => return Err(self.protocol_error(&method, "unexpected response type")),
             }

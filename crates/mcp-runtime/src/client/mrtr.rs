@@ -9,9 +9,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-};
+use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
 
 use super::ClientError;
 use super::ask::CallInput;
@@ -20,14 +18,21 @@ use super::handler::Handler;
 /// Most `input_required` rounds one call may take before it fails.
 pub const MAX_INPUT_ROUNDS: usize = 8;
 
-/// Answer the requests of `input` and prepare `params` for the next round.
+/// What the next round sends along with the request.
+pub(crate) struct Retry {
+    /// The answers, keyed like the requests.
+    pub input_responses: Option<InputResponses>,
+    /// The server's state, echoed exactly as received (it is opaque).
+    pub request_state: Option<String>,
+}
+
+/// Answer the requests of `input`, for the next round.
 pub(crate) async fn next_round(
     handler: &Handler,
-    params: &mut CallToolRequestParams,
     input: InputRequiredResult,
     method: &str,
     asker: Option<(&CallInput, Option<Duration>)>,
-) -> Result<(), ClientError> {
+) -> Result<Retry, ClientError> {
     let protocol = |message: String| ClientError::Protocol {
         server: handler.server.clone(),
         method: method.to_owned(),
@@ -76,8 +81,8 @@ pub(crate) async fn next_round(
             answer.map_err(|e| protocol(format!("cannot encode an input response: {e}")))?;
         responses.insert(key, answer);
     }
-    params.input_responses = (!responses.is_empty()).then_some(responses);
-    // Opaque: echoed exactly as received.
-    params.request_state = input.request_state;
-    Ok(())
+    Ok(Retry {
+        input_responses: (!responses.is_empty()).then_some(responses),
+        request_state: input.request_state,
+    })
 }

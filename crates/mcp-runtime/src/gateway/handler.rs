@@ -235,9 +235,11 @@ impl ServerHandler for Gateway {
             let declared = super::input::declared(&context);
             catalog.get_prompt_relayed(scope, request, declared).await
         } else {
-            catalog
-                .get_prompt(scope, &request.name, request.arguments)
-                .await
+            // What the server asks for first goes to the client over its session.
+            super::input::asking_session(&context, |asker| async move {
+                catalog.get_prompt_asking(scope, request, &asker).await
+            })
+            .await?
         };
         let prompt = prompt.map_err(|e| match e {
             CatalogError::Unknown(message) => McpError::invalid_params(message, None),

@@ -8,6 +8,11 @@
 //!   a `requestState`; the call meanwhile stays parked here. When the client retries with its
 //!   `inputResponses` and that state, the answers go to the backend and the call goes on.
 //!
+//! A `prompts/get` whose backend asks first goes the same way: a 2026-07-28 client gets the
+//! backend's `input_required` result as sent (its `requestState` is the backend's), and a
+//! 2025-11-25 client is asked over its session ([`asking_session`]) while the gateway answers
+//! the backend and retries.
+//!
 //! The backend sees the answers in its own era: a 2026-07-28 backend as its `inputResponses`
 //! (see `client::mrtr`), an older one as the answer to its waiting request (see
 //! `client::ask`). Only what the client declared is asked of it (the connection's fallback
@@ -383,6 +388,35 @@ pub(crate) async fn call_backend(
             data.map(|data| *data),
         ))),
         Err(error) => Ok(error_output(format!("MCP error: {error}"))),
+    }
+}
+
+/// Run `work` with an asker for its backend's questions, asked of the 2025-11-25 client of
+/// `context` over its session as they come (from this task, so that they travel with the
+/// client's request), until `work` is done. The client's cancellation ends it.
+pub(crate) async fn asking_session<T, F, Fut>(
+    context: &RequestContext<RoleServer>,
+    work: F,
+) -> Result<T, McpError>
+where
+    F: FnOnce(CallInput) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let (input, mut questions) = CallInput::new(declared(context));
+    let work = work(input);
+    tokio::pin!(work);
+    let mut answering: Option<futures::future::BoxFuture<'static, ()>> = None;
+    loop {
+        tokio::select! {
+            done = &mut work => return Ok(done),
+            Some(question) = questions.recv(), if answering.is_none() => {
+                answering = Some(Box::pin(ask_session(context.peer.clone(), question)));
+            }
+            () = until_done(&mut answering) => answering = None,
+            () = context.ct.cancelled() => {
+                return Err(McpError::internal_error("request cancelled", None));
+            }
+        }
     }
 }
 
