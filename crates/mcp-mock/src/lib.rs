@@ -204,6 +204,12 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Tools")]
     pub elicit_tool: bool,
 
+    /// Also serve the tool `sample {prompt}`, which asks the client's model to answer `prompt`
+    /// (`sampling/createMessage`) and returns `sampled <text>`, or the client's error as an
+    /// error result.
+    #[arg(long, help_heading = "Tools")]
+    pub sample_tool: bool,
+
     /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
     #[arg(long, value_name = "P", help_heading = "Tools")]
     pub page_size: Option<NonZeroUsize>,
@@ -507,6 +513,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         args.rich_tool,
         args.notify_tools,
         args.elicit_tool,
+        args.sample_tool,
     )?;
     let forced_version = args
         .protocol_version

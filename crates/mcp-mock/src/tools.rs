@@ -51,6 +51,8 @@ enum Behaviour {
     Server,
     /// `--elicit-tool`: asks the client for a name.
     Elicit,
+    /// `--sample-tool`: asks the client's model for a completion.
+    Sample,
 }
 
 /// The built-in tools.
@@ -79,6 +81,7 @@ impl Catalog {
         rich_tool: bool,
         notify_tools: bool,
         elicit_tool: bool,
+        sample_tool: bool,
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog {
             entries: Vec::new(),
@@ -143,6 +146,18 @@ impl Catalog {
             }))
             .context("the elicit tool definition is invalid")?;
             catalog.add(tool, Behaviour::Elicit);
+        }
+        if sample_tool {
+            let tool = serde_json::from_value::<Tool>(json!({
+                "name": "sample",
+                "description": "Asks the client's model to answer `prompt` (sampling/createMessage) and returns \"sampled <text>\", or the client's error as an error result.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"prompt": {"type": "string", "description": "What to ask."}}
+                }
+            }))
+            .context("the sample tool definition is invalid")?;
+            catalog.add(tool, Behaviour::Sample);
         }
         if let Some(path) = tool_file {
             let mut in_file = std::collections::HashSet::new();
@@ -212,6 +227,7 @@ impl Catalog {
             Behaviour::Rich => rich(),
             Behaviour::Server => tool_error(format!("`{name}` is run by the server")),
             Behaviour::Elicit => elicit(&arguments, context).await.unwrap_or_else(tool_error),
+            Behaviour::Sample => sample(&arguments, context).await.unwrap_or_else(tool_error),
         }
     }
 }
@@ -735,4 +751,43 @@ async fn elicit(
         rmcp::model::ElicitationAction::Decline => "decline".to_owned(),
         _ => "cancel".to_owned(),
     }))
+}
+
+/// Ask the client's model to answer a prompt and return the text it sent back. Bounded by the
+/// client's own call: a cancelled call stops waiting.
+async fn sample(
+    arguments: &JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, String> {
+    let prompt = arguments
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or("Say hello.");
+    let params = serde_json::from_value::<rmcp::model::CreateMessageRequestParams>(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": 100,
+    }))
+    .map_err(|e| format!("cannot build the request: {e}"))?;
+    let request = rmcp::model::ServerRequest::CreateMessageRequest(
+        rmcp::model::CreateMessageRequest::new(params),
+    );
+    let asked = tokio::select! {
+        asked = context.peer.send_request(request) => asked,
+        () = context.ct.clone().cancelled_owned() => return Ok(cancelled()),
+    };
+    let answer = match asked.map_err(|e| format!("sampling/createMessage failed: {e}"))? {
+        rmcp::model::ClientResult::CreateMessageResult(answer) => answer,
+        other => {
+            return Err(format!(
+                "sampling/createMessage got a wrong answer: {other:?}"
+            ));
+        }
+    };
+    let answer = serde_json::to_value(&answer).unwrap_or_default();
+    let text = answer
+        .pointer("/content/text")
+        .or_else(|| answer.pointer("/content/0/text"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Ok(text_result(format!("sampled {text}")))
 }

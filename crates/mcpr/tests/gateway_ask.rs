@@ -1,9 +1,9 @@
 //! A backend's questions through `mcpr serve` to clients of the `initialize` era (2025-11-25),
 //! and back:
 //!
-//! - the TypeScript SDK 1.32 client, over stdio and over HTTP, answers the elicitation of a
-//!   2025-11-25 backend (the mock's `elicit` tool sends `elicitation/create`) and the
-//!   elicitation and sampling of a 2026-07-28 one (the conformance mock answers
+//! - the TypeScript SDK 1.32 client, over stdio and over HTTP, answers the elicitation and
+//!   sampling of a 2025-11-25 backend (the mock's `elicit` and `sample` tools send
+//!   `elicitation/create` and `sampling/createMessage`) and those of a 2026-07-28 one (the conformance mock answers
 //!   `input_required`); without the capabilities it gets the gateway's fallback;
 //! - two clients whose calls ask at the same time through one streamable HTTP backend each
 //!   get only their own question, and each backend call gets its own client's answer;
@@ -92,13 +92,13 @@ await client.close();
 process.exit(0);
 "#;
 
-/// Two backends: `m`, the mock with the `elicit` tool (2025-11-25 only), and `c`, the
-/// conformance mock (2026-07-28: its tools and a prompt answer `input_required`).
+/// Two backends: `m`, the mock with the `elicit` and `sample` tools (2025-11-25 only), and
+/// `c`, the conformance mock (2026-07-28: its tools and a prompt answer `input_required`).
 fn world() -> ServeWorld {
     ServeWorld::with_servers(
         temp_dir(),
         json!({
-            "m": {"command": MCPR, "args": ["mock", "--elicit-tool"]},
+            "m": {"command": MCPR, "args": ["mock", "--elicit-tool", "--sample-tool"]},
             "c": {"command": MCPR, "args": ["mock", "--conformance"]},
         }),
     )
@@ -157,12 +157,14 @@ fn said(line: &Value) -> String {
 fn answered_steps() -> (Value, Vec<&'static str>) {
     let steps = json!([
         {"tool": "mcp_m_elicit", "args": {"message": "Who calls m?"}},
+        {"tool": "mcp_m_sample", "args": {"prompt": "Say hi"}},
         {"tool": "mcp_c_test_input_required_result_elicitation"},
         {"tool": "mcp_c_test_sampling", "args": {"prompt": "Say hello"}},
         {"prompt": "mcp_c_test_input_required_result_prompt"},
     ]);
     let expected = vec![
         r#"accept {"name":"Ada"}"#,
+        "sampled hello from the client",
         "Hello, Ada!",
         "LLM response: hello from the client",
         "Prompt with context: tea time",
@@ -193,13 +195,19 @@ fn a_client_answers(world: &ServeWorld, target: Value) {
         lines[0]
     );
     assert_eq!(
-        lines[2]["asked"],
-        json!([{"sampling": "Say hello"}]),
+        lines[1]["asked"],
+        json!([{"sampling": "Say hi"}]),
         "{}",
-        lines[2]
+        lines[1]
     );
     assert_eq!(
         lines[3]["asked"],
+        json!([{"sampling": "Say hello"}]),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(
+        lines[4]["asked"],
         json!([{"elicitation": "What context should the prompt use?"}]),
         "{}",
         lines[3]
@@ -224,19 +232,27 @@ fn a_typescript_client_without_the_capabilities_gets_the_gateways_fallback() {
     let world = world();
     let steps = json!([
         {"tool": "mcp_m_elicit"},
+        {"tool": "mcp_m_sample"},
         {"tool": "mcp_c_test_input_required_result_elicitation"},
         {"prompt": "mcp_c_test_input_required_result_prompt"},
     ]);
     let lines = run_ts(&world, with(stdio(&world), json!({"steps": steps})));
     // The 2025-11-25 backend's request is declined by the gateway.
     assert_eq!(said(&lines[0]), "decline", "{}", lines[0]);
+    // Its sampling request is refused (nobody offers sampling): the backend sees the error.
+    assert_eq!(lines[1]["result"]["isError"], true, "{}", lines[1]);
+    assert!(
+        said(&lines[1]).contains("sampling/createMessage failed"),
+        "{}",
+        lines[1]
+    );
     // The 2026-07-28 backend is told the client cannot elicit; the gateway declines for it.
-    assert_eq!(said(&lines[1]), "Hello, unknown!", "{}", lines[1]);
+    assert_eq!(said(&lines[2]), "Hello, unknown!", "{}", lines[2]);
     assert_eq!(
-        said(&lines[2]),
+        said(&lines[3]),
         "Prompt with context: unknown",
         "{}",
-        lines[2]
+        lines[3]
     );
     for line in &lines {
         assert_eq!(line["asked"], json!([]), "{line}");
