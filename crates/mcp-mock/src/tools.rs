@@ -755,6 +755,8 @@ async fn elicit(
 
 /// Ask the client's model to answer a prompt and return the text it sent back. Bounded by the
 /// client's own call: a cancelled call stops waiting.
+// Sampling is deprecated by the 2026-07-28 revision, but still asked by older servers.
+#[allow(deprecated)]
 async fn sample(
     arguments: &JsonObject,
     context: &RequestContext<RoleServer>,
