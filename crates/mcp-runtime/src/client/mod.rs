@@ -16,9 +16,9 @@
 //! transport), `decode` (received messages parsed once, answers decoded by their method),
 //! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
 //! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
-//! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `prompt` (`prompts/get`, answering
-//! what the server asks for first), `ask` (a call's
-//! own route for the server's questions, which a gateway points at its client), `listen`
+//! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `prompt`
+//! (`prompts/get`, answering what the server asks for first), `ask` (a call's own route for
+//! the server's questions, which a gateway points at its client), `listen`
 //! (`subscriptions/listen` on 2026-07-28 connections), `subscribe` (log level and resource
 //! subscriptions), `lost` (answers lost with their stream, 2026-07-28), `requests` (one
 //! request and its errors),

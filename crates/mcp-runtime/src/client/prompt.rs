@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::ask::CallInput;
 use super::mrtr::{self, MAX_INPUT_ROUNDS};
-use super::{ClientError, McpClient, lost};
+use super::{ClientError, Era, McpClient, lost};
 
 impl McpClient {
     /// Get one prompt (`prompts/get`) filled with `arguments`. The result comes back as the
@@ -51,11 +51,13 @@ impl McpClient {
     ) -> Result<Value, ClientError> {
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
         let method = "prompts/get";
-        // Only its capabilities are used: nothing is asked through it.
+        // Only its capabilities are used, and only by a 2026-07-28 server: nothing is asked
+        // through it (an older server's own requests get the host handlers' answers).
         let (asker, _) = CallInput::new(declared);
+        let asker = (self.opening.era == Era::Modern).then_some(&asker);
         let timeout = self.config.request_timeout();
         let (result, _) = self
-            .request_with_progress(request, method, timeout, None, None, Some(&asker))
+            .request_with_progress(request, method, timeout, None, None, asker)
             .await?;
         let value = match result {
             ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
