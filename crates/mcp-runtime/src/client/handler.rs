@@ -76,6 +76,8 @@ pub(crate) struct Handler {
     pub identity: crate::ClientIdentity,
     /// Tool results as the server sent them (the transports feed it).
     pub raw: super::raw::RawResults,
+    /// Log lines received, counted by the transport as they arrive (see `tally`).
+    pub log_tally: super::tally::LogTally,
     /// Calls that answer the server's questions themselves (see `ask`).
     pub asking: super::ask::AskingCalls,
     /// Calls carry their own askers ([`ConnectOptions::relay_input`]): elicitation and sampling

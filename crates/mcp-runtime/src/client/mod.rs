@@ -20,7 +20,7 @@
 //! own route for the server's questions, which a gateway points at its client), `listen`
 //! (`subscriptions/listen` on 2026-07-28 connections), `subscribe` (log level and resource
 //! subscriptions), `lost` (answers lost with their stream, 2026-07-28), `requests` (one
-//! request and its errors),
+//! request and its errors), `tally` (log lines counted in the order they arrive),
 //! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `types` (what calls
@@ -66,6 +66,7 @@ mod sse;
 mod stdio;
 mod streamable_http;
 mod subscribe;
+mod tally;
 mod types;
 mod watchdog;
 
@@ -196,6 +197,7 @@ impl McpClient {
             progress: progress.clone(),
             identity: options.identity.clone(),
             raw: raw::RawResults::default(),
+            log_tally: tally::LogTally::default(),
             asking: ask::AskingCalls::default(),
             relay_input: options.relay_input,
         };

@@ -297,6 +297,7 @@ async fn connect_stdio(
         taken,
         state,
     );
+    let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
     let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
     let outcome = match bound {
         Some(bound) => tokio::time::timeout(bound, handshake)
