@@ -91,6 +91,13 @@ impl McpClient {
         *self.tools_hints.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The caching hints of the `server/discover` result this connection opened with (as the
+    /// server sent it, or replayed from the cache); `None` for a connection opened with
+    /// `initialize`.
+    pub fn discovery_cache_hints(&self) -> Option<CacheHints> {
+        self.discovery_hints
+    }
+
     /// List every resource (`resources/list`, following `nextCursor`). A server that does not
     /// offer resources has none: it is not asked, and "method not found" is an empty list.
     pub async fn list_resources(&self) -> Result<Vec<ResourceDefinition>, ClientError> {

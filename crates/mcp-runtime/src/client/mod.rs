@@ -159,6 +159,8 @@ pub struct McpClient {
     log_level: std::sync::atomic::AtomicUsize,
     /// The caching hints of the last tool list.
     tools_hints: Mutex<crate::cache::CacheHints>,
+    /// The caching hints of the `server/discover` result the connection opened with.
+    discovery_hints: Option<crate::cache::CacheHints>,
     /// Tools of the last list that may be called again when an answer is lost (read-only or
     /// idempotent).
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
@@ -206,6 +208,7 @@ impl McpClient {
         let opened = open::open(server, config, options, handler.clone(), bound).await?;
         let (service, process, url, transport) =
             (opened.service, opened.process, opened.url, opened.transport);
+        let discovery_hints = opened.discovery_hints;
         let peer = service.peer().clone();
         let Some(info) = server_info(&peer) else {
             let error =
@@ -236,6 +239,7 @@ impl McpClient {
             }),
             log_level: std::sync::atomic::AtomicUsize::new(subscribe::default_log_level()),
             tools_hints: Mutex::default(),
+            discovery_hints,
             repeatable_tools: Mutex::default(),
             cache: options.cache.clone(),
         };

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
     InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressNotificationParam,
     ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
@@ -86,6 +86,22 @@ impl ServerHandler for Gateway {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
+    }
+
+    /// rmcp's answer, with the servers' own caching hints (see `hints`); none while they
+    /// start, as what the gateway offers may still change.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        if *self.inner.started.borrow() {
+            super::hints::on_discover(&mut result, super::hints::discovery(&self.inner.scope));
+        }
+        Ok(result)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -278,7 +294,7 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.wait_started().await;
         let view = self.inner.scope.view();
@@ -291,7 +307,15 @@ impl ServerHandler for Gateway {
                 &self.session,
             )));
         }
-        Ok(ListToolsResult::with_all_items(all.to_vec()))
+        let result = ListToolsResult::with_all_items(all.to_vec());
+        // Caching hints are a 2026-07-28 matter: the servers' own, as they set them.
+        if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+            return Ok(super::hints::on_tools(
+                result,
+                super::hints::tools(&self.inner.scope),
+            ));
+        }
+        Ok(result)
     }
 
     async fn call_tool(
