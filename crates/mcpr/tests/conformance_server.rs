@@ -302,10 +302,8 @@ fn the_gateway_relays_2025_11_25_to_its_clients() {
 /// The suite's `server-sse-polling` scenario (2025-11-25; pending in the suite, so run with
 /// the pending ones): its result at `url`, asserted to have run and passed with checks.
 fn sse_polling(url: &str) -> ScenarioResult {
-    let (_, output) = run_server_suite(
-        url,
-        &["--suite", "pending", "--spec-version", "2025-11-25"],
-    );
+    let (_, output) =
+        run_server_suite(url, &["--suite", "pending", "--spec-version", "2025-11-25"]);
     let results = summary_lines(&output);
     print(&results);
     let result = results

@@ -19,7 +19,13 @@ use support::{MCPR, temp_dir};
 fn mock(hints: Option<(u64, &str)>) -> Value {
     let args = match hints {
         Some((ttl_ms, scope)) => json!([
-            "mock", "--era", "2026-07-28", "--ttl-ms", ttl_ms.to_string(), "--cache-scope", scope
+            "mock",
+            "--era",
+            "2026-07-28",
+            "--ttl-ms",
+            ttl_ms.to_string(),
+            "--cache-scope",
+            scope
         ]),
         None => json!(["mock"]),
     };

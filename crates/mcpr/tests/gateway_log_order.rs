@@ -134,9 +134,14 @@ fn post(url: &str, body: &Value) -> Vec<Value> {
         .expect("read timeout");
     stream.write_all(request.as_bytes()).expect("send");
     let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read the answer");
+    stream
+        .read_to_string(&mut response)
+        .expect("read the answer");
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    assert!(head.starts_with("HTTP/1.") && head.contains(" 200 "), "{response}");
+    assert!(
+        head.starts_with("HTTP/1.") && head.contains(" 200 "),
+        "{response}"
+    );
     if head.to_ascii_lowercase().contains("application/json") {
         return serde_json::from_str(body).into_iter().collect();
     }

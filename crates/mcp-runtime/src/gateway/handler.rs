@@ -13,13 +13,13 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ResultType, ServerCapabilities, ServerConfig as InitializeInfo,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams,
+    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
+    ServerConfig as InitializeInfo, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -309,7 +309,10 @@ impl ServerHandler for Gateway {
         }
         let result = ListToolsResult::with_all_items(all.to_vec());
         // Caching hints are a 2026-07-28 matter: the servers' own, as they set them.
-        if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+        if context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize())
+        {
             return Ok(super::hints::on_tools(
                 result,
                 super::hints::tools(&self.inner.scope),

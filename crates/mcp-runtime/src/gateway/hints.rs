@@ -59,7 +59,9 @@ pub(crate) fn tools(scope: &ScopedTools) -> Hints {
 /// The hints of the gateway's `server/discover`: those of the servers' own (a server that
 /// opened with `initialize` has none).
 pub(crate) fn discovery(scope: &ScopedTools) -> Hints {
-    merged(scope, |client| client.discovery_cache_hints().unwrap_or_default())
+    merged(scope, |client| {
+        client.discovery_cache_hints().unwrap_or_default()
+    })
 }
 
 /// `result` with `hints`.
