@@ -144,3 +144,43 @@ fn a_python_sdk_2_3_client_sees_the_servers_hints() {
     assert!(merged.contains("tools 5000 private"), "{merged}");
     assert!(merged.contains("discover 5000 private"), "{merged}");
 }
+
+/// The hints mcpr's client gets on the resource, template and prompt lists of a gateway
+/// serving `servers` with `flags`.
+async fn list_hints_through(servers: Value, flags: &[&str]) -> Vec<Option<CacheHints>> {
+    let world = ServeWorld::with_servers(temp_dir(), servers);
+    let (_gateway, url) = world.http_gateway(flags, &[]);
+    let config = support::remote(&url, None);
+    let client = McpClient::connect("gateway", &config, &ConnectOptions::default())
+        .await
+        .expect("connect to the gateway");
+    assert_eq!(client.opening().era, Era::Modern);
+    client.list_resources().await.expect("resources/list");
+    client
+        .list_resource_templates()
+        .await
+        .expect("resources/templates/list");
+    client.list_prompts().await.expect("prompts/list");
+    let hints = ["resources/list", "resources/templates/list", "prompts/list"]
+        .map(|method| client.list_cache_hints(method))
+        .to_vec();
+    client.close().await;
+    hints
+}
+
+/// Resource, template and prompt lists carry the servers' hints too: the conformance mock's
+/// (five minutes, public) as it set them; merged with a server whose resource lists say
+/// `ttlMs: 0`, `private` (rmcp's defaults), those lists are never fresh and private.
+#[tokio::test(flavor = "multi_thread")]
+async fn resource_and_prompt_lists_carry_the_servers_hints() {
+    let conformance = json!({"command": MCPR, "args": ["mock", "--conformance"]});
+    let raw = ["--servers", "c", "--raw-names"];
+    let one = list_hints_through(json!({"c": conformance.clone()}), &raw).await;
+    let five_minutes = Some(hints(Some(300_000), false));
+    assert_eq!(one, vec![five_minutes; 3]);
+
+    let other = json!({"command": MCPR, "args": ["mock", "--era", "2026-07-28", "--resources"]});
+    let merged = list_hints_through(json!({"c": conformance, "r": other}), &[]).await;
+    assert_eq!(merged[0], Some(hints(None, true)), "{merged:?}");
+    assert_eq!(merged[1], Some(hints(None, true)), "{merged:?}");
+}

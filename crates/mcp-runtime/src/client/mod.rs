@@ -161,6 +161,8 @@ pub struct McpClient {
     tools_hints: Mutex<crate::cache::CacheHints>,
     /// The caching hints of the `server/discover` result the connection opened with.
     discovery_hints: Option<crate::cache::CacheHints>,
+    /// The caching hints of the last resource, template and prompt lists, by method.
+    list_hints: Mutex<std::collections::HashMap<&'static str, crate::cache::CacheHints>>,
     /// Tools of the last list that may be called again when an answer is lost (read-only or
     /// idempotent).
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
@@ -240,6 +242,7 @@ impl McpClient {
             log_level: std::sync::atomic::AtomicUsize::new(subscribe::default_log_level()),
             tools_hints: Mutex::default(),
             discovery_hints,
+            list_hints: Mutex::default(),
             repeatable_tools: Mutex::default(),
             cache: options.cache.clone(),
         };

@@ -185,23 +185,23 @@ impl ServerHandler for Gateway {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.wait_started().await;
         let listed = self.inner.catalog.resources(&self.inner.scope).await;
-        Ok(ListResourcesResult::with_all_items(from_wire_list(listed)))
+        let result = ListResourcesResult::with_all_items(from_wire_list(listed));
+        Ok(self.hinted(result, "resources/list", &context))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         self.wait_started().await;
         let listed = self.inner.catalog.templates(&self.inner.scope).await;
-        Ok(ListResourceTemplatesResult::with_all_items(from_wire_list(
-            listed,
-        )))
+        let result = ListResourceTemplatesResult::with_all_items(from_wire_list(listed));
+        Ok(self.hinted(result, "resources/templates/list", &context))
     }
 
     async fn read_resource(
@@ -228,11 +228,12 @@ impl ServerHandler for Gateway {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.wait_started().await;
         let listed = self.inner.catalog.prompts(&self.inner.scope).await;
-        Ok(ListPromptsResult::with_all_items(from_wire_list(listed)))
+        let result = ListPromptsResult::with_all_items(from_wire_list(listed));
+        Ok(self.hinted(result, "prompts/list", &context))
     }
 
     async fn get_prompt(
@@ -313,7 +314,7 @@ impl ServerHandler for Gateway {
             .protocol_version()
             .is_some_and(|v| !v.has_initialize())
         {
-            return Ok(super::hints::on_tools(
+            return Ok(super::hints::on_list(
                 result,
                 super::hints::tools(&self.inner.scope),
             ));
@@ -345,6 +346,23 @@ impl ServerHandler for Gateway {
 }
 
 impl Gateway {
+    /// A list of the servers' resources, templates or prompts (`method`), with their caching
+    /// hints for a 2026-07-28 client (see `hints`).
+    fn hinted<T: super::hints::Cacheable>(
+        &self,
+        result: T,
+        method: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> T {
+        if !context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize())
+        {
+            return result;
+        }
+        super::hints::on_list(result, super::hints::listing(&self.inner.scope, method))
+    }
+
     /// The server that offers `uri`.
     async fn owner(&self, uri: &str) -> Result<String, McpError> {
         self.wait_started().await;

@@ -1,37 +1,47 @@
-//! The caching hints (`ttlMs`, `cacheScope`) of the gateway's 2026-07-28 results, from those
-//! of the servers behind it.
+//! The caching hints (`ttlMs`, `cacheScope`) of the gateway's 2026-07-28 results (`tools/list`,
+//! `resources/list`, `resources/templates/list`, `prompts/list`, `server/discover`), from those
+//! of the servers behind it. A `resources/read` result is one server's answer, hints and all.
 //!
 //! A result made of one server's answer carries that server's hints as it set them; a result
 //! merged from several servers is fresh only as long as every part is (the shortest `ttlMs`)
 //! and private if any part is. A server that gave no hints (an older revision), or that is
 //! not connected (its tools come from the cache, or it is still starting), makes the result
-//! never fresh (`ttlMs: 0`). What the gateway makes itself (the tools of discovery mode, one
+//! never fresh (`ttlMs: 0`); a server that does not offer what is listed has no part in it. What the gateway makes itself (the tools of discovery mode, one
 //! client's own) keeps rmcp's `ttlMs: 0`, `private`.
 
-use rmcp::model::{CacheScope, DiscoverResult, ListToolsResult};
+use rmcp::model::{
+    CacheScope, DiscoverResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult,
+};
 
 use super::view::ScopedTools;
 use crate::cache::CacheHints;
 
 /// The hints of the servers in scope, merged: what a result built from all of them may say.
-fn merged(scope: &ScopedTools, each: impl Fn(&crate::client::McpClient) -> CacheHints) -> Hints {
+/// `each` gives a connected server's hints, or `None` when it has no part in the result (it
+/// does not offer what is listed); a server that is not connected counts as never fresh.
+fn merged(
+    scope: &ScopedTools,
+    each: impl Fn(&crate::client::McpClient) -> Option<CacheHints>,
+) -> Hints {
     let mut merged: Option<CacheHints> = None;
     for server in scope.manager.server_names() {
         if !scope.filter.allows_server(&server) {
             continue;
         }
-        let hints = scope
-            .manager
-            .client(&server)
-            .map(|client| each(&client))
-            .unwrap_or_default();
-        merged = Some(merged.map_or(hints, |before| before.and(hints)));
+        let hints = match scope.manager.client(&server) {
+            Some(client) => each(&client),
+            None => Some(CacheHints::default()),
+        };
+        if let Some(hints) = hints {
+            merged = Some(merged.map_or(hints, |before| before.and(hints)));
+        }
     }
     Hints(merged)
 }
 
-/// Hints for a result; `None` when no server is in scope (the result says nothing then, and
-/// rmcp's conservative defaults apply).
+/// Hints for a result; `None` when no server in scope has a part in it (the result says
+/// nothing then, and rmcp's conservative defaults apply).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Hints(Option<CacheHints>);
 
@@ -53,14 +63,20 @@ impl Hints {
 
 /// The hints of the gateway's tool list: those of every server's last `tools/list`.
 pub(crate) fn tools(scope: &ScopedTools) -> Hints {
-    merged(scope, |client| client.tools_cache_hints())
+    merged(scope, |client| Some(client.tools_cache_hints()))
+}
+
+/// The hints of the gateway's list answering `method` (`resources/list`,
+/// `resources/templates/list`, `prompts/list`), once the servers were just asked for theirs.
+pub(crate) fn listing(scope: &ScopedTools, method: &str) -> Hints {
+    merged(scope, |client| client.list_cache_hints(method))
 }
 
 /// The hints of the gateway's `server/discover`: those of the servers' own (a server that
 /// opened with `initialize` has none).
 pub(crate) fn discovery(scope: &ScopedTools) -> Hints {
     merged(scope, |client| {
-        client.discovery_cache_hints().unwrap_or_default()
+        Some(client.discovery_cache_hints().unwrap_or_default())
     })
 }
 
@@ -72,11 +88,33 @@ pub(crate) fn on_discover(result: &mut DiscoverResult, hints: Hints) {
     }
 }
 
+/// A list result that carries caching hints.
+pub(crate) trait Cacheable {
+    fn set_hints(&mut self, ttl_ms: u64, scope: CacheScope);
+}
+
+macro_rules! cacheable {
+    ($($result:ty),*) => {$(
+        impl Cacheable for $result {
+            fn set_hints(&mut self, ttl_ms: u64, scope: CacheScope) {
+                self.ttl_ms = Some(ttl_ms);
+                self.cache_scope = Some(scope);
+            }
+        }
+    )*};
+}
+
+cacheable!(
+    ListToolsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListPromptsResult
+);
+
 /// `result` with `hints`.
-pub(crate) fn on_tools(mut result: ListToolsResult, hints: Hints) -> ListToolsResult {
+pub(crate) fn on_list<T: Cacheable>(mut result: T, hints: Hints) -> T {
     if let Some((ttl_ms, scope)) = hints.wire() {
-        result.ttl_ms = Some(ttl_ms);
-        result.cache_scope = Some(scope);
+        result.set_hints(ttl_ms, scope);
     }
     result
 }
