@@ -354,9 +354,10 @@ impl Gateway {
         method: &str,
         context: &RequestContext<RoleServer>,
     ) -> T {
-        if !context
+        // Caching hints are a 2026-07-28 matter.
+        if context
             .protocol_version()
-            .is_some_and(|v| !v.has_initialize())
+            .is_none_or(|v| v.has_initialize())
         {
             return result;
         }
