@@ -93,8 +93,12 @@ impl Handler {
     /// `tracing` too), so memory stays bounded. A receiver that went away means nobody listens.
     pub(crate) fn emit(&self, event: ClientEvent) {
         if let Some(events) = &self.events
-            && let Err(mpsc::error::TrySendError::Full(_)) = events.try_send(event)
+            && let Err(mpsc::error::TrySendError::Full(event)) = events.try_send(event)
         {
+            if matches!(event, ClientEvent::Log { .. }) {
+                // Nobody is to wait for it (see `tally`).
+                self.log_tally.dropped();
+            }
             tracing::debug!(server = %self.server, "event queue full; a server notification was dropped");
         }
     }

@@ -14,14 +14,20 @@ use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-/// How many `notifications/message` a connection has received. Cheap to clone (shared).
+/// How many `notifications/message` a connection has received, less those dropped before
+/// reaching the host (its event queue was full). Cheap to clone (shared).
 #[derive(Clone, Default, Debug)]
 pub(crate) struct LogTally(Arc<AtomicU64>);
 
 impl LogTally {
-    /// Log lines received so far.
+    /// Log lines received so far and handed on (or still on their way).
     pub(crate) fn get(&self) -> u64 {
         self.0.load(Ordering::Acquire)
+    }
+
+    /// A line received earlier was dropped: it will never reach the host.
+    pub(crate) fn dropped(&self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 
     fn count(&self, message: &RxJsonRpcMessage<RoleClient>) {

@@ -475,7 +475,7 @@ struct LineOrder {
 }
 
 /// How long an answer waits at most for the log lines received before it: a line the relay
-/// never sees (dropped while the host fell behind a flooding server) must not hold it longer.
+/// never sees (its notices fell behind a flooding server) must not hold it longer.
 const LINES_BOUND: Duration = Duration::from_millis(500);
 
 impl RequestLogs {
