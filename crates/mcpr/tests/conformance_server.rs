@@ -7,6 +7,8 @@
 //! that mock over stdio: what the gateway relays of each era. The scenarios it passes are
 //! named below and must keep passing; the rest are printed, not asserted.
 //!
+//! Both also serve `server-sse-polling`, a scenario the suite keeps pending (run on its own).
+//!
 //! The suite scores what it sees on the wire. A run that executes nothing still exits 0, so
 //! every scenario's check count is asserted, not just the exit status.
 
@@ -295,6 +297,42 @@ fn the_gateway_relays_2025_11_25_to_its_clients() {
     let results = summary_lines(&output);
     print(&results);
     assert_passing(&results, &GATEWAY_2025, &output);
+}
+
+/// The suite's `server-sse-polling` scenario (2025-11-25; pending in the suite, so run with
+/// the pending ones): its result at `url`, asserted to have run and passed with checks.
+fn sse_polling(url: &str) -> ScenarioResult {
+    let (_, output) =
+        run_server_suite(url, &["--suite", "pending", "--spec-version", "2025-11-25"]);
+    let results = summary_lines(&output);
+    print(&results);
+    let result = results
+        .into_iter()
+        .find(|r| r.name == "server-sse-polling")
+        .unwrap_or_else(|| panic!("server-sse-polling did not run:\n{output}"));
+    assert!(
+        result.ok && result.failed == 0 && result.passed > 0,
+        "{result:?}:\n{output}"
+    );
+    result
+}
+
+/// SSE polling: the mock's event streams open with a priming event (an id, `retry:`), and
+/// `test_reconnection` closes its stream before answering; the answer comes on the stream
+/// the suite resumes with `Last-Event-ID`. All three checks pass.
+#[test]
+fn the_conformance_mock_closes_and_resumes_sse_streams() {
+    let mock = Served::mock();
+    assert_eq!(sse_polling(&mock.url).passed, 3);
+}
+
+/// SSE polling through the gateway: its session streams open with a priming event and are
+/// resumable; the call's answer (the mock behind it speaks stdio, with no stream to close)
+/// comes on the stream it was asked on.
+#[test]
+fn the_gateway_primes_its_sse_streams() {
+    let gateway = Gateway::start();
+    sse_polling(&gateway.served.url);
 }
 
 /// A Python SDK 2.3 client in `auto` mode: it probes `server/discover`, and prints the

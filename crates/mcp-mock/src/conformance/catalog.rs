@@ -132,18 +132,18 @@ fn common_tools() -> Vec<Value> {
             "test_elicitation_sep1330_enums",
             "Tests elicitation with enum schema improvements",
         ),
+        // Listed in both eras: a gateway of the 2026-07-28 era in front of the mock serves
+        // it to its own session clients. Only a session over HTTP has a stream to close.
+        no_args(
+            "test_reconnection",
+            "Tests SSE stream disconnection and client reconnection",
+        ),
     ]
 }
 
-/// The tools a client of the `initialize` era sees: the common ones plus the reconnection
-/// test.
+/// The tools a client of the `initialize` era sees.
 pub fn legacy_tools() -> Vec<Value> {
-    let mut tools = common_tools();
-    tools.extend([no_args(
-        "test_reconnection",
-        "Tests SSE stream disconnection and client reconnection",
-    )]);
-    tools
+    common_tools()
 }
 
 /// The tools a 2026-07-28 client sees: the common ones plus the input-required (MRTR) and
@@ -236,10 +236,6 @@ pub fn fixed_call(name: &str) -> Option<Value> {
                 "isError": true,
             }));
         }
-        "test_reconnection" => json!([{
-            "type": "text",
-            "text": "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.",
-        }]),
         _ => return None,
     };
     Some(json!({ "content": content }))

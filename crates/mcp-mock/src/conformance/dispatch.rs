@@ -35,6 +35,9 @@ pub struct Exchange {
     pub era: Era,
     /// `_meta.progressToken` of the request.
     pub progress_token: Option<Value>,
+    /// Closes the connection carrying `out` (a session's request over HTTP; the client
+    /// resumes the stream, see `resume`); `None` elsewhere.
+    pub closer: Option<mpsc::UnboundedSender<()>>,
 }
 
 impl Exchange {
@@ -73,6 +76,15 @@ impl Exchange {
             let _ = self
                 .out
                 .send(notification("notifications/progress", params));
+        }
+    }
+
+    /// Closes the connection that carries the request's stream before the answer, where
+    /// there is one to close: the client resumes the stream with `Last-Event-ID` to get the
+    /// rest (SSE polling).
+    pub fn close_stream(&self) {
+        if let Some(closer) = &self.closer {
+            let _ = closer.send(());
         }
     }
 

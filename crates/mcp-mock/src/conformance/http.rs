@@ -4,7 +4,10 @@
 //!   session is gone); a POST of `initialize` without `_meta` opens one. The answer is plain
 //!   JSON when the handler finishes without talking, else an event stream carrying its
 //!   notifications and requests to the client before the response; the client's answers
-//!   come back as POSTs (202). GET opens the session's standalone stream; DELETE ends it.
+//!   come back as POSTs (202). A session's event streams open with a priming event (id,
+//!   `retry:`) and are resumable: GET with `Last-Event-ID` carries on after that event (see
+//!   [`super::resume`]). GET without it opens the session's standalone stream; DELETE ends
+//!   it.
 //! - Any other POST is a 2026-07-28 request, checked by [`super::modern`] and answered the
 //!   same way, except `subscriptions/listen`, whose event stream stays open.
 //!
@@ -284,7 +287,8 @@ fn listen(server: &Server, params: &Value, id: Value) -> Response {
 }
 
 /// Runs a request and answers it: plain JSON if the handler finishes without sending
-/// anything, else an event stream with what it sends, then the response.
+/// anything, else an event stream with what it sends, then the response. A session's event
+/// stream is resumable (see [`super::resume`]); its handler may close the connection early.
 async fn served(
     server: Arc<Server>,
     era: Era,
@@ -294,11 +298,17 @@ async fn served(
     modern: bool,
 ) -> Response {
     let (out, mut rx) = mpsc::unbounded_channel();
+    let session = match &era {
+        Era::Session(session) => Some(session.clone()),
+        Era::Stateless(_) => None,
+    };
+    let (closer, mut close_rx) = mpsc::unbounded_channel();
     let progress_token = params.pointer("/_meta/progressToken").cloned();
     let x = Exchange {
         out,
         era,
         progress_token,
+        closer: session.is_some().then_some(closer),
     };
     let (done_tx, mut done_rx) = oneshot::channel();
     tokio::spawn(async move {
@@ -315,6 +325,7 @@ async fn served(
     });
     let stopped = || Err(Failure::new(-32603, "the handler stopped").with_status(500));
     let mut early = Vec::new();
+    let mut close_early = false;
     let reply = tokio::select! {
         biased;
         reply = &mut done_rx => Some(reply.unwrap_or_else(|_| stopped())),
@@ -322,11 +333,15 @@ async fn served(
             early.extend(message);
             None
         }
+        Some(()) = close_rx.recv() => {
+            close_early = true;
+            None
+        }
     };
     while let Ok(message) = rx.try_recv() {
         early.push(message);
     }
-    if early.is_empty() {
+    if early.is_empty() && !close_early {
         let reply = match reply {
             Some(reply) => reply,
             None => done_rx.await.unwrap_or_else(|_| stopped()),
@@ -335,20 +350,66 @@ async fn served(
         return json_body(status, &response(&id, &reply));
     }
     let (frames, body) = event_stream();
+    let sink = match &session {
+        Some(session) => Sink::Resumable(session.streams.open(frames)),
+        None => Sink::Plain(frames),
+    };
     tokio::spawn(async move {
         for message in early {
-            let _ = frames.send(event(&message));
+            sink.send(&message);
         }
-        while let Some(message) = rx.recv().await {
-            let _ = frames.send(event(&message));
+        if close_early {
+            sink.close_connection();
+        }
+        loop {
+            tokio::select! {
+                biased;
+                message = rx.recv() => match message {
+                    Some(message) => sink.send(&message),
+                    None => break,
+                },
+                Some(()) = close_rx.recv() => sink.close_connection(),
+            }
         }
         let reply = match reply {
             Some(reply) => reply,
             None => done_rx.await.unwrap_or_else(|_| stopped()),
         };
-        let _ = frames.send(event(&response(&id, &reply)));
+        sink.send(&response(&id, &reply));
+        sink.finish();
     });
     sse_response(body)
+}
+
+/// Where a request's event stream goes.
+enum Sink {
+    /// Straight to its one connection (2026-07-28).
+    Plain(mpsc::UnboundedSender<Bytes>),
+    /// Through a session's resumable stream.
+    Resumable(Arc<super::resume::Stream>),
+}
+
+impl Sink {
+    fn send(&self, message: &Value) {
+        match self {
+            Sink::Plain(frames) => {
+                let _ = frames.send(event(message));
+            }
+            Sink::Resumable(stream) => stream.push(message),
+        }
+    }
+
+    fn close_connection(&self) {
+        if let Sink::Resumable(stream) = self {
+            stream.close_connection();
+        }
+    }
+
+    fn finish(self) {
+        if let Sink::Resumable(stream) = self {
+            stream.finish();
+        }
+    }
 }
 
 /// One server-sent event carrying `message`.
@@ -379,8 +440,9 @@ fn sse_response(body: Body) -> Response {
         .into_response()
 }
 
-/// GET: the standalone stream of a session. Without a session there is nothing to stream
-/// (2026-07-28 clients use `subscriptions/listen`).
+/// GET: the standalone stream of a session, or with `Last-Event-ID` the rest of one of its
+/// request streams. Without a session there is nothing to stream (2026-07-28 clients use
+/// `subscriptions/listen`).
 async fn get(State(app): State<App>, headers: HeaderMap) -> Response {
     let Some(id) = header_text(&headers, "mcp-session-id") else {
         return plain(
@@ -391,6 +453,16 @@ async fn get(State(app): State<App>, headers: HeaderMap) -> Response {
     let Some(session) = app.server.session(&id) else {
         return plain(StatusCode::NOT_FOUND, "Session not found");
     };
+    if let Some(last) = header_text(&headers, "last-event-id") {
+        let (frames, body) = event_stream();
+        if session.streams.resume(&last, frames) {
+            return sse_response(body);
+        }
+        return plain(
+            StatusCode::NOT_FOUND,
+            "Last-Event-ID names no stream of this session (any more)",
+        );
+    }
     let mut rx = session.open_standalone();
     let (frames, body) = event_stream();
     tokio::spawn(async move {

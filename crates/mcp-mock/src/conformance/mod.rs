@@ -14,13 +14,15 @@
 //! Modules: [`catalog`] (the fixed tools, resources and prompts), [`dispatch`] (one request,
 //! either era), [`tools`] (tools that talk while they run), [`mrtr`] (the input-required
 //! tools and prompt), [`modern`] (2026-07-28 validation and result decoration), [`session`]
-//! (the 2025-11-25 session), [`http`] and [`stdio`] (the transports).
+//! (the 2025-11-25 session), [`resume`] (its resumable event streams), [`http`] and [`stdio`]
+//! (the transports).
 
 mod catalog;
 mod dispatch;
 mod http;
 mod modern;
 mod mrtr;
+mod resume;
 mod session;
 mod stdio;
 mod tools;

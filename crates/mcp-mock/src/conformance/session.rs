@@ -33,6 +33,8 @@ pub struct Session {
     subscriptions: Mutex<HashSet<String>>,
     /// The standalone GET stream, while one is open.
     standalone: Mutex<Option<mpsc::UnboundedSender<Value>>>,
+    /// The event streams of its requests over HTTP, for resumption.
+    pub streams: super::resume::Streams,
 }
 
 impl Session {
@@ -46,6 +48,7 @@ impl Session {
             next_id: AtomicU64::new(1),
             subscriptions: Mutex::new(HashSet::new()),
             standalone: Mutex::new(None),
+            streams: Default::default(),
         }
     }
 

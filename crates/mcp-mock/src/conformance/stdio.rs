@@ -138,6 +138,7 @@ fn spawn(
             out: out.clone(),
             era,
             progress_token: params.pointer("/_meta/progressToken").cloned(),
+            closer: None,
         };
         let mut reply = dispatch::handle(&server, &method, &params, &x).await;
         if modern && let Ok(result) = &mut reply {

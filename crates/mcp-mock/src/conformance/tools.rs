@@ -12,6 +12,9 @@ use super::{Failure, Server, catalog, mrtr};
 /// The pause between the messages of a talking tool, so that they arrive as a stream.
 const STEP: Duration = Duration::from_millis(50);
 
+/// How long `test_reconnection` runs after closing its stream's connection.
+const RECONNECTION_PAUSE: Duration = Duration::from_millis(200);
+
 /// Runs tool `name` with `args` (the request's `params` are there for the input-required
 /// tools, which read `inputResponses` and `requestState`).
 pub async fn call(
@@ -80,6 +83,15 @@ pub async fn call(
         "test_streaming_elicitation" => {
             x.progress(50, 100, "Halfway");
             Ok(text("Streaming complete"))
+        }
+        "test_reconnection" => {
+            // The connection closes first; the answer follows a moment later, on the stream
+            // the client resumes (over stdio, simply after the pause).
+            x.close_stream();
+            tokio::time::sleep(RECONNECTION_PAUSE).await;
+            Ok(text(
+                "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.",
+            ))
         }
         "test_logging_tool" => {
             x.log("info", json!("Diagnostic trace logging activated"));

@@ -76,6 +76,8 @@ pub(crate) struct Handler {
     pub identity: crate::ClientIdentity,
     /// Tool results as the server sent them (the transports feed it).
     pub raw: super::raw::RawResults,
+    /// Log lines received, counted by the transport as they arrive (see `tally`).
+    pub log_tally: super::tally::LogTally,
     /// Calls that answer the server's questions themselves (see `ask`).
     pub asking: super::ask::AskingCalls,
     /// Calls carry their own askers ([`ConnectOptions::relay_input`]): elicitation and sampling
@@ -91,8 +93,12 @@ impl Handler {
     /// `tracing` too), so memory stays bounded. A receiver that went away means nobody listens.
     pub(crate) fn emit(&self, event: ClientEvent) {
         if let Some(events) = &self.events
-            && let Err(mpsc::error::TrySendError::Full(_)) = events.try_send(event)
+            && let Err(mpsc::error::TrySendError::Full(event)) = events.try_send(event)
         {
+            if matches!(event, ClientEvent::Log { .. }) {
+                // Nobody is to wait for it (see `tally`).
+                self.log_tally.dropped();
+            }
             tracing::debug!(server = %self.server, "event queue full; a server notification was dropped");
         }
     }

@@ -40,29 +40,21 @@ impl McpClient {
     /// The caching hints of the list (2026-07-28: `ttlMs`, `cacheScope`, over all pages) are
     /// kept for [`tools_cache_hints`](Self::tools_cache_hints).
     pub async fn list_tools(&self) -> Result<Vec<ToolDefinition>, ClientError> {
-        // Built up page by page: `None` until the first page arrives.
-        let hints: Mutex<Option<CacheHints>> = Mutex::new(None);
+        let hints = PageHints::default();
         let tools: Vec<ToolDefinition> = self
             .list_all(
                 "tools/list",
                 |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
                 |result| match result {
                     ServerResult::ListToolsResult(page) => {
-                        let private = page.cache_scope == Some(CacheScope::Private);
-                        let page_hints = CacheHints::new(page.ttl_ms, private);
-                        let mut hints = hints.lock().unwrap_or_else(|e| e.into_inner());
-                        *hints = Some(match *hints {
-                            Some(before) => before.and(page_hints),
-                            None => page_hints,
-                        });
+                        hints.add(page.ttl_ms, page.cache_scope);
                         Some((page.tools, page.next_cursor))
                     }
                     _ => None,
                 },
             )
             .await?;
-        let hints = hints.into_inner().unwrap_or_else(|e| e.into_inner());
-        *self.tools_hints.lock().unwrap_or_else(|e| e.into_inner()) = hints.unwrap_or_default();
+        *self.tools_hints.lock().unwrap_or_else(|e| e.into_inner()) = hints.total();
         if let Some(listener) = &self.listening.lock().await.listener {
             listener.tools_listed();
         }
@@ -91,12 +83,20 @@ impl McpClient {
         *self.tools_hints.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The caching hints of the `server/discover` result this connection opened with (as the
+    /// server sent it, or replayed from the cache); `None` for a connection opened with
+    /// `initialize`.
+    pub fn discovery_cache_hints(&self) -> Option<CacheHints> {
+        self.discovery_hints
+    }
+
     /// List every resource (`resources/list`, following `nextCursor`). A server that does not
     /// offer resources has none: it is not asked, and "method not found" is an empty list.
     pub async fn list_resources(&self) -> Result<Vec<ResourceDefinition>, ClientError> {
         if !self.offers(|c| c.resources.is_some()) {
             return Ok(Vec::new());
         }
+        let hints = PageHints::default();
         let listing = self
             .list_all(
                 "resources/list",
@@ -105,12 +105,14 @@ impl McpClient {
                 },
                 |result| match result {
                     ServerResult::ListResourcesResult(page) => {
+                        hints.add(page.ttl_ms, page.cache_scope);
                         Some((page.resources, page.next_cursor))
                     }
                     _ => None,
                 },
             )
             .await;
+        self.keep_list_hints("resources/list", &listing, hints);
         empty_if_method_not_found(listing)
     }
 
@@ -123,6 +125,7 @@ impl McpClient {
         if !self.offers(|c| c.resources.is_some()) {
             return Ok(Vec::new());
         }
+        let hints = PageHints::default();
         let listing = self
             .list_all(
                 "resources/templates/list",
@@ -133,12 +136,14 @@ impl McpClient {
                 },
                 |result| match result {
                     ServerResult::ListResourceTemplatesResult(page) => {
+                        hints.add(page.ttl_ms, page.cache_scope);
                         Some((page.resource_templates, page.next_cursor))
                     }
                     _ => None,
                 },
             )
             .await;
+        self.keep_list_hints("resources/templates/list", &listing, hints);
         empty_if_method_not_found(listing)
     }
 
@@ -148,17 +153,52 @@ impl McpClient {
         if !self.offers(|c| c.prompts.is_some()) {
             return Ok(Vec::new());
         }
+        let hints = PageHints::default();
         let listing = self
             .list_all(
                 "prompts/list",
                 |params| ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
                 |result| match result {
-                    ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
+                    ServerResult::ListPromptsResult(page) => {
+                        hints.add(page.ttl_ms, page.cache_scope);
+                        Some((page.prompts, page.next_cursor))
+                    }
                     _ => None,
                 },
             )
             .await;
+        self.keep_list_hints("prompts/list", &listing, hints);
         empty_if_method_not_found(listing)
+    }
+
+    /// The caching hints of the last listing of `method` (`resources/list`,
+    /// `resources/templates/list` or `prompts/list`; see [`tools_cache_hints`] for tools):
+    /// `None` when it was never asked (the server does not offer it). A listing that failed
+    /// counts as never fresh.
+    ///
+    /// [`tools_cache_hints`]: Self::tools_cache_hints
+    pub fn list_cache_hints(&self, method: &str) -> Option<CacheHints> {
+        self.list_hints
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(method)
+            .copied()
+    }
+
+    fn keep_list_hints<T>(
+        &self,
+        method: &'static str,
+        listing: &Result<Vec<T>, ClientError>,
+        hints: PageHints,
+    ) {
+        let hints = match listing {
+            Ok(_) => hints.total(),
+            Err(_) => CacheHints::default(),
+        };
+        self.list_hints
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(method, hints);
     }
 
     /// Whether the capabilities the server declared in `initialize` pass `test`.
@@ -228,6 +268,30 @@ impl McpClient {
             }
         }
         Err(self.protocol_error(method, format!("more than {MAX_LIST_PAGES} pages")))
+    }
+}
+
+/// The caching hints of a list made of pages: fresh only as long as every page is, private
+/// if any page is. Filled by the page callback of [`McpClient::list_all`].
+#[derive(Default)]
+struct PageHints(Mutex<Option<CacheHints>>);
+
+impl PageHints {
+    fn add(&self, ttl_ms: Option<u64>, scope: Option<CacheScope>) {
+        let page = CacheHints::new(ttl_ms, scope == Some(CacheScope::Private));
+        let mut hints = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *hints = Some(match *hints {
+            Some(before) => before.and(page),
+            None => page,
+        });
+    }
+
+    /// The list's hints; none for a list without pages (which cannot happen once listed).
+    fn total(self) -> CacheHints {
+        self.0
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_default()
     }
 }
 

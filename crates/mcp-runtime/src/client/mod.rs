@@ -21,7 +21,7 @@
 //! the server's questions, which a gateway points at its client), `listen`
 //! (`subscriptions/listen` on 2026-07-28 connections), `subscribe` (log level and resource
 //! subscriptions), `lost` (answers lost with their stream, 2026-07-28), `requests` (one
-//! request and its errors),
+//! request and its errors), `tally` (log lines counted in the order they arrive),
 //! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `types` (what calls
@@ -68,6 +68,7 @@ mod sse;
 mod stdio;
 mod streamable_http;
 mod subscribe;
+mod tally;
 mod types;
 mod watchdog;
 
@@ -160,6 +161,10 @@ pub struct McpClient {
     log_level: std::sync::atomic::AtomicUsize,
     /// The caching hints of the last tool list.
     tools_hints: Mutex<crate::cache::CacheHints>,
+    /// The caching hints of the `server/discover` result the connection opened with.
+    discovery_hints: Option<crate::cache::CacheHints>,
+    /// The caching hints of the last resource, template and prompt lists, by method.
+    list_hints: Mutex<std::collections::HashMap<&'static str, crate::cache::CacheHints>>,
     /// Tools of the last list that may be called again when an answer is lost (read-only or
     /// idempotent).
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
@@ -198,6 +203,7 @@ impl McpClient {
             progress: progress.clone(),
             identity: options.identity.clone(),
             raw: raw::RawResults::default(),
+            log_tally: tally::LogTally::default(),
             asking: ask::AskingCalls::default(),
             relay_input: options.relay_input,
         };
@@ -206,6 +212,7 @@ impl McpClient {
         let opened = open::open(server, config, options, handler.clone(), bound).await?;
         let (service, process, url, transport) =
             (opened.service, opened.process, opened.url, opened.transport);
+        let discovery_hints = opened.discovery_hints;
         let peer = service.peer().clone();
         let Some(info) = server_info(&peer) else {
             let error =
@@ -236,6 +243,8 @@ impl McpClient {
             }),
             log_level: std::sync::atomic::AtomicUsize::new(subscribe::default_log_level()),
             tools_hints: Mutex::default(),
+            discovery_hints,
+            list_hints: Mutex::default(),
             repeatable_tools: Mutex::default(),
             cache: options.cache.clone(),
         };

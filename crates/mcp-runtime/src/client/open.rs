@@ -28,6 +28,9 @@ pub(crate) struct Opened {
     pub url: Option<reqwest::Url>,
     pub transport: &'static str,
     pub opening: Opening,
+    /// The caching hints of the server's `server/discover` result (live or replayed from the
+    /// cache); `None` when the connection did not open with one.
+    pub discovery_hints: Option<CacheHints>,
 }
 
 /// Open a connection to `server`, bounded as a whole by `bound` (the startup timeout).
@@ -62,12 +65,14 @@ pub(crate) async fn open(
     let mut attempts = 0;
     let mut probes = 0;
     let mut probe_timed_out = false;
+    let mut replayed_hints = None;
     loop {
         attempts += 1;
         let state = Arc::new(ProbeState::default());
         // Only the first attempt replays; a failed one is followed by a live probe.
         let replaying = match replay.take() {
             Some(result) => {
+                replayed_hints = Some(discover_hints(&result));
                 state.replay(result);
                 true
             }
@@ -98,13 +103,18 @@ pub(crate) async fn open(
                 } else {
                     era
                 };
+                let discovered = state.discovered();
+                opened.discovery_hints = match &discovered {
+                    Some(result) => Some(discover_hints(result)),
+                    None => replayed_hints.filter(|_| state.replayed()),
+                };
                 if let Some(cache) = &cache {
                     remember(
                         cache,
                         server,
                         config,
                         (cached != Some(remembered)).then_some(remembered),
-                        state.discovered(),
+                        discovered,
                     )
                     .await;
                 }
@@ -185,6 +195,14 @@ async fn remember(
     .await;
 }
 
+/// The caching hints of a `server/discover` result.
+fn discover_hints(result: &rmcp::model::DiscoverResult) -> CacheHints {
+    CacheHints::new(
+        Some(result.ttl_ms),
+        result.cache_scope == rmcp::model::CacheScope::Private,
+    )
+}
+
 /// A failed attempt.
 struct Failed {
     error: ClientError,
@@ -240,6 +258,7 @@ async fn attempt(
                 url: None,
                 transport: "stdio",
                 opening,
+                discovery_hints: None,
             })
         }
         Transport::Http(http) => {
@@ -271,6 +290,7 @@ async fn attempt(
                 url: Some(remote.url),
                 transport: remote.transport,
                 opening,
+                discovery_hints: None,
             })
         }
     }
@@ -297,6 +317,7 @@ async fn connect_stdio(
         taken,
         state,
     );
+    let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
     let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
     let outcome = match bound {
         Some(bound) => tokio::time::timeout(bound, handshake)

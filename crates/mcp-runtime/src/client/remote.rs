@@ -195,6 +195,7 @@ async fn streamable(
     );
     let transport = Probe::new(transport, plan, Taken::Signalled, probe);
     let transport = super::raw::Expect::new(transport, handler.raw.clone());
+    let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
     let opening = serve_client_with_lifecycle(handler, transport, plan.lifecycle()).await;
     let service = opening.map_err(|e| {
         let legacy_hint = match &e {
@@ -243,6 +244,7 @@ async fn legacy(
         })?;
     use rmcp::ServiceExt;
     let transport = super::raw::Expect::new(transport, handler.raw.clone());
+    let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
     handler.serve(transport).await.map_err(|e| Failure {
         error: handshake_error(server, url, &e),
         legacy_hint: false,

@@ -46,6 +46,14 @@ impl McpClient {
             .unwrap_or(super::era::LOG_LEVEL)
     }
 
+    /// How many log lines (`notifications/message`) this connection has received, counted
+    /// as they arrive: once an answer is in, every line the server sent before it is counted,
+    /// though its [`ClientEvent::Log`](super::ClientEvent) may still be on its way. Lines
+    /// dropped because the host fell behind are taken off again.
+    pub(crate) fn log_lines_received(&self) -> u64 {
+        self.handler.log_tally.get()
+    }
+
     /// Whether the server declares the `logging` capability.
     pub fn offers_logging(&self) -> bool {
         self.peer

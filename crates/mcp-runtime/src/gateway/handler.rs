@@ -13,13 +13,13 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ResultType, ServerCapabilities, ServerConfig as InitializeInfo,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams,
+    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
+    ServerConfig as InitializeInfo, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -86,6 +86,22 @@ impl ServerHandler for Gateway {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
+    }
+
+    /// rmcp's answer, with the servers' own caching hints (see `hints`); none while they
+    /// start, as what the gateway offers may still change.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        if *self.inner.started.borrow() {
+            super::hints::on_discover(&mut result, super::hints::discovery(&self.inner.scope));
+        }
+        Ok(result)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -169,23 +185,23 @@ impl ServerHandler for Gateway {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.wait_started().await;
         let listed = self.inner.catalog.resources(&self.inner.scope).await;
-        Ok(ListResourcesResult::with_all_items(from_wire_list(listed)))
+        let result = ListResourcesResult::with_all_items(from_wire_list(listed));
+        Ok(self.hinted(result, "resources/list", &context))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         self.wait_started().await;
         let listed = self.inner.catalog.templates(&self.inner.scope).await;
-        Ok(ListResourceTemplatesResult::with_all_items(from_wire_list(
-            listed,
-        )))
+        let result = ListResourceTemplatesResult::with_all_items(from_wire_list(listed));
+        Ok(self.hinted(result, "resources/templates/list", &context))
     }
 
     async fn read_resource(
@@ -212,11 +228,12 @@ impl ServerHandler for Gateway {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.wait_started().await;
         let listed = self.inner.catalog.prompts(&self.inner.scope).await;
-        Ok(ListPromptsResult::with_all_items(from_wire_list(listed)))
+        let result = ListPromptsResult::with_all_items(from_wire_list(listed));
+        Ok(self.hinted(result, "prompts/list", &context))
     }
 
     async fn get_prompt(
@@ -280,7 +297,7 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.wait_started().await;
         let view = self.inner.scope.view();
@@ -293,7 +310,18 @@ impl ServerHandler for Gateway {
                 &self.session,
             )));
         }
-        Ok(ListToolsResult::with_all_items(all.to_vec()))
+        let result = ListToolsResult::with_all_items(all.to_vec());
+        // Caching hints are a 2026-07-28 matter: the servers' own, as they set them.
+        if context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize())
+        {
+            return Ok(super::hints::on_list(
+                result,
+                super::hints::tools(&self.inner.scope),
+            ));
+        }
+        Ok(result)
     }
 
     async fn call_tool(
@@ -320,6 +348,24 @@ impl ServerHandler for Gateway {
 }
 
 impl Gateway {
+    /// A list of the servers' resources, templates or prompts (`method`), with their caching
+    /// hints for a 2026-07-28 client (see `hints`).
+    fn hinted<T: super::hints::Cacheable>(
+        &self,
+        result: T,
+        method: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> T {
+        // Caching hints are a 2026-07-28 matter.
+        if context
+            .protocol_version()
+            .is_none_or(|v| v.has_initialize())
+        {
+            return result;
+        }
+        super::hints::on_list(result, super::hints::listing(&self.inner.scope, method))
+    }
+
     /// The server that offers `uri`.
     async fn owner(&self, uri: &str) -> Result<String, McpError> {
         self.wait_started().await;

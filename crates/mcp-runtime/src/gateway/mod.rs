@@ -61,6 +61,7 @@ mod catalog;
 mod discovery;
 mod filter;
 mod handler;
+mod hints;
 pub mod http;
 mod input;
 mod notify;

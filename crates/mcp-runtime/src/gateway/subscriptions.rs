@@ -14,6 +14,11 @@
 //!   `subscriptions/listen` stream. (That stream is acknowledged as it opens, before the
 //!   server behind has been asked: a change in that moment is not reported.)
 //! - A server that reconnects is asked again for the level and the subscriptions it had.
+//! - A 2026-07-28 request's stream ends with its answer, so the lines its server sent before
+//!   the answer must be passed on first. They reach the relay through tasks of their own
+//!   (rmcp's, the manager's), possibly after the answer: the connection counts the lines it
+//!   receives in the order they arrive, the relay counts the lines it has passed on, and the
+//!   answer waits (bounded) until the second count has caught up with the first.
 
 // rmcp marks logging and `resources/subscribe` deprecated because protocol 2026-07-28 drops
 // them; the revisions with sessions, which the gateway serves too, still have them.
@@ -29,7 +34,7 @@ use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{Peer, SubscriptionSink};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::filter::ToolFilter;
@@ -83,6 +88,8 @@ pub(crate) struct Relay {
     filter: ToolFilter,
     state: Mutex<State>,
     next_id: AtomicU64,
+    /// Log lines passed on (or found unwanted), per server: what an answer waits for.
+    passed: watch::Sender<HashMap<String, u64>>,
 }
 
 /// The rank of a level's wire spelling.
@@ -97,6 +104,7 @@ impl Relay {
             filter,
             state: Mutex::default(),
             next_id: AtomicU64::new(1),
+            passed: watch::Sender::new(HashMap::new()),
         }
     }
 
@@ -162,15 +170,41 @@ impl Relay {
             },
         );
         self.apply_level().await;
-        let offers = self
+        let order = self
             .manager
             .client(server)
-            .is_some_and(|client| client.offers_logging());
+            .filter(|client| client.offers_logging())
+            .map(|client| {
+                // Received first: a line passed on between the two reads is in neither count.
+                let received = client.log_lines_received();
+                LineOrder {
+                    server: server.to_owned(),
+                    passed: self.passed_lines(server),
+                    received,
+                    client,
+                }
+            });
         RequestLogs {
             relay: self.clone(),
             id,
-            server: offers.then(|| server.to_owned()),
+            order,
         }
+    }
+
+    /// Log lines of `server` passed on so far.
+    fn passed_lines(&self, server: &str) -> u64 {
+        self.passed.borrow().get(server).copied().unwrap_or(0)
+    }
+
+    /// One more log line of `server` is done with (passed on, or wanted by nobody).
+    fn line_passed(&self, server: &str) {
+        self.passed.send_modify(|passed| {
+            if let Some(count) = passed.get_mut(server) {
+                *count += 1;
+            } else {
+                passed.insert(server.to_owned(), 1);
+            }
+        });
     }
 
     /// Ask the servers for the most verbose level any client wants, if that changed.
@@ -426,20 +460,45 @@ fn drop_subscribers(
 pub(crate) struct RequestLogs {
     relay: Arc<Relay>,
     id: u64,
-    /// The server's, when it offers logging.
-    server: Option<String>,
+    /// Where the server's lines stood as the request started, when it offers logging.
+    order: Option<LineOrder>,
 }
 
-/// How long a request's answer waits for the log lines its server sent before it: they reach
-/// the relay through tasks of their own (rmcp's, the manager's), which may run after the
-/// answer arrives, and the request's stream ends with the answer.
-const LOG_GRACE: Duration = Duration::from_millis(10);
+/// The log line counts of one server as a request started.
+struct LineOrder {
+    server: String,
+    client: Arc<crate::client::McpClient>,
+    /// Lines its connection had received.
+    received: u64,
+    /// Lines the relay had passed on.
+    passed: u64,
+}
+
+/// How long an answer waits at most for the log lines received before it: a line the relay
+/// never sees (its notices fell behind a flooding server) must not hold it longer.
+const LINES_BOUND: Duration = Duration::from_millis(500);
 
 impl RequestLogs {
-    /// Let the log lines the server sent before its answer through.
+    /// Wait until the log lines the server sent before its answer (which has arrived) are
+    /// passed on, so that they go out first. Bounded by [`LINES_BOUND`].
     pub async fn settle(&self) {
-        if self.server.is_some() {
-            tokio::time::sleep(LOG_GRACE).await;
+        let Some(order) = &self.order else { return };
+        let since = order
+            .client
+            .log_lines_received()
+            .saturating_sub(order.received);
+        if since == 0 {
+            return;
+        }
+        let target = order.passed + since;
+        let mut passed = self.relay.passed.subscribe();
+        let caught_up =
+            passed.wait_for(|passed| passed.get(&order.server).copied().unwrap_or(0) >= target);
+        if tokio::time::timeout(LINES_BOUND, caught_up).await.is_err() {
+            tracing::debug!(
+                "gateway: an answer of `{}` went out before all its log lines",
+                order.server
+            );
         }
     }
 }
@@ -463,8 +522,15 @@ pub(crate) async fn run(
             () = stop.cancelled() => return,
             notice = notices.recv() => match notice {
                 Ok(notice) => {
+                    let line_of = match &notice {
+                        ServerNotice::Log { server, .. } => Some(server.clone()),
+                        ServerNotice::ResourceUpdated { .. } => None,
+                    };
                     if relay.filter.allows_server(notice_server(&notice)) {
                         relay.deliver(notice).await;
+                    }
+                    if let Some(server) = line_of {
+                        relay.line_passed(&server);
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
