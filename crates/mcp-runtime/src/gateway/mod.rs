@@ -64,6 +64,7 @@ mod handler;
 pub mod http;
 mod input;
 mod notify;
+mod prompt;
 mod relay;
 #[cfg(unix)]
 mod stdio;
