@@ -331,7 +331,8 @@ fn a_2026_client_that_never_answers_has_its_call_expire_and_the_backend_call_can
 
 /// Python SDK client scripts: the 2.3 `Client` (over HTTP, `auto`) and a 1.x `ClientSession`
 /// (starting `mcpr serve` over stdio). Each answers elicitations with `{"name": "Ada"}`, calls
-/// each tool named on its command line and prints one JSON line per result.
+/// each tool named on its command line (the 2.3 client gets `prompt:<name>` as a prompt) and
+/// prints one JSON line per result.
 const PY_CLIENT_2: &str = r#"
 import asyncio, json, sys
 import mcp.types as types
@@ -344,6 +345,10 @@ async def main():
     async with Client(sys.argv[1], mode="auto", elicitation_callback=elicit) as client:
         print(json.dumps({"protocol": client.protocol_version}), flush=True)
         for tool in sys.argv[2:]:
+            if tool.startswith("prompt:"):
+                result = await client.get_prompt(tool[len("prompt:"):])
+                print(json.dumps({"prompt": tool, "text": result.messages[0].content.text}), flush=True)
+                continue
             result = await client.call_tool(tool, {})
             print(json.dumps({"tool": tool, "text": result.content[0].text}), flush=True)
 
@@ -394,7 +399,7 @@ fn run_python(
 }
 
 #[test]
-fn a_python_sdk_2_3_client_answers_elicitations_of_both_eras_backends() {
+fn a_python_sdk_2_3_client_answers_elicitations_of_both_eras_backends_in_calls_and_prompts() {
     let python = support::python_sdk_2();
     let world = world();
     let (_gateway, url) = world.http_gateway(&[], &[]);
@@ -406,11 +411,17 @@ fn a_python_sdk_2_3_client_answers_elicitations_of_both_eras_backends() {
             url,
             "mcp_c_test_input_required_result_elicitation".into(),
             "mcp_m_elicit".into(),
+            format!("prompt:{ASK_PROMPT}"),
         ],
     );
     assert_eq!(lines[0]["protocol"], "2026-07-28", "{lines:?}");
     assert_eq!(lines[1]["text"], "Hello, Ada!", "{lines:?}");
     assert_eq!(lines[2]["text"], r#"accept {"name":"Ada"}"#, "{lines:?}");
+    // A 2025-11-25 backend that asks during `prompts/get`: the client gets `input_required`.
+    assert_eq!(
+        lines[3]["text"], r#"Prompt for accept {"name":"Ada"}"#,
+        "{lines:?}"
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@
 //! the backend's `prompts/get` (`notifications/cancelled`).
 
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult, ResultType,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -107,6 +107,9 @@ fn answer(prompt: Value) -> Result<GetPromptResponse, McpError> {
         let asked: InputRequiredResult = serde_json::from_value(prompt).map_err(invalid)?;
         return Ok(asked.into());
     }
-    let result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
+    let mut result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
+    // A 2026-07-28 client needs the result to say what it is, and an older backend's does
+    // not (rmcp drops the field again for clients of older revisions).
+    result.result_type.get_or_insert(ResultType::COMPLETE);
     Ok(result.into())
 }
