@@ -10,7 +10,8 @@
 //!   [`oauth`]: `--oauth`, the mock as an OAuth 2.1 protected resource and its own
 //!   authorization server;
 //! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
-//! - [`tools`]: the tool catalogue and what each tool does;
+//! - [`tools`]: the tool catalogue and what each tool does; `ask_prompt`: the prompt of
+//!   `--elicit-prompt`, which asks the client first;
 //! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
 //! - [`era`]: which era of MCP the mock speaks (`--era`, `--ignore-unknown`);
 //! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
@@ -18,6 +19,7 @@
 //! - [`conformance`]: `--conformance`, the reference server of the official conformance
 //!   suite in both eras (2025-11-25 sessions and stateless 2026-07-28), answered by hand.
 
+mod ask_prompt;
 mod conformance;
 mod content;
 mod era;
@@ -203,6 +205,11 @@ pub struct MockArgs {
     /// `decline`, `cancel`, or the client's error as an error result.
     #[arg(long, help_heading = "Tools")]
     pub elicit_tool: bool,
+
+    /// Also serve the prompt `ask`, whose `prompts/get` asks the client for a `name`
+    /// (`elicitation/create`) and then answers `Prompt for <what came back>`.
+    #[arg(long, help_heading = "Tools")]
+    pub elicit_prompt: bool,
 
     /// Also serve the tool `sample {prompt}`, which asks the client's model to answer `prompt`
     /// (`sampling/createMessage`) and returns `sampled <text>`, or the client's error as an
@@ -654,6 +661,7 @@ fn knobs(args: &MockArgs) -> Knobs {
         },
         repeat_cursor: args.repeat_cursor,
         notify_tools: args.notify_tools,
+        elicit_prompt: args.elicit_prompt,
         list_changed_every: args
             .list_changed_ms
             .map(|ms| Duration::from_millis(ms.get())),

@@ -88,6 +88,8 @@ pub struct Knobs {
     pub content: bool,
     /// Serve `log` and `touch`, logging and resource subscriptions (`--notify-tools`).
     pub notify_tools: bool,
+    /// Serve the prompt `ask`, which asks the client first (`--elicit-prompt`).
+    pub elicit_prompt: bool,
     /// Caching hints on `server/discover` and `tools/list` results.
     pub cache_hints: CacheHints,
 }
@@ -201,6 +203,12 @@ impl ServerHandler for MockServer {
                 .build();
             capabilities.resources = with_content.resources;
             capabilities.prompts = with_content.prompts;
+        }
+        if self.inner.knobs.elicit_prompt {
+            capabilities.prompts = ServerCapabilities::builder()
+                .enable_prompts()
+                .build()
+                .prompts;
         }
         if self.inner.knobs.notify_tools {
             capabilities.logging = Some(Default::default());
@@ -367,8 +375,15 @@ impl ServerHandler for MockServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.content()?;
-        Ok(content::prompts())
+        let mut listed = match self.content() {
+            Ok(()) => content::prompts(),
+            Err(_) if self.inner.knobs.elicit_prompt => ListPromptsResult::default(),
+            Err(e) => return Err(e),
+        };
+        if self.inner.knobs.elicit_prompt {
+            listed.prompts.push(crate::ask_prompt::listed());
+        }
+        Ok(listed)
     }
 
     async fn set_level(
@@ -411,8 +426,11 @@ impl ServerHandler for MockServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        if self.inner.knobs.elicit_prompt && request.name == crate::ask_prompt::NAME {
+            return Ok(crate::ask_prompt::get(&context).await?.into());
+        }
         self.content()?;
         Ok(content::prompt(&request.name, request.arguments)?.into())
     }

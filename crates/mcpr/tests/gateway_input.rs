@@ -8,7 +8,11 @@
 //! - a raw 2026-07-28 client over stdio for what no SDK sends: a forged, replayed or expired
 //!   `requestState`, answers for a key nobody asked, no declared capability;
 //! - clients that never answer (raw, since an SDK answers): the call ends within its timeout
-//!   and the backend's call is cancelled.
+//!   and the backend's call is cancelled;
+//! - a prompt whose 2025-11-25 backend asks during `prompts/get` (the mock's `ask` prompt):
+//!   a 2026-07-28 client gets `input_required` and a state bound to the prompt, which its
+//!   retry spends; a session client that cancels while asked has the backend's request
+//!   cancelled.
 
 mod support;
 
@@ -34,7 +38,7 @@ fn world() -> ServeWorld {
         json!({
             "c": {"command": support::MCPR, "args": ["mock", "--conformance"]},
             "m": {"command": support::MCPR, "args": [
-                "mock", "--elicit-tool", "--record", record.to_string_lossy(),
+                "mock", "--elicit-tool", "--elicit-prompt", "--record", record.to_string_lossy(),
             ]},
         }),
     )
@@ -142,6 +146,31 @@ impl Stateless {
             if message["method"] == "elicitation/create" {
                 self.asked_elicitation = true;
             } else if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// `prompts/get` of `name`, with a retry's `extra` fields.
+    fn prompt(&mut self, name: &str, extra: Value) -> Value {
+        let mut params = json!({"name": name});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        self.request("prompts/get", params)
+    }
+
+    /// Wait for a request from the gateway (a session client is asked over its session).
+    fn asked_request(&mut self, method: &str) -> Value {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("never asked {method}: {e}"));
+            let message: Value = serde_json::from_str(&line).expect("a JSON line");
+            if message["method"] == method {
                 return message;
             }
         }
@@ -302,7 +331,8 @@ fn a_2026_client_that_never_answers_has_its_call_expire_and_the_backend_call_can
 
 /// Python SDK client scripts: the 2.3 `Client` (over HTTP, `auto`) and a 1.x `ClientSession`
 /// (starting `mcpr serve` over stdio). Each answers elicitations with `{"name": "Ada"}`, calls
-/// each tool named on its command line and prints one JSON line per result.
+/// each tool named on its command line (the 2.3 client gets `prompt:<name>` as a prompt) and
+/// prints one JSON line per result.
 const PY_CLIENT_2: &str = r#"
 import asyncio, json, sys
 import mcp.types as types
@@ -315,6 +345,10 @@ async def main():
     async with Client(sys.argv[1], mode="auto", elicitation_callback=elicit) as client:
         print(json.dumps({"protocol": client.protocol_version}), flush=True)
         for tool in sys.argv[2:]:
+            if tool.startswith("prompt:"):
+                result = await client.get_prompt(tool[len("prompt:"):])
+                print(json.dumps({"prompt": tool, "text": result.messages[0].content.text}), flush=True)
+                continue
             result = await client.call_tool(tool, {})
             print(json.dumps({"tool": tool, "text": result.content[0].text}), flush=True)
 
@@ -365,7 +399,7 @@ fn run_python(
 }
 
 #[test]
-fn a_python_sdk_2_3_client_answers_elicitations_of_both_eras_backends() {
+fn a_python_sdk_2_3_client_answers_elicitations_of_both_eras_backends_in_calls_and_prompts() {
     let python = support::python_sdk_2();
     let world = world();
     let (_gateway, url) = world.http_gateway(&[], &[]);
@@ -377,11 +411,17 @@ fn a_python_sdk_2_3_client_answers_elicitations_of_both_eras_backends() {
             url,
             "mcp_c_test_input_required_result_elicitation".into(),
             "mcp_m_elicit".into(),
+            format!("prompt:{ASK_PROMPT}"),
         ],
     );
     assert_eq!(lines[0]["protocol"], "2026-07-28", "{lines:?}");
     assert_eq!(lines[1]["text"], "Hello, Ada!", "{lines:?}");
     assert_eq!(lines[2]["text"], r#"accept {"name":"Ada"}"#, "{lines:?}");
+    // A 2025-11-25 backend that asks during `prompts/get`: the client gets `input_required`.
+    assert_eq!(
+        lines[3]["text"], r#"Prompt for accept {"name":"Ada"}"#,
+        "{lines:?}"
+    );
 }
 
 #[test]
@@ -409,15 +449,87 @@ fn a_session_client_that_never_answers_gets_an_error_within_the_call_timeout() {
     let world = world();
     let mut client = Stateless::start_session(&world, &["--timeout", "1500"]);
     // The backend's `elicitation/create` reaches the client, which never answers it.
+    let listed = client.request("prompts/list", json!({}));
+    assert!(listed.get("result").is_some(), "{listed}");
+}
+
+/// The prompt of the 2025-11-25 mock that asks during `prompts/get`.
+const ASK_PROMPT: &str = "mcp_m_ask";
+
+#[test]
+fn a_2026_client_answers_a_2025_backend_that_asks_during_a_prompt() {
+    let world = world();
+    let mut client = Stateless::start(&world, &[], json!({"elicitation": {}}));
+    let (state, keys) = asked(&client.prompt(ASK_PROMPT, json!({})));
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    let answers = json!({keys[0].clone(): accept("Ada")});
+    // The state is the prompt's: a tool call cannot take it.
+    let stolen = client.call(
+        "mcp_m_elicit",
+        json!({"requestState": state, "inputResponses": answers}),
+    );
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    // A forged state is refused.
+    let (data, mac) = state.split_once('.').expect("data.mac");
+    let flipped = if mac.starts_with('0') { "1" } else { "0" };
+    let forged = format!("{data}.{flipped}{}", &mac[1..]);
+    let refused = client.prompt(
+        ASK_PROMPT,
+        json!({"requestState": forged, "inputResponses": answers}),
+    );
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("integrity"),
+        "{refused}"
+    );
+    // The answer reaches the backend's waiting request, and the prompt comes back.
+    let retry = json!({"requestState": state, "inputResponses": answers});
+    let done = client.prompt(ASK_PROMPT, retry.clone());
+    assert_eq!(
+        done["result"]["messages"][0]["content"]["text"], r#"Prompt for accept {"name":"Ada"}"#,
+        "{done}"
+    );
+    // The same answer again: the state was spent.
+    let replayed = client.prompt(ASK_PROMPT, retry);
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no call waiting"),
+        "{replayed}"
+    );
+}
+
+#[test]
+fn a_session_client_that_cancels_a_prompt_while_asked_has_the_backend_request_cancelled() {
+    let world = world();
+    let mut client = Stateless::start_session(&world, &[]);
+    client.send(json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/get",
+                       "params": {"name": ASK_PROMPT}}));
+    let question = client.asked_request("elicitation/create");
+    assert_eq!(
+        question["params"]["message"], "Who is the prompt for?",
+        "{question}"
+    );
+    client.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": 7, "reason": "changed my mind"}}),
+    );
+    assert!(
+        backend_cancelled(&world),
+        "the backend's prompts/get was not cancelled"
+    );
+    // The gateway goes on.
     let done = client.request(
         "tools/call",
         json!({"name": "mcp_m_elicit", "arguments": {}}),
     );
-    assert!(client.asked_elicitation, "the client was not asked");
-    assert_eq!(done["result"]["isError"], true, "{done}");
-    assert!(text(&done).contains("MCP error"), "{done}");
     assert!(
-        backend_cancelled(&world),
-        "the backend's call was not cancelled"
+        done.get("result").is_some() || done.get("error").is_some(),
+        "{done}"
     );
 }

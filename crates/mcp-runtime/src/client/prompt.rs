@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use rmcp::model::{ClientRequest, GetPromptRequest, GetPromptRequestParams, ServerResult};
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::ask::CallInput;
 use super::mrtr::{self, MAX_INPUT_ROUNDS};
@@ -26,18 +27,20 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        self.get_prompt_answering(params, None).await
+        self.get_prompt_answering(params, None, None).await
     }
 
-    /// [`get_prompt`](Self::get_prompt) for a gateway's 2025-11-25 client: what the server
-    /// asks for, in either era, goes to `asker` where it declared it.
+    /// [`get_prompt`](Self::get_prompt) for a gateway's client: what the server asks for, in
+    /// either era, goes to `asker` where it declared it. `cancel` stops the request and tells
+    /// the server (`notifications/cancelled`).
     pub(crate) async fn get_prompt_asking(
         &self,
         params: GetPromptRequestParams,
         asker: &CallInput,
+        cancel: Option<&CancellationToken>,
     ) -> Result<Value, ClientError> {
         let _asking = self.handler.asking.register(asker.clone());
-        self.get_prompt_answering(params, Some(asker)).await
+        self.get_prompt_answering(params, Some(asker), cancel).await
     }
 
     /// `prompts/get` as a gateway relays it to a 2026-07-28 client: a retry's `inputResponses`
@@ -73,6 +76,7 @@ impl McpClient {
         &self,
         mut params: GetPromptRequestParams,
         asker: Option<&CallInput>,
+        cancel: Option<&CancellationToken>,
     ) -> Result<Value, ClientError> {
         let method = "prompts/get";
         let timeout = self.config.request_timeout();
@@ -82,7 +86,7 @@ impl McpClient {
             let send = || {
                 let request =
                     ClientRequest::GetPromptRequest(GetPromptRequest::new(params.clone()));
-                self.request_with_progress(request, method, left, None, None, asker)
+                self.request_with_progress(request, method, left, cancel, None, asker)
             };
             let answer = match send().await {
                 Err(ClientError::AnswerLost { .. }) => {

@@ -311,39 +311,9 @@ impl Catalog {
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }
 
-    /// Get the prompt `request` names for a 2026-07-28 client, whose retries carry answers
-    /// for the server: see [`McpClient::get_prompt_relayed`](crate::client::McpClient).
-    pub(crate) async fn get_prompt_relayed(
-        &self,
-        scope: &ScopedTools,
-        request: rmcp::model::GetPromptRequestParams,
-        declared: rmcp::model::ClientCapabilities,
-    ) -> Result<Value, CatalogError> {
-        let (client, request) = self.prompt_route(scope, request).await?;
-        client
-            .get_prompt_relayed(request, declared)
-            .await
-            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
-    }
-
-    /// Get the prompt `request` names for a 2025-11-25 client: what the server asks for first
-    /// goes to `asker` (the client's session).
-    pub(crate) async fn get_prompt_asking(
-        &self,
-        scope: &ScopedTools,
-        request: rmcp::model::GetPromptRequestParams,
-        asker: &crate::client::ask::CallInput,
-    ) -> Result<Value, CatalogError> {
-        let (client, request) = self.prompt_route(scope, request).await?;
-        client
-            .get_prompt_asking(request, asker)
-            .await
-            .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
-    }
-
     /// The connection that serves the prompt `request` names, and the request as that server
     /// knows it (its own prompt name, none of the client's `_meta`).
-    async fn prompt_route(
+    pub(crate) async fn prompt_route(
         &self,
         scope: &ScopedTools,
         mut request: rmcp::model::GetPromptRequestParams,

@@ -13,13 +13,12 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
-    ServerConfig as InitializeInfo, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResultType, ServerCapabilities, ServerConfig as InitializeInfo, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -241,36 +240,8 @@ impl ServerHandler for Gateway {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.wait_started().await;
-        let catalog = &self.inner.catalog;
-        let scope = &self.inner.scope;
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
-        let prompt = if stateless {
-            // The server's `input_required` result goes to the client, and its retry back.
-            let declared = super::input::declared(&context);
-            catalog.get_prompt_relayed(scope, request, declared).await
-        } else {
-            // What the server asks for first goes to the client over its session.
-            super::input::asking_session(&context, |asker| async move {
-                catalog.get_prompt_asking(scope, request, &asker).await
-            })
-            .await?
-        };
-        let prompt = prompt.map_err(|e| match e {
-            CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-            other => McpError::internal_error(other.to_string(), None),
-        })?;
-        let invalid = |e: serde_json::Error| {
-            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
-        };
-        if prompt.get("resultType").and_then(Value::as_str) == Some("input_required") {
-            let asked: InputRequiredResult = serde_json::from_value(prompt).map_err(invalid)?;
-            return Ok(asked.into());
-        }
-        let result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
-        Ok(result.into())
+        // Its backend may ask the client first (see `prompt`).
+        self.relay_prompt(request, context).await
     }
 
     async fn complete(

@@ -8,10 +8,9 @@
 //!   a `requestState`; the call meanwhile stays parked here. When the client retries with its
 //!   `inputResponses` and that state, the answers go to the backend and the call goes on.
 //!
-//! A `prompts/get` whose backend asks first goes the same way: a 2026-07-28 client gets the
-//! backend's `input_required` result as sent (its `requestState` is the backend's), and a
-//! 2025-11-25 client is asked over its session ([`asking_session`]) while the gateway answers
-//! the backend and retries.
+//! A `prompts/get` whose backend asks goes the same way (see `prompt`), parked and resumed
+//! under its prompt's name; only a 2026-07-28 client of a 2026-07-28 backend gets the
+//! backend's own `input_required` result, as sent (its `requestState` is the backend's).
 //!
 //! The backend sees the answers in its own era: a 2026-07-28 backend as its `inputResponses`
 //! (see `client::mrtr`), an older one as the answer to its waiting request (see
@@ -57,30 +56,59 @@ pub const MAX_PARKED: usize = 256;
 /// How long a parked call waits for its client when the gateway sets no call timeout.
 pub const DEFAULT_PARK: Duration = Duration::from_secs(300);
 
+/// What a parked request is for, as the client named it: a `requestState` only resumes a
+/// request for the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Subject {
+    /// A `tools/call` of this tool.
+    Tool(String),
+    /// A `prompts/get` of this prompt.
+    Prompt(String),
+}
+
+impl std::fmt::Display for Subject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Subject::Tool(name) => write!(f, "a call of `{name}`"),
+            Subject::Prompt(name) => write!(f, "a get of the prompt `{name}`"),
+        }
+    }
+}
+
+/// What a backend request in flight brings back.
+pub(crate) enum Landed {
+    /// A tool's output.
+    Tool(ToolOutput),
+    /// A prompt, in the wire format.
+    Prompt(Value),
+}
+
 /// One backend call on its way, with the questions it may ask.
 pub(crate) struct Flight {
-    call: JoinHandle<Result<ToolOutput, Stopped>>,
+    call: JoinHandle<Result<Landed, Stopped>>,
     questions: mpsc::Receiver<Question>,
     progress: mpsc::Receiver<ProgressUpdate>,
     /// The question the client was asked and has not answered yet (2026-07-28 clients).
     waiting: Option<Question>,
-    /// The tool the call is for, as the client named it.
-    tool: String,
+    /// What the call is for, as the client named it.
+    subject: Subject,
     /// Dropping the flight cancels the backend call.
     _stop: DropGuard,
 }
 
 impl Flight {
-    /// The tool the call is for, as the client named it.
+    /// The tool or prompt the call is for, as the client named it.
     pub(crate) fn tool(&self) -> &str {
-        &self.tool
+        match &self.subject {
+            Subject::Tool(name) | Subject::Prompt(name) => name,
+        }
     }
 }
 
 /// How a stretch of a call ended.
-pub(crate) enum Outcome {
+pub(crate) enum Outcome<T = ToolOutput> {
     /// The backend answered (or the call stopped).
-    Done(Result<ToolOutput, Stopped>),
+    Done(Result<T, Stopped>),
     /// The client must answer first (2026-07-28).
     Asked(InputRequiredResult),
 }
@@ -123,12 +151,30 @@ impl Inputs {
         &self,
         tool: String,
         declared: ClientCapabilities,
-        mut settings: CallOptions,
+        settings: CallOptions,
         call: F,
     ) -> Flight
     where
         F: FnOnce(CallOptions) -> Fut,
         Fut: std::future::Future<Output = Result<ToolOutput, Stopped>> + Send + 'static,
+    {
+        self.start_for(Subject::Tool(tool), declared, settings, move |settings| {
+            let call = call(settings);
+            async move { call.await.map(Landed::Tool) }
+        })
+    }
+
+    /// [`start`](Self::start) for any `subject`.
+    pub(crate) fn start_for<F, Fut>(
+        &self,
+        subject: Subject,
+        declared: ClientCapabilities,
+        mut settings: CallOptions,
+        call: F,
+    ) -> Flight
+    where
+        F: FnOnce(CallOptions) -> Fut,
+        Fut: std::future::Future<Output = Result<Landed, Stopped>> + Send + 'static,
     {
         let (input, questions) = CallInput::new(declared);
         let (progress_sender, progress) = mpsc::channel(crate::client::EVENT_BUFFER);
@@ -141,7 +187,7 @@ impl Inputs {
             questions,
             progress,
             waiting: None,
-            tool,
+            subject,
             _stop: stop.drop_guard(),
         }
     }
@@ -152,10 +198,27 @@ impl Inputs {
     /// client's cancellation (or departure) drops the flight, which cancels the backend call.
     pub(crate) async fn drive(
         self: &Arc<Self>,
+        flight: Flight,
+        context: &RequestContext<RoleServer>,
+        progress: Option<&mut Forwarder>,
+    ) -> Result<Outcome, McpError> {
+        Ok(match self.drive_any(flight, context, progress).await? {
+            Outcome::Asked(asked) => Outcome::Asked(asked),
+            Outcome::Done(Ok(Landed::Tool(output))) => Outcome::Done(Ok(output)),
+            Outcome::Done(Ok(Landed::Prompt(_))) => Outcome::Done(Err(Stopped::Refused(
+                McpError::internal_error("a prompt came back for a tool call", None),
+            ))),
+            Outcome::Done(Err(stopped)) => Outcome::Done(Err(stopped)),
+        })
+    }
+
+    /// [`drive`](Self::drive) for a flight of any subject.
+    pub(crate) async fn drive_any(
+        self: &Arc<Self>,
         mut flight: Flight,
         context: &RequestContext<RoleServer>,
         mut progress: Option<&mut Forwarder>,
-    ) -> Result<Outcome, McpError> {
+    ) -> Result<Outcome<Landed>, McpError> {
         let stateless = context
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
@@ -198,6 +261,16 @@ impl Inputs {
         state: &str,
         responses: Option<InputResponses>,
     ) -> Result<Resumed, McpError> {
+        self.resume_for(&Subject::Tool(tool.to_owned()), state, responses)
+    }
+
+    /// [`resume`](Self::resume) for any `subject`.
+    pub(crate) fn resume_for(
+        &self,
+        subject: &Subject,
+        state: &str,
+        responses: Option<InputResponses>,
+    ) -> Result<Resumed, McpError> {
         let id = self
             .verify(state)
             .map_err(|e| McpError::invalid_params(e.to_owned(), None))?;
@@ -208,11 +281,11 @@ impl Inputs {
                 None,
             ));
         };
-        if entry.flight.tool != tool {
+        if entry.flight.subject != *subject {
             return Err(McpError::invalid_params(
                 format!(
-                    "requestState belongs to a call of `{}`, not `{tool}`",
-                    entry.flight.tool
+                    "requestState belongs to {}, not to {subject}",
+                    entry.flight.subject
                 ),
                 None,
             ));
@@ -257,7 +330,11 @@ impl Inputs {
     }
 
     /// Park `flight` until its client answers `question`.
-    fn park(self: &Arc<Self>, mut flight: Flight, question: Question) -> Result<Outcome, McpError> {
+    fn park<T>(
+        self: &Arc<Self>,
+        mut flight: Flight,
+        question: Question,
+    ) -> Result<Outcome<T>, McpError> {
         let requests = question.requests.clone();
         let mut parked = self.lock();
         if parked.len() >= MAX_PARKED {
@@ -391,35 +468,6 @@ pub(crate) async fn call_backend(
     }
 }
 
-/// Run `work` with an asker for its backend's questions, asked of the 2025-11-25 client of
-/// `context` over its session as they come (from this task, so that they travel with the
-/// client's request), until `work` is done. The client's cancellation ends it.
-pub(crate) async fn asking_session<T, F, Fut>(
-    context: &RequestContext<RoleServer>,
-    work: F,
-) -> Result<T, McpError>
-where
-    F: FnOnce(CallInput) -> Fut,
-    Fut: std::future::Future<Output = T>,
-{
-    let (input, mut questions) = CallInput::new(declared(context));
-    let work = work(input);
-    tokio::pin!(work);
-    let mut answering: Option<futures::future::BoxFuture<'static, ()>> = None;
-    loop {
-        tokio::select! {
-            done = &mut work => return Ok(done),
-            Some(question) = questions.recv(), if answering.is_none() => {
-                answering = Some(Box::pin(ask_session(context.peer.clone(), question)));
-            }
-            () = until_done(&mut answering) => answering = None,
-            () = context.ct.cancelled() => {
-                return Err(McpError::internal_error("request cancelled", None));
-            }
-        }
-    }
-}
-
 /// Ask a session client each request of `question` in turn, and hand the answers back.
 async fn ask_session(peer: Peer<RoleServer>, question: Question) {
     let mut answers = InputResponses::new();
@@ -545,13 +593,16 @@ mod tests {
         let mut states = Vec::new();
         for _ in 0..MAX_PARKED {
             let (flight, question) = waiting_flight(&inputs);
-            match inputs.park(flight, question) {
+            match inputs.park::<ToolOutput>(flight, question) {
                 Ok(Outcome::Asked(asked)) => states.push(asked.request_state.unwrap()),
                 _ => panic!("not parked"),
             }
         }
         let (flight, question) = waiting_flight(&inputs);
-        assert!(inputs.park(flight, question).is_err(), "one too many");
+        assert!(
+            inputs.park::<ToolOutput>(flight, question).is_err(),
+            "one too many"
+        );
         // Another tool's call cannot take the state; a retry without answers is asked again.
         assert!(inputs.resume("other", &states[0], None).is_err());
         assert!(matches!(

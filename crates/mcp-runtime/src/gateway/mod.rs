@@ -26,8 +26,8 @@
 //! The servers' log lines reach the clients that asked for them, tagged with the server's
 //! name, and a client's resource subscriptions reach the server that offers the resource
 //! (once for all clients), whose updates come back to each subscriber.
-//! A server's questions during a call (elicitation, sampling, roots) go to the client that made
-//! it, in the client's era: as requests over its session, or as an `input_required` result it
+//! A server's questions during a call or a `prompts/get` (elicitation, sampling, roots) go to
+//! the client that made it, in the client's era: as requests over its session, or as an `input_required` result it
 //! answers by retrying; what the client did not declare, the gateway answers itself (declines,
 //! or offers the project as root). Build the manager with
 //! [`ManagerOptions::relay_input`](crate::manager::ManagerOptions::relay_input) so that
@@ -65,6 +65,7 @@ mod hints;
 pub mod http;
 mod input;
 mod notify;
+mod prompt;
 mod relay;
 #[cfg(unix)]
 mod stdio;
