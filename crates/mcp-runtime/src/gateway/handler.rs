@@ -105,25 +105,28 @@ impl ServerHandler for Gateway {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        self.inner.clients.listen(context.sink().clone());
-        let subscriber = self.inner.relay.next_id();
-        let uris = context
-            .accepted()
-            .resource_subscriptions
-            .clone()
-            .unwrap_or_default();
-        for uri in uris {
-            let target = Target::Listen(context.sink().clone());
-            if let Err(e) = self.subscribe_to(&uri, subscriber, target).await {
-                tracing::debug!(
-                    "gateway: a listen stream's `{uri}` is not served: {}",
-                    e.message
-                );
+        boxed(async move {
+            self.inner.clients.listen(context.sink().clone());
+            let subscriber = self.inner.relay.next_id();
+            let uris = context
+                .accepted()
+                .resource_subscriptions
+                .clone()
+                .unwrap_or_default();
+            for uri in uris {
+                let target = Target::Listen(context.sink().clone());
+                if let Err(e) = self.subscribe_to(&uri, subscriber, target).await {
+                    tracing::debug!(
+                        "gateway: a listen stream's `{uri}` is not served: {}",
+                        e.message
+                    );
+                }
             }
-        }
-        context.cancelled().await;
-        self.inner.relay.release(subscriber).await;
-        Ok(())
+            context.cancelled().await;
+            self.inner.relay.release(subscriber).await;
+            Ok(())
+        })
+        .await
     }
 
     async fn set_level(
@@ -131,17 +134,20 @@ impl ServerHandler for Gateway {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let level = serde_json::to_value(request.level)
-            .ok()
-            .and_then(|level| level.as_str().and_then(subscriptions::rank));
-        let Some(level) = level else {
-            return Err(McpError::invalid_params("unknown log level", None));
-        };
-        self.inner
-            .relay
-            .set_level(self.client, context.peer, level)
-            .await;
-        Ok(())
+        boxed(async move {
+            let level = serde_json::to_value(request.level)
+                .ok()
+                .and_then(|level| level.as_str().and_then(subscriptions::rank));
+            let Some(level) = level else {
+                return Err(McpError::invalid_params("unknown log level", None));
+            };
+            self.inner
+                .relay
+                .set_level(self.client, context.peer, level)
+                .await;
+            Ok(())
+        })
+        .await
     }
 
     async fn subscribe(
@@ -149,8 +155,11 @@ impl ServerHandler for Gateway {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let target = Target::Session(context.peer);
-        self.subscribe_to(&request.uri, self.client, target).await
+        boxed(async move {
+            let target = Target::Session(context.peer);
+            self.subscribe_to(&request.uri, self.client, target).await
+        })
+        .await
     }
 
     async fn unsubscribe(
@@ -158,12 +167,15 @@ impl ServerHandler for Gateway {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let server = self.owner(&request.uri).await?;
-        self.inner
-            .relay
-            .unsubscribe(&server, &request.uri, self.client)
-            .await;
-        Ok(())
+        boxed(async move {
+            let server = self.owner(&request.uri).await?;
+            self.inner
+                .relay
+                .unsubscribe(&server, &request.uri, self.client)
+                .await;
+            Ok(())
+        })
+        .await
     }
 
     async fn list_resources(
@@ -171,9 +183,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.wait_started().await;
-        let listed = self.inner.catalog.resources(&self.inner.scope).await;
-        Ok(ListResourcesResult::with_all_items(from_wire_list(listed)))
+        boxed(async move {
+            self.wait_started().await;
+            let listed = self.inner.catalog.resources(&self.inner.scope).await;
+            Ok(ListResourcesResult::with_all_items(from_wire_list(listed)))
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -181,11 +196,14 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.wait_started().await;
-        let listed = self.inner.catalog.templates(&self.inner.scope).await;
-        Ok(ListResourceTemplatesResult::with_all_items(from_wire_list(
-            listed,
-        )))
+        boxed(async move {
+            self.wait_started().await;
+            let listed = self.inner.catalog.templates(&self.inner.scope).await;
+            Ok(ListResourceTemplatesResult::with_all_items(from_wire_list(
+                listed,
+            )))
+        })
+        .await
     }
 
     async fn read_resource(
@@ -193,20 +211,23 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.wait_started().await;
-        let contents = self
-            .inner
-            .catalog
-            .read(&self.inner.scope, &request.uri)
-            .await
-            .map_err(|e| match e {
-                CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
-                other => McpError::internal_error(other.to_string(), None),
+        boxed(async move {
+            self.wait_started().await;
+            let contents = self
+                .inner
+                .catalog
+                .read(&self.inner.scope, &request.uri)
+                .await
+                .map_err(|e| match e {
+                    CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
+                    other => McpError::internal_error(other.to_string(), None),
+                })?;
+            let result: ReadResourceResult = serde_json::from_value(contents).map_err(|e| {
+                McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
             })?;
-        let result: ReadResourceResult = serde_json::from_value(contents).map_err(|e| {
-            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
-        })?;
-        Ok(result.into())
+            Ok(result.into())
+        })
+        .await
     }
 
     async fn list_prompts(
@@ -214,9 +235,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.wait_started().await;
-        let listed = self.inner.catalog.prompts(&self.inner.scope).await;
-        Ok(ListPromptsResult::with_all_items(from_wire_list(listed)))
+        boxed(async move {
+            self.wait_started().await;
+            let listed = self.inner.catalog.prompts(&self.inner.scope).await;
+            Ok(ListPromptsResult::with_all_items(from_wire_list(listed)))
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -224,34 +248,37 @@ impl ServerHandler for Gateway {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.wait_started().await;
-        let catalog = &self.inner.catalog;
-        let scope = &self.inner.scope;
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
-        let prompt = if stateless {
-            // The server's `input_required` result goes to the client, and its retry back.
-            let declared = super::input::declared(&context);
-            catalog.get_prompt_relayed(scope, request, declared).await
-        } else {
-            catalog
-                .get_prompt(scope, &request.name, request.arguments)
-                .await
-        };
-        let prompt = prompt.map_err(|e| match e {
-            CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-            other => McpError::internal_error(other.to_string(), None),
-        })?;
-        let invalid = |e: serde_json::Error| {
-            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
-        };
-        if prompt.get("resultType").and_then(Value::as_str) == Some("input_required") {
-            let asked: InputRequiredResult = serde_json::from_value(prompt).map_err(invalid)?;
-            return Ok(asked.into());
-        }
-        let result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
-        Ok(result.into())
+        boxed(async move {
+            self.wait_started().await;
+            let catalog = &self.inner.catalog;
+            let scope = &self.inner.scope;
+            let stateless = context
+                .protocol_version()
+                .is_some_and(|v| !v.has_initialize());
+            let prompt = if stateless {
+                // The server's `input_required` result goes to the client, and its retry back.
+                let declared = super::input::declared(&context);
+                catalog.get_prompt_relayed(scope, request, declared).await
+            } else {
+                catalog
+                    .get_prompt(scope, &request.name, request.arguments)
+                    .await
+            };
+            let prompt = prompt.map_err(|e| match e {
+                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+                other => McpError::internal_error(other.to_string(), None),
+            })?;
+            let invalid = |e: serde_json::Error| {
+                McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+            };
+            if prompt.get("resultType").and_then(Value::as_str) == Some("input_required") {
+                let asked: InputRequiredResult = serde_json::from_value(prompt).map_err(invalid)?;
+                return Ok(asked.into());
+            }
+            let result: GetPromptResult = serde_json::from_value(prompt).map_err(invalid)?;
+            Ok(result.into())
+        })
+        .await
     }
 
     async fn complete(
@@ -259,20 +286,24 @@ impl ServerHandler for Gateway {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.wait_started().await;
-        let params = serde_json::to_value(&request)
-            .map_err(|e| McpError::internal_error(format!("cannot relay: {e}"), None))?;
-        let result = self
-            .inner
-            .catalog
-            .complete(&self.inner.scope, params)
-            .await
-            .map_err(|e| match e {
-                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-                other => McpError::internal_error(other.to_string(), None),
-            })?;
-        serde_json::from_value(result)
-            .map_err(|e| McpError::internal_error(format!("MCP error: invalid result: {e}"), None))
+        boxed(async move {
+            self.wait_started().await;
+            let params = serde_json::to_value(&request)
+                .map_err(|e| McpError::internal_error(format!("cannot relay: {e}"), None))?;
+            let result = self
+                .inner
+                .catalog
+                .complete(&self.inner.scope, params)
+                .await
+                .map_err(|e| match e {
+                    CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+                    other => McpError::internal_error(other.to_string(), None),
+                })?;
+            serde_json::from_value(result).map_err(|e| {
+                McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+            })
+        })
+        .await
     }
 
     async fn list_tools(
@@ -299,6 +330,26 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        boxed(self.call(request, context)).await
+    }
+}
+
+/// `future` on the heap. rmcp runs each request on a task of its own whose future holds the
+/// largest of the handler's futures, and a task's future is copied several times on its way
+/// in and out: boxed, each copy is a pointer.
+fn boxed<'a, T>(
+    future: impl std::future::Future<Output = T> + Send + 'a,
+) -> futures::future::BoxFuture<'a, T> {
+    Box::pin(future)
+}
+
+impl Gateway {
+    /// `tools/call`: a retry with answers, a discovery tool, or a tool of a server.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         if let Some(state) = request.request_state.clone() {
             return self.resume_call(request, &state, context).await;
         }
@@ -315,9 +366,7 @@ impl ServerHandler for Gateway {
         }
         self.call_named(name, request.arguments, context).await
     }
-}
 
-impl Gateway {
     /// The server that offers `uri`.
     async fn owner(&self, uri: &str) -> Result<String, McpError> {
         self.wait_started().await;
