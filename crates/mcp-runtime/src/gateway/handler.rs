@@ -23,7 +23,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Gateway;
 use super::catalog::CatalogError;
@@ -313,7 +313,7 @@ impl ServerHandler for Gateway {
     ) -> Result<ListToolsResult, McpError> {
         self.wait_started().await;
         let view = self.inner.scope.view();
-        let all = listed(&view);
+        let all = self.listed(&view);
         let discovery = &self.inner.discovery;
         if discovery.active(&view, &all) {
             return Ok(ListToolsResult::with_all_items(discovery.listed(
@@ -357,7 +357,7 @@ impl Gateway {
         if name == SEARCH_TOOL || name == INVOKE_TOOL {
             self.wait_started().await;
             let view = self.inner.scope.view();
-            let all = listed(&view);
+            let all = self.listed(&view);
             if self.inner.discovery.active(&view, &all) {
                 return self
                     .discovery_call(&name, &view, &all, request, context)
@@ -635,53 +635,65 @@ impl Forwarder {
     }
 }
 
-/// The view's tools as the client sees them, converted once per view.
-fn listed(view: &View) -> Arc<[Tool]> {
-    let listed = view.listed.get_or_init(|| {
-        view.tools
-            .iter()
-            .filter_map(|tool| match listed_tool(tool) {
-                Ok(listed) => Some(listed),
-                Err(e) => {
-                    tracing::warn!(
-                        "gateway: tool `{}` of server `{}` left out: invalid definition: {e}",
-                        tool.tool,
-                        tool.server
-                    );
-                    None
-                }
-            })
-            .collect::<Arc<[Tool]>>()
-    });
-    listed.clone()
+impl Gateway {
+    /// The view's tools as the client sees them. Discovery mode consults them on every search
+    /// and list, so they are kept with the view; otherwise they are built for each
+    /// `tools/list`, and the gateway holds no third copy of every definition (the manager's
+    /// list and the view's tools are the other two).
+    fn listed(&self, view: &View) -> Arc<[Tool]> {
+        if self.inner.options.discovery == super::DiscoveryMode::Off {
+            return listed_tools(view);
+        }
+        view.listed.get_or_init(|| listed_tools(view)).clone()
+    }
+}
+
+/// The view's tools in the protocol's shape; a tool rmcp cannot represent is left out.
+fn listed_tools(view: &View) -> Arc<[Tool]> {
+    view.tools
+        .iter()
+        .filter_map(|tool| match listed_tool(tool) {
+            Ok(listed) => Some(listed),
+            Err(e) => {
+                tracing::warn!(
+                    "gateway: tool `{}` of server `{}` left out: invalid definition: {e}",
+                    tool.tool,
+                    tool.server
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 /// One tool as the client sees it: the exposed name, and a description that says where it
 /// comes from.
-fn listed_tool(tool: &McpTool) -> Result<Tool, serde_json::Error> {
+fn listed_tool(tool: &McpTool) -> Result<Tool, String> {
     let definition = &tool.definition;
     let origin = format!("[{}]", tool.label);
     let description = match definition.description.as_deref().map(str::trim) {
         Some(text) if !text.is_empty() => format!("{origin} {text}"),
         _ => origin,
     };
-    let mut wire = json!({
-        "name": tool.name,
-        "description": description,
-        "inputSchema": definition.input_schema,
-    });
-    if let Value::Object(fields) = &mut wire {
-        if let Some(title) = &definition.title {
-            fields.insert("title".into(), Value::String(title.clone()));
-        }
-        if let Some(schema) = &definition.output_schema {
-            fields.insert("outputSchema".into(), schema.clone());
-        }
-        if let Some(annotations) = &definition.annotations {
-            fields.insert("annotations".into(), annotations.clone());
-        }
+    let object = |schema: &Value, field: &str| match schema {
+        Value::Object(fields) => Ok(Arc::new(fields.clone())),
+        _ => Err(format!("{field} is not an object")),
+    };
+    let mut listed = Tool::new(
+        tool.name.clone(),
+        description,
+        object(&definition.input_schema, "inputSchema")?,
+    );
+    listed.title = definition.title.clone();
+    if let Some(schema) = &definition.output_schema {
+        listed.output_schema = Some(object(schema, "outputSchema")?);
     }
-    serde_json::from_value(wire)
+    if let Some(annotations) = &definition.annotations {
+        listed.annotations = Some(
+            serde_json::from_value(annotations.clone()).map_err(|e| format!("annotations: {e}"))?,
+        );
+    }
+    Ok(listed)
 }
 
 /// A result written in the wire format as an rmcp result.
