@@ -80,7 +80,7 @@ impl Flight {
 /// the call's large future. Dropped unfinished (the client cancelled or left, or its parked
 /// call expired), it finishes on a task of its own, so that the backend is still told the
 /// call was cancelled (the flight's cancel token fires as it drops).
-struct BackendCall(Option<Pin<Box<dyn Future<Output = Result<ToolOutput, Stopped>> + Send>>>);
+struct BackendCall(Option<futures::future::BoxFuture<'static, Result<ToolOutput, Stopped>>>);
 
 impl Future for BackendCall {
     type Output = Result<ToolOutput, Stopped>;
