@@ -1,5 +1,8 @@
 //! Section 4: the gateway. Per-call latency of `echo` on `mcpr mock`, direct versus through
-//! `mcpr serve` (stdio), both driven by mcp-runtime's client.
+//! `mcpr serve` (stdio), both driven by mcp-runtime's client; then the gateway process's own
+//! cost (see `cost`).
+
+mod cost;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -150,6 +153,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         ),
     ];
     let mut p50s = Vec::new();
+    let mut rates = Vec::new();
     for (label, config, tool) in paths {
         eprintln!("» gateway: {label}");
         let result = config.and_then(|config| {
@@ -179,6 +183,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                     })
                     .unwrap_or_else(|| "—".into());
                 p50s.push(p50);
+                rates.push(rate);
                 table.row(vec![
                     label.into(),
                     report::us(p50),
@@ -196,4 +201,26 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
          HOME and `--strict-config --config FILE` naming one `mcpr mock`.",
     );
     report.tables.push(table);
+    if let ([direct, through], [direct_rate, through_rate]) = (&p50s[..], &rates[..]) {
+        let added = (through.as_secs_f64() - direct.as_secs_f64()) * 1e6;
+        report.target(
+            "gateway: added per sequential call (p50)",
+            "≤ +50 µs",
+            format!("{added:+.1} µs"),
+            Some(added <= 50.0),
+        );
+        let ratio = through_rate / direct_rate;
+        report.target(
+            &format!("gateway: {inf} in flight vs direct"),
+            "≥ 0.8×",
+            format!(
+                "{} ({} vs {} calls/s)",
+                report::ratio(ratio),
+                report::count(*through_rate),
+                report::count(*direct_rate)
+            ),
+            Some(ratio >= 0.8),
+        );
+    }
+    cost::run(ctx, report);
 }

@@ -31,14 +31,21 @@ fn echo_request(id: u64) -> String {
 impl RawClient {
     /// Spawn `command args` and complete the handshake.
     pub fn connect(command: &str, args: &[String]) -> Result<RawClient, String> {
+        let mut spawned = Command::new(command);
+        spawned.args(args);
+        RawClient::connect_command(spawned)
+    }
+
+    /// Spawn `command` (its stdio replaced by pipes) and complete the handshake.
+    pub fn connect_command(mut command: Command) -> Result<RawClient, String> {
+        let program = command.get_program().to_string_lossy().into_owned();
         let mut group = proc::spawn(
-            Command::new(command)
-                .args(args)
+            command
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null()),
         )
-        .map_err(|e| format!("spawn {command}: {e}"))?;
+        .map_err(|e| format!("spawn {program}: {e}"))?;
         let stdin = group.child().stdin.take().expect("stdin");
         let stdout = group.child().stdout.take().expect("stdout");
         // The handshake blocks on the server: bound it.
@@ -72,6 +79,14 @@ impl RawClient {
 
     pub fn pgid(&self) -> i32 {
         self.group.pgid()
+    }
+
+    /// Send one request line (its `id` chosen by the caller) and return the response line.
+    pub fn request(&mut self, line: &str) -> Result<&str, String> {
+        self.send(line)?;
+        self.flush()?;
+        self.next_response()?;
+        Ok(&self.line)
     }
 
     fn send(&mut self, line: &str) -> Result<(), String> {

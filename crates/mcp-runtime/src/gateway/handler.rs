@@ -22,7 +22,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Gateway;
 use super::catalog::CatalogError;
@@ -120,25 +120,28 @@ impl ServerHandler for Gateway {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        self.inner.clients.listen(context.sink().clone());
-        let subscriber = self.inner.relay.next_id();
-        let uris = context
-            .accepted()
-            .resource_subscriptions
-            .clone()
-            .unwrap_or_default();
-        for uri in uris {
-            let target = Target::Listen(context.sink().clone());
-            if let Err(e) = self.subscribe_to(&uri, subscriber, target).await {
-                tracing::debug!(
-                    "gateway: a listen stream's `{uri}` is not served: {}",
-                    e.message
-                );
+        boxed(async move {
+            self.inner.clients.listen(context.sink().clone());
+            let subscriber = self.inner.relay.next_id();
+            let uris = context
+                .accepted()
+                .resource_subscriptions
+                .clone()
+                .unwrap_or_default();
+            for uri in uris {
+                let target = Target::Listen(context.sink().clone());
+                if let Err(e) = self.subscribe_to(&uri, subscriber, target).await {
+                    tracing::debug!(
+                        "gateway: a listen stream's `{uri}` is not served: {}",
+                        e.message
+                    );
+                }
             }
-        }
-        context.cancelled().await;
-        self.inner.relay.release(subscriber).await;
-        Ok(())
+            context.cancelled().await;
+            self.inner.relay.release(subscriber).await;
+            Ok(())
+        })
+        .await
     }
 
     async fn set_level(
@@ -146,17 +149,20 @@ impl ServerHandler for Gateway {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let level = serde_json::to_value(request.level)
-            .ok()
-            .and_then(|level| level.as_str().and_then(subscriptions::rank));
-        let Some(level) = level else {
-            return Err(McpError::invalid_params("unknown log level", None));
-        };
-        self.inner
-            .relay
-            .set_level(self.client, context.peer, level)
-            .await;
-        Ok(())
+        boxed(async move {
+            let level = serde_json::to_value(request.level)
+                .ok()
+                .and_then(|level| level.as_str().and_then(subscriptions::rank));
+            let Some(level) = level else {
+                return Err(McpError::invalid_params("unknown log level", None));
+            };
+            self.inner
+                .relay
+                .set_level(self.client, context.peer, level)
+                .await;
+            Ok(())
+        })
+        .await
     }
 
     async fn subscribe(
@@ -164,8 +170,11 @@ impl ServerHandler for Gateway {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let target = Target::Session(context.peer);
-        self.subscribe_to(&request.uri, self.client, target).await
+        boxed(async move {
+            let target = Target::Session(context.peer);
+            self.subscribe_to(&request.uri, self.client, target).await
+        })
+        .await
     }
 
     async fn unsubscribe(
@@ -173,12 +182,15 @@ impl ServerHandler for Gateway {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let server = self.owner(&request.uri).await?;
-        self.inner
-            .relay
-            .unsubscribe(&server, &request.uri, self.client)
-            .await;
-        Ok(())
+        boxed(async move {
+            let server = self.owner(&request.uri).await?;
+            self.inner
+                .relay
+                .unsubscribe(&server, &request.uri, self.client)
+                .await;
+            Ok(())
+        })
+        .await
     }
 
     async fn list_resources(
@@ -186,10 +198,13 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.wait_started().await;
-        let listed = self.inner.catalog.resources(&self.inner.scope).await;
-        let result = ListResourcesResult::with_all_items(from_wire_list(listed));
-        Ok(self.hinted(result, "resources/list", &context))
+        boxed(async move {
+            self.wait_started().await;
+            let listed = self.inner.catalog.resources(&self.inner.scope).await;
+            let result = ListResourcesResult::with_all_items(from_wire_list(listed));
+            Ok(self.hinted(result, "resources/list", &context))
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -197,10 +212,13 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.wait_started().await;
-        let listed = self.inner.catalog.templates(&self.inner.scope).await;
-        let result = ListResourceTemplatesResult::with_all_items(from_wire_list(listed));
-        Ok(self.hinted(result, "resources/templates/list", &context))
+        boxed(async move {
+            self.wait_started().await;
+            let listed = self.inner.catalog.templates(&self.inner.scope).await;
+            let result = ListResourceTemplatesResult::with_all_items(from_wire_list(listed));
+            Ok(self.hinted(result, "resources/templates/list", &context))
+        })
+        .await
     }
 
     async fn read_resource(
@@ -208,20 +226,23 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.wait_started().await;
-        let contents = self
-            .inner
-            .catalog
-            .read(&self.inner.scope, &request.uri)
-            .await
-            .map_err(|e| match e {
-                CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
-                other => McpError::internal_error(other.to_string(), None),
+        boxed(async move {
+            self.wait_started().await;
+            let contents = self
+                .inner
+                .catalog
+                .read(&self.inner.scope, &request.uri)
+                .await
+                .map_err(|e| match e {
+                    CatalogError::Unknown(message) => McpError::resource_not_found(message, None),
+                    other => McpError::internal_error(other.to_string(), None),
+                })?;
+            let result: ReadResourceResult = serde_json::from_value(contents).map_err(|e| {
+                McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
             })?;
-        let result: ReadResourceResult = serde_json::from_value(contents).map_err(|e| {
-            McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
-        })?;
-        Ok(result.into())
+            Ok(result.into())
+        })
+        .await
     }
 
     async fn list_prompts(
@@ -229,10 +250,13 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.wait_started().await;
-        let listed = self.inner.catalog.prompts(&self.inner.scope).await;
-        let result = ListPromptsResult::with_all_items(from_wire_list(listed));
-        Ok(self.hinted(result, "prompts/list", &context))
+        boxed(async move {
+            self.wait_started().await;
+            let listed = self.inner.catalog.prompts(&self.inner.scope).await;
+            let result = ListPromptsResult::with_all_items(from_wire_list(listed));
+            Ok(self.hinted(result, "prompts/list", &context))
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -241,7 +265,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         // Its backend may ask the client first (see `prompt`).
-        self.relay_prompt(request, context).await
+        boxed(self.relay_prompt(request, context)).await
     }
 
     async fn complete(
@@ -249,20 +273,24 @@ impl ServerHandler for Gateway {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.wait_started().await;
-        let params = serde_json::to_value(&request)
-            .map_err(|e| McpError::internal_error(format!("cannot relay: {e}"), None))?;
-        let result = self
-            .inner
-            .catalog
-            .complete(&self.inner.scope, params)
-            .await
-            .map_err(|e| match e {
-                CatalogError::Unknown(message) => McpError::invalid_params(message, None),
-                other => McpError::internal_error(other.to_string(), None),
-            })?;
-        serde_json::from_value(result)
-            .map_err(|e| McpError::internal_error(format!("MCP error: invalid result: {e}"), None))
+        boxed(async move {
+            self.wait_started().await;
+            let params = serde_json::to_value(&request)
+                .map_err(|e| McpError::internal_error(format!("cannot relay: {e}"), None))?;
+            let result = self
+                .inner
+                .catalog
+                .complete(&self.inner.scope, params)
+                .await
+                .map_err(|e| match e {
+                    CatalogError::Unknown(message) => McpError::invalid_params(message, None),
+                    other => McpError::internal_error(other.to_string(), None),
+                })?;
+            serde_json::from_value(result).map_err(|e| {
+                McpError::internal_error(format!("MCP error: invalid result: {e}"), None)
+            })
+        })
+        .await
     }
 
     async fn list_tools(
@@ -272,7 +300,7 @@ impl ServerHandler for Gateway {
     ) -> Result<ListToolsResult, McpError> {
         self.wait_started().await;
         let view = self.inner.scope.view();
-        let all = listed(&view);
+        let all = self.listed(&view);
         let discovery = &self.inner.discovery;
         if discovery.active(&view, &all) {
             return Ok(ListToolsResult::with_all_items(discovery.listed(
@@ -300,6 +328,26 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        boxed(self.call(request, context)).await
+    }
+}
+
+/// `future` on the heap. rmcp runs each request on a task of its own whose future holds the
+/// largest of the handler's futures, and a task's future is copied several times on its way
+/// in and out: boxed, each copy is a pointer.
+fn boxed<'a, T>(
+    future: impl std::future::Future<Output = T> + Send + 'a,
+) -> futures::future::BoxFuture<'a, T> {
+    Box::pin(future)
+}
+
+impl Gateway {
+    /// `tools/call`: a retry with answers, a discovery tool, or a tool of a server.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         if let Some(state) = request.request_state.clone() {
             return self.resume_call(request, &state, context).await;
         }
@@ -307,7 +355,7 @@ impl ServerHandler for Gateway {
         if name == SEARCH_TOOL || name == INVOKE_TOOL {
             self.wait_started().await;
             let view = self.inner.scope.view();
-            let all = listed(&view);
+            let all = self.listed(&view);
             if self.inner.discovery.active(&view, &all) {
                 return self
                     .discovery_call(&name, &view, &all, request, context)
@@ -316,9 +364,7 @@ impl ServerHandler for Gateway {
         }
         self.call_named(name, request.arguments, context).await
     }
-}
 
-impl Gateway {
     /// A list of the servers' resources, templates or prompts (`method`), with their caching
     /// hints for a 2026-07-28 client (see `hints`).
     fn hinted<T: super::hints::Cacheable>(
@@ -605,53 +651,65 @@ impl Forwarder {
     }
 }
 
-/// The view's tools as the client sees them, converted once per view.
-fn listed(view: &View) -> Arc<[Tool]> {
-    let listed = view.listed.get_or_init(|| {
-        view.tools
-            .iter()
-            .filter_map(|tool| match listed_tool(tool) {
-                Ok(listed) => Some(listed),
-                Err(e) => {
-                    tracing::warn!(
-                        "gateway: tool `{}` of server `{}` left out: invalid definition: {e}",
-                        tool.tool,
-                        tool.server
-                    );
-                    None
-                }
-            })
-            .collect::<Arc<[Tool]>>()
-    });
-    listed.clone()
+impl Gateway {
+    /// The view's tools as the client sees them. Discovery mode consults them on every search
+    /// and list, so they are kept with the view; otherwise they are built for each
+    /// `tools/list`, and the gateway holds no third copy of every definition (the manager's
+    /// list and the view's tools are the other two).
+    fn listed(&self, view: &View) -> Arc<[Tool]> {
+        if self.inner.options.discovery == super::DiscoveryMode::Off {
+            return listed_tools(view);
+        }
+        view.listed.get_or_init(|| listed_tools(view)).clone()
+    }
+}
+
+/// The view's tools in the protocol's shape; a tool rmcp cannot represent is left out.
+fn listed_tools(view: &View) -> Arc<[Tool]> {
+    view.tools
+        .iter()
+        .filter_map(|tool| match listed_tool(tool) {
+            Ok(listed) => Some(listed),
+            Err(e) => {
+                tracing::warn!(
+                    "gateway: tool `{}` of server `{}` left out: invalid definition: {e}",
+                    tool.tool,
+                    tool.server
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 /// One tool as the client sees it: the exposed name, and a description that says where it
 /// comes from.
-fn listed_tool(tool: &McpTool) -> Result<Tool, serde_json::Error> {
+fn listed_tool(tool: &McpTool) -> Result<Tool, String> {
     let definition = &tool.definition;
     let origin = format!("[{}]", tool.label);
     let description = match definition.description.as_deref().map(str::trim) {
         Some(text) if !text.is_empty() => format!("{origin} {text}"),
         _ => origin,
     };
-    let mut wire = json!({
-        "name": tool.name,
-        "description": description,
-        "inputSchema": definition.input_schema,
-    });
-    if let Value::Object(fields) = &mut wire {
-        if let Some(title) = &definition.title {
-            fields.insert("title".into(), Value::String(title.clone()));
-        }
-        if let Some(schema) = &definition.output_schema {
-            fields.insert("outputSchema".into(), schema.clone());
-        }
-        if let Some(annotations) = &definition.annotations {
-            fields.insert("annotations".into(), annotations.clone());
-        }
+    let object = |schema: &Value, field: &str| match schema {
+        Value::Object(fields) => Ok(Arc::new(fields.clone())),
+        _ => Err(format!("{field} is not an object")),
+    };
+    let mut listed = Tool::new(
+        tool.name.clone(),
+        description,
+        object(&definition.input_schema, "inputSchema")?,
+    );
+    listed.title = definition.title.clone();
+    if let Some(schema) = &definition.output_schema {
+        listed.output_schema = Some(object(schema, "outputSchema")?);
     }
-    serde_json::from_value(wire)
+    if let Some(annotations) = &definition.annotations {
+        listed.annotations = Some(
+            serde_json::from_value(annotations.clone()).map_err(|e| format!("annotations: {e}"))?,
+        );
+    }
+    Ok(listed)
 }
 
 /// A result written in the wire format as an rmcp result.

@@ -24,11 +24,15 @@
 //! cancelled at its backend.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures::FutureExt as _;
 use rmcp::model::{
     ClientCapabilities, InputRequest, InputRequiredResult, InputResponses, ServerRequest,
 };
@@ -36,7 +40,6 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::handler::Forwarder;
@@ -85,7 +88,7 @@ pub(crate) enum Landed {
 
 /// One backend call on its way, with the questions it may ask.
 pub(crate) struct Flight {
-    call: JoinHandle<Result<Landed, Stopped>>,
+    call: BackendCall,
     questions: mpsc::Receiver<Question>,
     progress: mpsc::Receiver<ProgressUpdate>,
     /// The question the client was asked and has not answered yet (2026-07-28 clients).
@@ -101,6 +104,36 @@ impl Flight {
     pub(crate) fn tool(&self) -> &str {
         match &self.subject {
             Subject::Tool(name) | Subject::Prompt(name) => name,
+        }
+    }
+}
+
+/// A backend call, polled from the task of the client's request while the client waits for
+/// it: a task of its own per call would cost a spawn, a wake-up across threads and copies of
+/// the call's large future. Dropped unfinished (the client cancelled or left, or its parked
+/// call expired), it finishes on a task of its own, so that the backend is still told the
+/// call was cancelled (the flight's cancel token fires as it drops).
+struct BackendCall(Option<futures::future::BoxFuture<'static, Result<Landed, Stopped>>>);
+
+impl Future for BackendCall {
+    type Output = Result<Landed, Stopped>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(call) = self.0.as_mut() else {
+            return Poll::Ready(Err(Stopped::Aborted));
+        };
+        let result = std::task::ready!(call.as_mut().poll(cx));
+        self.0 = None;
+        Poll::Ready(result)
+    }
+}
+
+impl Drop for BackendCall {
+    fn drop(&mut self) {
+        if let Some(call) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(call);
         }
     }
 }
@@ -145,8 +178,9 @@ impl Inputs {
         })
     }
 
-    /// Start `call` (which calls the backend with the settings it is given) with a route
-    /// for its questions to the client that declared `declared`.
+    /// Set up `call` (which calls the backend with the settings it is given) with a route
+    /// for its questions to the client that declared `declared`. It runs while the flight is
+    /// driven (see [`drive`](Self::drive)); parked, it waits for the client's answers.
     pub(crate) fn start<F, Fut>(
         &self,
         tool: String,
@@ -182,8 +216,12 @@ impl Inputs {
         settings.input = Some(input);
         settings.progress = Some(progress_sender);
         settings.cancel = Some(stop.clone());
+        // A panic in the call ends it as aborted, as a task's would, not the client's request.
+        let call = std::panic::AssertUnwindSafe(call(settings))
+            .catch_unwind()
+            .map(|ended| ended.unwrap_or(Err(Stopped::Aborted)));
         Flight {
-            call: tokio::spawn(call(settings)),
+            call: BackendCall(Some(Box::pin(call))),
             questions,
             progress,
             waiting: None,
@@ -227,7 +265,7 @@ impl Inputs {
         let mut answering: Option<futures::future::BoxFuture<'static, ()>> = None;
         let result = loop {
             tokio::select! {
-                joined = &mut flight.call => break joined.unwrap_or(Err(Stopped::Aborted)),
+                result = &mut flight.call => break result,
                 Some(update) = flight.progress.recv() => {
                     if let Some(progress) = &mut progress {
                         progress.send(update).await;

@@ -29,16 +29,20 @@ impl Fingerprint {
         )
     }
 
-    /// Whether `servers` is the state this fingerprint was taken of.
-    fn matches(&self, servers: &[ServerTools]) -> bool {
-        self.0.len() == servers.len()
-            && self
-                .0
-                .iter()
-                .zip(servers)
-                .all(|((name, tools, deferred), s)| {
-                    *name == s.server && Arc::ptr_eq(tools, &s.tools) && *deferred == s.deferred
-                })
+    /// Whether the manager's lists of the servers `filter` allows are still the ones this
+    /// fingerprint was taken of. Read under the manager's lock without copying anything: it
+    /// runs on every call.
+    fn matches(&self, manager: &McpManager, filter: &ToolFilter) -> bool {
+        let mut expected = self.0.iter();
+        let same = manager.visit_offered(|server, tools, deferred| {
+            if !filter.allows_server(server) {
+                return true;
+            }
+            expected.next().is_some_and(|(name, kept, was_deferred)| {
+                name == server && Arc::ptr_eq(kept, tools) && *was_deferred == deferred
+            })
+        });
+        same && expected.next().is_none()
     }
 }
 
@@ -91,7 +95,7 @@ pub(crate) struct ScopedTools {
 
 #[derive(Default)]
 struct CacheState {
-    current: Option<(Fingerprint, Arc<View>)>,
+    current: Option<Arc<(Fingerprint, Arc<View>)>>,
     /// Every tool this scope has offered, by exposed name. A client may call a tool it listed
     /// before its server failed or left; routing the call to the manager anyway gives the
     /// client a clear error ("server `x` is not connected: ...") instead of "unknown tool".
@@ -114,13 +118,15 @@ impl ScopedTools {
 
     /// The current view (rebuilt only if the manager's tools changed).
     pub fn view(&self) -> Arc<View> {
+        // Compared outside this scope's lock: the manager's lock is taken on its own.
+        let current = self.lock().current.clone();
+        if let Some(current) = current
+            && current.0.matches(&self.manager, &self.filter)
+        {
+            return current.1.clone();
+        }
         let mut servers = self.manager.server_tools();
         servers.retain(|s| self.filter.allows_server(&s.server));
-        if let Some((fingerprint, view)) = &self.lock().current
-            && fingerprint.matches(&servers)
-        {
-            return view.clone();
-        }
         // Built outside the lock: naming hashes and clones every definition.
         let view = Arc::new(View::build(&servers, &self.filter, self.naming));
         let mut state = self.lock();
@@ -129,7 +135,7 @@ impl ScopedTools {
                 state.offered_before.insert(tool.name.clone(), tool.clone());
             }
         }
-        state.current = Some((Fingerprint::of(&servers), view.clone()));
+        state.current = Some(Arc::new((Fingerprint::of(&servers), view.clone())));
         view
     }
 

@@ -402,6 +402,21 @@ impl McpManager {
             .collect()
     }
 
+    /// Visit each server's offered tools (as [`server_tools`](Self::server_tools) has them)
+    /// under the lock, without copying names or sources, until `visit` returns `false`.
+    /// Whether every visit returned `true`.
+    pub(crate) fn visit_offered(
+        &self,
+        mut visit: impl FnMut(&str, &Arc<[ToolDefinition]>, bool) -> bool,
+    ) -> bool {
+        let state = self.lock();
+        state.servers.iter().all(|(name, entry)| {
+            entry
+                .offered_list()
+                .is_none_or(|(tools, deferred)| visit(name, &tools, deferred))
+        })
+    }
+
     /// The live connection of `name`, if connected.
     pub fn client(&self, name: &str) -> Option<Arc<McpClient>> {
         match &self.lock().servers.get(name)?.phase {

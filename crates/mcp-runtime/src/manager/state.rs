@@ -2,6 +2,7 @@
 //! phase, generation, live and cached tools, reconnect budget, last error) behind one lock,
 //! plus the change signal waiters watch and the event channel hosts subscribe to.
 
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use indexmap::IndexMap;
@@ -60,6 +61,17 @@ pub(crate) struct Entry<K> {
     pub budget: ReconnectBudget,
     pub last_error: Option<ServerError>,
     pub stderr_tail: Vec<String>,
+    /// The tools left by the config's `enabledTools`/`disabledTools`, kept so that every
+    /// reading of the offered tools is the same list (see [`Entry::offered_tools`]).
+    filtered: RefCell<Option<Filtered>>,
+}
+
+/// One list of tools after the config's tool filter, and what it was made from.
+struct Filtered {
+    from: Arc<[ToolDefinition]>,
+    enabled: Option<Vec<String>>,
+    disabled: Vec<String>,
+    tools: Arc<[ToolDefinition]>,
 }
 
 /// Where one server's connection stands, with the connection itself once there is one.
@@ -125,32 +137,57 @@ impl<K> Entry<K> {
             budget: ReconnectBudget::default(),
             last_error: None,
             stderr_tail: Vec::new(),
+            filtered: RefCell::new(None),
         }
     }
 
     /// The tools this server offers now: live ones, else cached ones while it connects.
+    /// The same list (the same `Arc`) as long as neither the tools nor the config's tool
+    /// filter changed, so that readers can tell a change by the pointer.
     pub fn offered_tools(&self, name: &str) -> Option<ServerTools> {
-        let (tools, deferred) = match (&self.live_tools, &self.cached_tools) {
-            (Some(live), _) => (live.clone(), false),
-            (None, Some(cached)) if self.phase.is_pending() => (cached.clone(), true),
-            _ => return None,
-        };
-        let tools: Arc<[ToolDefinition]> =
-            if self.config.enabled_tools.is_some() || !self.config.disabled_tools.is_empty() {
-                tools
-                    .iter()
-                    .filter(|t| self.config.allows_tool(&t.name))
-                    .cloned()
-                    .collect()
-            } else {
-                tools
-            };
+        let (tools, deferred) = self.offered_list()?;
         Some(ServerTools {
             server: name.to_owned(),
             source: self.source.clone(),
             tools,
             deferred,
         })
+    }
+
+    /// [`offered_tools`](Self::offered_tools) without the server's name and source: the list,
+    /// and whether it comes from the cache.
+    pub fn offered_list(&self) -> Option<(Arc<[ToolDefinition]>, bool)> {
+        let (tools, deferred) = match (&self.live_tools, &self.cached_tools) {
+            (Some(live), _) => (live.clone(), false),
+            (None, Some(cached)) if self.phase.is_pending() => (cached.clone(), true),
+            _ => return None,
+        };
+        let filters = self.config.enabled_tools.is_some() || !self.config.disabled_tools.is_empty();
+        Some((if filters { self.filtered(tools) } else { tools }, deferred))
+    }
+
+    /// `tools` after the config's tool filter: made once per list and filter.
+    fn filtered(&self, tools: Arc<[ToolDefinition]>) -> Arc<[ToolDefinition]> {
+        let mut memo = self.filtered.borrow_mut();
+        if let Some(kept) = memo.as_ref()
+            && Arc::ptr_eq(&kept.from, &tools)
+            && kept.enabled == self.config.enabled_tools
+            && kept.disabled == self.config.disabled_tools
+        {
+            return kept.tools.clone();
+        }
+        let kept: Arc<[ToolDefinition]> = tools
+            .iter()
+            .filter(|t| self.config.allows_tool(&t.name))
+            .cloned()
+            .collect();
+        *memo = Some(Filtered {
+            from: tools,
+            enabled: self.config.enabled_tools.clone(),
+            disabled: self.config.disabled_tools.clone(),
+            tools: kept.clone(),
+        });
+        kept
     }
 }
 
@@ -219,5 +256,43 @@ impl<C: Connector> Inner<C> {
             .servers
             .get(name)
             .is_some_and(|e| e.generation == generation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools(names: &[&str]) -> Arc<[ToolDefinition]> {
+        names
+            .iter()
+            .map(|name| serde_json::from_value(serde_json::json!({ "name": name })).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_filtered_list_stays_the_same_list_until_its_tools_or_filter_change() {
+        let mut config = ServerConfig::stdio("server", Vec::<String>::new());
+        config.disabled_tools = vec!["b".into()];
+        let mut entry: Entry<()> = Entry::new(config, None, 1);
+        entry.live_tools = Some(tools(&["a", "b"]));
+        let first = entry.offered_tools("s").unwrap().tools;
+        assert_eq!(first.len(), 1);
+        // Readers tell a change by the pointer: an unchanged list is the same `Arc`.
+        assert!(Arc::ptr_eq(
+            &first,
+            &entry.offered_tools("s").unwrap().tools
+        ));
+        entry.config.disabled_tools = vec!["a".into()];
+        assert_eq!(entry.offered_tools("s").unwrap().tools[0].name, "b");
+        entry.live_tools = Some(tools(&["a", "b", "c"]));
+        let names: Vec<String> = entry
+            .offered_list()
+            .unwrap()
+            .0
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        assert_eq!(names, ["b", "c"]);
     }
 }
