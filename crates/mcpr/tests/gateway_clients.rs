@@ -1,5 +1,6 @@
 //! Real clients through `mcpr serve` in front of `mcpr mock --resources --notify-tools` (stdio):
-//! progress, cancellation, log lines and resource subscriptions go both ways, in both eras.
+//! progress, cancellation, log lines and resource subscriptions go both ways, in both eras
+//! (and mcpr's own client answers a backend's question during a call).
 //!
 //! - the TypeScript SDK 1.32 client (`initialize` era), over stdio and over HTTP;
 //! - mcpr's own client (`McpClient`), in the `initialize` era and in 2026-07-28;
@@ -238,6 +239,22 @@ async fn mcpr_session(world: &ServeWorld, url: &str, era: Era) {
     let cache = Arc::new(ToolCache::in_dir(&world.path(&format!("cache-{era:?}"))));
     cache.put_era("gateway", &config, era);
     options.cache = Some(cache);
+    // The host answers the backend's questions: the answer names the era it was asked in.
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let name = format!("Ada in {era:?}");
+    options.elicitation = Some(Arc::new(move |request| {
+        seen.lock().unwrap().push(request.message.clone());
+        let name = name.clone();
+        Box::pin(async move {
+            let mut content = serde_json::Map::new();
+            content.insert("name".into(), json!(name));
+            mcp_runtime::client::ElicitationResponse {
+                action: mcp_runtime::client::ElicitationAction::Accept,
+                content: Some(content),
+            }
+        })
+    }));
     let client = McpClient::connect("gateway", &config, &options)
         .await
         .expect("connect to the gateway");
@@ -265,6 +282,19 @@ async fn mcpr_session(world: &ServeWorld, url: &str, era: Era) {
         seen += 1;
     }
     assert_eq!(seen, 3, "progress updates through the gateway");
+
+    // A question of the backend (an old-era server) reaches this client during the call: over
+    // its session in the `initialize` era, as an `input_required` result it answers by
+    // retrying in 2026-07-28.
+    let output = client
+        .call_tool("mcp_m_elicit", None, CallOptions::default())
+        .await
+        .expect("elicit call");
+    assert_eq!(
+        output.text(),
+        format!("accept {}", json!({"name": format!("Ada in {era:?}")}))
+    );
+    assert_eq!(*asked.lock().unwrap(), ["What is your name?"]);
 
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
@@ -334,11 +364,12 @@ async fn mcpr_session(world: &ServeWorld, url: &str, era: Era) {
 }
 
 /// mcpr's own client, in the `initialize` era and in 2026-07-28 (each with a gateway and a
-/// backend of its own, so that the log level one asked for does not help the other).
+/// backend of its own, so that the log level one asked for does not help the other): it also
+/// answers the backend's question during a call.
 #[tokio::test(flavor = "multi_thread")]
-async fn mcpr_clients_of_both_eras_get_progress_cancellation_logs_and_updates() {
+async fn mcpr_clients_of_both_eras_get_progress_cancellation_logs_updates_and_questions() {
     for era in [Era::Legacy, Era::Modern] {
-        let world = world();
+        let world = world_with(&["--elicit-tool"]);
         let (_gateway, url) = world.http_gateway(&[], &[]);
         mcpr_session(&world, &url, era).await;
     }
