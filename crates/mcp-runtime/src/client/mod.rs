@@ -44,6 +44,7 @@
 pub(crate) mod ask;
 mod cap;
 mod decode;
+mod direct;
 mod elicitation;
 pub mod era;
 mod error;
@@ -161,6 +162,11 @@ pub struct McpClient {
     /// Tools of the last list that may be called again when an answer is lost (read-only or
     /// idempotent).
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
+    /// The direct request path of a stdio connection (see [`direct`]); `None` over HTTP,
+    /// whose requests take rmcp's service.
+    direct: Option<std::sync::Arc<direct::Direct>>,
+    /// The `_meta` every request carries on a connection without `initialize`.
+    era_meta: Option<direct::EraMeta>,
     /// Where the opening's era and discovery were remembered (forgotten again when a replayed
     /// discovery turns out stale).
     cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
@@ -211,6 +217,18 @@ impl McpClient {
             stop(process).await;
             return Err(error);
         };
+        let era_meta = peer
+            .peer_info()
+            .filter(|info| !info.protocol_version.has_initialize())
+            .map(|info| {
+                use rmcp::ClientHandler as _;
+                let ours = handler.get_info();
+                direct::EraMeta {
+                    protocol_version: info.protocol_version.clone(),
+                    client_info: ours.client_info,
+                    capabilities: ours.capabilities,
+                }
+            });
         let listener = match opened.opening.era {
             Era::Modern => listen::start(&peer, &handler).await,
             Era::Legacy => None,
@@ -236,6 +254,8 @@ impl McpClient {
             tools_hints: Mutex::default(),
             repeatable_tools: Mutex::default(),
             cache: options.cache.clone(),
+            direct: opened.direct,
+            era_meta,
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -305,6 +325,7 @@ impl McpClient {
     /// `true` once the connection is gone (the process exited or the transport closed).
     pub fn is_closed(&self) -> bool {
         self.peer.is_transport_closed()
+            || self.direct.as_ref().is_some_and(|d| d.is_closed())
             || self
                 .process
                 .as_ref()
@@ -397,12 +418,16 @@ impl McpClient {
         // Only its capabilities are used: nothing is asked through it.
         let (asker, _) = ask::CallInput::new(declared);
         let timeout = self.config.request_timeout();
-        let (result, _) = self
+        let answer = self
             .request_with_progress(request, method, timeout, None, None, Some(&asker))
             .await?;
-        let value = match result {
-            ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
-            ServerResult::InputRequiredResult(result) => serde_json::to_value(&result),
+        let value = match answer {
+            requests::Answer::Typed(ServerResult::GetPromptResult(result)) => {
+                serde_json::to_value(&result)
+            }
+            requests::Answer::Typed(ServerResult::InputRequiredResult(result)) => {
+                serde_json::to_value(&result)
+            }
             _ => return Err(self.protocol_error(method, "unexpected response type")),
         };
         value.map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
@@ -454,23 +479,28 @@ impl McpClient {
                 }
                 other => other,
             };
-            match answer? {
-                (ServerResult::CallToolResult(result), sent) => {
-                    // Built from the result as sent, so that fields rmcp does not know (a
-                    // later revision's) reach the caller; rmcp's parse is the fallback.
-                    let output = match sent {
-                        Some(sent) => ToolOutput::from_wire(sent),
-                        None => serde_json::to_value(&result).and_then(|wire| match wire {
-                            Value::Object(wire) => ToolOutput::from_wire(wire),
-                            other => serde_json::from_value(other),
-                        }),
-                    };
+            let result = match answer? {
+                // Built from the result as sent, so that fields rmcp does not know (a later
+                // revision's) reach the caller.
+                requests::Answer::Tool(sent) => {
+                    return ToolOutput::from_wire(sent)
+                        .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                }
+                requests::Answer::Typed(result) => result,
+            };
+            match result {
+                // rmcp's parse, when the result as sent was not kept.
+                ServerResult::CallToolResult(result) => {
+                    let output = serde_json::to_value(&result).and_then(|wire| match wire {
+                        Value::Object(wire) => ToolOutput::from_wire(wire),
+                        other => serde_json::from_value(other),
+                    });
                     return output
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
                 // Some servers answer a tool with no output with `{}`.
-                (ServerResult::EmptyResult(_), _) => return Ok(ToolOutput::default()),
-                (ServerResult::InputRequiredResult(asked), _) => {
+                ServerResult::EmptyResult(_) => return Ok(ToolOutput::default()),
+                ServerResult::InputRequiredResult(asked) => {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     let asker = input.map(|input| (input, left));
                     let method = method.to_string();

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::service::{ClientInitializeError, RunningService, serve_client_with_lifecycle};
 
+use super::direct::Direct;
 use super::era::{self, Era, Opening, Plan, Probe, ProbeState, Taken};
 use super::handler::Handler;
 use super::pipe::PipeTransport;
@@ -28,6 +29,8 @@ pub(crate) struct Opened {
     pub url: Option<reqwest::Url>,
     pub transport: &'static str,
     pub opening: Opening,
+    /// The direct request path of a stdio connection.
+    pub direct: Option<Arc<Direct>>,
 }
 
 /// Open a connection to `server`, bounded as a whole by `bound` (the startup timeout).
@@ -232,7 +235,7 @@ async fn attempt(
     };
     match &config.transport {
         Transport::Stdio(stdio) => {
-            let (service, process) =
+            let (service, process, direct) =
                 connect_stdio(server, stdio, handler, bound, plan, state).await?;
             Ok(Opened {
                 service,
@@ -240,6 +243,7 @@ async fn attempt(
                 url: None,
                 transport: "stdio",
                 opening,
+                direct: Some(direct),
             })
         }
         Transport::Http(http) => {
@@ -271,6 +275,7 @@ async fn attempt(
                 url: Some(remote.url),
                 transport: remote.transport,
                 opening,
+                direct: None,
             })
         }
     }
@@ -285,18 +290,22 @@ async fn connect_stdio(
     bound: Option<Duration>,
     plan: Plan,
     state: Arc<ProbeState>,
-) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), Failed> {
+) -> Result<
+    (
+        RunningService<RoleClient, Handler>,
+        ServerProcess,
+        Arc<Direct>,
+    ),
+    Failed,
+> {
     let (process, pipes) = ServerProcess::spawn(server, config)?;
     #[cfg(unix)]
     let taken = Taken::Pipe(std::os::fd::AsRawFd::as_raw_fd(&pipes.stdin));
     #[cfg(not(unix))]
     let taken = Taken::Signalled;
-    let transport = Probe::new(
-        PipeTransport::new(pipes.stdout, pipes.stdin, handler.raw.clone()),
-        plan,
-        taken,
-        state,
-    );
+    let pipe = PipeTransport::new(pipes.stdout, pipes.stdin, handler.raw.clone());
+    let direct = pipe.direct();
+    let transport = Probe::new(pipe, plan, taken, state);
     let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
     let outcome = match bound {
         Some(bound) => tokio::time::timeout(bound, handshake)
@@ -306,7 +315,7 @@ async fn connect_stdio(
     };
     let mut refused = false;
     let error = match outcome {
-        Ok(Ok(service)) => return Ok((service, process)),
+        Ok(Ok(service)) => return Ok((service, process, direct)),
         Err(bound) => ClientError::Timeout {
             server: server.to_owned(),
             phase: phase(plan).into(),

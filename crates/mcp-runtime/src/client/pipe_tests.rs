@@ -8,7 +8,7 @@ use super::*;
 fn connected(
     pipe_size: usize,
 ) -> (
-    PipeTransport<DuplexStream, DuplexStream>,
+    PipeTransport<DuplexStream>,
     DuplexStream,
     BufReader<DuplexStream>,
 ) {

@@ -2,7 +2,20 @@
 //! cancellation, a closed connection, an answer lost with its stream (asked again when safe),
 //! and the server's own errors.
 
+use serde::Deserialize as _;
+
+use super::direct::DirectCall;
 use super::*;
+
+/// What a request got back.
+// Moved once per call; boxing would cost an allocation per call.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Answer {
+    /// The result, in rmcp's type for it.
+    Typed(ServerResult),
+    /// A `tools/call` result as the server sent it.
+    Tool(Map<String, Value>),
+}
 
 impl McpClient {
     /// Send one request and map every failure to a [`ClientError`].
@@ -27,12 +40,19 @@ impl McpClient {
             }
             (other, _) => other,
         };
-        answer.map(|(result, _)| result)
+        match answer? {
+            Answer::Typed(result) => Ok(result),
+            Answer::Tool(sent) => rmcp::model::CallToolResult::deserialize(Value::Object(sent))
+                .map(ServerResult::CallToolResult)
+                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
+        }
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
-    /// `progress`. A `tools/call` answer also comes back as the server sent it. A 2026-07-28
-    /// server is told the capabilities of the call's asker, if it has one.
+    /// `progress`. A `tools/call` answer comes back as the server sent it. A 2026-07-28
+    /// server is told the capabilities of the call's asker, if it has one. A stdio server's
+    /// requests take the direct path (see [`direct`](super::direct)), a remote server's
+    /// rmcp's service.
     pub(super) async fn request_with_progress(
         &self,
         request: ClientRequest,
@@ -41,11 +61,8 @@ impl McpClient {
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
         input: Option<&ask::CallInput>,
-    ) -> Result<(ServerResult, Option<Map<String, Value>>), ClientError> {
-        let mut options = PeerRequestOptions::no_options();
-        // rmcp sends `notifications/cancelled` itself when this timeout expires.
-        options.timeout = timeout;
-        options.meta = era::request_meta(
+    ) -> Result<Answer, ClientError> {
+        let mut meta = era::request_meta(
             self.opening.era,
             self.handler.events.is_some(),
             self.log_level(),
@@ -53,11 +70,23 @@ impl McpClient {
         if let (Era::Modern, Some(input)) = (self.opening.era, input) {
             use rmcp::ClientHandler as _;
             let declared = input.capabilities(self.handler.get_info().capabilities);
-            options
-                .meta
-                .get_or_insert_with(Default::default)
+            meta.get_or_insert_with(Default::default)
                 .set_client_capabilities(declared);
         }
+        if let Some(direct) = &self.direct {
+            let call = DirectCall {
+                direct,
+                method,
+                timeout,
+                cancel,
+                progress,
+            };
+            return self.request_direct(request, meta, call).await;
+        }
+        let mut options = PeerRequestOptions::no_options();
+        // rmcp sends `notifications/cancelled` itself when this timeout expires.
+        options.timeout = timeout;
+        options.meta = meta;
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),
@@ -109,7 +138,10 @@ impl McpClient {
             tokio::time::sleep(progress::LATE_GRACE).await;
         }
         match response {
-            Ok(result) => Ok((result, self.handler.raw.take(&forget.id))),
+            Ok(result) => Ok(match self.handler.raw.take(&forget.id) {
+                Some(sent) => Answer::Tool(sent),
+                None => Answer::Typed(result),
+            }),
             Err(e) => {
                 let error = self.service_error_after_send(method, e).await;
                 self.forget_refuted_discovery(&error);
