@@ -31,19 +31,19 @@ use std::fmt::Display;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta as _, NumberOrString, ProgressToken,
-    RequestId,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta as _,
+    NumberOrString, ProgressToken, RequestId, RequestMetaObject,
 };
 use rmcp::service::ServiceError;
-use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::decode::{self, Expected};
-use super::requests::Answer;
+use super::requests::{Answer, Outgoing};
 use super::{ClientError, McpClient, ProgressUpdate, progress};
 
 /// The first id of a direct request: past every id rmcp's 32-bit counter gives.
@@ -433,6 +433,40 @@ impl Drop for Pending<'_> {
     }
 }
 
+/// A `tools/call` request on the wire.
+#[derive(Serialize)]
+struct WireCall<'a> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'static str,
+    params: WireParams<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireParams<'a> {
+    #[serde(rename = "_meta")]
+    meta: WireMeta<'a>,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a serde_json::Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_responses: Option<&'a rmcp::model::InputResponses>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_state: Option<&'a str>,
+}
+
+/// A call's `_meta`: most carry only their progress token.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireMeta<'a> {
+    Token {
+        #[serde(rename = "progressToken")]
+        progress_token: i64,
+    },
+    Full(&'a RequestMetaObject),
+}
+
 /// `notifications/cancelled` for request `id`, as a line.
 fn cancel_line(id: u64, reason: &str) -> Vec<u8> {
     let notice = json!({
@@ -450,8 +484,8 @@ impl McpClient {
     /// cancellation or the connection's end, whichever comes first.
     pub(super) async fn request_direct<M: Display + ?Sized>(
         &self,
-        mut request: ClientRequest,
-        meta: Option<rmcp::model::RequestMetaObject>,
+        request: Outgoing<'_>,
+        meta: Option<RequestMetaObject>,
         call: DirectCall<'_, M>,
     ) -> Result<Answer, ClientError> {
         let DirectCall {
@@ -468,7 +502,10 @@ impl McpClient {
         if self.is_closed() {
             return Err(not_sent());
         }
-        let expected = Expected::of(&request);
+        let expected = match &request {
+            Outgoing::Tool(_) => Expected::CallTool,
+            Outgoing::Request(request) => Expected::of(request),
+        };
         let Some((id, receiver)) = direct.register() else {
             return Err(not_sent());
         };
@@ -479,31 +516,19 @@ impl McpClient {
         };
         // Ids start at 2^32 and count up: they stay far below i64::MAX.
         let wire_id = i64::try_from(id).unwrap_or(i64::MAX);
-        let token = ProgressToken(NumberOrString::Number(wire_id));
-        // The same `_meta` rmcp gives a request, in the same order.
-        let request_meta = request.get_meta_mut();
-        if let Some(era) = &self.era_meta {
-            request_meta.set_protocol_version(era.protocol_version.clone());
-            request_meta.set_client_info(era.client_info.clone());
-            request_meta.set_client_capabilities(era.capabilities.clone());
-        }
-        if let Some(meta) = meta {
-            request_meta.extend(meta);
-        }
-        // Only tool calls have progress anyone reads (as `era::Probe` does for rmcp's).
-        if expected == Expected::CallTool {
-            request_meta.set_progress_token(token.clone());
-        }
         // Registered for as long as this function runs; notifications that beat the
         // registration are handed over by the router.
         let progress_route = progress.map(|sender| {
+            let token = ProgressToken(NumberOrString::Number(wire_id));
             self.progress
                 .register(progress::token_key(&token), sender.clone())
         });
-        let message = ClientJsonRpcMessage::request(request, RequestId::Number(wire_id));
-        let line = super::pipe::to_line(&message)
+        let line = match request {
+            Outgoing::Tool(params) => self.tool_call_line(wire_id, params, meta),
+            Outgoing::Request(request) => self.request_line(wire_id, request, meta),
+        };
+        let line = line
             .map_err(|e| self.protocol_error(method, format!("cannot write the request: {e}")))?;
-        drop(message);
         if let Err(e) = direct.write_line(line).await {
             pending.done = true;
             direct.forget(id);
@@ -564,6 +589,73 @@ impl McpClient {
                 Err(error)
             }
         }
+    }
+
+    /// A request other than a tool call as a line, with the `_meta` rmcp gives it (in the
+    /// same order: the era's, then the caller's; no progress token).
+    fn request_line(
+        &self,
+        id: i64,
+        mut request: ClientRequest,
+        meta: Option<RequestMetaObject>,
+    ) -> Result<Vec<u8>, std::io::Error> {
+        let request_meta = request.get_meta_mut();
+        if let Some(era) = &self.era_meta {
+            request_meta.set_protocol_version(era.protocol_version.clone());
+            request_meta.set_client_info(era.client_info.clone());
+            request_meta.set_client_capabilities(era.capabilities.clone());
+        }
+        if let Some(meta) = meta {
+            request_meta.extend(meta);
+        }
+        super::pipe::to_line(&ClientJsonRpcMessage::request(
+            request,
+            RequestId::Number(id),
+        ))
+    }
+
+    /// A `tools/call` request as a line, written from the borrowed parameters. The same JSON
+    /// rmcp writes (its `_meta`: the parameters' own, then the era's, the caller's and the
+    /// progress token), without its detour through a `Value` copy of the arguments.
+    fn tool_call_line(
+        &self,
+        id: i64,
+        params: &CallToolRequestParams,
+        meta: Option<RequestMetaObject>,
+    ) -> Result<Vec<u8>, std::io::Error> {
+        let full =
+            (self.era_meta.is_some() || meta.is_some() || params.meta.is_some()).then(|| {
+                let mut all = params.meta.clone().unwrap_or_default();
+                if let Some(era) = &self.era_meta {
+                    all.set_protocol_version(era.protocol_version.clone());
+                    all.set_client_info(era.client_info.clone());
+                    all.set_client_capabilities(era.capabilities.clone());
+                }
+                if let Some(meta) = meta {
+                    all.extend(meta);
+                }
+                all.set_progress_token(ProgressToken(NumberOrString::Number(id)));
+                all
+            });
+        let wire = WireCall {
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params: WireParams {
+                meta: match &full {
+                    Some(all) => WireMeta::Full(all),
+                    None => WireMeta::Token { progress_token: id },
+                },
+                name: &params.name,
+                arguments: params.arguments.as_ref(),
+                input_responses: params.input_responses.as_ref(),
+                request_state: params.request_state.as_deref(),
+            },
+        };
+        let mut line = Vec::with_capacity(256);
+        serde_json::to_writer(&mut line, &wire)?;
+        line.push(b'\n');
+        Ok(line)
     }
 
     /// A `result` as the caller takes it: a tool result as sent (unless it asks for input),

@@ -75,8 +75,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ProtocolVersion, ServerResult,
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -167,6 +166,9 @@ pub struct McpClient {
     direct: Option<std::sync::Arc<direct::Direct>>,
     /// The `_meta` every request carries on a connection without `initialize`.
     era_meta: Option<direct::EraMeta>,
+    /// The bound on a tool call, as the config and environment set it at connect time
+    /// (read once: the environment lookup cost a call more than its bookkeeping).
+    tool_timeout: Option<Duration>,
     /// Where the opening's era and discovery were remembered (forgotten again when a replayed
     /// discovery turns out stale).
     cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
@@ -256,6 +258,7 @@ impl McpClient {
             cache: options.cache.clone(),
             direct: opened.direct,
             era_meta,
+            tool_timeout: config.tool_timeout(),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -419,7 +422,14 @@ impl McpClient {
         let (asker, _) = ask::CallInput::new(declared);
         let timeout = self.config.request_timeout();
         let answer = self
-            .request_with_progress(request, method, timeout, None, None, Some(&asker))
+            .request_with_progress(
+                requests::Outgoing::Request(request),
+                method,
+                timeout,
+                None,
+                None,
+                Some(&asker),
+            )
             .await?;
         let value = match answer {
             requests::Answer::Typed(ServerResult::GetPromptResult(result)) => {
@@ -448,23 +458,24 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let timeout = options.timeout.or_else(|| self.config.tool_timeout());
+        let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();
         // Formatted only when an error names it.
         let method = ToolCall(tool);
         let input = options.input.as_ref();
         // While it runs, the server's questions about it go to its asker (see `ask`).
         let _asking = input.map(|input| self.handler.asking.register(input.clone()));
-        let repeatable = self
-            .repeatable_tools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(tool);
+        // Looked up only when an answer is lost (rare, and only over HTTP).
+        let repeatable = || {
+            self.repeatable_tools
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(tool)
+        };
         for _round in 0..=MAX_INPUT_ROUNDS {
             let send = || {
-                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
                 self.request_with_progress(
-                    request,
+                    requests::Outgoing::Tool(&params),
                     &method,
                     timeout,
                     options.cancel.as_ref(),
@@ -473,7 +484,7 @@ impl McpClient {
                 )
             };
             let answer = match send().await {
-                Err(ClientError::AnswerLost { .. }) if repeatable => {
+                Err(ClientError::AnswerLost { .. }) if repeatable() => {
                     tracing::debug!(server = %self.server, "{method}: answer lost; the tool is read-only or idempotent, calling again");
                     send().await.map_err(lost::lost_again)
                 }

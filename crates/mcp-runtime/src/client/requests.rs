@@ -7,6 +7,13 @@ use serde::Deserialize as _;
 use super::direct::DirectCall;
 use super::*;
 
+/// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
+/// arguments may be large, and a call keeps them for its next `input_required` round).
+pub(super) enum Outgoing<'a> {
+    Request(ClientRequest),
+    Tool(&'a rmcp::model::CallToolRequestParams),
+}
+
 /// What a request got back.
 // Moved once per call; boxing would cost an allocation per call.
 #[allow(clippy::large_enum_variant)]
@@ -28,15 +35,29 @@ impl McpClient {
     ) -> Result<ServerResult, ClientError> {
         let spare = lost::repeatable(&request).then(|| request.clone());
         let answer = match (
-            self.request_with_progress(request, method, timeout, cancel, None, None)
-                .await,
+            self.request_with_progress(
+                Outgoing::Request(request),
+                method,
+                timeout,
+                cancel,
+                None,
+                None,
+            )
+            .await,
             spare,
         ) {
             (Err(ClientError::AnswerLost { .. }), Some(request)) => {
                 tracing::debug!(server = %self.server, "{method}: answer lost; asking again");
-                self.request_with_progress(request, method, timeout, cancel, None, None)
-                    .await
-                    .map_err(lost::lost_again)
+                self.request_with_progress(
+                    Outgoing::Request(request),
+                    method,
+                    timeout,
+                    cancel,
+                    None,
+                    None,
+                )
+                .await
+                .map_err(lost::lost_again)
             }
             (other, _) => other,
         };
@@ -55,7 +76,7 @@ impl McpClient {
     /// rmcp's service.
     pub(super) async fn request_with_progress(
         &self,
-        request: ClientRequest,
+        request: Outgoing<'_>,
         method: &(impl Display + ?Sized),
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
@@ -83,6 +104,12 @@ impl McpClient {
             };
             return self.request_direct(request, meta, call).await;
         }
+        let request = match request {
+            Outgoing::Request(request) => request,
+            Outgoing::Tool(params) => {
+                ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()))
+            }
+        };
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = timeout;
