@@ -158,9 +158,22 @@ where
 }
 
 impl<R> Drop for PipeTransport<R> {
-    /// Nothing reads the server's answers any more: direct requests waiting for one end now.
+    /// Nothing reads the server's answers any more: direct requests waiting for one end now,
+    /// and the server's stdin is closed, as dropping the transport always did (the client's
+    /// direct path shares the writer, and must not keep it open: a server that waits for EOF
+    /// would never see it).
     fn drop(&mut self) {
         self.direct.close();
+        match self.write.try_lock() {
+            Ok(mut write) => drop(write.take()),
+            // A line is being written: close once it is out.
+            Err(_) => {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let write = self.write.clone();
+                    runtime.spawn(async move { drop(write.lock().await.take()) });
+                }
+            }
+        }
     }
 }
 
