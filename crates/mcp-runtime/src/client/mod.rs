@@ -14,6 +14,7 @@
 //! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
 //! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
 //! transport), `decode` (received messages parsed once, answers decoded by their method),
+//! `direct` (a stdio connection's own requests, written and answered outside rmcp's service),
 //! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
 //! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
 //! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `ask` (a call's

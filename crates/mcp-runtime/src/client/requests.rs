@@ -9,6 +9,8 @@ use super::*;
 
 /// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
 /// arguments may be large, and a call keeps them for its next `input_required` round).
+// Built once per request and moved into it; boxing would cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Outgoing<'a> {
     Request(ClientRequest),
     Tool(&'a rmcp::model::CallToolRequestParams),
