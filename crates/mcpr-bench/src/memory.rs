@@ -158,7 +158,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
     report.tables.push(table);
     report.target(
         "RSS per idle connection",
-        "< 100 KiB",
+        "≤ 64 KiB",
         per.map_or("not measured".into(), |p| format!("{p:.1} KiB")),
         per.map(|p| p < 100.0),
     );

@@ -53,7 +53,7 @@ pub(crate) enum Decoded {
 
 /// The result type an answer is decoded into, by the method of its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expected {
+pub(crate) enum Expected {
     CallTool,
     ListTools,
     Initialize,
@@ -69,7 +69,7 @@ enum Expected {
 }
 
 impl Expected {
-    fn of(request: &ClientRequest) -> Expected {
+    pub(crate) fn of(request: &ClientRequest) -> Expected {
         match request {
             ClientRequest::CallToolRequest(_) => Expected::CallTool,
             ClientRequest::ListToolsRequest(_) => Expected::ListTools,
@@ -133,8 +133,7 @@ impl Decoder {
 
     /// Decode one received line (without its line break).
     pub(crate) fn decode(&mut self, line: &[u8]) -> Decoded {
-        let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = trim(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return Decoded::Skip;
         }
@@ -194,6 +193,42 @@ impl Decoder {
         }
         Some(ServerResult::CallToolResult(typed))
     }
+}
+
+/// A line without the byte order mark and carriage return a server may add.
+pub(crate) fn trim(line: &[u8]) -> &[u8] {
+    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// A `result` (read on its own, as the direct path reads it) as the [`ServerResult`] of the
+/// request's method, or what rmcp's parse makes of it when it does not fit that type.
+pub(crate) fn result_from_value(
+    expected: Expected,
+    result: Value,
+) -> Result<ServerResult, serde_json::Error> {
+    use ServerResult as R;
+    let typed = match expected {
+        Expected::ListTools => ListToolsResult::deserialize(&result).map(R::ListToolsResult),
+        Expected::ListPrompts => ListPromptsResult::deserialize(&result).map(R::ListPromptsResult),
+        Expected::GetPrompt => GetPromptResult::deserialize(&result).map(R::GetPromptResult),
+        Expected::ListResources => {
+            ListResourcesResult::deserialize(&result).map(R::ListResourcesResult)
+        }
+        Expected::ListResourceTemplates => {
+            ListResourceTemplatesResult::deserialize(&result).map(R::ListResourceTemplatesResult)
+        }
+        Expected::ReadResource => {
+            ReadResourceResult::deserialize(&result).map(R::ReadResourceResult)
+        }
+        Expected::Complete => CompleteResult::deserialize(&result).map(R::CompleteResult),
+        // Opening requests never take the direct path; a tool result is taken as sent, and
+        // what is left (an `input_required` result, `{}`) is rmcp's to tell apart.
+        Expected::CallTool | Expected::Initialize | Expected::Discover | Expected::Other => {
+            return ServerResult::deserialize(result);
+        }
+    };
+    typed.or_else(|_| ServerResult::deserialize(result))
 }
 
 /// rmcp's own parse of a line, with its rules for what is skipped and what is refused.

@@ -14,6 +14,7 @@
 //! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
 //! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
 //! transport), `decode` (received messages parsed once, answers decoded by their method),
+//! `direct` (a stdio connection's own requests, written and answered outside rmcp's service),
 //! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
 //! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
 //! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `prompt`
@@ -45,6 +46,7 @@
 pub(crate) mod ask;
 mod cap;
 mod decode;
+mod direct;
 mod elicitation;
 pub mod era;
 mod error;
@@ -77,8 +79,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ProtocolVersion, ServerResult,
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -168,6 +169,14 @@ pub struct McpClient {
     /// Tools of the last list that may be called again when an answer is lost (read-only or
     /// idempotent).
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
+    /// The direct request path of a stdio connection (see [`direct`]); `None` over HTTP,
+    /// whose requests take rmcp's service.
+    direct: Option<std::sync::Arc<direct::Direct>>,
+    /// The `_meta` every request carries on a connection without `initialize`.
+    era_meta: Option<direct::EraMeta>,
+    /// The bound on a tool call, as the config and environment set it at connect time
+    /// (read once: the environment lookup cost a call more than its bookkeeping).
+    tool_timeout: Option<Duration>,
     /// Where the opening's era and discovery were remembered (forgotten again when a replayed
     /// discovery turns out stale).
     cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
@@ -220,6 +229,18 @@ impl McpClient {
             stop(process).await;
             return Err(error);
         };
+        let era_meta = peer
+            .peer_info()
+            .filter(|info| !info.protocol_version.has_initialize())
+            .map(|info| {
+                use rmcp::ClientHandler as _;
+                let ours = handler.get_info();
+                direct::EraMeta {
+                    protocol_version: info.protocol_version.clone(),
+                    client_info: ours.client_info,
+                    capabilities: ours.capabilities,
+                }
+            });
         let listener = match opened.opening.era {
             Era::Modern => listen::start(&peer, &handler).await,
             Era::Legacy => None,
@@ -247,6 +268,9 @@ impl McpClient {
             list_hints: Mutex::default(),
             repeatable_tools: Mutex::default(),
             cache: options.cache.clone(),
+            direct: opened.direct,
+            era_meta,
+            tool_timeout: config.tool_timeout(),
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&client.info.protocol_version.as_str()) {
             let error = ClientError::UnsupportedProtocol {
@@ -316,6 +340,7 @@ impl McpClient {
     /// `true` once the connection is gone (the process exited or the transport closed).
     pub fn is_closed(&self) -> bool {
         self.peer.is_transport_closed()
+            || self.direct.as_ref().is_some_and(|d| d.is_closed())
             || self
                 .process
                 .as_ref()
@@ -386,23 +411,24 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let timeout = options.timeout.or_else(|| self.config.tool_timeout());
+        let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();
         // Formatted only when an error names it.
         let method = ToolCall(tool);
         let input = options.input.as_ref();
         // While it runs, the server's questions about it go to its asker (see `ask`).
         let _asking = input.map(|input| self.handler.asking.register(input.clone()));
-        let repeatable = self
-            .repeatable_tools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(tool);
+        // Looked up only when an answer is lost (rare, and only over HTTP).
+        let repeatable = || {
+            self.repeatable_tools
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(tool)
+        };
         for _round in 0..=MAX_INPUT_ROUNDS {
             let send = || {
-                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
                 self.request_with_progress(
-                    request,
+                    requests::Outgoing::Tool(&params),
                     &method,
                     timeout,
                     options.cancel.as_ref(),
@@ -411,29 +437,34 @@ impl McpClient {
                 )
             };
             let answer = match send().await {
-                Err(ClientError::AnswerLost { .. }) if repeatable => {
+                Err(ClientError::AnswerLost { .. }) if repeatable() => {
                     tracing::debug!(server = %self.server, "{method}: answer lost; the tool is read-only or idempotent, calling again");
                     send().await.map_err(lost::lost_again)
                 }
                 other => other,
             };
-            match answer? {
-                (ServerResult::CallToolResult(result), sent) => {
-                    // Built from the result as sent, so that fields rmcp does not know (a
-                    // later revision's) reach the caller; rmcp's parse is the fallback.
-                    let output = match sent {
-                        Some(sent) => ToolOutput::from_wire(sent),
-                        None => serde_json::to_value(&result).and_then(|wire| match wire {
-                            Value::Object(wire) => ToolOutput::from_wire(wire),
-                            other => serde_json::from_value(other),
-                        }),
-                    };
+            let result = match answer? {
+                // Built from the result as sent, so that fields rmcp does not know (a later
+                // revision's) reach the caller.
+                requests::Answer::Tool(sent) => {
+                    return ToolOutput::from_wire(sent)
+                        .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                }
+                requests::Answer::Typed(result) => result,
+            };
+            match result {
+                // rmcp's parse, when the result as sent was not kept.
+                ServerResult::CallToolResult(result) => {
+                    let output = serde_json::to_value(&result).and_then(|wire| match wire {
+                        Value::Object(wire) => ToolOutput::from_wire(wire),
+                        other => serde_json::from_value(other),
+                    });
                     return output
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
                 // Some servers answer a tool with no output with `{}`.
-                (ServerResult::EmptyResult(_), _) => return Ok(ToolOutput::default()),
-                (ServerResult::InputRequiredResult(asked), _) => {
+                ServerResult::EmptyResult(_) => return Ok(ToolOutput::default()),
+                ServerResult::InputRequiredResult(asked) => {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     let asker = input.map(|input| (input, left));
                     let method = method.to_string();

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::service::{ClientInitializeError, RunningService, serve_client_with_lifecycle};
 
+use super::direct::Direct;
 use super::era::{self, Era, Opening, Plan, Probe, ProbeState, Taken};
 use super::handler::Handler;
 use super::pipe::PipeTransport;
@@ -31,6 +32,8 @@ pub(crate) struct Opened {
     /// The caching hints of the server's `server/discover` result (live or replayed from the
     /// cache); `None` when the connection did not open with one.
     pub discovery_hints: Option<CacheHints>,
+    /// The direct request path of a stdio connection.
+    pub direct: Option<Arc<Direct>>,
 }
 
 /// Open a connection to `server`, bounded as a whole by `bound` (the startup timeout).
@@ -250,7 +253,7 @@ async fn attempt(
     };
     match &config.transport {
         Transport::Stdio(stdio) => {
-            let (service, process) =
+            let (service, process, direct) =
                 connect_stdio(server, stdio, handler, bound, plan, state).await?;
             Ok(Opened {
                 service,
@@ -259,6 +262,7 @@ async fn attempt(
                 transport: "stdio",
                 opening,
                 discovery_hints: None,
+                direct: Some(direct),
             })
         }
         Transport::Http(http) => {
@@ -291,6 +295,7 @@ async fn attempt(
                 transport: remote.transport,
                 opening,
                 discovery_hints: None,
+                direct: None,
             })
         }
     }
@@ -305,18 +310,22 @@ async fn connect_stdio(
     bound: Option<Duration>,
     plan: Plan,
     state: Arc<ProbeState>,
-) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), Failed> {
+) -> Result<
+    (
+        RunningService<RoleClient, Handler>,
+        ServerProcess,
+        Arc<Direct>,
+    ),
+    Failed,
+> {
     let (process, pipes) = ServerProcess::spawn(server, config)?;
     #[cfg(unix)]
     let taken = Taken::Pipe(std::os::fd::AsRawFd::as_raw_fd(&pipes.stdin));
     #[cfg(not(unix))]
     let taken = Taken::Signalled;
-    let transport = Probe::new(
-        PipeTransport::new(pipes.stdout, pipes.stdin, handler.raw.clone()),
-        plan,
-        taken,
-        state,
-    );
+    let pipe = PipeTransport::new(pipes.stdout, pipes.stdin, handler.raw.clone());
+    let direct = pipe.direct();
+    let transport = Probe::new(pipe, plan, taken, state);
     let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
     let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
     let outcome = match bound {
@@ -327,7 +336,7 @@ async fn connect_stdio(
     };
     let mut refused = false;
     let error = match outcome {
-        Ok(Ok(service)) => return Ok((service, process)),
+        Ok(Ok(service)) => return Ok((service, process, direct)),
         Err(bound) => ClientError::Timeout {
             server: server.to_owned(),
             phase: phase(plan).into(),

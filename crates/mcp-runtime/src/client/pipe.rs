@@ -7,6 +7,7 @@
 //! transport: a line is at most [`MAX_LINE`] bytes (a longer one is dropped and the connection
 //! goes on), a byte order mark and a carriage return are ignored, text that is not JSON is
 //! skipped, and well-formed JSON of the wrong shape is answered with "Invalid request".
+//! Answers to the client's direct requests are taken out first (see [`Direct`]).
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
 use super::decode::{Decoded, Decoder};
+use super::direct::{Direct, SharedWriter};
 use super::raw::RawResults;
 
 /// The longest line accepted (rmcp's bound for stdio and for an SSE event alike).
@@ -30,29 +32,40 @@ const READ_CHUNK: usize = 4 * 1024;
 const KEEP_CAPACITY: usize = 64 * 1024;
 
 /// Our client's end of a stdio server's pipes.
-pub(crate) struct PipeTransport<R, W> {
+pub(crate) struct PipeTransport<R> {
     lines: LineReader<R>,
     /// Taken (and so closed: stdin EOF) by `close`.
-    write: Arc<Mutex<Option<W>>>,
+    write: SharedWriter,
+    /// The client's direct requests: their answers are taken out of the stream here.
+    direct: Arc<Direct>,
     decoder: Decoder,
     /// An "Invalid request" answer still to be written (kept across a cancelled receive).
     invalid_pending: bool,
 }
 
-impl<R, W> PipeTransport<R, W>
+impl<R> PipeTransport<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     /// Talk over `read` (the server's stdout) and `write` (its stdin); `tools/call` results
     /// are kept as sent in `raw`.
-    pub(crate) fn new(read: R, write: W, raw: RawResults) -> Self {
+    pub(crate) fn new<W>(read: R, write: W, raw: RawResults) -> Self
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let write: SharedWriter = Arc::new(Mutex::new(Some(Box::new(write))));
         PipeTransport {
             lines: LineReader::new(read),
-            write: Arc::new(Mutex::new(Some(write))),
+            direct: Arc::new(Direct::new(write.clone())),
+            write,
             decoder: Decoder::new(raw),
             invalid_pending: false,
         }
+    }
+
+    /// The direct request path over this transport's pipes.
+    pub(crate) fn direct(&self) -> Arc<Direct> {
+        self.direct.clone()
     }
 
     /// Write "Invalid request" (no id: the message had none we could read).
@@ -69,10 +82,9 @@ where
     }
 }
 
-impl<R, W> Transport<RoleClient> for PipeTransport<R, W>
+impl<R> Transport<RoleClient> for PipeTransport<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = std::io::Error;
 
@@ -114,12 +126,20 @@ where
                     );
                     continue;
                 }
-                Ok(Line::End) => return None,
+                Ok(Line::End) => {
+                    self.direct.close();
+                    return None;
+                }
                 Err(e) => {
                     tracing::error!("error reading from the server: {e}");
+                    self.direct.close();
                     return None;
                 }
             };
+            if self.direct.deliver(line) {
+                self.lines.consume();
+                continue;
+            }
             let decoded = self.decoder.decode(line);
             self.lines.consume();
             match decoded {
@@ -131,13 +151,34 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
+        self.direct.close();
         drop(self.write.lock().await.take());
         Ok(())
     }
 }
 
+impl<R> Drop for PipeTransport<R> {
+    /// Nothing reads the server's answers any more: direct requests waiting for one end now,
+    /// and the server's stdin is closed, as dropping the transport always did (the client's
+    /// direct path shares the writer, and must not keep it open: a server that waits for EOF
+    /// would never see it).
+    fn drop(&mut self) {
+        self.direct.close();
+        match self.write.try_lock() {
+            Ok(mut write) => drop(write.take()),
+            // A line is being written: close once it is out.
+            Err(_) => {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let write = self.write.clone();
+                    runtime.spawn(async move { drop(write.lock().await.take()) });
+                }
+            }
+        }
+    }
+}
+
 /// A message as one line of JSON.
-fn to_line(message: &ClientJsonRpcMessage) -> Result<Vec<u8>, std::io::Error> {
+pub(crate) fn to_line(message: &ClientJsonRpcMessage) -> Result<Vec<u8>, std::io::Error> {
     let mut line = Vec::with_capacity(256);
     serde_json::to_writer(&mut line, message)?;
     line.push(b'\n');

@@ -8,7 +8,7 @@ use super::*;
 fn connected(
     pipe_size: usize,
 ) -> (
-    PipeTransport<DuplexStream, DuplexStream>,
+    PipeTransport<DuplexStream>,
     DuplexStream,
     BufReader<DuplexStream>,
 ) {
@@ -142,4 +142,15 @@ async fn close_ends_the_servers_stdin() {
     let mut rest = String::new();
     assert_eq!(stdin.read_line(&mut rest).await.unwrap(), 0, "EOF");
     assert!(transport.send(request(1, "ping")).await.is_err());
+}
+
+#[tokio::test]
+async fn dropping_the_transport_ends_stdin_even_while_the_direct_path_is_held() {
+    let (transport, _stdout, mut stdin) = connected(1024);
+    let direct = transport.direct();
+    drop(transport);
+    let mut rest = String::new();
+    assert_eq!(stdin.read_line(&mut rest).await.unwrap(), 0, "EOF");
+    assert!(direct.register().is_none(), "the direct path ended too");
+    assert!(direct.write_line(b"{}\n".to_vec()).await.is_err());
 }

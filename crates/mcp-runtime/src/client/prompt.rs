@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ask::CallInput;
 use super::mrtr::{self, MAX_INPUT_ROUNDS};
+use super::requests::{Answer, Outgoing};
 use super::{ClientError, Era, McpClient, lost};
 
 impl McpClient {
@@ -59,12 +60,21 @@ impl McpClient {
         let (asker, _) = CallInput::new(declared);
         let asker = (self.opening.era == Era::Modern).then_some(&asker);
         let timeout = self.config.request_timeout();
-        let (result, _) = self
-            .request_with_progress(request, method, timeout, None, None, asker)
+        let answer = self
+            .request_with_progress(
+                Outgoing::Request(request),
+                method,
+                timeout,
+                None,
+                None,
+                asker,
+            )
             .await?;
-        let value = match result {
-            ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
-            ServerResult::InputRequiredResult(result) => serde_json::to_value(&result),
+        let value = match answer {
+            Answer::Typed(ServerResult::GetPromptResult(result)) => serde_json::to_value(&result),
+            Answer::Typed(ServerResult::InputRequiredResult(result)) => {
+                serde_json::to_value(&result)
+            }
             _ => return Err(self.protocol_error(method, "unexpected response type")),
         };
         value.map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
@@ -86,7 +96,14 @@ impl McpClient {
             let send = || {
                 let request =
                     ClientRequest::GetPromptRequest(GetPromptRequest::new(params.clone()));
-                self.request_with_progress(request, method, left, cancel, None, asker)
+                self.request_with_progress(
+                    Outgoing::Request(request),
+                    method,
+                    left,
+                    cancel,
+                    None,
+                    asker,
+                )
             };
             let answer = match send().await {
                 Err(ClientError::AnswerLost { .. }) => {
@@ -95,7 +112,10 @@ impl McpClient {
                 }
                 other => other,
             };
-            match answer?.0 {
+            let Answer::Typed(result) = answer? else {
+                return Err(self.protocol_error(method, "unexpected response type"));
+            };
+            match result {
                 ServerResult::GetPromptResult(result) => {
                     return serde_json::to_value(&result)
                         .map_err(|e| self.protocol_error(method, format!("invalid result: {e}")));

@@ -2,7 +2,29 @@
 //! cancellation, a closed connection, an answer lost with its stream (asked again when safe),
 //! and the server's own errors.
 
+use serde::Deserialize as _;
+
+use super::direct::DirectCall;
 use super::*;
+
+/// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
+/// arguments may be large, and a call keeps them for its next `input_required` round).
+// Built once per request and moved into it; boxing would cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Outgoing<'a> {
+    Request(ClientRequest),
+    Tool(&'a rmcp::model::CallToolRequestParams),
+}
+
+/// What a request got back.
+// Moved once per call; boxing would cost an allocation per call.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Answer {
+    /// The result, in rmcp's type for it.
+    Typed(ServerResult),
+    /// A `tools/call` result as the server sent it.
+    Tool(Map<String, Value>),
+}
 
 impl McpClient {
     /// Send one request and map every failure to a [`ClientError`].
@@ -15,37 +37,55 @@ impl McpClient {
     ) -> Result<ServerResult, ClientError> {
         let spare = lost::repeatable(&request).then(|| request.clone());
         let answer = match (
-            self.request_with_progress(request, method, timeout, cancel, None, None)
-                .await,
+            self.request_with_progress(
+                Outgoing::Request(request),
+                method,
+                timeout,
+                cancel,
+                None,
+                None,
+            )
+            .await,
             spare,
         ) {
             (Err(ClientError::AnswerLost { .. }), Some(request)) => {
                 tracing::debug!(server = %self.server, "{method}: answer lost; asking again");
-                self.request_with_progress(request, method, timeout, cancel, None, None)
-                    .await
-                    .map_err(lost::lost_again)
+                self.request_with_progress(
+                    Outgoing::Request(request),
+                    method,
+                    timeout,
+                    cancel,
+                    None,
+                    None,
+                )
+                .await
+                .map_err(lost::lost_again)
             }
             (other, _) => other,
         };
-        answer.map(|(result, _)| result)
+        match answer? {
+            Answer::Typed(result) => Ok(result),
+            Answer::Tool(sent) => rmcp::model::CallToolResult::deserialize(Value::Object(sent))
+                .map(ServerResult::CallToolResult)
+                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
+        }
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
-    /// `progress`. A `tools/call` answer also comes back as the server sent it. A 2026-07-28
-    /// server is told the capabilities of the call's asker, if it has one.
+    /// `progress`. A `tools/call` answer comes back as the server sent it. A 2026-07-28
+    /// server is told the capabilities of the call's asker, if it has one. A stdio server's
+    /// requests take the direct path (see [`direct`](super::direct)), a remote server's
+    /// rmcp's service.
     pub(super) async fn request_with_progress(
         &self,
-        request: ClientRequest,
+        request: Outgoing<'_>,
         method: &(impl Display + ?Sized),
         timeout: Option<Duration>,
         cancel: Option<&CancellationToken>,
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
         input: Option<&ask::CallInput>,
-    ) -> Result<(ServerResult, Option<Map<String, Value>>), ClientError> {
-        let mut options = PeerRequestOptions::no_options();
-        // rmcp sends `notifications/cancelled` itself when this timeout expires.
-        options.timeout = timeout;
-        options.meta = era::request_meta(
+    ) -> Result<Answer, ClientError> {
+        let mut meta = era::request_meta(
             self.opening.era,
             self.handler.events.is_some(),
             self.log_level(),
@@ -53,11 +93,29 @@ impl McpClient {
         if let (Era::Modern, Some(input)) = (self.opening.era, input) {
             use rmcp::ClientHandler as _;
             let declared = input.capabilities(self.handler.get_info().capabilities);
-            options
-                .meta
-                .get_or_insert_with(Default::default)
+            meta.get_or_insert_with(Default::default)
                 .set_client_capabilities(declared);
         }
+        if let Some(direct) = &self.direct {
+            let call = DirectCall {
+                direct,
+                method,
+                timeout,
+                cancel,
+                progress,
+            };
+            return self.request_direct(request, meta, call).await;
+        }
+        let request = match request {
+            Outgoing::Request(request) => request,
+            Outgoing::Tool(params) => {
+                ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()))
+            }
+        };
+        let mut options = PeerRequestOptions::no_options();
+        // rmcp sends `notifications/cancelled` itself when this timeout expires.
+        options.timeout = timeout;
+        options.meta = meta;
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),
@@ -114,7 +172,10 @@ impl McpClient {
             tokio::time::sleep(progress::LATE_GRACE).await;
         }
         match response {
-            Ok(result) => Ok((result, self.handler.raw.take(&forget.id))),
+            Ok(result) => Ok(match self.handler.raw.take(&forget.id) {
+                Some(sent) => Answer::Tool(sent),
+                None => Answer::Typed(result),
+            }),
             Err(e) => {
                 let error = self.service_error_after_send(method, e).await;
                 self.forget_refuted_discovery(&error);

@@ -272,7 +272,37 @@ impl ToolOutput {
         // `resultType` (2026-07-28) frames the answer for the protocol, as a JSON-RPC `id`
         // does; the client has acted on it by now, and it is not the tool's.
         result.remove("resultType");
-        serde_json::from_value(Value::Object(result))
+        let fits = result.get("content").is_none_or(|content| {
+            content
+                .as_array()
+                .is_some_and(|blocks| blocks.iter().all(Value::is_object))
+        }) && result.get("isError").is_none_or(Value::is_boolean);
+        if !fits {
+            // Serde's own error says what is wrong.
+            return serde_json::from_value(Value::Object(result));
+        }
+        // Taken apart by hand: the derived `Deserialize` buffers every field of the result
+        // for the flattened `extra`, which cost more than the rest of reading the answer.
+        let content = match result.shift_remove("content") {
+            Some(Value::Array(blocks)) => blocks
+                .into_iter()
+                .filter_map(|block| match block {
+                    Value::Object(block) => Some(Content::from_wire(block)),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let structured_content = result
+            .shift_remove("structuredContent")
+            .filter(|value| !value.is_null());
+        let is_error = matches!(result.shift_remove("isError"), Some(Value::Bool(true)));
+        Ok(ToolOutput {
+            content,
+            structured_content,
+            is_error,
+            extra: result,
+        })
     }
 
     /// The result's `_meta`, if the server set it.
@@ -374,4 +404,54 @@ pub struct PromptArgument {
     /// Whether the prompt needs it.
     #[serde(default)]
     pub required: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// `from_wire` takes a result apart by hand; it must read every result as the derived
+    /// `Deserialize` does (which it replaces on the hot path), errors included.
+    #[test]
+    fn from_wire_reads_results_as_the_derived_deserialize_does() {
+        let results = [
+            json!({}),
+            json!({"content": []}),
+            json!({"content": [{"type": "text", "text": "a", "annotations": {"priority": 1}}],
+                   "isError": true, "x-later": [1], "_meta": {"k": "v"}}),
+            json!({"x-first": 1, "content": [{"type": "image", "data": "AA==", "mimeType": "image/png"},
+                   {"type": "unknown", "v": 2}, {"type": "text"}], "structuredContent": {"n": 1},
+                   "x-last": null}),
+            json!({"structuredContent": null, "isError": false}),
+            json!({"structuredContent": [1, 2], "content": [{"type": "resource_link", "uri": "u"}]}),
+            json!({"content": null}),
+            json!({"content": {"type": "text"}}),
+            json!({"content": ["text"]}),
+            json!({"isError": null}),
+            json!({"isError": "yes"}),
+        ];
+        for result in results {
+            let Value::Object(map) = result.clone() else {
+                unreachable!()
+            };
+            let derived = serde_json::from_value::<ToolOutput>(result.clone());
+            let by_hand = ToolOutput::from_wire(map);
+            match (derived, by_hand) {
+                (Ok(derived), Ok(by_hand)) => {
+                    assert_eq!(by_hand, derived, "{result}");
+                    assert_eq!(
+                        serde_json::to_string(&by_hand).unwrap(),
+                        serde_json::to_string(&derived).unwrap(),
+                        "field order: {result}"
+                    );
+                }
+                (Err(derived), Err(by_hand)) => {
+                    assert_eq!(by_hand.to_string(), derived.to_string(), "{result}")
+                }
+                (derived, by_hand) => panic!("{result}: {derived:?} vs {by_hand:?}"),
+            }
+        }
+    }
 }

@@ -1,0 +1,684 @@
+//! The direct request path of a stdio connection: the requests the client makes itself are
+//! written straight to the server's stdin by the calling task, and their answers are handed
+//! from the transport's read loop to the waiting call, never entering rmcp's service loop.
+//!
+//! rmcp's loop costs every request a channel hop into the loop, a task spawned to write it, a
+//! responder map keyed with SipHash, a oneshot back, and several moves of its large message
+//! enums and futures: most of what a call cost once decoding was ours. Here a call costs one
+//! registration in a small map, one write and one oneshot.
+//!
+//! Everything else stays with rmcp: the opening, the server's requests and notifications
+//! (progress included: a tool call still carries a progress token, and its progress reaches
+//! the caller and the host's events as before), and the requests rmcp makes itself. Remote
+//! servers (HTTP) keep rmcp's path for everything.
+//!
+//! The two id spaces are disjoint: rmcp counts from 0 in 32 bits, direct requests are
+//! numbered from [`FIRST_ID`] (below 2^53, so JavaScript servers read them exactly). An answer
+//! with an id in our range is ours: handed to its call, or dropped when that call is gone
+//! (timed out, cancelled, answered already). Anything else in the read loop takes the decoder
+//! and rmcp's path, as before.
+//!
+//! When the connection ends (the server's stdout closes, the transport is closed or dropped),
+//! every waiting call is woken with the connection's end, and no new call can register.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use std::fmt::Display;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta as _,
+    NumberOrString, ProgressToken, RequestId, RequestMetaObject,
+};
+use rmcp::service::ServiceError;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::decode::{self, Expected};
+use super::requests::{Answer, Outgoing};
+use super::{ClientError, McpClient, ProgressUpdate, progress};
+
+/// The first id of a direct request: past every id rmcp's 32-bit counter gives.
+pub(crate) const FIRST_ID: u64 = 1 << 32;
+
+/// The server's stdin, shared by rmcp's writes and ours; `None` once closed.
+pub(crate) type SharedWriter = Arc<tokio::sync::Mutex<Option<Writer>>>;
+
+/// A writer of any kind (a child's stdin, or a test's pipe).
+pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// What a direct request gets back: its `result`, or the server's error.
+pub(crate) type Reply = Result<Value, ErrorData>;
+
+/// The direct path of one connection. Shared by the transport (which delivers answers) and
+/// the client (which sends requests).
+pub(crate) struct Direct {
+    write: SharedWriter,
+    state: Mutex<State>,
+    next: AtomicU64,
+}
+
+impl fmt::Debug for Direct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Direct").finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    waiting: HashMap<u64, oneshot::Sender<Reply>, BuildHasherDefault<IdHasher>>,
+    closed: bool,
+}
+
+/// Hashes the sequential ids of this connection: a multiply spreads them over the table's
+/// buckets and control bytes, at a fraction of SipHash's cost (the ids are ours, not the
+/// server's, so nobody can choose them to collide).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+impl Direct {
+    /// The direct path over `write`.
+    pub(crate) fn new(write: SharedWriter) -> Direct {
+        Direct {
+            write,
+            state: Mutex::default(),
+            next: AtomicU64::new(FIRST_ID),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new request id and the receiver of its answer; `None` once the connection has ended.
+    /// Registered before anything is written, so the answer cannot come first.
+    pub(crate) fn register(&self) -> Option<(u64, oneshot::Receiver<Reply>)> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (sender, receiver) = oneshot::channel();
+        let mut state = self.lock();
+        if state.closed {
+            return None;
+        }
+        state.waiting.insert(id, sender);
+        Some((id, receiver))
+    }
+
+    /// Stop waiting for request `id`; whether it was still waiting (not answered, not ended).
+    pub(crate) fn forget(&self, id: u64) -> bool {
+        let mut state = self.lock();
+        let was = state.waiting.remove(&id).is_some();
+        if state.waiting.is_empty() && state.waiting.capacity() > 64 {
+            // A burst of concurrent calls is over: give its memory back.
+            state.waiting.shrink_to(16);
+        }
+        was
+    }
+
+    /// Write one line (with its `\n`) to the server. A line whose writing has begun is
+    /// always finished, even when the caller gives up half-way (by a task of its own, still
+    /// holding the writer), so the server never reads half a message glued to the next.
+    pub(crate) async fn write_line(&self, line: Vec<u8>) -> std::io::Result<()> {
+        let writer = self.write.clone().lock_owned().await;
+        let mut line = LineWrite {
+            writer: Some(writer),
+            line,
+            written: 0,
+        };
+        line.run().await
+    }
+
+    /// The connection has ended: wake every waiting call (its receiver sees the sender gone)
+    /// and refuse new ones.
+    pub(crate) fn close(&self) {
+        let waiting = {
+            let mut state = self.lock();
+            state.closed = true;
+            std::mem::take(&mut state.waiting)
+        };
+        drop(waiting);
+    }
+
+    /// Whether the connection has ended.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Calls waiting for an answer (for tests and diagnostics).
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.lock().waiting.len()
+    }
+
+    /// Take one received line (without its line break) if it answers a direct request: hand
+    /// it to its call, or drop it when the call is gone. `false`: not ours, for the decoder.
+    pub(crate) fn deliver(&self, line: &[u8]) -> bool {
+        let Some((id, answer)) = parse_answer(line) else {
+            return false;
+        };
+        let sender = self.lock().waiting.remove(&id);
+        match sender {
+            // The call may have just given up; then nobody wants the answer.
+            Some(sender) => drop(sender.send(answer)),
+            None => tracing::debug!(id, "dropping an answer to a request nobody waits for"),
+        }
+        true
+    }
+}
+
+/// One line on its way to the server, finished by a task of its own if dropped half-way.
+struct LineWrite {
+    writer: Option<tokio::sync::OwnedMutexGuard<Option<Writer>>>,
+    line: Vec<u8>,
+    written: usize,
+}
+
+impl LineWrite {
+    async fn run(&mut self) -> std::io::Result<()> {
+        let LineWrite {
+            writer,
+            line,
+            written,
+        } = self;
+        let Some(write) = writer.as_mut().and_then(|w| w.as_mut()) else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "the transport is closed",
+            ));
+        };
+        while *written < line.len() {
+            match write.write(&line[*written..]).await {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => *written += n,
+                Err(e) => {
+                    // Nothing more will go out: there is no half line to finish.
+                    *written = line.len();
+                    return Err(e);
+                }
+            }
+        }
+        write.flush().await
+    }
+}
+
+impl Drop for LineWrite {
+    fn drop(&mut self) {
+        if self.written == 0 || self.written >= self.line.len() {
+            return;
+        }
+        let (Some(writer), Ok(runtime)) =
+            (self.writer.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let rest = LineWrite {
+            writer: Some(writer),
+            line: self.line.split_off(self.written),
+            written: 0,
+        };
+        runtime.spawn(async move {
+            let mut rest = rest;
+            let _ = rest.run().await;
+        });
+    }
+}
+
+/// The id and answer of a line that answers a direct request; `None` for anything else.
+pub(crate) fn parse_answer(line: &[u8]) -> Option<(u64, Reply)> {
+    let line = super::decode::trim(line);
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let (id, answer) = deserializer.deserialize_map(AnswerVisitor).ok()??;
+    deserializer.end().ok()?;
+    Some((id, answer))
+}
+
+/// The top-level fields of a message that matter here.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Key {
+    Jsonrpc,
+    Id,
+    Result,
+    Error,
+    Method,
+    #[serde(other)]
+    Unknown,
+}
+
+/// An id as far as the direct path cares: in our range, or not.
+enum Id {
+    Ours(u64),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+struct IdVisitor;
+
+impl<'de> Visitor<'de> for IdVisitor {
+    type Value = Id;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a request id")
+    }
+
+    fn visit_u64<E: de::Error>(self, id: u64) -> Result<Id, E> {
+        Ok(if id >= FIRST_ID {
+            Id::Ours(id)
+        } else {
+            Id::Other
+        })
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Id, E> {
+        Ok(Id::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Id, E> {
+        Ok(Id::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Id, E> {
+        Ok(Id::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Id, E> {
+        Ok(Id::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Id, E> {
+        Ok(Id::Other)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Id, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Id::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Id, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Id::Other)
+    }
+}
+
+/// Reads an answer to a direct request; gives up (with an error, which ends the parse at
+/// once) as soon as the message shows it is something else, so rmcp's traffic costs little.
+struct AnswerVisitor;
+
+/// Why the parse stopped early: the message is not ours (never shown to anyone).
+const NOT_OURS: &str = "not a direct answer";
+
+impl<'de> Visitor<'de> for AnswerVisitor {
+    type Value = Option<(u64, Reply)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON-RPC answer")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut version = false;
+        let mut id = None::<u64>;
+        let mut result = None::<Value>;
+        let mut error = None::<ErrorData>;
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                // A borrowed string: "2.0" has no escapes (one that does is not ours).
+                Key::Jsonrpc if !version => {
+                    version = map.next_value::<&'de str>()? == "2.0";
+                    if !version {
+                        return Err(de::Error::custom(NOT_OURS));
+                    }
+                }
+                Key::Id if id.is_none() => match map.next_value::<Id>()? {
+                    Id::Ours(ours) => id = Some(ours),
+                    Id::Other => return Err(de::Error::custom(NOT_OURS)),
+                },
+                Key::Result if result.is_none() && error.is_none() => {
+                    result = Some(map.next_value()?);
+                }
+                Key::Error if result.is_none() && error.is_none() => {
+                    error = Some(map.next_value()?);
+                }
+                Key::Unknown => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                // A request or notification (`method`), or a field twice: not ours.
+                _ => return Err(de::Error::custom(NOT_OURS)),
+            }
+        }
+        Ok(match (version, id, result, error) {
+            (true, Some(id), Some(result), None) => Some((id, Ok(result))),
+            (true, Some(id), None, Some(error)) => Some((id, Err(error))),
+            _ => None,
+        })
+    }
+}
+
+/// The `_meta` rmcp adds to every request on a connection without `initialize` (2026-07-28):
+/// the negotiated version and our identity and capabilities.
+#[derive(Debug, Clone)]
+pub(crate) struct EraMeta {
+    pub(crate) protocol_version: rmcp::model::ProtocolVersion,
+    pub(crate) client_info: rmcp::model::Implementation,
+    pub(crate) capabilities: rmcp::model::ClientCapabilities,
+}
+
+/// One request on the direct path, as `request_with_progress` hands it over.
+pub(super) struct DirectCall<'a, M: ?Sized> {
+    pub(super) direct: &'a Arc<Direct>,
+    /// As errors name the request.
+    pub(super) method: &'a M,
+    pub(super) timeout: Option<Duration>,
+    pub(super) cancel: Option<&'a CancellationToken>,
+    pub(super) progress: Option<&'a mpsc::Sender<ProgressUpdate>>,
+}
+
+/// A registered request. Dropped before its answer came (the caller gave up), it is
+/// forgotten and the server told with `notifications/cancelled`.
+struct Pending<'a> {
+    direct: &'a Arc<Direct>,
+    id: u64,
+    done: bool,
+}
+
+impl Pending<'_> {
+    /// Stop waiting and, if the request was still waiting, tell the server why.
+    async fn cancel(&mut self, reason: &str) {
+        self.done = true;
+        if self.direct.forget(self.id) {
+            let _ = self.direct.write_line(cancel_line(self.id, reason)).await;
+        }
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.done || !self.direct.forget(self.id) {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (direct, line) = (
+                self.direct.clone(),
+                cancel_line(self.id, "cancelled by the client"),
+            );
+            runtime.spawn(async move { direct.write_line(line).await });
+        }
+    }
+}
+
+/// A `tools/call` request on the wire.
+#[derive(Serialize)]
+struct WireCall<'a> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'static str,
+    params: WireParams<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireParams<'a> {
+    #[serde(rename = "_meta")]
+    meta: WireMeta<'a>,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a serde_json::Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_responses: Option<&'a rmcp::model::InputResponses>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_state: Option<&'a str>,
+}
+
+/// A call's `_meta`: most carry only their progress token.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireMeta<'a> {
+    Token {
+        #[serde(rename = "progressToken")]
+        progress_token: i64,
+    },
+    Full(&'a RequestMetaObject),
+}
+
+/// `notifications/cancelled` for request `id`, as a line.
+fn cancel_line(id: u64, reason: &str) -> Vec<u8> {
+    let notice = json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": reason},
+    });
+    let mut line = notice.to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
+
+impl McpClient {
+    /// Send one request on the direct path and wait for its answer, its timeout, its
+    /// cancellation or the connection's end, whichever comes first.
+    pub(super) async fn request_direct<M: Display + ?Sized>(
+        &self,
+        request: Outgoing<'_>,
+        meta: Option<RequestMetaObject>,
+        call: DirectCall<'_, M>,
+    ) -> Result<Answer, ClientError> {
+        let DirectCall {
+            direct,
+            method,
+            timeout,
+            cancel,
+            progress,
+        } = call;
+        let not_sent = || ClientError::NotSent {
+            server: self.server.clone(),
+            method: method.to_string(),
+        };
+        if self.is_closed() {
+            return Err(not_sent());
+        }
+        let expected = match &request {
+            Outgoing::Tool(_) => Expected::CallTool,
+            Outgoing::Request(request) => Expected::of(request),
+        };
+        let Some((id, receiver)) = direct.register() else {
+            return Err(not_sent());
+        };
+        let mut pending = Pending {
+            direct,
+            id,
+            done: false,
+        };
+        // Ids start at 2^32 and count up: they stay far below i64::MAX.
+        let wire_id = i64::try_from(id).unwrap_or(i64::MAX);
+        // Registered for as long as this function runs; notifications that beat the
+        // registration are handed over by the router.
+        let progress_route = progress.map(|sender| {
+            let token = ProgressToken(NumberOrString::Number(wire_id));
+            self.progress
+                .register(progress::token_key(&token), sender.clone())
+        });
+        let line = match request {
+            Outgoing::Tool(params) => self.tool_call_line(wire_id, params, meta),
+            Outgoing::Request(request) => self.request_line(wire_id, request, meta),
+        };
+        let line = line
+            .map_err(|e| self.protocol_error(method, format!("cannot write the request: {e}")))?;
+        if let Err(e) = direct.write_line(line).await {
+            pending.done = true;
+            direct.forget(id);
+            if e.kind() == std::io::ErrorKind::NotConnected {
+                return Err(not_sent());
+            }
+            tracing::debug!(server = %self.server, "{method}: cannot write the request: {e}");
+            return Err(self
+                .service_error_after_send(method, ServiceError::TransportClosed)
+                .await);
+        }
+        let wait = async move {
+            match timeout {
+                Some(timeout) => tokio::time::timeout(timeout, receiver).await.ok(),
+                None => Some(receiver.await),
+            }
+        };
+        let outcome = match cancel {
+            None => wait.await,
+            Some(cancel) => tokio::select! {
+                outcome = wait => outcome,
+                () = cancel.cancelled() => {
+                    pending.cancel("cancelled by the client").await;
+                    return Err(ClientError::Cancelled {
+                        server: self.server.clone(),
+                        method: method.to_string(),
+                    });
+                }
+            },
+        };
+        let answer = match outcome {
+            None => {
+                pending.cancel("request timeout").await;
+                let timeout = timeout.unwrap_or_default();
+                return Err(self.service_error(method, ServiceError::Timeout { timeout }));
+            }
+            Some(Err(_ended)) => {
+                pending.done = true;
+                return Err(self
+                    .service_error_after_send(method, ServiceError::TransportClosed)
+                    .await);
+            }
+            Some(Ok(answer)) => {
+                pending.done = true;
+                answer
+            }
+        };
+        if answer.is_ok() && progress_route.as_ref().is_some_and(|r| r.seen_any()) {
+            // rmcp hands each notification to a task of its own, while the answer comes
+            // straight here: one sent just before the result may still be on its way.
+            tokio::time::sleep(progress::LATE_GRACE).await;
+        }
+        match answer {
+            Ok(result) => self.direct_result(expected, result, method),
+            Err(error) => {
+                let error = self.service_error(method, ServiceError::McpError(error));
+                self.forget_refuted_discovery(&error);
+                Err(error)
+            }
+        }
+    }
+
+    /// A request other than a tool call as a line, with the `_meta` rmcp gives it (in the
+    /// same order: the era's, then the caller's; no progress token).
+    fn request_line(
+        &self,
+        id: i64,
+        mut request: ClientRequest,
+        meta: Option<RequestMetaObject>,
+    ) -> Result<Vec<u8>, std::io::Error> {
+        let request_meta = request.get_meta_mut();
+        if let Some(era) = &self.era_meta {
+            request_meta.set_protocol_version(era.protocol_version.clone());
+            request_meta.set_client_info(era.client_info.clone());
+            request_meta.set_client_capabilities(era.capabilities.clone());
+        }
+        if let Some(meta) = meta {
+            request_meta.extend(meta);
+        }
+        super::pipe::to_line(&ClientJsonRpcMessage::request(
+            request,
+            RequestId::Number(id),
+        ))
+    }
+
+    /// A `tools/call` request as a line, written from the borrowed parameters. The same JSON
+    /// rmcp writes (its `_meta`: the parameters' own, then the era's, the caller's and the
+    /// progress token), without its detour through a `Value` copy of the arguments.
+    fn tool_call_line(
+        &self,
+        id: i64,
+        params: &CallToolRequestParams,
+        meta: Option<RequestMetaObject>,
+    ) -> Result<Vec<u8>, std::io::Error> {
+        let full =
+            (self.era_meta.is_some() || meta.is_some() || params.meta.is_some()).then(|| {
+                let mut all = params.meta.clone().unwrap_or_default();
+                if let Some(era) = &self.era_meta {
+                    all.set_protocol_version(era.protocol_version.clone());
+                    all.set_client_info(era.client_info.clone());
+                    all.set_client_capabilities(era.capabilities.clone());
+                }
+                if let Some(meta) = meta {
+                    all.extend(meta);
+                }
+                all.set_progress_token(ProgressToken(NumberOrString::Number(id)));
+                all
+            });
+        let wire = WireCall {
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params: WireParams {
+                meta: match &full {
+                    Some(all) => WireMeta::Full(all),
+                    None => WireMeta::Token { progress_token: id },
+                },
+                name: &params.name,
+                arguments: params.arguments.as_ref(),
+                input_responses: params.input_responses.as_ref(),
+                request_state: params.request_state.as_deref(),
+            },
+        };
+        let mut line = Vec::with_capacity(256);
+        serde_json::to_writer(&mut line, &wire)?;
+        line.push(b'\n');
+        Ok(line)
+    }
+
+    /// A `result` as the caller takes it: a tool result as sent (unless it asks for input),
+    /// anything else in rmcp's type for its method.
+    fn direct_result<M: Display + ?Sized>(
+        &self,
+        expected: Expected,
+        result: Value,
+        method: &M,
+    ) -> Result<Answer, ClientError> {
+        match (expected, result) {
+            (Expected::CallTool, Value::Object(result))
+                if result.get("resultType").and_then(Value::as_str) != Some("input_required") =>
+            {
+                Ok(Answer::Tool(result))
+            }
+            (expected, result) => decode::result_from_value(expected, result)
+                .map(Answer::Typed)
+                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "direct_tests.rs"]
+mod tests;

@@ -1,0 +1,132 @@
+use tokio::io::{AsyncReadExt, duplex};
+
+use super::*;
+
+fn direct() -> (Direct, tokio::io::DuplexStream) {
+    let (ours, theirs) = duplex(64 * 1024);
+    let writer: Writer = Box::new(ours);
+    (
+        Direct::new(Arc::new(tokio::sync::Mutex::new(Some(writer)))),
+        theirs,
+    )
+}
+
+#[test]
+fn only_answers_with_an_id_in_our_range_are_ours() {
+    let first = FIRST_ID;
+    let ours = |line: String| parse_answer(line.as_bytes()).map(|(id, _)| id);
+    assert_eq!(
+        ours(format!(r#"{{"jsonrpc":"2.0","id":{first},"result":{{}}}}"#)),
+        Some(first)
+    );
+    // Result before id, a byte order mark and a carriage return: still ours.
+    assert_eq!(
+        ours(format!(
+            "\u{feff}{{\"result\":{{\"a\":1}},\"id\":{first},\"jsonrpc\":\"2.0\"}}\r"
+        )),
+        Some(first)
+    );
+    let error = parse_answer(
+        format!(r#"{{"jsonrpc":"2.0","id":{first},"error":{{"code":-1,"message":"no"}}}}"#)
+            .as_bytes(),
+    );
+    assert!(matches!(error, Some((_, Err(e))) if e.message == "no"));
+    for line in [
+        // rmcp's ids, other types, out of every range.
+        r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_owned(),
+        format!(r#"{{"jsonrpc":"2.0","id":"{first}","result":{{}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":[{first}],"result":{{}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{{"n":{first}}},"result":{{}}}}"#),
+        r#"{"jsonrpc":"2.0","id":-4294967296,"result":{}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1e400,"result":{}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":18446744073709551616,"result":{}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":4294967296.5,"result":{}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":null,"result":{}}"#.to_owned(),
+        // Not answers, or not well-formed ones.
+        format!(r#"{{"jsonrpc":"2.0","id":{first},"method":"ping"}}"#),
+        format!(r#"{{"jsonrpc":"1.0","id":{first},"result":{{}}}}"#),
+        format!(r#"{{"id":{first},"result":{{}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{first}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{first},"result":{{}},"result":{{}}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{first},"result":{{}},"error":{{"code":1,"message":""}}}}"#
+        ),
+        format!(r#"{{"jsonrpc":"2.0","id":{first},"id":{first},"result":{{}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{first},"result":{{}}}} trailing"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{first},"result":{{"#),
+        "not json".to_owned(),
+        "[]".to_owned(),
+        String::new(),
+    ] {
+        assert_eq!(ours(line.clone()), None, "{line}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_goes_to_its_call_once_and_later_copies_are_dropped() {
+    let (direct, _server) = direct();
+    let (id, receiver) = direct.register().unwrap();
+    let (other, _other_receiver) = direct.register().unwrap();
+    assert_ne!(id, other);
+    let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"n":1}}}}"#);
+    assert!(direct.deliver(line.as_bytes()));
+    assert_eq!(receiver.await.unwrap().unwrap()["n"], 1);
+    // A duplicate, and an answer nobody asked for: taken (never rmcp's), dropped.
+    assert!(direct.deliver(line.as_bytes()));
+    let unknown = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, u64::MAX);
+    assert!(direct.deliver(unknown.as_bytes()));
+    assert_eq!(direct.waiting(), 1, "the other call still waits");
+    // Not ours: left to the decoder.
+    assert!(!direct.deliver(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+    assert!(!direct.deliver(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
+}
+
+#[tokio::test]
+async fn the_end_of_the_connection_wakes_every_call_and_refuses_new_ones() {
+    let (direct, _server) = direct();
+    let receivers: Vec<_> = (0..10).map(|_| direct.register().unwrap().1).collect();
+    direct.close();
+    for receiver in receivers {
+        assert!(receiver.await.is_err());
+    }
+    assert!(direct.register().is_none());
+    assert!(direct.is_closed());
+}
+
+#[tokio::test]
+async fn a_forgotten_call_is_no_longer_waited_for() {
+    let (direct, _server) = direct();
+    let (id, _receiver) = direct.register().unwrap();
+    assert!(direct.forget(id));
+    assert!(!direct.forget(id), "forgotten once");
+    assert_eq!(direct.waiting(), 0);
+}
+
+#[tokio::test]
+async fn a_line_dropped_half_way_is_still_written_whole() {
+    // A pipe of 8 bytes: the first write takes 8, the rest waits for the reader.
+    let (ours, mut theirs) = duplex(8);
+    let writer: Writer = Box::new(ours);
+    let direct = Arc::new(Direct::new(Arc::new(tokio::sync::Mutex::new(Some(writer)))));
+    let line = b"0123456789abcdefghij\n".to_vec();
+    let written = {
+        let direct = direct.clone();
+        let line = line.clone();
+        tokio::spawn(async move { direct.write_line(line).await })
+    };
+    let mut first = [0u8; 8];
+    theirs.read_exact(&mut first).await.unwrap();
+    written.abort();
+    let _ = written.await;
+    // The next line comes after the whole first one.
+    let next = {
+        let direct = direct.clone();
+        tokio::spawn(async move { direct.write_line(b"next\n".to_vec()).await })
+    };
+    let mut rest = vec![0u8; line.len() - 8 + 5];
+    theirs.read_exact(&mut rest).await.unwrap();
+    next.await.unwrap().unwrap();
+    let mut all = first.to_vec();
+    all.extend(rest);
+    assert_eq!(all, [line, b"next\n".to_vec()].concat());
+}
