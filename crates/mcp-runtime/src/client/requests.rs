@@ -172,9 +172,11 @@ impl McpClient {
             tokio::time::sleep(progress::LATE_GRACE).await;
         }
         match response {
-            Ok(result) => Ok(match self.handler.raw.take(&forget.id) {
-                Some(sent) => Answer::Tool(sent),
-                None => Answer::Typed(result),
+            // The result as sent stands for a tool's result only, not for a question
+            // (`input_required`) that comes back in its place.
+            Ok(result) => Ok(match (self.handler.raw.take(&forget.id), result) {
+                (Some(sent), ServerResult::CallToolResult(_)) => Answer::Tool(sent),
+                (_, result) => Answer::Typed(result),
             }),
             Err(e) => {
                 let error = self.service_error_after_send(method, e).await;
