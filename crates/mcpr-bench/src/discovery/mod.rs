@@ -22,6 +22,7 @@
 //! ranking changes); `--query-cost N` is a callgrind target for the instructions of a query.
 
 mod capture;
+mod crossval;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,7 +32,7 @@ use std::time::{Duration, Instant};
 use mcp_runtime::client::ToolDefinition;
 use mcp_runtime::manager::ServerTools;
 use mcp_runtime::session::Discovery;
-use mcp_runtime::tools::{McpTool, NamingStyle, Ranking, ToolIndex, mcp_tools};
+use mcp_runtime::tools::{McpTool, NamingStyle, Ranking, RankingParams, ToolIndex, mcp_tools};
 use serde_json::{Value, json};
 
 use capture::capture;
@@ -46,8 +47,9 @@ const HELD_OUT_QUERIES: &str = "tool_queries_heldout.json";
 /// The fresh held-out set, written and committed before the index was run on it; never tuned on.
 const FRESH_QUERIES: &str = "tool_queries_fresh.json";
 /// The arguments `discovery` takes.
-const FLAGS: [&str; 5] = [
+const FLAGS: [&str; 6] = [
     "--capture",
+    "--cv",
     "--update",
     "--dev",
     "--fresh-misses",
@@ -91,9 +93,24 @@ pub fn main(args: &[String]) -> ExitCode {
             };
         }
         if !FLAGS.contains(&arg.as_str()) {
-            eprintln!("unknown argument {arg} (discovery takes {})", FLAGS.join(", "));
+            eprintln!(
+                "unknown argument {arg} (discovery takes {})",
+                FLAGS.join(", ")
+            );
             return ExitCode::from(2);
         }
+    }
+    if args.iter().any(|a| a == "--cv") {
+        return match cv() {
+            Ok(table) => {
+                println!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                eprintln!("error: {why}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if capture_first && let Err(why) = capture() {
         eprintln!("error: capture: {why}");
@@ -135,6 +152,15 @@ fn query_cost(repeats: usize) -> Result<(), String> {
     }
     eprintln!("{} queries × {repeats}", queries.len());
     Ok(())
+}
+
+/// `--cv`: the field weights cross-validated over both development sets.
+fn cv() -> Result<String, String> {
+    let servers = corpus_servers(&load_corpus()?);
+    let tuning = load_queries(TUNING_QUERIES)?;
+    let held_out = load_queries(HELD_OUT_QUERIES)?;
+    let queries: Vec<&Query> = tuning.iter().chain(&held_out).collect();
+    Ok(crossval::cross_validate(&servers, &queries))
 }
 
 /// One `search(query, 5)`, never inlined so that callgrind can count it on its own.
@@ -241,7 +267,10 @@ fn tools_of(servers: &[ServerTools]) -> Vec<McpTool> {
 fn build(ranking: Ranking, servers: &[ServerTools]) -> (ToolIndex, Duration) {
     let tools = tools_of(servers);
     let started = Instant::now();
-    let mut index = ToolIndex::with_ranking(ranking);
+    let mut index = match ranking {
+        Ranking::Tuned => ToolIndex::with_params(params_from_env()),
+        _ => ToolIndex::with_ranking(ranking),
+    };
     for server in servers {
         let mine: Vec<McpTool> = tools
             .iter()
@@ -251,6 +280,46 @@ fn build(ranking: Ranking, servers: &[ServerTools]) -> (ToolIndex, Duration) {
         index.set_server(&server.server, &mine);
     }
     (index, started.elapsed())
+}
+
+/// The default ranking's constants, with any of `DISCOVERY_PARAMS=name=3,topic=0.5,…` (to try a
+/// value without rebuilding; the figures in BENCHMARKS.md are always the defaults').
+fn params_from_env() -> RankingParams {
+    let mut params = RankingParams::default();
+    let Ok(spec) = std::env::var("DISCOVERY_PARAMS") else {
+        return params;
+    };
+    for item in spec.split(',').filter(|s| !s.is_empty()) {
+        let Some((key, value)) = item.split_once('=') else {
+            eprintln!("DISCOVERY_PARAMS: {item:?} is not key=value");
+            continue;
+        };
+        let Ok(value) = value.parse::<f32>() else {
+            eprintln!("DISCOVERY_PARAMS: {key}: {value:?} is not a number");
+            continue;
+        };
+        let slot = match key {
+            "name" => &mut params.name,
+            "title" => &mut params.title,
+            "summary" => &mut params.summary,
+            "details" => &mut params.details,
+            "server" => &mut params.server,
+            "params" => &mut params.params,
+            "expansion" => &mut params.expansion,
+            "coverage" => &mut params.coverage,
+            "server_named" => &mut params.server_named,
+            "topic" => &mut params.topic,
+            "action" => &mut params.action,
+            "phrase" => &mut params.phrase,
+            "deprecated" => &mut params.deprecated,
+            _ => {
+                eprintln!("DISCOVERY_PARAMS: unknown constant {key}");
+                continue;
+            }
+        };
+        *slot = value;
+    }
+    params
 }
 
 struct Quality {
