@@ -751,54 +751,5 @@ pub fn parameter_summary(schema: &Value) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tool(server: &str, name: &str, description: &str) -> McpTool {
-        McpTool {
-            name: format!("mcp_{server}_{name}"),
-            server: server.into(),
-            tool: name.into(),
-            definition: serde_json::from_value(
-                serde_json::json!({"name": name, "description": description}),
-            )
-            .unwrap(),
-            label: format!("mcp:{server}"),
-            deferred: false,
-        }
-    }
-
-    #[test]
-    fn default_is_the_tuned_ranking_and_shareable() {
-        fn shareable<T: Send + Sync>() {}
-        shareable::<ToolIndex>();
-        let mut index = ToolIndex::default();
-        assert_eq!(index.ranking(), Ranking::Tuned);
-        index.set_server("fs", &[tool("fs", "list_files", "Lists files")]);
-        assert_eq!(index.search("listing", 5).len(), 1, "stemmed");
-    }
-
-    #[test]
-    fn plain_bm25_ranks_and_updates() {
-        let mut index = ToolIndex::with_ranking(Ranking::Bm25);
-        index.set_server(
-            "fs",
-            &[
-                tool("fs", "read_file", "Read a file"),
-                tool("fs", "write_file", "Write a file"),
-            ],
-        );
-        index.set_server("web", &[tool("web", "fetch", "Fetch a URL")]);
-        assert_eq!(index.len(), 3);
-        assert_eq!(index.search("write", 5)[0].tool.tool, "write_file");
-        assert!(index.search("nothing matches this", 5).is_empty());
-        index.set_server("fs", &[tool("fs", "delete_file", "Delete a file")]);
-        assert_eq!(index.len(), 2);
-        assert!(index.search("write", 5).is_empty());
-        index.remove_server("web");
-        assert_eq!(index.len(), 1);
-        assert!(index.search("url", 5).is_empty());
-        let hits = index.search_filtered("file", 5, &|tool| tool.server != "fs");
-        assert!(hits.is_empty());
-    }
-}
+#[path = "search_tests.rs"]
+mod tests;

@@ -527,9 +527,12 @@ fn evaluate(options: Options) -> Result<String, String> {
          BM25F over name, title, the description's first sentence, the rest of the description, \
          server and parameters with per-field weights; Snowball stemming; filler words dropped; \
          CamelCase brands (GitHub) also indexed as one word; query expansion from a built-in \
-         synonym table; a question (what, which, who, show…) implies list/get; a bonus for \
-         saying the words of the tool's name, and one for naming its server (\"in git\", \
-         \"on GitHub\"). \
+         synonym table and two words written as one (\"check out\" → checkout); a question \
+         (what, which, who, show…) implies list/get; bonuses for saying the words of the \
+         tool's name, for its name saying the request's first word, for two words adjacent in \
+         its summary, for naming its server (\"in git\", \"on GitHub\") and for the server \
+         that matches best as a whole; a tool whose description says \"deprecated\" or \
+         \"use X instead\" loses ties. \
          Latency is one `search(query, 5)` call: each query of every set runs five times, its \
          median is its time, and p50/p99 are over the queries; at 10,000 tools the corpus is \
          replicated under renamed servers.\n\n",
