@@ -8,14 +8,23 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::search::Ranking;
 
-/// Words that tools and agents use for the same thing. Each group expands to the others.
+/// Words that tools and agents use for the same thing. Each group expands to the others. The
+/// groups are general English verbs and nouns of software work, not fitted to any query; a word
+/// that means different things (`open` a page, `open` issues) stays out of the groups it would
+/// mislead.
 const SYNONYMS: &[&[&str]] = &[
-    &["get", "fetch", "retrieve", "read", "obtain", "load", "view"],
-    &["create", "add", "new", "make", "insert", "generate", "open"],
     &[
-        "delete", "remove", "erase", "drop", "destroy", "trash", "forget",
+        "get", "fetch", "retrieve", "read", "obtain", "load", "view", "print", "display",
     ],
-    &["update", "edit", "modify", "change", "patch", "alter"],
+    &[
+        "create", "add", "new", "make", "insert", "generate", "raise",
+    ],
+    &[
+        "delete", "remove", "erase", "drop", "destroy", "trash", "forget", "discard",
+    ],
+    &[
+        "update", "edit", "modify", "change", "patch", "alter", "mark", "set",
+    ],
     &["list", "enumerate", "browse"],
     &[
         "search", "find", "query", "lookup", "locate", "grep", "seek",
@@ -32,12 +41,13 @@ const SYNONYMS: &[&[&str]] = &[
     &["time", "clock", "timezone"],
     &["convert", "translate", "transform"],
     &["screenshot", "capture", "snapshot", "picture"],
+    &["image", "picture", "photo", "media", "audio", "video"],
     &["message", "post", "send", "chat"],
     &["user", "person", "member", "people", "account"],
-    &["comment", "reply", "respond"],
+    &["comment", "reply", "respond", "answer"],
     &["entity", "node"],
-    &["relation", "edge", "connection"],
-    &["observation", "fact"],
+    &["relation", "edge", "connection", "link", "relationship"],
+    &["observation", "fact", "note"],
     &["wait", "sleep", "pause"],
     &["navigate", "visit", "goto", "open"],
     &["close", "quit", "exit", "shut"],
@@ -51,14 +61,22 @@ const SYNONYMS: &[&[&str]] = &[
     &["drag", "drop"],
     &["dialog", "alert", "popup"],
     &["console", "devtools"],
-    &["request", "network"],
-    &["place", "location", "geocode"],
+    &["request", "network", "xhr"],
+    &["place", "location", "geocode", "business", "shop"],
     &["route", "direction"],
-    &["multiple", "several", "many", "batch", "bulk"],
+    &["multiple", "several", "many", "batch", "bulk", "both"],
     &["current", "now", "today"],
     &["coordinates", "latitude", "longitude", "geocode"],
     &["simultaneously", "once", "together"],
+    &["size", "large", "big", "biggest", "bytes"],
+    &["recent", "lately", "latest", "last"],
+    &["fork", "copy", "clone", "duplicate"],
+    &["echo", "repeat"],
 ];
+
+/// Words that mean more as a request's first word, the verb, than elsewhere: "open an issue",
+/// "file a bug" create one, while "the open issues" and "a file" do not.
+const VERB_SYNONYMS: &[(&str, &[&str])] = &[("open", &["create"]), ("file", &["create"])];
 
 /// First words of a query that make it a question (which asks to read, not to change).
 const QUESTION_WORDS: &[&str] = &[
@@ -137,8 +155,46 @@ impl Analyzer {
             .collect()
     }
 
+    /// Two adjacent words of `text` written as one ("check out" → `checkout`, "look up" →
+    /// `lookup`, "drop down" → `dropdown`), stemmed: tools spell many such verbs and nouns as one
+    /// word, agents as two. Which of them are words is for the caller (the index's vocabulary).
+    pub(super) fn compounds(&self, text: &str) -> Vec<String> {
+        if !self.tuned {
+            return Vec::new();
+        }
+        let words: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let stemmer = Stemmer::create(Algorithm::English);
+        words
+            .windows(2)
+            .filter(|pair| pair.iter().all(|w| w.chars().all(char::is_alphabetic)))
+            .map(|pair| {
+                stemmer
+                    .stem(&format!("{}{}", pair[0], pair[1]))
+                    .into_owned()
+            })
+            .collect()
+    }
+
     pub(super) fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
         self.synonyms.get(term).into_iter().flatten()
+    }
+
+    /// What `term` also means as a request's first word (the verb), stemmed.
+    pub(super) fn verb_synonyms(&self, term: &str) -> Vec<String> {
+        if !self.tuned {
+            return Vec::new();
+        }
+        let stemmer = Stemmer::create(Algorithm::English);
+        VERB_SYNONYMS
+            .iter()
+            .filter(|(verb, _)| *verb == term)
+            .flat_map(|(_, meant)| meant.iter())
+            .map(|word| stemmer.stem(word).into_owned())
+            .collect()
     }
 
     /// The terms a query implies without saying them: a question (its first word is one of
@@ -199,6 +255,36 @@ mod tests {
             ["http", "server", "get", "v", "2"]
         );
         assert_eq!(split_words("browser_click"), ["browser", "click"]);
+    }
+
+    #[test]
+    fn two_words_are_also_tried_as_one() {
+        let tuned = Analyzer::new(Ranking::Tuned);
+        let compounds = tuned.compounds("check out the tag, then look up v1.2");
+        assert!(compounds.contains(&"checkout".to_owned()), "{compounds:?}");
+        assert!(compounds.contains(&"lookup".to_owned()), "{compounds:?}");
+        assert!(!compounds.iter().any(|c| c.contains('1')), "{compounds:?}");
+        assert!(
+            Analyzer::new(Ranking::Bm25)
+                .compounds("check out")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn open_is_not_create() {
+        // "the open issues" are not issues to create; "open the page" is to navigate.
+        let tuned = Analyzer::new(Ranking::Tuned);
+        let open: Vec<&String> = tuned.synonyms("open").collect();
+        assert!(!open.iter().any(|s| *s == "creat"), "{open:?}");
+        assert!(open.iter().any(|s| *s == "navig"), "{open:?}");
+    }
+
+    #[test]
+    fn open_as_the_verb_means_create() {
+        let tuned = Analyzer::new(Ranking::Tuned);
+        assert_eq!(tuned.verb_synonyms("open"), ["creat"]);
+        assert!(tuned.verb_synonyms("issu").is_empty());
     }
 
     #[test]

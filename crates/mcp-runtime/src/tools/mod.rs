@@ -7,6 +7,7 @@ mod analyzer;
 mod bridge;
 mod meta;
 mod naming;
+mod rank;
 mod search;
 
 pub use crate::client::{CallOptions, OutputCap};
@@ -18,4 +19,6 @@ pub use meta::{
     SearchRequest, compact_match, invoke_tool_definition, search_tool_definition,
 };
 pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};
-pub use search::{Ranking, SearchHit, ToolIndex, one_line_summary, parameter_summary, split_words};
+pub use search::{
+    Ranking, RankingParams, SearchHit, ToolIndex, one_line_summary, parameter_summary, split_words,
+};

@@ -10,12 +10,15 @@
 //! git", "on GitHub"). Plain BM25 stays available as the baseline.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use super::McpTool;
 use super::analyzer::Analyzer;
 pub use super::analyzer::split_words;
+pub use super::rank::RankingParams;
+use super::rank::{K1, Scores, Weighted, points_elsewhere, posting_weight};
 
 /// A ranked match.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +41,7 @@ pub enum Ranking {
 }
 
 /// The fields of a tool that are indexed.
-const FIELDS: usize = 6;
+pub(super) const FIELDS: usize = 6;
 const NAME: usize = 0;
 const TITLE: usize = 1;
 const DESCRIPTION: usize = 2;
@@ -48,21 +51,10 @@ const PARAMS: usize = 4;
 /// ("use browser_snapshot instead"), which say less about what the tool does.
 const DETAILS: usize = 5;
 
-const K1: f32 = 1.2;
+/// Length normalisation of plain BM25.
 const B: f32 = 0.75;
-
-/// BM25F weight of each field: a word in the name or the description's first sentence says
-/// more than one in the details or a parameter.
-const WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 3.0, 1.5, 0.2, 0.5];
 /// BM25F length normalisation of each field (names are short and alike, so barely normalised).
 const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75];
-/// Weight of a word the query did not say but that means the same (a synonym).
-const EXPANSION_WEIGHT: f32 = 0.6;
-/// How much a tool gains when the query says every word of its name (a word it means, through
-/// a synonym, counts at [`EXPANSION_WEIGHT`]).
-const COVERAGE_BONUS: f32 = 0.3;
-/// How much a tool gains when the query names its server ("in git", "on GitHub").
-const SERVER_NAMED_BONUS: f32 = 0.5;
 /// Weight of a term a question implies.
 const QUESTION_WEIGHT: f32 = 0.5;
 
@@ -72,10 +64,30 @@ struct Doc {
     lens: [u32; FIELDS],
     /// Term ids this document contains (to unlink it from the postings).
     terms: Vec<u32>,
-    /// Distinct term ids of the tool's own name (for the coverage bonus).
-    name_terms: Vec<u32>,
+    /// Adjacent term pairs of its name, title and summary (to unlink it from the phrases).
+    phrases: Vec<(u32, u32)>,
+}
+
+/// A query as the ranking reads it.
+struct QueryTerms {
+    /// Terms with their weights: said (1.0), meant through a synonym, implied by a question.
+    terms: Vec<(u32, f32)>,
+    /// Adjacent pairs of said terms (for the phrase bonus).
+    pairs: Vec<(u32, u32)>,
+    /// The request's first word and the words it means (for the action bonus).
+    actions: Vec<u32>,
+}
+
+/// What the ranking needs of each tool id, dense and small so that a query reads it without
+/// chasing the tool's definition.
+#[derive(Debug, Clone, Copy, Default)]
+struct DocStats {
+    /// Distinct words of the tool's name (for the coverage bonus); 0 for a free id.
+    name_len: u16,
     /// The tool's server, as an id of [`server_key`] (for the server the query names).
     server_key: u32,
+    /// Factor of the tool's score: below 1 when its description points at another tool.
+    prior: f32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,16 +123,25 @@ struct Posting {
 #[derive(Clone)]
 pub struct ToolIndex {
     ranking: Ranking,
+    params: RankingParams,
     analyzer: Analyzer,
     docs: Vec<Option<Doc>>,
+    stats: Vec<DocStats>,
     free: Vec<u32>,
     by_server: HashMap<String, Vec<u32>>,
     vocab: HashMap<String, u32>,
     postings: Vec<Vec<Posting>>,
+    /// Adjacent term pairs of names, titles and summaries → the tools that have them.
+    phrases: HashMap<(u32, u32), Vec<u32>>,
     total_lens: [u64; FIELDS],
     live: usize,
     /// [`server_key`] of every server ever indexed → its id.
     server_keys: HashMap<String, u32>,
+    /// Tools indexed per server key id.
+    server_sizes: Vec<u32>,
+    /// The postings with their BM25F weights, computed by the first search after a change
+    /// (weights depend on the average field lengths, which every change moves).
+    weighted: OnceLock<Vec<Vec<Weighted>>>,
 }
 
 impl Default for ToolIndex {
@@ -149,15 +170,29 @@ impl ToolIndex {
     pub fn with_ranking(ranking: Ranking) -> Self {
         ToolIndex {
             ranking,
+            params: RankingParams::default(),
             analyzer: Analyzer::new(ranking),
             docs: Vec::new(),
+            stats: Vec::new(),
             free: Vec::new(),
             by_server: HashMap::new(),
             vocab: HashMap::new(),
             postings: Vec::new(),
+            phrases: HashMap::new(),
             total_lens: [0; FIELDS],
             live: 0,
             server_keys: HashMap::new(),
+            server_sizes: Vec::new(),
+            weighted: OnceLock::new(),
+        }
+    }
+
+    /// An empty index with the default ranking and its constants set to `params` (to measure
+    /// the ranking with other weights).
+    pub fn with_params(params: RankingParams) -> Self {
+        ToolIndex {
+            params,
+            ..Self::with_ranking(Ranking::Tuned)
         }
     }
 
@@ -174,6 +209,7 @@ impl ToolIndex {
         if !ids.is_empty() {
             self.by_server.insert(server.to_owned(), ids);
         }
+        self.weighted = OnceLock::new();
     }
 
     /// Forget every tool of `server`.
@@ -181,22 +217,38 @@ impl ToolIndex {
         let Some(ids) = self.by_server.remove(server) else {
             return;
         };
+        self.weighted = OnceLock::new();
         let mut touched: Vec<u32> = Vec::new();
+        let mut phrases: Vec<(u32, u32)> = Vec::new();
         for &id in &ids {
             if let Some(doc) = self.docs[id as usize].take() {
                 for (field, len) in doc.lens.iter().enumerate() {
                     self.total_lens[field] -= u64::from(*len);
                 }
                 touched.extend(doc.terms);
+                phrases.extend(doc.phrases);
                 self.live -= 1;
+                let key = self.stats[id as usize].server_key as usize;
+                self.server_sizes[key] = self.server_sizes[key].saturating_sub(1);
             }
+            self.stats[id as usize] = DocStats::default();
             self.free.push(id);
         }
         touched.sort_unstable();
         touched.dedup();
+        phrases.sort_unstable();
+        phrases.dedup();
         let gone: HashSet<u32> = ids.into_iter().collect();
         for term in touched {
             self.postings[term as usize].retain(|posting| !gone.contains(&posting.doc));
+        }
+        for pair in phrases {
+            if let Some(docs) = self.phrases.get_mut(&pair) {
+                docs.retain(|doc| !gone.contains(doc));
+                if docs.is_empty() {
+                    self.phrases.remove(&pair);
+                }
+            }
         }
     }
 
@@ -231,7 +283,7 @@ impl ToolIndex {
             Ranking::Tuned => self.score_tuned(query),
         };
         // Best first; ties by name so results are stable. Only the allowed candidates are
-        // ranked, and only the best `k` of them are kept (a bounded heap, no full sort).
+        // ranked, and only the best `k` of them are kept (a bounded insertion, no full sort).
         let name = |id: u32| self.docs[id as usize].as_ref().map(|doc| &doc.tool.name);
         let better = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1).then_with(|| name(a.0).cmp(&name(b.0)))
@@ -241,8 +293,9 @@ impl ToolIndex {
             if !(score > 0.0 && score.is_finite()) {
                 continue;
             }
-            if best.len() == k
-                && better(&(id, score), best.last().expect("k > 0")) != std::cmp::Ordering::Less
+            if let Some(last) = best.last()
+                && best.len() == k
+                && (score < last.1 || better(&(id, score), last) != std::cmp::Ordering::Less)
             {
                 continue;
             }
@@ -274,8 +327,10 @@ impl ToolIndex {
         let fields = fields_of(&tool);
         let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
         let mut lens = [0u32; FIELDS];
-        let mut name_terms = Vec::new();
+        let mut name_terms: Vec<u32> = Vec::new();
+        let mut phrases: Vec<(u32, u32)> = Vec::new();
         for (field, text) in fields.iter().enumerate() {
+            let mut previous: Option<u32> = None;
             for token in self.analyzer.tokens(text) {
                 let term = self.term_id(&token);
                 let tf = &mut counts.entry(term).or_insert([0; FIELDS])[field];
@@ -284,12 +339,21 @@ impl ToolIndex {
                 if field == NAME && !name_terms.contains(&term) {
                     name_terms.push(term);
                 }
+                if matches!(field, NAME | TITLE | DESCRIPTION)
+                    && let Some(previous) = previous
+                    && previous != term
+                    && !phrases.contains(&(previous, term))
+                {
+                    phrases.push((previous, term));
+                }
+                previous = Some(term);
             }
         }
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
                 self.docs.push(None);
+                self.stats.push(DocStats::default());
                 (self.docs.len() - 1) as u32
             }
         };
@@ -298,18 +362,34 @@ impl ToolIndex {
             self.postings[term as usize].push(Posting { doc: id, tf });
             terms.push(term);
         }
+        for pair in &phrases {
+            self.phrases.entry(*pair).or_default().push(id);
+        }
         for (field, len) in lens.iter().enumerate() {
             self.total_lens[field] += u64::from(*len);
         }
         let key = server_key(&tool.server);
         let next = self.server_keys.len() as u32;
         let server_key = *self.server_keys.entry(key).or_insert(next);
+        if self.server_sizes.len() <= server_key as usize {
+            self.server_sizes.resize(server_key as usize + 1, 0);
+        }
+        self.server_sizes[server_key as usize] += 1;
+        let description = tool.definition.description.as_deref().unwrap_or_default();
+        self.stats[id as usize] = DocStats {
+            name_len: u16::try_from(name_terms.len()).unwrap_or(u16::MAX),
+            server_key,
+            prior: if points_elsewhere(description) {
+                self.params.deprecated
+            } else {
+                1.0
+            },
+        };
         self.docs[id as usize] = Some(Doc {
             tool,
             lens,
             terms,
-            name_terms,
-            server_key,
+            phrases,
         });
         self.live += 1;
         id
@@ -340,7 +420,7 @@ impl ToolIndex {
             .collect();
         terms.sort_unstable();
         terms.dedup();
-        let mut scores = Accumulator::new(self.docs.len());
+        let mut scores = Scores::new(self.docs.len());
         let total: u64 = self.total_lens.iter().sum();
         let avg = (total as f32 / self.live as f32).max(1.0);
         for term in terms {
@@ -359,7 +439,11 @@ impl ToolIndex {
                 scores.add(posting.doc, idf * tf * (K1 + 1.0) / (tf + norm));
             }
         }
-        scores.into_hits()
+        let Scores { score, touched, .. } = scores;
+        touched
+            .into_iter()
+            .map(|doc| (doc, score[doc as usize]))
+            .collect()
     }
 }
 
@@ -380,22 +464,63 @@ impl ToolIndex {
                 named.push(id);
             }
         };
+        let mut pair = String::new();
         for (i, word) in words.iter().enumerate() {
             check(word);
             if let Some(next) = words.get(i + 1) {
-                check(&format!("{word}{next}"));
+                pair.clear();
+                pair.push_str(word);
+                pair.push_str(next);
+                check(&pair);
             }
         }
         named
     }
 
-    /// The query's terms with their weights: what it says (1.0), then what it means
-    /// ([`EXPANSION_WEIGHT`]); terms unknown to the index are dropped.
-    fn query_terms(&self, query: &str) -> Vec<(u32, f32)> {
+    /// The query's terms with their weights: what it says (1.0), then what it means (the
+    /// expansion weight); terms unknown to the index are dropped. Also the adjacent pairs of
+    /// what it says, for the phrase bonus.
+    fn query_terms(&self, query: &str) -> QueryTerms {
         let mut out: Vec<(u32, f32)> = Vec::new();
         let said = self.analyzer.tokens(query);
+        // A request starts with what to do; a question (what, which, show…) does not.
+        let mut actions: Vec<u32> = Vec::new();
+        if self.analyzer.implied_by(query).is_empty()
+            && let Some(first) = said.first()
+        {
+            let first_and_meant = std::iter::once(first).chain(self.analyzer.synonyms(first));
+            actions.extend(first_and_meant.filter_map(|token| self.vocab.get(token).copied()));
+            for meant in self.analyzer.verb_synonyms(first) {
+                if let Some(&term) = self.vocab.get(&meant) {
+                    actions.push(term);
+                }
+            }
+        }
+        let mut pairs = Vec::new();
+        let mut previous: Option<u32> = None;
         for token in &said {
-            if let Some(&term) = self.vocab.get(token)
+            let term = self.vocab.get(token).copied();
+            if let Some(term) = term
+                && !out.iter().any(|(t, _)| *t == term)
+            {
+                out.push((term, 1.0));
+            }
+            if let (Some(a), Some(b)) = (previous, term)
+                && a != b
+            {
+                pairs.push((a, b));
+            }
+            previous = term;
+        }
+        // What the request's verb means only as a verb ("open an issue": create one).
+        for &term in &actions {
+            if !out.iter().any(|(t, _)| *t == term) {
+                out.push((term, self.params.expansion));
+            }
+        }
+        // "check out", "look up": what a tool spells as one word.
+        for compound in self.analyzer.compounds(query) {
+            if let Some(&term) = self.vocab.get(&compound)
                 && !out.iter().any(|(t, _)| *t == term)
             {
                 out.push((term, 1.0));
@@ -406,7 +531,7 @@ impl ToolIndex {
                 if let Some(&term) = self.vocab.get(other)
                     && !out.iter().any(|(t, _)| *t == term)
                 {
-                    out.push((term, EXPANSION_WEIGHT));
+                    out.push((term, self.params.expansion));
                 }
             }
         }
@@ -419,93 +544,112 @@ impl ToolIndex {
                 out.push((term, QUESTION_WEIGHT));
             }
         }
-        out
+        QueryTerms {
+            terms: out,
+            pairs,
+            actions,
+        }
+    }
+
+    /// The postings with their BM25F weights under the current field lengths.
+    fn weighted(&self) -> &[Vec<Weighted>] {
+        self.weighted.get_or_init(|| {
+            let mut avg = [1.0f32; FIELDS];
+            for (field, total) in self.total_lens.iter().enumerate() {
+                avg[field] = (*total as f32 / self.live.max(1) as f32).max(1.0);
+            }
+            let weights = self.params.field_weights();
+            self.postings
+                .iter()
+                .map(|postings| {
+                    postings
+                        .iter()
+                        .filter_map(|posting| {
+                            let doc = self.docs[posting.doc as usize].as_ref()?;
+                            Some(Weighted {
+                                doc: posting.doc,
+                                weight: posting_weight(
+                                    &posting.tf,
+                                    &doc.lens,
+                                    &avg,
+                                    &weights,
+                                    &FIELD_B,
+                                ),
+                                in_name: posting.tf[NAME] > 0,
+                            })
+                        })
+                        .collect()
+                })
+                .collect()
+        })
     }
 
     fn score_tuned(&self, query: &str) -> Vec<(u32, f32)> {
-        let terms = self.query_terms(query);
-        let mut avg = [1.0f32; FIELDS];
-        for (field, total) in self.total_lens.iter().enumerate() {
-            avg[field] = (*total as f32 / self.live as f32).max(1.0);
-        }
-        let mut scores = Accumulator::new(self.docs.len());
+        let QueryTerms {
+            terms,
+            pairs,
+            actions,
+        } = self.query_terms(query);
+        let weighted = self.weighted();
+        let mut scores = Scores::new(self.docs.len());
         for &(term, weight) in &terms {
-            let postings = &self.postings[term as usize];
+            let postings = &weighted[term as usize];
             if postings.is_empty() {
                 continue;
             }
-            let idf = self.idf(postings.len());
-            for posting in postings {
-                let Some(doc) = &self.docs[posting.doc as usize] else {
-                    continue;
-                };
-                let mut tf = 0.0f32;
-                for field in 0..FIELDS {
-                    if posting.tf[field] == 0 {
-                        continue;
-                    }
-                    let norm =
-                        1.0 - FIELD_B[field] + FIELD_B[field] * doc.lens[field] as f32 / avg[field];
-                    tf += WEIGHTS[field] * f32::from(posting.tf[field]) / norm;
-                }
-                scores.add(posting.doc, weight * idf * tf * (K1 + 1.0) / (tf + K1));
+            let action = actions.contains(&term);
+            scores.add_term(postings, weight, self.idf(postings.len()), action);
+        }
+        // Two words said together that stand together in a tool's name or summary ("pull
+        // request", "knowledge graph") mean that tool more than the same words apart.
+        for pair in &pairs {
+            if let Some(docs) = self.phrases.get(pair) {
+                scores.add_to_touched(docs, self.params.phrase * self.idf(docs.len()));
             }
         }
-        let mut scores = scores.into_hits();
         let named = self.servers_named(query);
-        for (doc, score) in &mut scores {
-            let Some(doc) = &self.docs[*doc as usize] else {
-                continue;
-            };
-            // The query names the server: among near-equal matches, the one on that server is
-            // meant (create_issue "on GitHub", not on GitLab).
-            if named.contains(&doc.server_key) {
-                *score *= 1.0 + SERVER_NAMED_BONUS;
-            }
-            // A tool whose whole name the query says is very likely the one meant (read_file
-            // rather than read_multiple_files for "read the file").
-            if doc.name_terms.is_empty() {
-                continue;
-            }
-            let covered: f32 = doc
-                .name_terms
-                .iter()
-                .filter_map(|term| terms.iter().find(|(t, _)| t == term).map(|(_, w)| *w))
-                .sum();
-            *score *= 1.0 + COVERAGE_BONUS * covered / doc.name_terms.len() as f32;
+        let Scores {
+            score,
+            covered,
+            acted,
+            touched,
+        } = scores;
+        // How well each server matches as a whole: the average score of its tools.
+        let mut topic = vec![0.0f32; self.server_sizes.len()];
+        for &doc in &touched {
+            let key = self.stats[doc as usize].server_key as usize;
+            topic[key] += score[doc as usize] / self.server_sizes[key].max(1) as f32;
         }
-        scores
-    }
-}
-
-/// Per-document score sums in a dense array (cheaper than a map at thousands of tools), with
-/// the documents touched kept in order of first touch.
-struct Accumulator {
-    scores: Vec<f32>,
-    touched: Vec<u32>,
-}
-
-impl Accumulator {
-    fn new(docs: usize) -> Self {
-        Accumulator {
-            scores: vec![0.0; docs],
-            touched: Vec::new(),
-        }
-    }
-
-    fn add(&mut self, doc: u32, score: f32) {
-        let slot = &mut self.scores[doc as usize];
-        if *slot == 0.0 {
-            self.touched.push(doc);
-        }
-        *slot += score;
-    }
-
-    fn into_hits(self) -> Vec<(u32, f32)> {
-        let scores = self.scores;
-        self.touched
+        let best_topic = topic
+            .iter()
+            .copied()
+            .fold(0.0f32, f32::max)
+            .max(f32::MIN_POSITIVE);
+        touched
             .into_iter()
-            .map(|doc| (doc, scores[doc as usize]))
+            .map(|doc| {
+                let stats = &self.stats[doc as usize];
+                let mut value = score[doc as usize] * stats.prior;
+                value *= 1.0 + self.params.topic * topic[stats.server_key as usize] / best_topic;
+                // The query names the server: among near-equal matches, the one on that server
+                // is meant (create_issue "on GitHub", not on GitLab).
+                if named.contains(&stats.server_key) {
+                    value *= 1.0 + self.params.server_named;
+                }
+                // The tool does what the request starts with ("close issue 42": update_issue
+                // through close → update, not get_issue).
+                if acted[doc as usize] {
+                    value *= 1.0 + self.params.action;
+                }
+                // A tool whose whole name the query says (a word it means, through a synonym,
+                // counts at its weight) is very likely the one meant (read_file rather than
+                // read_multiple_files for "read the file").
+                if stats.name_len > 0 {
+                    let share = covered[doc as usize] / f32::from(stats.name_len);
+                    value *= 1.0 + self.params.coverage * share.min(1.0);
+                }
+                (doc, value)
+            })
             .collect()
     }
 }
@@ -607,54 +751,5 @@ pub fn parameter_summary(schema: &Value) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tool(server: &str, name: &str, description: &str) -> McpTool {
-        McpTool {
-            name: format!("mcp_{server}_{name}"),
-            server: server.into(),
-            tool: name.into(),
-            definition: serde_json::from_value(
-                serde_json::json!({"name": name, "description": description}),
-            )
-            .unwrap(),
-            label: format!("mcp:{server}"),
-            deferred: false,
-        }
-    }
-
-    #[test]
-    fn default_is_the_tuned_ranking_and_shareable() {
-        fn shareable<T: Send + Sync>() {}
-        shareable::<ToolIndex>();
-        let mut index = ToolIndex::default();
-        assert_eq!(index.ranking(), Ranking::Tuned);
-        index.set_server("fs", &[tool("fs", "list_files", "Lists files")]);
-        assert_eq!(index.search("listing", 5).len(), 1, "stemmed");
-    }
-
-    #[test]
-    fn plain_bm25_ranks_and_updates() {
-        let mut index = ToolIndex::with_ranking(Ranking::Bm25);
-        index.set_server(
-            "fs",
-            &[
-                tool("fs", "read_file", "Read a file"),
-                tool("fs", "write_file", "Write a file"),
-            ],
-        );
-        index.set_server("web", &[tool("web", "fetch", "Fetch a URL")]);
-        assert_eq!(index.len(), 3);
-        assert_eq!(index.search("write", 5)[0].tool.tool, "write_file");
-        assert!(index.search("nothing matches this", 5).is_empty());
-        index.set_server("fs", &[tool("fs", "delete_file", "Delete a file")]);
-        assert_eq!(index.len(), 2);
-        assert!(index.search("write", 5).is_empty());
-        index.remove_server("web");
-        assert_eq!(index.len(), 1);
-        assert!(index.search("url", 5).is_empty());
-        let hits = index.search_filtered("file", 5, &|tool| tool.server != "fs");
-        assert!(hits.is_empty());
-    }
-}
+#[path = "search_tests.rs"]
+mod tests;

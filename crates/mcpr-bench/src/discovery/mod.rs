@@ -11,14 +11,18 @@
 //! The corpus is the tools listed live from real MCP servers installed from npm and PyPI
 //! (`--capture` lists them again, see [`capture`]), so the evaluation itself runs offline. The
 //! queries are needs as an agent phrases them mid-task, each with the tool(s) that answer it, in
-//! two sets: `data/tool_queries.json`, on which the ranking was tuned, and
-//! `data/tool_queries_heldout.json`, written before any result on them was seen and never used to
-//! tune. The run prints recall@1, recall@5 and MRR of plain BM25 and of the default ranking on
-//! each set, index build time, query latency at the corpus size and at 10,000 tools, and the
-//! size of the tool list in discovery mode against the full list. The tuning set's misses at
-//! rank 1 go to stderr; the held-out set's only with `--held-out-misses`.
+//! three sets: `data/tool_queries.json`, on which the ranking was tuned;
+//! `data/tool_queries_heldout.json`, written before any result on them was seen but whose misses
+//! were read later, so it is a second development set; and `data/tool_queries_fresh.json`,
+//! committed before the index was run on it and never used to tune. The run prints recall@1,
+//! recall@5 and MRR of plain BM25 and of the default ranking on each set, index build time,
+//! query latency at the corpus size and at 10,000 tools, and the size of the tool list in
+//! discovery mode against the full list. The development sets' misses at rank 1 go to stderr;
+//! the fresh set's only with `--fresh-misses`. `--dev` leaves the fresh set out (while the
+//! ranking changes); `--query-cost N` is a callgrind target for the instructions of a query.
 
 mod capture;
+mod crossval;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,7 +32,7 @@ use std::time::{Duration, Instant};
 use mcp_runtime::client::ToolDefinition;
 use mcp_runtime::manager::ServerTools;
 use mcp_runtime::session::Discovery;
-use mcp_runtime::tools::{McpTool, NamingStyle, Ranking, ToolIndex, mcp_tools};
+use mcp_runtime::tools::{McpTool, NamingStyle, Ranking, RankingParams, ToolIndex, mcp_tools};
 use serde_json::{Value, json};
 
 use capture::capture;
@@ -38,32 +42,81 @@ type CorpusServer = (String, String, String, Vec<ToolDefinition>);
 
 /// The tuning set of queries (the ranking was tuned on it).
 const TUNING_QUERIES: &str = "tool_queries.json";
-/// The held-out set of queries (never used to tune).
+/// The first held-out set: its misses have since been read, so it is a second development set.
 const HELD_OUT_QUERIES: &str = "tool_queries_heldout.json";
+/// The fresh held-out set, written and committed before the index was run on it; never tuned on.
+const FRESH_QUERIES: &str = "tool_queries_fresh.json";
 /// The arguments `discovery` takes.
-const FLAGS: [&str; 3] = ["--capture", "--update", "--held-out-misses"];
+const FLAGS: [&str; 6] = [
+    "--capture",
+    "--cv",
+    "--update",
+    "--dev",
+    "--fresh-misses",
+    "--query-cost",
+];
+
+/// What a run reports.
+#[derive(Clone, Copy)]
+struct Options {
+    /// Only the two development sets (while changing the ranking the fresh set stays unseen).
+    dev_only: bool,
+    /// Print the fresh set's misses (once, when the ranking is final).
+    fresh_misses: bool,
+}
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
 }
 
-/// `mcpr-bench discovery [--capture] [--update] [--held-out-misses]`.
+/// `mcpr-bench discovery [--capture] [--update] [--dev] [--fresh-misses] [--query-cost N]`.
 pub fn main(args: &[String]) -> ExitCode {
     let capture_first = args.iter().any(|a| a == "--capture");
     let update = args.iter().any(|a| a == "--update");
-    let held_out_misses = args.iter().any(|a| a == "--held-out-misses");
-    if let Some(unknown) = args.iter().find(|a| !FLAGS.contains(&a.as_str())) {
-        eprintln!(
-            "unknown argument {unknown} (discovery takes {})",
-            FLAGS.join(", ")
-        );
-        return ExitCode::from(2);
+    let options = Options {
+        dev_only: args.iter().any(|a| a == "--dev"),
+        fresh_misses: args.iter().any(|a| a == "--fresh-misses"),
+    };
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--query-cost" {
+            let Some(repeats) = rest.next().and_then(|n| n.parse::<usize>().ok()) else {
+                eprintln!("--query-cost takes a number of repeats (0 measures the set-up alone)");
+                return ExitCode::from(2);
+            };
+            return match query_cost(repeats) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(why) => {
+                    eprintln!("error: {why}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        if !FLAGS.contains(&arg.as_str()) {
+            eprintln!(
+                "unknown argument {arg} (discovery takes {})",
+                FLAGS.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+    }
+    if args.iter().any(|a| a == "--cv") {
+        return match cv() {
+            Ok(table) => {
+                println!("{table}");
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                eprintln!("error: {why}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if capture_first && let Err(why) = capture() {
         eprintln!("error: capture: {why}");
         return ExitCode::FAILURE;
     }
-    match evaluate(held_out_misses) {
+    match evaluate(options) {
         Ok(markdown) => {
             println!("{markdown}");
             if update && let Err(why) = write_benchmarks(&markdown) {
@@ -77,6 +130,55 @@ pub fn main(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--query-cost N`, a target for `valgrind --tool=callgrind`: index the corpus replicated to
+/// 10,000 tools, then run every query of the two development sets N times through
+/// [`one_search`]. Run with 0 and with N: the difference divided by N × queries is the cost of
+/// one query in instructions. `--dump-after=*one_search*` gives each query's own count.
+fn query_cost(repeats: usize) -> Result<(), String> {
+    let servers = corpus_servers(&load_corpus()?);
+    let queries: Vec<Query> = load_queries(TUNING_QUERIES)?
+        .into_iter()
+        .chain(load_queries(HELD_OUT_QUERIES)?)
+        .collect();
+    let (index, _) = build(Ranking::Tuned, &replicated(&servers, 10_000));
+    // The first search after a change computes the index's weights once: not a query's cost.
+    std::hint::black_box(index.search("warm up", 5));
+    for _ in 0..repeats {
+        for query in &queries {
+            one_search(&index, &query.query);
+        }
+    }
+    eprintln!("{} queries × {repeats}", queries.len());
+    Ok(())
+}
+
+/// `--cv`: the field weights cross-validated over both development sets.
+fn cv() -> Result<String, String> {
+    let servers = corpus_servers(&load_corpus()?);
+    let tuning = load_queries(TUNING_QUERIES)?;
+    let held_out = load_queries(HELD_OUT_QUERIES)?;
+    let queries: Vec<&Query> = tuning.iter().chain(&held_out).collect();
+    Ok(crossval::cross_validate(&servers, &queries))
+}
+
+/// One `search(query, 5)`, never inlined so that callgrind can count it on its own.
+#[inline(never)]
+fn one_search(index: &ToolIndex, query: &str) {
+    std::hint::black_box(index.search(query, 5));
+}
+
+fn corpus_servers(corpus: &[CorpusServer]) -> Vec<ServerTools> {
+    corpus
+        .iter()
+        .map(|(server, _, _, tools)| ServerTools {
+            server: server.clone(),
+            source: None,
+            tools: Arc::from(tools.clone()),
+            deferred: false,
+        })
+        .collect()
 }
 
 /// The corpus as the manager would hand it over: (server, package, version, tools).
@@ -165,7 +267,10 @@ fn tools_of(servers: &[ServerTools]) -> Vec<McpTool> {
 fn build(ranking: Ranking, servers: &[ServerTools]) -> (ToolIndex, Duration) {
     let tools = tools_of(servers);
     let started = Instant::now();
-    let mut index = ToolIndex::with_ranking(ranking);
+    let mut index = match ranking {
+        Ranking::Tuned => ToolIndex::with_params(params_from_env()),
+        _ => ToolIndex::with_ranking(ranking),
+    };
     for server in servers {
         let mine: Vec<McpTool> = tools
             .iter()
@@ -175,6 +280,46 @@ fn build(ranking: Ranking, servers: &[ServerTools]) -> (ToolIndex, Duration) {
         index.set_server(&server.server, &mine);
     }
     (index, started.elapsed())
+}
+
+/// The default ranking's constants, with any of `DISCOVERY_PARAMS=name=3,topic=0.5,…` (to try a
+/// value without rebuilding; the figures in BENCHMARKS.md are always the defaults').
+fn params_from_env() -> RankingParams {
+    let mut params = RankingParams::default();
+    let Ok(spec) = std::env::var("DISCOVERY_PARAMS") else {
+        return params;
+    };
+    for item in spec.split(',').filter(|s| !s.is_empty()) {
+        let Some((key, value)) = item.split_once('=') else {
+            eprintln!("DISCOVERY_PARAMS: {item:?} is not key=value");
+            continue;
+        };
+        let Ok(value) = value.parse::<f32>() else {
+            eprintln!("DISCOVERY_PARAMS: {key}: {value:?} is not a number");
+            continue;
+        };
+        let slot = match key {
+            "name" => &mut params.name,
+            "title" => &mut params.title,
+            "summary" => &mut params.summary,
+            "details" => &mut params.details,
+            "server" => &mut params.server,
+            "params" => &mut params.params,
+            "expansion" => &mut params.expansion,
+            "coverage" => &mut params.coverage,
+            "server_named" => &mut params.server_named,
+            "topic" => &mut params.topic,
+            "action" => &mut params.action,
+            "phrase" => &mut params.phrase,
+            "deprecated" => &mut params.deprecated,
+            _ => {
+                eprintln!("DISCOVERY_PARAMS: unknown constant {key}");
+                continue;
+            }
+        };
+        *slot = value;
+    }
+    params
 }
 
 struct Quality {
@@ -289,19 +434,16 @@ fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
-fn evaluate(held_out_misses: bool) -> Result<String, String> {
+fn evaluate(options: Options) -> Result<String, String> {
     let corpus = load_corpus()?;
     let tuning = load_queries(TUNING_QUERIES)?;
     let held_out = load_queries(HELD_OUT_QUERIES)?;
-    let servers: Vec<ServerTools> = corpus
-        .iter()
-        .map(|(server, _, _, tools)| ServerTools {
-            server: server.clone(),
-            source: None,
-            tools: Arc::from(tools.clone()),
-            deferred: false,
-        })
-        .collect();
+    let fresh = if options.dev_only {
+        Vec::new()
+    } else {
+        load_queries(FRESH_QUERIES)?
+    };
+    let servers = corpus_servers(&corpus);
     let total: usize = servers.iter().map(|s| s.tools.len()).sum();
     let mut out = String::new();
     out.push_str("## Tool discovery\n\n");
@@ -309,11 +451,15 @@ fn evaluate(held_out_misses: bool) -> Result<String, String> {
         "`cargo run --release -p mcpr-bench -- discovery` (`crates/mcpr-bench/src/discovery/`). \
          Corpus: {total} tools listed live from {} servers (`--capture` installs and lists them \
          again). Queries phrased as an agent does mid-task, with near-miss distractors \
-         (`crates/mcpr-bench/data/`): {} in the tuning set, on which the ranking was tuned, and \
-         {} held out, written before any result on them was seen and never used to tune.\n\n",
+         (`crates/mcpr-bench/data/`), in three sets: tuning ({}), on which the ranking was \
+         tuned; held-out 1 ({}), written before any result on them was seen, whose misses were \
+         then read while changing the ranking, so it is a second development set; and fresh \
+         held-out ({}), written and committed before the index was run on it, never used to \
+         tune and reported once, at the end.\n\n",
         servers.len(),
         tuning.len(),
-        held_out.len()
+        held_out.len(),
+        fresh.len()
     ));
     out.push_str("| server | package | version | tools |\n|---|---|---|---:|\n");
     for (server, package, version, tools) in &corpus {
@@ -331,12 +477,15 @@ fn evaluate(held_out_misses: bool) -> Result<String, String> {
         ("plain BM25", Ranking::Bm25),
         ("mcpr (BM25F, stemming, expansion)", Ranking::Tuned),
     ];
-    let sets = [("tuning", &tuning), ("held-out", &held_out)];
+    let mut sets = vec![("tuning", &tuning), ("held-out 1", &held_out)];
+    if !options.dev_only {
+        sets.push(("fresh held-out", &fresh));
+    }
     out.push_str("| ranking | queries | recall@1 | recall@5 | MRR |\n|---|---|---:|---:|---:|\n");
     let mut tuned = Vec::new();
     for (label, ranking) in rankings {
         let (index, _) = build(ranking, &servers);
-        for (set, queries) in sets {
+        for &(set, queries) in &sets {
             let q = quality(&index, queries);
             out.push_str(&format!(
                 "| {label} | {set} ({}) | {:.2} | {:.2} | {:.3} |\n",
@@ -356,7 +505,7 @@ fn evaluate(held_out_misses: bool) -> Result<String, String> {
         "| ranking | index build | query p50 | query p99 | build at 10,000 tools | p50 at 10,000 | \
          p99 at 10,000 |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    let every: Vec<&Query> = tuning.iter().chain(held_out.iter()).collect();
+    let every: Vec<&Query> = tuning.iter().chain(&held_out).chain(&fresh).collect();
     let big = replicated(&servers, 10_000);
     for (label, ranking) in rankings {
         let (index, built) = build(ranking, &servers);
@@ -378,10 +527,13 @@ fn evaluate(held_out_misses: bool) -> Result<String, String> {
          BM25F over name, title, the description's first sentence, the rest of the description, \
          server and parameters with per-field weights; Snowball stemming; filler words dropped; \
          CamelCase brands (GitHub) also indexed as one word; query expansion from a built-in \
-         synonym table; a question (what, which, who, show…) implies list/get; a bonus for \
-         saying the words of the tool's name, and one for naming its server (\"in git\", \
-         \"on GitHub\"). \
-         Latency is one `search(query, 5)` call: each query of both sets runs five times, its \
+         synonym table and two words written as one (\"check out\" → checkout); a question \
+         (what, which, who, show…) implies list/get; bonuses for saying the words of the \
+         tool's name, for its name saying the request's first word, for two words adjacent in \
+         its summary, for naming its server (\"in git\", \"on GitHub\") and for the server \
+         that matches best as a whole; a tool whose description says \"deprecated\" or \
+         \"use X instead\" loses ties. \
+         Latency is one `search(query, 5)` call: each query of every set runs five times, its \
          median is its time, and p50/p99 are over the queries; at 10,000 tools the corpus is \
          replicated under renamed servers.\n\n",
     );
@@ -424,7 +576,7 @@ fn evaluate(held_out_misses: bool) -> Result<String, String> {
         ratio * 100.0
     ));
     for (set, q) in &tuned {
-        if q.misses.is_empty() || (*set == "held-out" && !held_out_misses) {
+        if q.misses.is_empty() || (*set == "fresh held-out" && !options.fresh_misses) {
             continue;
         }
         eprintln!("misses at rank 1 (default ranking, {set} set):");

@@ -1,0 +1,114 @@
+//! Unit tests of the tool index (ranking and updates).
+use super::*;
+
+fn tool(server: &str, name: &str, description: &str) -> McpTool {
+    McpTool {
+        name: format!("mcp_{server}_{name}"),
+        server: server.into(),
+        tool: name.into(),
+        definition: serde_json::from_value(
+            serde_json::json!({"name": name, "description": description}),
+        )
+        .unwrap(),
+        label: format!("mcp:{server}"),
+        deferred: false,
+    }
+}
+
+#[test]
+fn default_is_the_tuned_ranking_and_shareable() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<ToolIndex>();
+    let mut index = ToolIndex::default();
+    assert_eq!(index.ranking(), Ranking::Tuned);
+    index.set_server("fs", &[tool("fs", "list_files", "Lists files")]);
+    assert_eq!(index.search("listing", 5).len(), 1, "stemmed");
+}
+
+#[test]
+fn plain_bm25_ranks_and_updates() {
+    let mut index = ToolIndex::with_ranking(Ranking::Bm25);
+    index.set_server(
+        "fs",
+        &[
+            tool("fs", "read_file", "Read a file"),
+            tool("fs", "write_file", "Write a file"),
+        ],
+    );
+    index.set_server("web", &[tool("web", "fetch", "Fetch a URL")]);
+    assert_eq!(index.len(), 3);
+    assert_eq!(index.search("write", 5)[0].tool.tool, "write_file");
+    assert!(index.search("nothing matches this", 5).is_empty());
+    index.set_server("fs", &[tool("fs", "delete_file", "Delete a file")]);
+    assert_eq!(index.len(), 2);
+    assert!(index.search("write", 5).is_empty());
+    index.remove_server("web");
+    assert_eq!(index.len(), 1);
+    assert!(index.search("url", 5).is_empty());
+    let hits = index.search_filtered("file", 5, &|tool| tool.server != "fs");
+    assert!(hits.is_empty());
+}
+
+#[test]
+fn a_tool_pointing_elsewhere_loses_the_tie() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "fs",
+        &[
+            tool(
+                "fs",
+                "read_file",
+                "Read a file. DEPRECATED: use read_text instead.",
+            ),
+            tool("fs", "read_text", "Read a file."),
+        ],
+    );
+    assert_eq!(index.search("read a file", 5)[0].tool.tool, "read_text");
+}
+
+#[test]
+fn two_words_find_what_a_tool_spells_as_one() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "git",
+        &[
+            tool("git", "git_checkout", "Switches branches"),
+            tool("git", "git_log", "Shows the commit logs"),
+        ],
+    );
+    assert_eq!(
+        index.search("check out the tag", 5)[0].tool.tool,
+        "git_checkout"
+    );
+}
+
+#[test]
+fn the_request_verb_and_open_as_a_verb_decide_between_siblings() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "forge",
+        &[
+            tool("forge", "create_issue", "Create a new issue"),
+            tool("forge", "list_issues", "List issues with filters"),
+        ],
+    );
+    assert_eq!(
+        index.search("open an issue", 5)[0].tool.tool,
+        "create_issue"
+    );
+    assert_eq!(
+        index.search("list the open issues", 5)[0].tool.tool,
+        "list_issues"
+    );
+}
+
+#[test]
+fn removing_a_server_unlinks_its_phrases_and_weights() {
+    let mut index = ToolIndex::new();
+    index.set_server("a", &[tool("a", "pull_request", "Open a pull request")]);
+    assert_eq!(index.search("pull request", 5).len(), 1);
+    index.remove_server("a");
+    assert!(index.search("pull request", 5).is_empty());
+    index.set_server("b", &[tool("b", "merge", "Merge a pull request")]);
+    assert_eq!(index.search("pull request", 5)[0].tool.tool, "merge");
+}
