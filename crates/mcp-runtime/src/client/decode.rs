@@ -329,10 +329,10 @@ enum Shape {
     Other,
 }
 
-/// The top-level fields the fast path looks at.
+/// The top-level fields of a message that the fast paths look at (here and in `direct`).
 #[derive(Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
-enum Key {
+pub(super) enum Key {
     Jsonrpc,
     Id,
     Result,

@@ -42,7 +42,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::decode::{self, Expected};
+use super::decode::{self, Expected, Key};
 use super::requests::{Answer, Outgoing};
 use super::{ClientError, McpClient, ProgressUpdate, progress};
 
@@ -253,19 +253,6 @@ pub(crate) fn parse_answer(line: &[u8]) -> Option<(u64, Reply)> {
     let (id, answer) = deserializer.deserialize_map(AnswerVisitor).ok()??;
     deserializer.end().ok()?;
     Some((id, answer))
-}
-
-/// The top-level fields of a message that matter here.
-#[derive(Deserialize)]
-#[serde(field_identifier, rename_all = "lowercase")]
-enum Key {
-    Jsonrpc,
-    Id,
-    Result,
-    Error,
-    Method,
-    #[serde(other)]
-    Unknown,
 }
 
 /// An id as far as the direct path cares: in our range, or not.
