@@ -21,7 +21,10 @@
 //!   within it needs no discovery round trip ([`ToolCache::discovery`]);
 //! - a result whose `cacheScope` is `private` may only be reused within the authorization
 //!   context that fetched it. This file is shared by every agent and project of the user, so
-//!   such results are never written here (and an older entry for the same key is removed).
+//!   `put_with_hints` does not write such results (and removes an older entry for the same
+//!   key). The manager stores a stdio server's private list as a plain, never-fresh entry
+//!   instead, since the key covers that server's whole context (see
+//!   `manager::supervisor::stand_in_hints`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -390,7 +390,8 @@ async fn relist<C: Connector>(
 }
 
 /// Write a server's tools to the cache in the background (best effort), as the server's
-/// caching hints allow (a private list is not written).
+/// caching hints allow: a private list of a remote server is not written; a private list of a
+/// stdio server is kept as deferred tools only (see [`stand_in_hints`]).
 fn store_tools<C: Connector>(
     inner: &Inner<C>,
     name: &str,
@@ -401,6 +402,7 @@ fn store_tools<C: Connector>(
     let Some(cache) = inner.options.cache.clone() else {
         return;
     };
+    let hints = stand_in_hints(config, hints);
     let key = CacheKey::new(name, &inner.options.project, config);
     let tools = tools.to_vec();
     let write = tokio::task::spawn_blocking(move || cache.put_with_hints(&key, &tools, hints));
@@ -435,6 +437,21 @@ fn superseded(name: &str) -> ClientError {
     ClientError::Cancelled {
         server: name.to_owned(),
         method: "connect (superseded by a newer connection)".into(),
+    }
+}
+
+/// The hints a tool list is stored under. `private` forbids sharing a list across
+/// authorization contexts. A stdio server's context is its command, arguments and
+/// environment, all in the cache key's config hash, and the cache file is the user's own, so
+/// its private list is kept — never as fresh, only as the deferred tools shown at the start-up
+/// gate until the server's own list arrives. Without this, every server built on an SDK whose
+/// default scope is `private` (the Python SDK 2.x) would hold up every start-up. A remote
+/// server's context is also its login, which the key does not name: its private list is not
+/// kept.
+pub(crate) fn stand_in_hints(config: &ServerConfig, hints: CacheHints) -> CacheHints {
+    match (&config.transport, hints.private) {
+        (crate::config::Transport::Stdio(_), true) => CacheHints::new(None, false),
+        _ => hints,
     }
 }
 

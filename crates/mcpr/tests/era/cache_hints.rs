@@ -1,7 +1,7 @@
 //! Caching hints of protocol 2026-07-28 (`ttlMs`, `cacheScope`) against `mcpr mock --ttl-ms
 //! --cache-scope`: a fresh `server/discover` result is replayed so a later start-up sends
-//! none, a fresh tool list stands in for a new `tools/list`, and a private result is never
-//! written to the shared cache. What was sent is read from the mock's `--record` file, never
+//! none, a fresh tool list stands in for a new `tools/list`, a private discovery is never
+//! written to the shared cache, and a private tool list only as deferred tools. What was sent is read from the mock's `--record` file, never
 //! from a clock (the one wait makes a 1 ms `ttlMs` certainly past).
 
 use std::path::Path;
@@ -191,19 +191,25 @@ async fn a_fresh_tool_list_stands_in_for_tools_list_and_a_stale_one_does_not() {
     );
 }
 
+/// A private list may not be shared across authorization contexts. A stdio server's context
+/// is its command line and environment, which the cache key hashes, so its list is kept as the
+/// stand-in shown at the start-up gate (the Python SDK 2.x marks every list private) — but never
+/// as fresh: each start-up lists again, whatever the `ttlMs`.
 #[tokio::test]
-async fn a_private_tool_list_is_not_persisted() {
+async fn a_private_tool_list_of_a_stdio_server_is_kept_as_a_stand_in_only() {
     let dir = temp_dir();
     let cache = Arc::new(ToolCache::in_dir(dir.path()));
     let record = dir.path().join("record.jsonl");
     let private = hinted(HOUR_MS, "private", &record);
     start_up(&cache, dir.path(), &private).await;
     let key = CacheKey::new("mock", dir.path(), &private);
-    assert_eq!(cache.get(&key), None);
+    let entry = cache.get_entry(&key).expect("kept as deferred tools");
+    assert!(!entry.fresh, "a private list is never fresh");
+    assert!(entry.tools.iter().any(|t| t.name == "echo"));
     let first = sent(&record, "tools/list");
     start_up(&cache, dir.path(), &private).await;
     assert!(
         sent(&record, "tools/list") > first,
-        "nothing cached: listed again"
+        "not fresh: listed again"
     );
 }
