@@ -36,7 +36,7 @@ impl McpClient {
         cancel: Option<&CancellationToken>,
     ) -> Result<ServerResult, ClientError> {
         let spare = lost::repeatable(&request).then(|| request.clone());
-        let answer = match (
+        let send = |request| {
             self.request_with_progress(
                 Outgoing::Request(request),
                 method,
@@ -45,21 +45,11 @@ impl McpClient {
                 None,
                 None,
             )
-            .await,
-            spare,
-        ) {
+        };
+        let answer = match (send(request).await, spare) {
             (Err(ClientError::AnswerLost { .. }), Some(request)) => {
                 tracing::debug!(server = %self.server, "{method}: answer lost; asking again");
-                self.request_with_progress(
-                    Outgoing::Request(request),
-                    method,
-                    timeout,
-                    cancel,
-                    None,
-                    None,
-                )
-                .await
-                .map_err(lost::lost_again)
+                send(request).await.map_err(lost::lost_again)
             }
             (other, _) => other,
         };
