@@ -206,6 +206,13 @@ fn text(answer: &Value) -> String {
     support::sdk::text(&answer["result"])
 }
 
+/// `answer` is a JSON-RPC "invalid params" error (-32602) whose message says `needle`.
+fn assert_invalid_params(answer: &Value, needle: &str) {
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(needle), "{answer}");
+}
+
 fn accept(name: &str) -> Value {
     json!({"action": "accept", "content": {"name": name}})
 }
@@ -222,14 +229,7 @@ fn a_2026_client_answers_a_2026_backend_and_its_state_is_spent_by_the_answer() {
     assert_eq!(text(&done), "Hello, Ada!", "{done}");
     // The same answer again: the state was spent.
     let replayed = client.call(tool, retry);
-    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
-    assert!(
-        replayed["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("no call waiting"),
-        "{replayed}"
-    );
+    assert_invalid_params(&replayed, "no call waiting");
 }
 
 #[test]
@@ -258,14 +258,7 @@ fn a_forged_request_state_is_refused_and_the_real_one_still_works() {
     ] {
         let retry = json!({"requestState": forged, "inputResponses": {"user_name": accept("Eve")}});
         let refused = client.call(tool, retry);
-        assert_eq!(refused["error"]["code"], -32602, "{refused}");
-        assert!(
-            refused["error"]["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("integrity"),
-            "{refused}"
-        );
+        assert_invalid_params(&refused, "integrity");
     }
     let retry = json!({"requestState": state, "inputResponses": {"user_name": accept("Ada")}});
     assert_eq!(text(&client.call(tool, retry)), "Hello, Ada!");
@@ -279,14 +272,7 @@ fn answers_for_a_key_nobody_asked_are_refused_and_a_missing_one_is_asked_again()
     let (state, _) = asked(&client.call(tool, json!({})));
     let retry = json!({"requestState": state, "inputResponses": {"bogus": accept("Eve")}});
     let refused = client.call(tool, retry);
-    assert_eq!(refused["error"]["code"], -32602, "{refused}");
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("inputResponses.bogus"),
-        "{refused}"
-    );
+    assert_invalid_params(&refused, "inputResponses.bogus");
     let again = client.call(tool, json!({"requestState": state}));
     assert_eq!(asked(&again).1, ["user_name"], "{again}");
     let retry = json!({"requestState": state, "inputResponses": {"user_name": accept("Ada")}});
@@ -319,14 +305,7 @@ fn a_2026_client_that_never_answers_has_its_call_expire_and_the_backend_call_can
     );
     let retry = json!({"requestState": state, "inputResponses": {keys[0].clone(): accept("Ada")}});
     let late = client.call("mcp_m_elicit", retry);
-    assert_eq!(late["error"]["code"], -32602, "{late}");
-    assert!(
-        late["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("expired"),
-        "{late}"
-    );
+    assert_invalid_params(&late, "expired");
 }
 
 /// Python SDK client scripts: the 2.3 `Client` (over HTTP, `auto`) and a 1.x `ClientSession`
@@ -477,14 +456,7 @@ fn a_2026_client_answers_a_2025_backend_that_asks_during_a_prompt() {
         ASK_PROMPT,
         json!({"requestState": forged, "inputResponses": answers}),
     );
-    assert_eq!(refused["error"]["code"], -32602, "{refused}");
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("integrity"),
-        "{refused}"
-    );
+    assert_invalid_params(&refused, "integrity");
     // The answer reaches the backend's waiting request, and the prompt comes back.
     let retry = json!({"requestState": state, "inputResponses": answers});
     let done = client.prompt(ASK_PROMPT, retry.clone());
@@ -494,14 +466,7 @@ fn a_2026_client_answers_a_2025_backend_that_asks_during_a_prompt() {
     );
     // The same answer again: the state was spent.
     let replayed = client.prompt(ASK_PROMPT, retry);
-    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
-    assert!(
-        replayed["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("no call waiting"),
-        "{replayed}"
-    );
+    assert_invalid_params(&replayed, "no call waiting");
 }
 
 #[test]
