@@ -19,7 +19,9 @@
 //! query latency at the corpus size and at 10,000 tools, and the size of the tool list in
 //! discovery mode against the full list. The development sets' misses at rank 1 go to stderr;
 //! the fresh set's only with `--fresh-misses`. `--dev` leaves the fresh set out (while the
-//! ranking changes); `--query-cost N` is a callgrind target for the instructions of a query.
+//! ranking changes); `--query-cost N` is a callgrind target for the instructions of a query;
+//! `--export-scores PATH` writes every query's best tools with their scores as JSON, to try a
+//! change of the ranking offline (`crates/mcp-runtime/tools-data/prototype.py`).
 
 mod capture;
 mod crossval;
@@ -47,13 +49,14 @@ const HELD_OUT_QUERIES: &str = "tool_queries_heldout.json";
 /// The fresh held-out set, written and committed before the index was run on it; never tuned on.
 const FRESH_QUERIES: &str = "tool_queries_fresh.json";
 /// The arguments `discovery` takes.
-const FLAGS: [&str; 6] = [
+const FLAGS: [&str; 7] = [
     "--capture",
     "--cv",
     "--update",
     "--dev",
     "--fresh-misses",
     "--query-cost",
+    "--export-scores",
 ];
 
 /// What a run reports.
@@ -85,6 +88,19 @@ pub fn main(args: &[String]) -> ExitCode {
                 return ExitCode::from(2);
             };
             return match query_cost(repeats) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(why) => {
+                    eprintln!("error: {why}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        if arg == "--export-scores" {
+            let Some(path) = rest.next() else {
+                eprintln!("--export-scores takes the path of the JSON file to write");
+                return ExitCode::from(2);
+            };
+            return match export_scores(Path::new(path)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(why) => {
                     eprintln!("error: {why}");
@@ -152,6 +168,34 @@ fn query_cost(repeats: usize) -> Result<(), String> {
     }
     eprintln!("{} queries × {repeats}", queries.len());
     Ok(())
+}
+
+/// `--export-scores PATH`: every development query with the default ranking's best 50 tools and
+/// their scores, as JSON, for trying a change of the ranking offline (a blend with another score)
+/// before writing it in Rust.
+fn export_scores(path: &Path) -> Result<(), String> {
+    let servers = corpus_servers(&load_corpus()?);
+    let (index, _) = build(Ranking::Tuned, &servers);
+    let mut sets = serde_json::Map::new();
+    for file in [TUNING_QUERIES, HELD_OUT_QUERIES, FRESH_QUERIES] {
+        let queries: Vec<Value> = load_queries(file)?
+            .iter()
+            .map(|query| {
+                let hits: Vec<Value> = index
+                    .search(&query.query, 50)
+                    .iter()
+                    .map(|hit| {
+                        let id = format!("{}/{}", hit.tool.server, hit.tool.tool);
+                        json!([id, hit.score])
+                    })
+                    .collect();
+                json!({"query": query.query, "expected": query.expected, "hits": hits})
+            })
+            .collect();
+        sets.insert(file.to_owned(), Value::Array(queries));
+    }
+    let text = serde_json::to_string(&sets).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// `--cv`: the field weights cross-validated over both development sets.
