@@ -126,6 +126,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--callgrind-target") => return callgrind::target(&args[1..]),
+        Some("--oneshot-target") => return raw::oneshot_target(&args[1..]),
         Some("--rss-target") => return memory::target(&args[1..]),
         Some("discovery") => return discovery::main(&args[1..]),
         Some("-h" | "--help") => {

@@ -16,7 +16,28 @@ struct Case {
     build: Box<dyn Fn() -> Command>,
     expect: Option<&'static str>,
     times: Vec<Duration>,
+    /// Phase times the command reported on stderr (the hand-written client's `phases:` line).
+    phases: Vec<Phases>,
     problem: Option<String>,
+}
+
+/// When the hand-written one-shot client had the initialize answer, the call answer, the
+/// result printed and the server stopped, from before its spawn.
+type Phases = [Duration; 4];
+
+/// The `phases: initialize=µs call=µs printed=µs stopped=µs` line of the hand-written client.
+fn parse_phases(stderr: &str) -> Option<Phases> {
+    let line = stderr.lines().find_map(|l| l.strip_prefix("phases: "))?;
+    let mut values = line.split(' ').map(|pair| {
+        let micros = pair.split_once('=')?.1.parse().ok()?;
+        Some(Duration::from_micros(micros))
+    });
+    Some([
+        values.next()??,
+        values.next()??,
+        values.next()??,
+        values.next()??,
+    ])
 }
 
 impl Case {
@@ -30,6 +51,7 @@ impl Case {
             build: Box::new(build),
             expect,
             times: Vec::new(),
+            phases: Vec::new(),
             problem: None,
         }
     }
@@ -57,6 +79,7 @@ impl Case {
             return;
         }
         self.times.push(outcome.elapsed);
+        self.phases.extend(parse_phases(&outcome.stderr));
     }
 }
 
@@ -136,6 +159,18 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                 ),
                 Some(0),
             ));
+            cases.push((
+                raw_case(
+                    "hand-written one-shot client → server-everything",
+                    &ctx.self_exe,
+                    &[
+                        "node".into(),
+                        npm.everything.to_string_lossy().into_owned(),
+                        "stdio".into(),
+                    ],
+                ),
+                Some(0),
+            ));
             let (inspector, everything) = (npm.inspector.clone(), npm.everything.clone());
             cases.push((
                 Case::new(
@@ -206,6 +241,14 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         ),
         Some(floor_mock),
     ));
+    cases.push((
+        raw_case(
+            "hand-written one-shot client → `mcpr mock`",
+            &ctx.self_exe,
+            &[ctx.mcpr.to_string_lossy().into_owned(), "mock".into()],
+        ),
+        Some(floor_mock),
+    ));
 
     for run in 0..s.oneshot_runs {
         eprintln!("» one-shot CLI: run {}/{}", run + 1, s.oneshot_runs);
@@ -272,6 +315,11 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
          delay after stdin closes.",
         s.oneshot_runs
     ));
+    for (case, _) in &cases {
+        if let Some(note) = phase_note(case) {
+            table.note(note);
+        }
+    }
     report.tables.push(table);
 
     let floor = medians.first().copied().flatten().filter(|_| npm.is_ok());
@@ -297,4 +345,39 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             None,
         ),
     }
+}
+
+/// The hand-written one-shot client (this binary re-executed with `--oneshot-target`) against
+/// `server`: the least any client can take for one call, the server's own handshake included.
+fn raw_case(label: &str, bench: &std::path::Path, server: &[String]) -> Case {
+    let (bench, server) = (bench.to_owned(), server.to_vec());
+    Case::new(label, Some("hello"), move || {
+        let mut command = Command::new(&bench);
+        command
+            .arg("--oneshot-target")
+            .args(&server)
+            .stdin(Stdio::null());
+        command
+    })
+}
+
+/// The median phases of a case that reported them, as a note.
+fn phase_note(case: &Case) -> Option<String> {
+    if case.phases.is_empty() || case.problem.is_some() {
+        return None;
+    }
+    let phase = |i: usize| {
+        let times: Vec<Duration> = case.phases.iter().map(|p| p[i]).collect();
+        report::median(&times).map_or("?".into(), report::ms)
+    };
+    Some(format!(
+        "{}, median of each phase from before the spawn: initialize answered at {}, call \
+         answered at {}, result printed at {}, server stopped (stdin closed, SIGTERM to its \
+         group at once, reaped) at {}.",
+        case.label,
+        phase(0),
+        phase(1),
+        phase(2),
+        phase(3)
+    ))
 }

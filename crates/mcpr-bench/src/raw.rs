@@ -181,6 +181,17 @@ impl RawClient {
         Ok(started.elapsed())
     }
 
+    /// Close stdin and SIGTERM the server's group at once, then wait for the server to exit
+    /// (bounded; SIGKILL after `bound`).
+    pub fn terminate(mut self, bound: Duration) {
+        drop(self.stdin.take());
+        // SAFETY: signalling the process group this client started and has not reaped.
+        unsafe { libc::killpg(self.group.pgid(), libc::SIGTERM) };
+        let watchdog = Watchdog::new(self.group.pgid(), bound);
+        let _ = self.group.wait();
+        watchdog.disarm();
+    }
+
     /// Close stdin and wait for the server to exit (bounded).
     pub fn close(mut self, bound: Duration) {
         drop(self.stdin.take());
@@ -221,4 +232,59 @@ pub fn rates(
     }
     client.close(Duration::from_secs(5));
     result
+}
+
+/// `mcpr-bench --oneshot-target CMD ARGS...`: the physical floor of a one-shot client. Spawns
+/// the server, sends `initialize` at once, then `notifications/initialized` and one `echo`
+/// call, prints the call's text, and stops the server (stdin closed and SIGTERM to its group
+/// at once, then waits for it to be reaped). The phase times, from before the spawn, go to
+/// stderr as `phases: initialize=µs call=µs printed=µs stopped=µs` for the bench to read.
+pub fn oneshot_target(args: &[String]) -> std::process::ExitCode {
+    let started = Instant::now();
+    let Some((program, rest)) = args.split_first() else {
+        eprintln!("usage: mcpr-bench --oneshot-target CMD [ARGS...]");
+        return std::process::ExitCode::from(2);
+    };
+    let result = (|| {
+        let mut client = RawClient::connect(program, rest)?;
+        let initialized = started.elapsed();
+        let watchdog = Watchdog::new(client.pgid(), HANDSHAKE_BOUND);
+        let answer = client.request(&echo_request(1)).map(str::to_owned);
+        let called = started.elapsed();
+        if watchdog.disarm() {
+            return Err(format!(
+                "no call answer within {} s",
+                HANDSHAKE_BOUND.as_secs()
+            ));
+        }
+        let answer: serde_json::Value =
+            serde_json::from_str(&answer?).map_err(|e| format!("call answer: {e}"))?;
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .ok_or_else(|| format!("no text in the call answer: {answer}"))?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{text}")
+            .and_then(|()| stdout.flush())
+            .map_err(|e| format!("stdout: {e}"))?;
+        let printed = started.elapsed();
+        client.terminate(Duration::from_secs(5));
+        let stopped = started.elapsed();
+        Ok([initialized, called, printed, stopped])
+    })();
+    match result {
+        Ok([initialized, called, printed, stopped]) => {
+            eprintln!(
+                "phases: initialize={} call={} printed={} stopped={}",
+                initialized.as_micros(),
+                called.as_micros(),
+                printed.as_micros(),
+                stopped.as_micros()
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("raw one-shot client: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
