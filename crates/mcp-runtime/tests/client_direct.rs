@@ -199,3 +199,91 @@ async fn hostile_answers_neither_panic_nor_hang_and_the_right_one_wins() {
     .await
     .expect("the client hung on hostile answers");
 }
+
+/// A server whose `tools/call` answers with the result text the call passes as `raw`, written
+/// on as it is: the test decides every byte of the answer's `result`.
+const ECHO_RAW: &str = r#"
+import json, sys
+out = sys.stdout.buffer
+def send(text):
+    out.write(text.encode() + b"\n")
+    out.flush()
+for line in sys.stdin.buffer:
+    try:
+        msg = json.loads(line)
+    except Exception:
+        continue
+    if not isinstance(msg, dict) or "id" not in msg or "method" not in msg:
+        continue
+    m, id = msg["method"], msg["id"]
+    if m == "initialize":
+        send(json.dumps({"jsonrpc": "2.0", "id": id, "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "echo-raw", "version": "0"}}}))
+    elif m == "ping":
+        send(json.dumps({"jsonrpc": "2.0", "id": id, "result": {}}))
+    elif m == "tools/call":
+        send('{"jsonrpc":"2.0","id":%d,"result":%s}' % (id, msg["params"]["arguments"]["raw"]))
+    else:
+        send(json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}))
+"#;
+
+#[tokio::test]
+async fn hostile_tool_results_get_a_clear_error_at_once() {
+    let dir = temp_dir();
+    let script = dir.path().join("server.py");
+    std::fs::write(&script, ECHO_RAW).unwrap();
+    let mut config = ServerConfig::stdio("python3", [script.to_string_lossy().into_owned()]);
+    config.startup_timeout_ms = Some(20_000);
+    // Far longer than the test: an answer the client cannot read must not wait for it.
+    config.timeout_ms = Some(HANG.as_millis() as u64 * 2);
+    tokio::time::timeout(HANG, async {
+        let client = connect(&config).await;
+        let call = |raw: String| {
+            let client = &client;
+            async move {
+                client
+                    .call_tool("t", args(json!({ "raw": raw })), CallOptions::default())
+                    .await
+            }
+        };
+        let deep = format!("{}1{}", "[".repeat(50_000), "]".repeat(50_000));
+        for (raw, says) in [
+            (r#"{"content":null}"#.to_owned(), "expected a sequence"),
+            (r#"{"content":[{"type":"text","text":"a"},7]}"#.to_owned(), "invalid result"),
+            (r#"{"isError":"yes"}"#.to_owned(), "expected a boolean"),
+            (r#"{"content":[],"x":1e400}"#.to_owned(), "number out of range"),
+            (format!(r#"{{"structuredContent":{deep}}}"#), "recursion limit"),
+            ("[1,2]".to_owned(), ""),
+            ("\"text\"".to_owned(), ""),
+        ] {
+            let error = call(raw.clone()).await.unwrap_err();
+            assert!(
+                matches!(error, ClientError::Protocol { .. }),
+                "{}: {error}",
+                &raw[..raw.len().min(60)]
+            );
+            assert!(error.to_string().contains(says), "{error}");
+        }
+        // Odd but valid results are read whole; the connection still works after all the
+        // above.
+        let big = "é".repeat(1 << 20);
+        let output = call(json!({"content": [{"type": "text", "text": big}]}).to_string())
+            .await
+            .unwrap();
+        assert_eq!(output.text(), big);
+        let odd = r#"{"content":[{"type":"text","text":"a","text":"b"},{"a":1,"type":7}],"isError":true,"isError":false,"k":{"z":1}}"#;
+        let output = call(odd.to_owned()).await.unwrap();
+        assert_eq!(output.text(), "b", "the last of a field twice");
+        assert!(!output.is_error);
+        assert_eq!(
+            serde_json::to_value(&output).unwrap(),
+            json!({"content": [{"type": "text", "text": "b"}, {"a": 1, "type": 7}],
+                   "isError": false, "k": {"z": 1}})
+        );
+        client.ping().await.unwrap();
+        client.close().await;
+    })
+    .await
+    .expect("the client hung on a hostile result");
+}

@@ -201,34 +201,31 @@ pub(crate) fn trim(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-/// A `result` (read on its own, as the direct path reads it) as the [`ServerResult`] of the
-/// request's method, or what rmcp's parse makes of it when it does not fit that type.
-pub(crate) fn result_from_value(
+/// The text of a `result` (read on its own, as the direct path reads it) as the
+/// [`ServerResult`] of the request's method, or what rmcp's parse makes of it when it does not
+/// fit that type.
+pub(crate) fn result_from_str(
     expected: Expected,
-    result: Value,
+    result: &str,
 ) -> Result<ServerResult, serde_json::Error> {
     use ServerResult as R;
     let typed = match expected {
-        Expected::ListTools => ListToolsResult::deserialize(&result).map(R::ListToolsResult),
-        Expected::ListPrompts => ListPromptsResult::deserialize(&result).map(R::ListPromptsResult),
-        Expected::GetPrompt => GetPromptResult::deserialize(&result).map(R::GetPromptResult),
-        Expected::ListResources => {
-            ListResourcesResult::deserialize(&result).map(R::ListResourcesResult)
-        }
+        Expected::ListTools => serde_json::from_str(result).map(R::ListToolsResult),
+        Expected::ListPrompts => serde_json::from_str(result).map(R::ListPromptsResult),
+        Expected::GetPrompt => serde_json::from_str(result).map(R::GetPromptResult),
+        Expected::ListResources => serde_json::from_str(result).map(R::ListResourcesResult),
         Expected::ListResourceTemplates => {
-            ListResourceTemplatesResult::deserialize(&result).map(R::ListResourceTemplatesResult)
+            serde_json::from_str(result).map(R::ListResourceTemplatesResult)
         }
-        Expected::ReadResource => {
-            ReadResourceResult::deserialize(&result).map(R::ReadResourceResult)
-        }
-        Expected::Complete => CompleteResult::deserialize(&result).map(R::CompleteResult),
-        // Opening requests never take the direct path; a tool result is taken as sent, and
-        // what is left (an `input_required` result, `{}`) is rmcp's to tell apart.
+        Expected::ReadResource => serde_json::from_str(result).map(R::ReadResourceResult),
+        Expected::Complete => serde_json::from_str(result).map(R::CompleteResult),
+        // Opening requests never take the direct path; a tool's result is read by the caller,
+        // and what is left (an `input_required` result, `{}`) is rmcp's to tell apart.
         Expected::CallTool | Expected::Initialize | Expected::Discover | Expected::Other => {
-            return ServerResult::deserialize(result);
+            return serde_json::from_str(result);
         }
     };
-    typed.or_else(|_| ServerResult::deserialize(result))
+    typed.or_else(|_| serde_json::from_str(result))
 }
 
 /// rmcp's own parse of a line, with its rules for what is skipped and what is refused.

@@ -35,15 +35,17 @@ use rmcp::model::{
     NumberOrString, ProgressToken, RequestId, RequestMetaObject,
 };
 use rmcp::service::ServiceError;
+use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::decode::{self, Expected, Key};
-use super::requests::{Answer, Outgoing};
+use super::requests::{Answer, Outgoing, ToolAnswer};
+use super::tool_result::{self, ToolRead};
 use super::{ClientError, McpClient, ProgressUpdate, progress};
 
 /// The first id of a direct request: past every id rmcp's 32-bit counter gives.
@@ -55,8 +57,9 @@ pub(crate) type SharedWriter = Arc<tokio::sync::Mutex<Option<Writer>>>;
 /// A writer of any kind (a child's stdin, or a test's pipe).
 pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
-/// What a direct request gets back: its `result`, or the server's error.
-pub(crate) type Reply = Result<Value, ErrorData>;
+/// What a direct request gets back: its `result` as sent (JSON text, decoded by the caller's
+/// task into the type it wants), or the server's error.
+pub(crate) type Reply = Result<Box<RawValue>, ErrorData>;
 
 /// The direct path of one connection. Shared by the transport (which delivers answers) and
 /// the client (which sends requests).
@@ -332,7 +335,7 @@ impl<'de> Visitor<'de> for AnswerVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut version = false;
         let mut id = None::<u64>;
-        let mut result = None::<Value>;
+        let mut result = None::<Box<RawValue>>;
         let mut error = None::<ErrorData>;
         while let Some(key) = map.next_key::<Key>()? {
             match key {
@@ -420,40 +423,6 @@ impl Drop for Pending<'_> {
     }
 }
 
-/// A `tools/call` request on the wire.
-#[derive(Serialize)]
-struct WireCall<'a> {
-    jsonrpc: &'static str,
-    id: i64,
-    method: &'static str,
-    params: WireParams<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireParams<'a> {
-    #[serde(rename = "_meta")]
-    meta: WireMeta<'a>,
-    name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<&'a serde_json::Map<String, Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    input_responses: Option<&'a rmcp::model::InputResponses>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    request_state: Option<&'a str>,
-}
-
-/// A call's `_meta`: most carry only their progress token.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum WireMeta<'a> {
-    Token {
-        #[serde(rename = "progressToken")]
-        progress_token: i64,
-    },
-    Full(&'a RequestMetaObject),
-}
-
 /// `notifications/cancelled` for request `id`, as a line.
 fn cancel_line(id: u64, reason: &str) -> Vec<u8> {
     let notice = json!({
@@ -489,9 +458,10 @@ impl McpClient {
         if self.is_closed() {
             return Err(not_sent());
         }
-        let expected = match &request {
-            Outgoing::Tool(_) => Expected::CallTool,
-            Outgoing::Request(request) => Expected::of(request),
+        let (expected, form) = match &request {
+            Outgoing::Tool(_) => (Expected::CallTool, Form::Output),
+            Outgoing::ToolRaw(_) => (Expected::CallTool, Form::Raw),
+            Outgoing::Request(request) => (Expected::of(request), Form::Output),
         };
         let Some((id, receiver)) = direct.register() else {
             return Err(not_sent());
@@ -511,7 +481,9 @@ impl McpClient {
                 .register(progress::token_key(&token), sender.clone())
         });
         let line = match request {
-            Outgoing::Tool(params) => self.tool_call_line(wire_id, params, meta),
+            Outgoing::Tool(params) | Outgoing::ToolRaw(params) => {
+                self.tool_call_line(wire_id, params, meta)
+            }
             Outgoing::Request(request) => self.request_line(wire_id, request, meta),
         };
         let line = line
@@ -569,7 +541,7 @@ impl McpClient {
             tokio::time::sleep(progress::LATE_GRACE).await;
         }
         match answer {
-            Ok(result) => self.direct_result(expected, result, method),
+            Ok(result) => self.direct_result(expected, form, result, method),
             Err(error) => {
                 let error = self.service_error(method, ServiceError::McpError(error));
                 self.forget_refuted_discovery(&error);
@@ -624,46 +596,78 @@ impl McpClient {
                 all.set_progress_token(ProgressToken(NumberOrString::Number(id)));
                 all
             });
-        let wire = WireCall {
-            jsonrpc: "2.0",
-            id,
-            method: "tools/call",
-            params: WireParams {
-                meta: match &full {
-                    Some(all) => WireMeta::Full(all),
-                    None => WireMeta::Token { progress_token: id },
-                },
-                name: &params.name,
-                arguments: params.arguments.as_ref(),
-                input_responses: params.input_responses.as_ref(),
-                request_state: params.request_state.as_deref(),
-            },
-        };
+        // Written piece by piece: the constant parts as they are, only the name and what
+        // the caller passed through the serializer (a derived `Serialize` escapes every key
+        // and constant string on every call).
         let mut line = Vec::with_capacity(256);
-        serde_json::to_writer(&mut line, &wire)?;
-        line.push(b'\n');
+        line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut line, &id)?;
+        line.extend_from_slice(br#","method":"tools/call","params":{"_meta":"#);
+        match &full {
+            Some(all) => serde_json::to_writer(&mut line, all)?,
+            None => {
+                line.extend_from_slice(br#"{"progressToken":"#);
+                serde_json::to_writer(&mut line, &id)?;
+                line.push(b'}');
+            }
+        }
+        line.extend_from_slice(br#","name":"#);
+        serde_json::to_writer(&mut line, &*params.name)?;
+        if let Some(arguments) = &params.arguments {
+            line.extend_from_slice(br#","arguments":"#);
+            serde_json::to_writer(&mut line, arguments)?;
+        }
+        if let Some(responses) = &params.input_responses {
+            line.extend_from_slice(br#","inputResponses":"#);
+            serde_json::to_writer(&mut line, responses)?;
+        }
+        if let Some(state) = &params.request_state {
+            line.extend_from_slice(br#","requestState":"#);
+            serde_json::to_writer(&mut line, state)?;
+        }
+        line.extend_from_slice(b"}}\n");
         Ok(line)
     }
 
-    /// A `result` as the caller takes it: a tool result as sent (unless it asks for input),
-    /// anything else in rmcp's type for its method.
+    /// A `result` as the caller takes it, decoded from its text in the caller's task: a
+    /// tool's result read straight into a [`ToolOutput`](super::ToolOutput) (or kept as sent,
+    /// when asked for), anything else (an `input_required` question included) in rmcp's type
+    /// for its method.
     fn direct_result<M: Display + ?Sized>(
         &self,
         expected: Expected,
-        result: Value,
+        form: Form,
+        result: Box<RawValue>,
         method: &M,
     ) -> Result<Answer, ClientError> {
-        match (expected, result) {
-            (Expected::CallTool, Value::Object(result))
-                if result.get("resultType").and_then(Value::as_str) != Some("input_required") =>
+        let invalid =
+            |e: serde_json::Error| self.protocol_error(method, format!("invalid result: {e}"));
+        match (expected, form) {
+            (Expected::CallTool, Form::Output) => match tool_result::read(result.get()) {
+                ToolRead::Output(output) => return Ok(Answer::Tool(ToolAnswer::Output(output))),
+                ToolRead::Invalid(e) => return Err(invalid(e)),
+                ToolRead::Other => {}
+            },
+            (Expected::CallTool, Form::Raw)
+                if tool_result::text_asks_for_input(result.get()) == Some(false) =>
             {
-                Ok(Answer::Tool(result))
+                return Ok(Answer::Tool(ToolAnswer::Raw(result)));
             }
-            (expected, result) => decode::result_from_value(expected, result)
-                .map(Answer::Typed)
-                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
+            _ => {}
         }
+        decode::result_from_str(expected, result.get())
+            .map(Answer::Typed)
+            .map_err(invalid)
     }
+}
+
+/// How the caller of a direct request takes a tool's result.
+#[derive(Clone, Copy)]
+enum Form {
+    /// Decoded ([`ToolOutput`](super::ToolOutput)).
+    Output,
+    /// As sent.
+    Raw,
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@
 //! request and its errors), `tally` (log lines counted in the order they arrive),
 //! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
-//! as sent), `types` (what calls
+//! as sent), `tool_result` (a tool result read from its text straight into `ToolOutput`),
+//! `raw_result` (a tool result's text as sent, for relaying it unchanged), `types` (what calls
 //! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
@@ -63,6 +64,7 @@ mod pipe;
 mod progress;
 mod prompt;
 mod raw;
+pub(crate) mod raw_result;
 mod remote;
 mod requests;
 mod skills;
@@ -71,6 +73,7 @@ mod stdio;
 mod streamable_http;
 mod subscribe;
 mod tally;
+mod tool_result;
 mod types;
 mod watchdog;
 
@@ -407,6 +410,16 @@ impl McpClient {
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<ToolOutput, ClientError> {
+        self.call_tool_as(tool, arguments, options).await
+    }
+
+    /// [`call_tool`](Self::call_tool), the result taken in form `R`.
+    async fn call_tool_as<R: requests::ToolResultForm>(
+        &self,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<R, ClientError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
@@ -428,7 +441,7 @@ impl McpClient {
         for _round in 0..=MAX_INPUT_ROUNDS {
             let send = || {
                 self.request_with_progress(
-                    requests::Outgoing::Tool(&params),
+                    R::outgoing(&params),
                     &method,
                     timeout,
                     options.cancel.as_ref(),
@@ -444,10 +457,8 @@ impl McpClient {
                 other => other,
             };
             let result = match answer? {
-                // Built from the result as sent, so that fields rmcp does not know (a later
-                // revision's) reach the caller.
                 requests::Answer::Tool(sent) => {
-                    return ToolOutput::from_wire(sent)
+                    return R::from_answer(sent)
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
                 requests::Answer::Typed(result) => result,
@@ -460,10 +471,14 @@ impl McpClient {
                         other => serde_json::from_value(other),
                     });
                     return output
+                        .and_then(R::from_output)
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
                 // Some servers answer a tool with no output with `{}`.
-                ServerResult::EmptyResult(_) => return Ok(ToolOutput::default()),
+                ServerResult::EmptyResult(_) => {
+                    return R::from_output(ToolOutput::default())
+                        .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                }
                 ServerResult::InputRequiredResult(asked) => {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     let asker = input.map(|input| (input, left));

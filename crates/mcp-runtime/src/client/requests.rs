@@ -3,8 +3,10 @@
 //! and the server's own errors.
 
 use serde::Deserialize as _;
+use serde_json::value::RawValue;
 
 use super::direct::DirectCall;
+use super::tool_result;
 use super::*;
 
 /// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
@@ -13,7 +15,10 @@ use super::*;
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Outgoing<'a> {
     Request(ClientRequest),
+    /// A tool call whose result is wanted as a [`ToolOutput`].
     Tool(&'a rmcp::model::CallToolRequestParams),
+    /// A tool call whose result is wanted as sent, not decoded (see `raw_result`).
+    ToolRaw(&'a rmcp::model::CallToolRequestParams),
 }
 
 /// What a request got back.
@@ -22,8 +27,59 @@ pub(super) enum Outgoing<'a> {
 pub(super) enum Answer {
     /// The result, in rmcp's type for it.
     Typed(ServerResult),
-    /// A `tools/call` result as the server sent it.
-    Tool(Map<String, Value>),
+    /// A `tools/call` result that is the tool's (not an `input_required` question).
+    Tool(ToolAnswer),
+}
+
+/// A tool's result, in the form the path that received it had at hand.
+// Moved once per call; boxing would cost an allocation per call.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum ToolAnswer {
+    /// Read straight from the answer (the direct path).
+    Output(ToolOutput),
+    /// The JSON text as sent, not decoded (the direct path, when asked for it).
+    Raw(Box<RawValue>),
+    /// The result object as sent (rmcp's path: see `raw`).
+    Wire(Map<String, Value>),
+}
+
+/// What a tool call's caller takes its result as: a [`ToolOutput`], or the JSON as sent
+/// ([`RawToolResult`](super::raw_result::RawToolResult)).
+pub(super) trait ToolResultForm: Sized {
+    /// The request that asks for a result in this form.
+    fn outgoing(params: &rmcp::model::CallToolRequestParams) -> Outgoing<'_>;
+
+    /// The result from what the request got back.
+    fn from_answer(answer: ToolAnswer) -> Result<Self, serde_json::Error>;
+
+    /// The result from a decoded output (rmcp's parse, or an empty answer).
+    fn from_output(output: ToolOutput) -> Result<Self, serde_json::Error>;
+}
+
+impl ToolResultForm for ToolOutput {
+    fn outgoing(params: &rmcp::model::CallToolRequestParams) -> Outgoing<'_> {
+        Outgoing::Tool(params)
+    }
+
+    fn from_answer(answer: ToolAnswer) -> Result<ToolOutput, serde_json::Error> {
+        match answer {
+            ToolAnswer::Output(output) => Ok(output),
+            // Built from the result as sent, so that fields rmcp does not know (a later
+            // revision's) reach the caller.
+            ToolAnswer::Wire(sent) => ToolOutput::from_wire(sent),
+            ToolAnswer::Raw(raw) => match tool_result::read(raw.get()) {
+                tool_result::ToolRead::Output(output) => Ok(output),
+                tool_result::ToolRead::Invalid(e) => Err(e),
+                tool_result::ToolRead::Other => {
+                    Err(serde::de::Error::custom("not a tool's result"))
+                }
+            },
+        }
+    }
+
+    fn from_output(output: ToolOutput) -> Result<ToolOutput, serde_json::Error> {
+        Ok(output)
+    }
 }
 
 impl McpClient {
@@ -53,12 +109,18 @@ impl McpClient {
             }
             (other, _) => other,
         };
-        match answer? {
-            Answer::Typed(result) => Ok(result),
-            Answer::Tool(sent) => rmcp::model::CallToolResult::deserialize(Value::Object(sent))
-                .map(ServerResult::CallToolResult)
-                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
-        }
+        let sent = match answer? {
+            Answer::Typed(result) => return Ok(result),
+            Answer::Tool(ToolAnswer::Wire(sent)) => {
+                rmcp::model::CallToolResult::deserialize(Value::Object(sent))
+            }
+            Answer::Tool(ToolAnswer::Raw(raw)) => serde_json::from_str(raw.get()),
+            Answer::Tool(ToolAnswer::Output(output)) => {
+                serde_json::to_value(output).and_then(rmcp::model::CallToolResult::deserialize)
+            }
+        };
+        sent.map(ServerResult::CallToolResult)
+            .map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
     }
 
     /// [`request`](Self::request), sending the server's progress notifications about it to
@@ -98,7 +160,7 @@ impl McpClient {
         }
         let request = match request {
             Outgoing::Request(request) => request,
-            Outgoing::Tool(params) => {
+            Outgoing::Tool(params) | Outgoing::ToolRaw(params) => {
                 ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()))
             }
         };
@@ -165,7 +227,9 @@ impl McpClient {
             // The result as sent stands for a tool's result only, not for a question
             // (`input_required`) that comes back in its place.
             Ok(result) => Ok(match (self.handler.raw.take(&forget.id), result) {
-                (Some(sent), ServerResult::CallToolResult(_)) => Answer::Tool(sent),
+                (Some(sent), ServerResult::CallToolResult(_)) => {
+                    Answer::Tool(ToolAnswer::Wire(sent))
+                }
                 (_, result) => Answer::Typed(result),
             }),
             Err(e) => {

@@ -270,8 +270,9 @@ impl ToolOutput {
     /// A result read from the wire format (a `tools/call` result object as sent).
     pub fn from_wire(mut result: Map<String, Value>) -> Result<ToolOutput, serde_json::Error> {
         // `resultType` (2026-07-28) frames the answer for the protocol, as a JSON-RPC `id`
-        // does; the client has acted on it by now, and it is not the tool's.
-        result.remove("resultType");
+        // does; the client has acted on it by now, and it is not the tool's. Removed in
+        // place, so the fields after it keep their order.
+        result.shift_remove("resultType");
         let fits = result.get("content").is_none_or(|content| {
             content
                 .as_array()
