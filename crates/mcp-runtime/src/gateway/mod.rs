@@ -60,6 +60,7 @@
 mod catalog;
 mod discovery;
 mod filter;
+mod front;
 mod handler;
 mod hints;
 pub mod http;
@@ -330,19 +331,29 @@ impl Gateway {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        let handler = self.for_new_client();
+        // `tools/call` is read, run and answered by the front end itself; everything else
+        // goes through rmcp's service (see `front`).
+        let front = front::Front::new(handler.clone(), writer);
+        let (reader, writer) = front.split(reader);
         let transport = relay::RelayTransport(AsyncRwTransport::new_server(reader, writer));
-        match rmcp::serve_server(self.for_new_client(), transport).await {
-            Ok(running) => running
-                .waiting()
-                .await
-                .map(|_| ())
-                .map_err(|e| GatewayError::Service(e.to_string())),
+        let served = match rmcp::serve_server(handler, transport).await {
+            Ok(running) => {
+                front.open(running.peer().clone());
+                running
+                    .waiting()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| GatewayError::Service(e.to_string()))
+            }
             // The client went away before the handshake ended: a normal way to stop.
             Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
                 Ok(())
             }
             Err(e) => Err(GatewayError::Handshake(e.to_string())),
-        }
+        };
+        front.finish().await;
+        served
     }
 
     /// Wait until start-up is over (or the bound passes).

@@ -82,7 +82,7 @@ pub(crate) fn unwrap_chunk(chunk: bytes::Bytes) -> bytes::Bytes {
 }
 
 /// A placeholder's result in the wire format; any other message unchanged.
-fn unwrap(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+pub(crate) fn unwrap(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
     match message {
         ServerJsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc,

@@ -1,0 +1,566 @@
+//! The byte-stream front end's fast path for `tools/call`.
+//!
+//! rmcp's service reads every client line into its message enum (which tries each request
+//! type in turn), runs the request on a task of its own and hands the answer back to its
+//! service loop over a channel, which sends it from yet another task. For the request a
+//! gateway mostly serves, that is most of what it adds to a call. So the client's stream is
+//! read here first ([`FrontReader`]): a `tools/call` is recognised with a typed parse of its
+//! `jsonrpc`, `id`, `method` and `params`, run on a task of its own through the same handler
+//! rmcp would call (views, discovery, questions, progress and log lines all behave the same),
+//! and its answer is written straight to the client's stream. A `notifications/cancelled`
+//! naming such a call cancels it here. Every other line, and any line this parse does not
+//! accept (malformed, oversized, of the wrong types), goes on to rmcp unchanged, in order, and
+//! gets the answer or error it always got.
+//!
+//! Both write to the client's stream through one [`Output`], a whole line at a time, so rmcp's
+//! messages and the fast answers never interleave and keep the order they were written in: a
+//! log line or a progress notification the handler sent before its answer goes out before it.
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer, Service as _};
+use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::Gateway;
+
+/// Longest line the fast path looks at; a longer one goes to rmcp as it comes in (rmcp has
+/// its own bound, past which it drops the line).
+const FAST_LINE_MAX: usize = 1024 * 1024;
+
+/// Bytes waiting for the client to read before writers wait: a client that stops reading
+/// holds up its own answers, not the gateway's memory.
+const HIGH_WATER: usize = 4 * 1024 * 1024;
+
+/// How long fast calls still running when the client closes its stream may take to answer,
+/// as rmcp allows its own handlers.
+const DRAIN_BOUND: Duration = Duration::from_secs(5);
+
+/// How long the answers written last may take to reach the client once serving is over.
+const FLUSH_BOUND: Duration = Duration::from_secs(5);
+
+/// The fast path of one client's session.
+pub(crate) struct Front<W> {
+    /// The session's handler (the same one rmcp serves).
+    gateway: Gateway,
+    /// The session, once rmcp has opened it; until then every line goes to rmcp.
+    peer: OnceLock<Peer<RoleServer>>,
+    output: Arc<Output<W>>,
+    /// Fast calls in flight, by request id, with their cancel tokens.
+    in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    next: AtomicU64,
+    /// Fast calls running, and who waits for them to end.
+    running: AtomicUsize,
+    idle: Notify,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
+    /// The fast path of `gateway`'s session with a client that reads from `writer`.
+    pub(crate) fn new(gateway: Gateway, writer: W) -> Arc<Self> {
+        Arc::new(Front {
+            gateway,
+            peer: OnceLock::new(),
+            output: Output::new(writer),
+            in_flight: Mutex::default(),
+            next: AtomicU64::new(0),
+            running: AtomicUsize::new(0),
+            idle: Notify::new(),
+        })
+    }
+
+    /// The client's stream as rmcp is to read it (fast calls taken out), and the writer rmcp
+    /// is to write with.
+    pub(crate) fn split<R>(self: &Arc<Self>, reader: R) -> (FrontReader<R, W>, SharedWriter<W>) {
+        let reader = FrontReader {
+            inner: reader,
+            front: self.clone(),
+            buf: BytesMut::new(),
+            scanned: 0,
+            pass: 0,
+            long_line: false,
+            eof: false,
+        };
+        let writer = SharedWriter {
+            output: self.output.clone(),
+            partial: Vec::new(),
+        };
+        (reader, writer)
+    }
+
+    /// The session is open: calls may take the fast path from now on.
+    pub(crate) fn open(&self, peer: Peer<RoleServer>) {
+        let _ = self.peer.set(peer);
+    }
+
+    /// The session is over: let the fast calls still running answer (bounded), cancel the
+    /// rest (which tells their servers), and let what was written reach the client.
+    pub(crate) async fn finish(&self) {
+        if tokio::time::timeout(DRAIN_BOUND, self.calls_ended())
+            .await
+            .is_err()
+        {
+            tracing::debug!("gateway: calls still running as the client left are cancelled");
+            for (_, token) in self.lock().values() {
+                token.cancel();
+            }
+            self.calls_ended().await;
+        }
+        if tokio::time::timeout(FLUSH_BOUND, self.output.flush())
+            .await
+            .is_err()
+        {
+            tracing::debug!("gateway: the client did not read its last answers");
+        }
+    }
+
+    /// Until no fast call runs (none starts once the client's stream has ended).
+    async fn calls_ended(&self) {
+        loop {
+            let idle = self.idle.notified();
+            if self.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<RequestId, (u64, CancellationToken)>> {
+        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take `line` on the fast path if it is a call (started on a task of its own) or the
+    /// cancellation of one; `false` leaves it to rmcp.
+    fn take(self: &Arc<Self>, line: &[u8]) -> bool {
+        let Some(peer) = self.peer.get() else {
+            return false;
+        };
+        let Ok(head) = serde_json::from_slice::<Head>(line) else {
+            return false;
+        };
+        // rmcp refuses a message with both a method and a result or an error.
+        if head.result.0 || head.error.0 {
+            return false;
+        }
+        match head.method.as_deref() {
+            Some("tools/call") if head.id.0 => match serde_json::from_slice::<CallLine>(line) {
+                Ok(call) => self.start_call(call, peer),
+                Err(_) => false,
+            },
+            Some("notifications/cancelled") if !head.id.0 => {
+                match serde_json::from_slice::<CancelLine>(line) {
+                    Ok(cancel) => self.cancel(cancel),
+                    Err(_) => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Start the call `head` makes, if it is one rmcp would accept as it is.
+    fn start_call(self: &Arc<Self>, call: CallLine, peer: &Peer<RoleServer>) -> bool {
+        let CallLine { id, mut params, .. } = call;
+        let meta = params.meta.take().unwrap_or_default();
+        // A request of a session opened without `initialize` that names an older revision may
+        // ask its client over the session; rmcp allows that only from its own request tasks.
+        if peer.peer_info().is_none()
+            && meta
+                .protocol_version()
+                .is_some_and(|version| version < ProtocolVersion::V_2026_07_28)
+        {
+            return false;
+        }
+        let token = CancellationToken::new();
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id.clone(), (number, token.clone()));
+        let mut context = RequestContext::new(id.clone(), peer.clone());
+        context.ct = token.clone();
+        context.meta = meta;
+        let front = self.clone();
+        self.running.fetch_add(1, Ordering::AcqRel);
+        let running = Running(self.clone());
+        tokio::spawn(async move {
+            let _running = running;
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let answered = front.gateway.handle_request(request, context).await;
+            {
+                let mut in_flight = front.lock();
+                if in_flight.get(&id).is_some_and(|(n, _)| *n == number) {
+                    in_flight.remove(&id);
+                }
+            }
+            // As rmcp does, a cancelled request gets no answer.
+            if token.is_cancelled() {
+                return;
+            }
+            let message = match answered {
+                Ok(result) => ServerJsonRpcMessage::response(result, id),
+                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+            };
+            let message = super::relay::unwrap(message);
+            match serde_json::to_vec(&message) {
+                Ok(mut line) => {
+                    line.push(b'\n');
+                    if let Err(e) = front.output.write(&line).await {
+                        tracing::debug!("gateway: an answer was not delivered: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("gateway: an answer could not be written: {e}"),
+            }
+        });
+        true
+    }
+
+    /// Cancel the fast call `head` names, if there is one.
+    fn cancel(&self, cancel: CancelLine) -> bool {
+        let Some(request_id) = cancel.params.request_id else {
+            return false;
+        };
+        match self.lock().remove(&request_id) {
+            Some((_, token)) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Counts a fast call as running until dropped.
+struct Running<W>(Arc<Front<W>>);
+
+impl<W> Drop for Running<W> {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// What a client line is, from its top-level fields (the method borrowed from the line, the
+/// rest skipped).
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    id: Present,
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
+}
+
+/// A `tools/call` request, typed as rmcp types it.
+#[derive(Deserialize)]
+struct CallLine {
+    #[allow(dead_code)] // checked: rmcp accepts no other version
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    params: CallToolRequestParams,
+}
+
+/// A `notifications/cancelled`.
+#[derive(Deserialize)]
+struct CancelLine {
+    params: CancelledNotificationParam,
+}
+
+/// Whether a field is there at all (`null` included).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| Present(true))
+    }
+}
+
+/// The client's stream as rmcp reads it: the lines the fast path takes are left out, the
+/// others passed on byte for byte. A line is looked at only once rmcp has read every line
+/// before it, so requests start in the order the client sent them.
+pub(crate) struct FrontReader<R, W> {
+    inner: R,
+    front: Arc<Front<W>>,
+    /// Read from the client, not yet taken or passed on.
+    buf: BytesMut,
+    /// How much of `buf` is known to hold no newline.
+    scanned: usize,
+    /// How much of `buf` is rmcp's to read.
+    pass: usize,
+    /// Passing on a line too long for the fast path, up to its newline.
+    long_line: bool,
+    eof: bool,
+}
+
+impl<R, W> AsyncRead for FrontReader<R, W>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if this.pass > 0 {
+                let n = this.pass.min(out.remaining());
+                out.put_slice(&this.buf[..n]);
+                this.buf.advance(n);
+                this.pass -= n;
+                this.scanned = this.scanned.saturating_sub(n);
+                return Poll::Ready(Ok(()));
+            }
+            let newline = this.buf[this.scanned..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map(|at| this.scanned + at);
+            match newline {
+                Some(end) if this.long_line => {
+                    this.long_line = false;
+                    this.pass = end + 1;
+                    continue;
+                }
+                Some(end) => {
+                    this.scanned = 0;
+                    if this.front.take(&this.buf[..end]) {
+                        this.buf.advance(end + 1);
+                    } else {
+                        this.pass = end + 1;
+                    }
+                    continue;
+                }
+                None if this.long_line || this.buf.len() > FAST_LINE_MAX => {
+                    // rmcp reads it as it comes, and bounds it itself.
+                    this.long_line = true;
+                    this.pass = this.buf.len();
+                    if this.pass > 0 {
+                        continue;
+                    }
+                }
+                None => this.scanned = this.buf.len(),
+            }
+            if this.eof {
+                // Bytes after the last newline are rmcp's to drop, as it always did.
+                this.pass = this.buf.len();
+                if this.pass > 0 {
+                    continue;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            this.buf.reserve(8 * 1024);
+            match tokio_util::io::poll_read_buf(Pin::new(&mut this.inner), cx, &mut this.buf) {
+                Poll::Ready(Ok(0)) => this.eof = true,
+                Poll::Ready(Ok(_)) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// The client's end of the stream, shared by rmcp and the fast calls: each line goes out
+/// whole, in the order it was written, straight from the writer's task while the client keeps
+/// up (its stream is non-blocking) and from a task of its own meanwhile when it does not.
+pub(crate) struct Output<W> {
+    state: Mutex<OutputState<W>>,
+    /// Wakes the task writing what is queued.
+    queued: Notify,
+}
+
+struct OutputState<W> {
+    writer: W,
+    /// Written, not yet accepted by the stream.
+    queue: BytesMut,
+    /// The stream failed; nothing more goes out.
+    failed: Option<io::ErrorKind>,
+    /// Writers waiting for the queue to shrink below [`HIGH_WATER`].
+    waiting: Vec<Waker>,
+    /// A task is writing the queue.
+    draining: bool,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Output<W> {
+    fn new(writer: W) -> Arc<Self> {
+        Arc::new(Output {
+            state: Mutex::new(OutputState {
+                writer,
+                queue: BytesMut::new(),
+                failed: None,
+                waiting: Vec::new(),
+                draining: false,
+            }),
+            queued: Notify::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, OutputState<W>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Write whole lines, once the queue has room.
+    async fn write(self: &Arc<Self>, lines: &[u8]) -> io::Result<()> {
+        std::future::poll_fn(|cx| self.poll_room(cx)).await?;
+        self.push(lines)
+    }
+
+    /// Ready when the queue has room for more.
+    fn poll_room(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut state = self.lock();
+        if let Some(kind) = state.failed {
+            return Poll::Ready(Err(kind.into()));
+        }
+        if state.queue.len() < HIGH_WATER {
+            return Poll::Ready(Ok(()));
+        }
+        state.waiting.push(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Write whole lines now, as far as the stream takes them without waiting; the rest is
+    /// queued for the draining task.
+    fn push(self: &Arc<Self>, lines: &[u8]) -> io::Result<()> {
+        let mut state = self.lock();
+        if let Some(kind) = state.failed {
+            return Err(kind.into());
+        }
+        let mut written = 0;
+        if state.queue.is_empty() {
+            // Not woken by this context: whatever does not go now is the draining task's, which
+            // polls the stream with its own.
+            let mut cx = Context::from_waker(Waker::noop());
+            while written < lines.len() {
+                match Pin::new(&mut state.writer).poll_write(&mut cx, &lines[written..]) {
+                    Poll::Ready(Ok(0)) => {
+                        state.failed = Some(io::ErrorKind::WriteZero);
+                        return Err(io::ErrorKind::WriteZero.into());
+                    }
+                    Poll::Ready(Ok(n)) => written += n,
+                    Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Poll::Ready(Err(e)) => {
+                        state.failed = Some(e.kind());
+                        return Err(e);
+                    }
+                    Poll::Pending => break,
+                }
+            }
+        }
+        if written < lines.len() {
+            state.queue.extend_from_slice(&lines[written..]);
+            if !state.draining {
+                state.draining = true;
+                let output = self.clone();
+                tokio::spawn(async move { std::future::poll_fn(|cx| output.poll_drain(cx)).await });
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the queue out; ready once it is empty (or the stream failed).
+    fn poll_drain(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.lock();
+        let state = &mut *state;
+        while !state.queue.is_empty() && state.failed.is_none() {
+            match Pin::new(&mut state.writer).poll_write(cx, &state.queue) {
+                Poll::Ready(Ok(0)) => state.failed = Some(io::ErrorKind::WriteZero),
+                Poll::Ready(Ok(n)) => {
+                    state.queue.advance(n);
+                    if state.queue.len() < HIGH_WATER {
+                        state.waiting.drain(..).for_each(Waker::wake);
+                    }
+                }
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Poll::Ready(Err(e)) => state.failed = Some(e.kind()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        if state.failed.is_some() {
+            state.queue.clear();
+        }
+        state.draining = false;
+        state.waiting.drain(..).for_each(Waker::wake);
+        self.queued.notify_waiters();
+        Poll::Ready(())
+    }
+
+    /// Wait until everything written has been accepted by the stream, and flush it.
+    async fn flush(&self) {
+        loop {
+            let drained = self.queued.notified();
+            {
+                let state = self.lock();
+                if state.queue.is_empty() || state.failed.is_some() {
+                    break;
+                }
+            }
+            drained.await;
+        }
+        let _ = std::future::poll_fn(|cx| {
+            let mut state = self.lock();
+            if state.failed.is_some() {
+                return Poll::Ready(Ok(()));
+            }
+            Pin::new(&mut state.writer).poll_flush(cx)
+        })
+        .await;
+    }
+}
+
+/// rmcp's writer: its messages go through the shared [`Output`] a whole line at a time.
+pub(crate) struct SharedWriter<W> {
+    output: Arc<Output<W>>,
+    /// The start of a line whose end has not been written yet.
+    partial: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> AsyncWrite for SharedWriter<W> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        std::task::ready!(this.output.poll_room(cx))?;
+        let Some(last) = buf.iter().rposition(|b| *b == b'\n') else {
+            this.partial.extend_from_slice(buf);
+            return Poll::Ready(Ok(buf.len()));
+        };
+        if this.partial.is_empty() {
+            this.output.push(&buf[..=last])?;
+        } else {
+            this.partial.extend_from_slice(&buf[..=last]);
+            let lines = std::mem::take(&mut this.partial);
+            this.output.push(&lines)?;
+        }
+        this.partial.extend_from_slice(&buf[last + 1..]);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Handed to the output, in order: the draining task takes it from there.
+        match self.output.lock().failed {
+            Some(kind) => Poll::Ready(Err(kind.into())),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // The stream stays open for the fast calls' answers; it closes with the session.
+        self.poll_flush(cx)
+    }
+}
