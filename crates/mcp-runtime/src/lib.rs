@@ -10,8 +10,9 @@
 //! [`session`] (a host's tool registry). [`loader`] strings them together for a host, and
 //! [`gateway`] serves all the tools again as one MCP server (or hands them to a sub-agent).
 //! [`registry`] finds servers in an MCP Registry and turns them into config entries.
-//! Two leaf modules serve every step and depend on none: [`net`] (the HTTP client, which a host
-//! may replace, and TLS set-up) and [`fsutil`] (where mcpr's files live and how they are written).
+//! Three leaf modules serve every step and depend on none: [`net`] (the HTTP client, which a host
+//! may replace, and TLS set-up), [`fsutil`] (where mcpr's files live and how they are written)
+//! and [`json`] (JSON kept as compact text, as tool schemas are).
 //!
 //! ```no_run
 //! # async fn host() {
@@ -35,6 +36,7 @@ pub mod fsutil;
 #[cfg(feature = "gateway")]
 pub mod gateway;
 pub mod identity;
+pub mod json;
 pub mod loader;
 pub mod manager;
 pub mod net;

@@ -449,5 +449,8 @@ fn discovery_refuses_bad_arguments_clearly() {
     let found = discovery.call_search(args.as_object().unwrap()).unwrap();
     assert!(found.activated.len() <= Discovery::MAX_LIMIT);
     let definition = Discovery::search_tool_definition();
-    assert_eq!(definition.input_schema["required"], json!(["query"]));
+    assert_eq!(
+        definition.input_schema.to_value()["required"],
+        json!(["query"])
+    );
 }

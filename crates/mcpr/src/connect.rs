@@ -122,14 +122,14 @@ impl OneShot {
                 .ok()?
                 .into_iter()
                 .find(|t| t.name == tool)
-                .map(|t| t.input_schema),
+                .map(|t| t.input_schema.to_value()),
             OneShot::Manager(manager) => manager
                 .server_tools()
                 .iter()
                 .filter(|s| s.server == server)
                 .flat_map(|s| s.tools.iter())
                 .find(|t| t.name == tool)
-                .map(|t| t.input_schema.clone()),
+                .map(|t| t.input_schema.to_value()),
         }
     }
 

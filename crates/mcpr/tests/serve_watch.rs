@@ -166,6 +166,18 @@ async fn serve_watch_starts_an_added_server_and_tells_the_client() {
     .await;
     assert!(wait_dead(fresh, WAIT), "removed server still running");
     assert!(alive(keep), "the unchanged server was stopped");
+    // A tool listed before its server left is still routed: the client hears why it cannot
+    // be called, not that no such tool exists.
+    let gone = client
+        .call_tool(
+            "mcp_fresh_echo",
+            args(json!({"text": "late"})),
+            CallOptions::default(),
+        )
+        .await
+        .expect("a call to a tool whose server left is answered with a tool error");
+    assert!(gone.is_error, "{}", gone.text());
+    assert!(gone.text().contains("`fresh`"), "{}", gone.text());
 
     client.close().await;
     assert!(wait_dead(keep, WAIT), "a backend outlived the gateway");

@@ -7,7 +7,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// A tool as a server describes it in `tools/list`.
+use crate::json::JsonText;
+
+/// A tool as a server describes it in `tools/list`. Its schemas are kept as compact JSON text
+/// ([`JsonText`]): definitions are kept as long as their server is connected, and parsed
+/// schemas weigh about twenty times their text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDefinition {
@@ -21,17 +25,17 @@ pub struct ToolDefinition {
     pub description: Option<String>,
     /// JSON Schema of the arguments.
     #[serde(default = "empty_object_schema")]
-    pub input_schema: Value,
+    pub input_schema: JsonText,
     /// JSON Schema of `structuredContent`, if declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<JsonText>,
     /// Behaviour hints (`readOnlyHint`, `destructiveHint`, ...), kept as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
 }
 
-fn empty_object_schema() -> Value {
-    serde_json::json!({"type": "object"})
+fn empty_object_schema() -> JsonText {
+    JsonText::from(serde_json::json!({"type": "object"}))
 }
 
 /// The result of a tool call, with everything the server sent kept.

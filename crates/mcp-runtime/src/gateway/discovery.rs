@@ -83,7 +83,8 @@ struct Indexed {
     /// The view indexed (kept alive, so its address identifies it).
     view: Option<Arc<View>>,
     index: ToolIndex,
-    per_server: HashMap<String, Vec<McpTool>>,
+    /// The view's tools per server, as indexed (shared with the view).
+    per_server: HashMap<String, Vec<Arc<McpTool>>>,
     /// Estimated tokens of the view's full tool list.
     full_tokens: usize,
 }
@@ -134,12 +135,14 @@ impl Discovery {
         if indexed.view.as_ref().is_some_and(|v| Arc::ptr_eq(v, view)) {
             return indexed;
         }
-        let mut per_server: HashMap<String, Vec<McpTool>> = HashMap::new();
+        let mut per_server: HashMap<String, Vec<Arc<McpTool>>> = HashMap::new();
         for tool in &view.tools {
-            per_server
-                .entry(tool.server.clone())
-                .or_default()
-                .push(McpTool::clone(tool));
+            match per_server.get_mut(&tool.server) {
+                Some(tools) => tools.push(tool.clone()),
+                None => {
+                    per_server.insert(tool.server.clone(), vec![tool.clone()]);
+                }
+            }
         }
         let gone: Vec<String> = indexed
             .per_server
@@ -152,7 +155,8 @@ impl Discovery {
         }
         for (server, tools) in &per_server {
             if indexed.per_server.get(server) != Some(tools) {
-                indexed.index.set_server(server, tools);
+                let tools: Vec<McpTool> = tools.iter().map(|t| McpTool::clone(t)).collect();
+                indexed.index.set_server(server, &tools);
             }
         }
         indexed.per_server = per_server;

@@ -691,9 +691,11 @@ fn listed_tool(tool: &McpTool) -> Result<Tool, String> {
         Some(text) if !text.is_empty() => format!("{origin} {text}"),
         _ => origin,
     };
-    let object = |schema: &Value, field: &str| match schema {
-        Value::Object(fields) => Ok(Arc::new(fields.clone())),
-        _ => Err(format!("{field} is not an object")),
+    let object = |schema: &crate::json::JsonText, field: &str| match schema
+        .parse::<serde_json::Map<String, Value>>()
+    {
+        Ok(fields) => Ok(Arc::new(fields)),
+        Err(_) => Err(format!("{field} is not an object")),
     };
     let mut listed = Tool::new(
         tool.name.clone(),

@@ -48,9 +48,8 @@ impl Fingerprint {
 
 /// One built view.
 pub(crate) struct View {
-    /// The tools offered, sorted by name.
+    /// The tools offered, sorted by name (names are unique: a lookup is a binary search).
     pub tools: Vec<Arc<McpTool>>,
-    by_name: HashMap<String, usize>,
     /// The tools in the protocol's shape, converted once per view by the gateway.
     pub listed: OnceLock<Arc<[rmcp::model::Tool]>>,
 }
@@ -62,21 +61,18 @@ impl View {
             .filter(|tool| filter.allows_tool(tool))
             .map(Arc::new)
             .collect();
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, tool)| (tool.name.clone(), i))
-            .collect();
         View {
             tools,
-            by_name,
             listed: OnceLock::new(),
         }
     }
 
     /// The tool exposed as `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<McpTool>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.tools
+            .binary_search_by(|tool| tool.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.tools[i])
     }
 
     /// Owned copies of the tools, for callers outside the gateway.
@@ -96,9 +92,11 @@ pub(crate) struct ScopedTools {
 #[derive(Default)]
 struct CacheState {
     current: Option<Arc<(Fingerprint, Arc<View>)>>,
-    /// Every tool this scope has offered, by exposed name. A client may call a tool it listed
-    /// before its server failed or left; routing the call to the manager anyway gives the
-    /// client a clear error ("server `x` is not connected: ...") instead of "unknown tool".
+    /// Every tool this scope offered earlier and the current view does not, by exposed name
+    /// (the last one offered under it). A client may call a tool it listed before its server
+    /// failed or left; routing the call to the manager anyway gives the client a clear error
+    /// ("server `x` is not connected: ...") instead of "unknown tool". The tools of the
+    /// current view are not repeated here: a lookup tries the view first.
     offered_before: HashMap<String, Arc<McpTool>>,
 }
 
@@ -127,14 +125,20 @@ impl ScopedTools {
         }
         let mut servers = self.manager.server_tools();
         servers.retain(|s| self.filter.allows_server(&s.server));
-        // Built outside the lock: naming hashes and clones every definition.
+        // Built outside the lock: naming hashes every name.
         let view = Arc::new(View::build(&servers, &self.filter, self.naming));
         let mut state = self.lock();
-        for tool in &view.tools {
-            if !state.offered_before.contains_key(&tool.name) {
-                state.offered_before.insert(tool.name.clone(), tool.clone());
+        // Every view handed out was current once, so what left the view is kept here.
+        if let Some(previous) = state.current.take() {
+            for tool in &previous.1.tools {
+                if view.get(&tool.name).is_none() {
+                    state.offered_before.insert(tool.name.clone(), tool.clone());
+                }
             }
         }
+        state
+            .offered_before
+            .retain(|name, _| view.get(name).is_none());
         state.current = Some(Arc::new((Fingerprint::of(&servers), view.clone())));
         view
     }

@@ -223,6 +223,7 @@ async fn establish<C: Connector>(
     // A list the server said is still fresh (its `ttlMs`) stands in for a new one.
     if let Some(tools) = fresh_cached_tools(inner, name, config).await {
         client.adopt_cached_tools(&tools);
+        let tools = tools.into();
         return accept(inner, name, generation, client, notices, tools, started).await;
     }
     // The first list belongs to start-up: the startup timeout bounds it too.
@@ -239,8 +240,9 @@ async fn establish<C: Connector>(
             }),
         None => client.list_tools().await,
     };
-    let tools = match listing {
-        Ok(tools) => tools,
+    // One list, shared by the manager's state, the cache writer and every tool built from it.
+    let tools: Arc<[ToolDefinition]> = match listing {
+        Ok(tools) => tools.into(),
         // The handshake worked but the server died: that is an outage, not a bad config.
         Err(e) if e.is_connection_lost() => return Err(Establish::Lost(client)),
         Err(e) => {
@@ -259,12 +261,12 @@ async fn accept<C: Connector>(
     generation: u64,
     client: Arc<C::Conn>,
     notices: mpsc::Receiver<ClientEvent>,
-    tools: Vec<ToolDefinition>,
+    tools: Arc<[ToolDefinition]>,
     started: Instant,
 ) -> Result<(Arc<C::Conn>, mpsc::Receiver<ClientEvent>), Establish<C::Conn>> {
     let count = tools.len();
     let accepted = inner.update(name, generation, |e| {
-        e.live_tools = Some(tools.into());
+        e.live_tools = Some(tools);
         e.cached_tools = None;
         e.last_error = None;
         e.phase = Phase::Connected(client.clone());
@@ -378,8 +380,9 @@ async fn relist<C: Connector>(
             let Some(config) = inner.config_of(name, generation) else {
                 return;
             };
+            let tools: Arc<[ToolDefinition]> = tools.into();
             store_tools(inner, name, &config, &tools, client.tools_cache_hints());
-            if inner.update(name, generation, |e| e.live_tools = Some(tools.into())) {
+            if inner.update(name, generation, |e| e.live_tools = Some(tools)) {
                 inner.emit(ManagerEvent::ToolsChanged {
                     server: name.to_owned(),
                 });
@@ -396,7 +399,7 @@ fn store_tools<C: Connector>(
     inner: &Inner<C>,
     name: &str,
     config: &ServerConfig,
-    tools: &[ToolDefinition],
+    tools: &Arc<[ToolDefinition]>,
     hints: CacheHints,
 ) {
     let Some(cache) = inner.options.cache.clone() else {
@@ -404,7 +407,7 @@ fn store_tools<C: Connector>(
     };
     let hints = stand_in_hints(config, hints);
     let key = CacheKey::new(name, &inner.options.project, config);
-    let tools = tools.to_vec();
+    let tools = tools.clone();
     let write = tokio::task::spawn_blocking(move || cache.put_with_hints(&key, &tools, hints));
     let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
     writes.retain(|w| !w.is_finished());

@@ -1,8 +1,11 @@
 //! From the manager's per-server tool lists to the tools a host registers, and back from a
 //! tool call to the right server.
 
+use std::ops::Deref;
+use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::naming::{NamingStyle, assign_names};
@@ -18,13 +21,81 @@ pub struct McpTool {
     pub server: String,
     /// The tool's own name on its server (raw, used for routing).
     pub tool: String,
-    /// Description, schemas and annotations as the server sent them.
-    pub definition: ToolDefinition,
+    /// Description, schemas and annotations as the server sent them (read through `Deref`;
+    /// shared with the manager's list, not a copy).
+    pub definition: SharedDefinition,
     /// `mcp:<server> via <provider>` (or `mcp:<server>` when the provider is unknown).
     pub label: String,
     /// `true` for a tool from the cache whose server is still connecting: calling it waits
     /// for the connection.
     pub deferred: bool,
+}
+
+/// One tool definition of a server's list, shared with that list: the manager's list, the
+/// tools built from it, a gateway's views and search index all hold the same definition
+/// instead of a copy each. Reads as the [`ToolDefinition`] it points to.
+///
+/// ```
+/// use mcp_runtime::client::ToolDefinition;
+/// use mcp_runtime::tools::SharedDefinition;
+///
+/// let echo: ToolDefinition = serde_json::from_value(serde_json::json!({"name": "echo"})).unwrap();
+/// let shared = SharedDefinition::from(echo);
+/// assert_eq!(shared.name, "echo");
+/// ```
+#[derive(Clone)]
+pub struct SharedDefinition {
+    list: Arc<[ToolDefinition]>,
+    index: usize,
+}
+
+impl SharedDefinition {
+    /// The definition at `index` of `list`, or `None` past its end.
+    pub fn new(list: Arc<[ToolDefinition]>, index: usize) -> Option<Self> {
+        (index < list.len()).then_some(SharedDefinition { list, index })
+    }
+}
+
+impl Deref for SharedDefinition {
+    type Target = ToolDefinition;
+
+    fn deref(&self) -> &ToolDefinition {
+        &self.list[self.index]
+    }
+}
+
+impl From<ToolDefinition> for SharedDefinition {
+    /// A definition on its own (a list of one).
+    fn from(definition: ToolDefinition) -> Self {
+        SharedDefinition {
+            list: Arc::from(vec![definition]),
+            index: 0,
+        }
+    }
+}
+
+impl PartialEq for SharedDefinition {
+    fn eq(&self, other: &Self) -> bool {
+        (Arc::ptr_eq(&self.list, &other.list) && self.index == other.index) || **self == **other
+    }
+}
+
+impl std::fmt::Debug for SharedDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        ToolDefinition::fmt(self, f)
+    }
+}
+
+impl Serialize for SharedDefinition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ToolDefinition::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedDefinition {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ToolDefinition::deserialize(deserializer).map(SharedDefinition::from)
+    }
 }
 
 /// Build the tool list from the manager's view: names assigned over the whole set (so they are
@@ -59,13 +130,16 @@ pub fn mcp_tools(servers: &[ServerTools], style: NamingStyle) -> Vec<McpTool> {
             Some(source) => format!("mcp:{} via {}", server.server, source.provider_name),
             None => format!("mcp:{}", server.server),
         };
-        for definition in server.tools.iter() {
+        for (index, definition) in server.tools.iter().enumerate() {
             let Some(name) = names.next() else { break };
             tools.push(McpTool {
                 name,
                 server: server.server.clone(),
                 tool: definition.name.clone(),
-                definition: definition.clone(),
+                definition: SharedDefinition {
+                    list: server.tools.clone(),
+                    index,
+                },
                 label: label.clone(),
                 deferred: server.deferred,
             });

@@ -224,7 +224,7 @@ pub fn compact_match(tool: &McpTool) -> (String, Vec<String>) {
             tool.definition.description.as_deref().unwrap_or(""),
             SUMMARY_CHARS,
         ),
-        parameter_summary(&tool.definition.input_schema),
+        parameter_summary(&tool.definition.input_schema.to_value()),
     )
 }
 
@@ -342,7 +342,7 @@ mod tests {
     fn the_definitions_state_the_limits_that_are_checked() {
         let search = search_tool_definition("find");
         assert_eq!(search.name, "find");
-        let schema = &search.input_schema;
+        let schema = &search.input_schema.to_value();
         assert_eq!(schema["required"], json!(["query"]));
         assert_eq!(schema["properties"]["limit"]["maximum"], json!(MAX_LIMIT));
         assert_eq!(
@@ -350,7 +350,7 @@ mod tests {
             json!(MAX_QUERY_CHARS)
         );
         let invoke = invoke_tool_definition("call", "find");
-        assert_eq!(invoke.input_schema["required"], json!(["name"]));
+        assert_eq!(invoke.input_schema.to_value()["required"], json!(["name"]));
         assert!(invoke.description.unwrap_or_default().contains("find"));
     }
 

@@ -13,7 +13,7 @@ mod search;
 pub use crate::client::{CallOptions, OutputCap};
 #[cfg(feature = "gateway")]
 pub(crate) use bridge::error_output;
-pub use bridge::{Aborted, McpTool, mcp_tools};
+pub use bridge::{Aborted, McpTool, SharedDefinition, mcp_tools};
 pub use meta::{
     DEFAULT_LIMIT, InvokeRequest, MAX_LIMIT, MAX_QUERY_CHARS, MetaToolError, SUMMARY_CHARS,
     SearchRequest, compact_match, invoke_tool_definition, search_tool_definition,

@@ -668,11 +668,8 @@ fn server_key(server: &str) -> String {
 fn fields_of(tool: &McpTool) -> [String; FIELDS] {
     let definition = &tool.definition;
     let mut params = String::new();
-    if let Some(properties) = definition
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-    {
+    let schema = definition.input_schema.to_value();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         for (name, schema) in properties {
             params.push_str(name);
             params.push(' ');

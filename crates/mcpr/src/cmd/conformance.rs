@@ -377,7 +377,7 @@ async fn exercise(client: &McpClient, wanted: &[ToolCall]) -> Outcome {
     for tool in &tools {
         let arguments = match wanted.iter().find(|c| c.name == tool.name) {
             Some(call) => call.arguments.clone(),
-            None => placeholders(&tool.input_schema),
+            None => placeholders(&tool.input_schema.to_value()),
         };
         match call(client, &tool.name, Value::Object(arguments)).await {
             Ok(output) if !output.is_error => eprintln!("{}: {}", tool.name, output.text()),

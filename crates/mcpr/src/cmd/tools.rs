@@ -155,7 +155,7 @@ pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             for tool in tools.iter().filter(|t| t.server == server.server) {
                 let _ = writeln!(text, "  {:<32} {}", tool.name, term::line(summary(tool)));
                 if args.long || one_tool.is_some() {
-                    let schema = &tool.definition.input_schema;
+                    let schema = &tool.definition.input_schema.to_value();
                     for line in crate::cmd::arguments::parameter_lines(schema, "      ") {
                         let _ = writeln!(text, "{}", term::line(&line));
                     }
