@@ -7,16 +7,16 @@
 //! enums and futures: most of what a call cost once decoding was ours. Here a call costs one
 //! registration in a small map, one write and one oneshot.
 //!
-//! Everything else stays with rmcp: the opening, the server's requests and notifications
-//! (progress included: a tool call still carries a progress token, and its progress reaches
-//! the caller and the host's events as before), and the requests rmcp makes itself. Remote
-//! servers (HTTP) keep rmcp's path for everything.
+//! rmcp opens the connection; after that its service is gone, and the connection's own reader
+//! (see `own`) takes the server's requests and notifications (progress included: a tool call
+//! carries a progress token, and its progress reaches the caller and the host's events).
+//! Remote servers (HTTP) keep rmcp's path for everything.
 //!
-//! The two id spaces are disjoint: rmcp counts from 0 in 32 bits, direct requests are
-//! numbered from [`FIRST_ID`] (below 2^53, so JavaScript servers read them exactly). An answer
-//! with an id in our range is ours: handed to its call, or dropped when that call is gone
-//! (timed out, cancelled, answered already). Anything else in the read loop takes the decoder
-//! and rmcp's path, as before.
+//! The two id spaces are disjoint: rmcp's opening counts from 0 in 32 bits, direct requests
+//! are numbered from [`FIRST_ID`] (below 2^53, so JavaScript servers read them exactly). An
+//! answer with an id in our range is ours: handed to its call, or dropped when that call is
+//! gone (timed out, cancelled, answered already). Anything else the transport reads takes the
+//! decoder.
 //!
 //! When the connection ends (the server's stdout closes, the transport is closed or dropped),
 //! every waiting call is woken with the connection's end, and no new call can register.
@@ -170,8 +170,7 @@ impl Direct {
         self.lock().closed
     }
 
-    /// Calls waiting for an answer (for tests and diagnostics).
-    #[cfg(test)]
+    /// Requests waiting for an answer.
     pub(crate) fn waiting(&self) -> usize {
         self.lock().waiting.len()
     }
@@ -535,11 +534,9 @@ impl McpClient {
                 answer
             }
         };
-        if answer.is_ok() && progress_route.as_ref().is_some_and(|r| r.seen_any()) {
-            // rmcp hands each notification to a task of its own, while the answer comes
-            // straight here: one sent just before the result may still be on its way.
-            tokio::time::sleep(progress::LATE_GRACE).await;
-        }
+        // The reader hands a progress notification to its route before it reads the next
+        // line: whatever the server sent before the answer has reached the caller already.
+        drop(progress_route);
         match answer {
             Ok(result) => self.direct_result(expected, form, result, method),
             Err(error) => {

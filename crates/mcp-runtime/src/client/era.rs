@@ -32,13 +32,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
+use rmcp::RoleClient;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta as _, ProtocolVersion,
     RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{ClientLifecycleMode, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::{Peer, RoleClient};
 
 /// The `_meta` key of a request's progress token.
 const PROGRESS_TOKEN: &str = "progressToken";
@@ -285,6 +285,12 @@ impl<T> Probe<T> {
             replayed: None,
         }
     }
+
+    /// The wrapped transport, once the opening is over (a stdio connection's reader takes
+    /// it back, see `own`).
+    pub(crate) fn into_inner(self) -> T {
+        self.inner
+    }
 }
 
 /// Resolves [`PROBE_BOUND`] after the server took the probe.
@@ -526,7 +532,7 @@ pub(crate) fn request_meta(
 }
 
 /// The protocol version a connection negotiated.
-pub(crate) fn negotiated(peer: &Peer<RoleClient>) -> Option<String> {
+pub(crate) fn negotiated(peer: &super::link::ServerPeer) -> Option<String> {
     peer.peer_info()
         .map(|info| info.protocol_version.as_str().to_owned())
 }

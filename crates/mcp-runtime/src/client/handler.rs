@@ -12,11 +12,12 @@ use std::path::PathBuf;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequest, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    FormElicitationCapability, Implementation, InputRequest, ListRootsRequest, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
-    ResourceUpdatedNotificationParam, Root, RootsCapabilities, SamplingCapability,
+    ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation, InputRequest,
+    ListRootsRequest, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProtocolVersion, ResourceUpdatedNotificationParam, Root, RootsCapabilities, SamplingCapability,
+    ServerNotification, ServerRequest,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleClient};
@@ -180,13 +181,13 @@ impl Handler {
 
 impl Handler {
     /// The asker of the call a server request is about (see `ask`), if it declared what
-    /// `request` needs.
+    /// `request` needs. `origin` is the stream rmcp saw the request on (streamable HTTP);
+    /// `None` elsewhere.
     async fn asker_for(
         &self,
         request: &InputRequest,
-        context: &RequestContext<RoleClient>,
+        origin: Option<&InboundStreamOrigin>,
     ) -> Option<super::ask::CallInput> {
-        let origin = context.extensions.get::<InboundStreamOrigin>();
         let super::ask::Route::Call(input) = self.asking.route(origin).await else {
             return None;
         };
@@ -198,6 +199,162 @@ impl Handler {
             "the calling client did not declare what the server asks; answered here instead"
         );
         None
+    }
+
+    /// Our answer to the server's `roots/list`.
+    async fn answer_roots(
+        &self,
+        origin: Option<&InboundStreamOrigin>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let request = InputRequest::ListRoots(ListRootsRequest::default());
+        match self.asker_for(&request, origin).await {
+            Some(input) => ask_one(&input, "roots", request)
+                .await
+                .map_err(|e| ErrorData::internal_error(e, None)),
+            None => Ok(self.roots()),
+        }
+    }
+
+    /// Our answer to the server's `elicitation/create`.
+    async fn answer_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        origin: Option<&InboundStreamOrigin>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let request = InputRequest::Elicitation(ElicitRequest::new(request));
+        match (self.asker_for(&request, origin).await, request) {
+            (Some(input), request) => ask_one(&input, "elicitation", request)
+                .await
+                .map_err(|e| ErrorData::internal_error(e, None)),
+            (None, InputRequest::Elicitation(request)) => Ok(self.elicit(request.params).await),
+            (None, _) => Ok(ElicitResult::new(rmcp::model::ElicitationAction::Decline)),
+        }
+    }
+
+    /// Our answer to the server's `sampling/createMessage`: only a call whose own client
+    /// declared sampling can take it.
+    async fn answer_sampling(
+        &self,
+        params: CreateMessageRequestParams,
+        origin: Option<&InboundStreamOrigin>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+        match self.asker_for(&request, origin).await {
+            Some(input) => ask_one(&input, "sampling", request)
+                .await
+                .map_err(|e| ErrorData::internal_error(e, None)),
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "sampling is not offered: the client that made this call did not declare it",
+                None,
+            )),
+        }
+    }
+
+    /// Answer one request of a server whose connection has no rmcp service (stdio, see
+    /// `own`): the same answers rmcp's service gives through [`ClientHandler`].
+    pub(crate) async fn answer(&self, request: ServerRequest) -> Result<ClientResult, ErrorData> {
+        match request {
+            ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
+            ServerRequest::ListRootsRequest(_) => self
+                .answer_roots(None)
+                .await
+                .map(ClientResult::ListRootsResult),
+            ServerRequest::ElicitRequest(request) => self
+                .answer_elicitation(request.params, None)
+                .await
+                .map(ClientResult::ElicitResult),
+            ServerRequest::CreateMessageRequest(request) => self
+                .answer_sampling(request.params, None)
+                .await
+                .map(Box::new)
+                .map(ClientResult::CreateMessageResult),
+            ServerRequest::CustomRequest(request) => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            )),
+            // A request of a later revision: not one we know.
+            _ => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "method not found",
+                None,
+            )),
+        }
+    }
+
+    /// Take one notification of a server whose connection has no rmcp service (stdio, see
+    /// `own`), without waiting: what rmcp's service hands to [`ClientHandler`]'s callbacks.
+    pub(crate) fn notified(&self, notification: ServerNotification) {
+        match notification {
+            ServerNotification::ProgressNotification(notification) => {
+                self.progressed(notification.params);
+            }
+            ServerNotification::LoggingMessageNotification(notification) => {
+                self.logged(notification.params);
+            }
+            ServerNotification::ResourceUpdatedNotification(notification) => {
+                self.emit(ClientEvent::ResourceUpdated {
+                    uri: notification.params.uri,
+                });
+            }
+            ServerNotification::ToolListChangedNotification(_) => self.tools_changed_now(),
+            // Nothing to do: the host lists resources and prompts when it asks for them, and
+            // a cancellation was dealt with by the reader.
+            _ => {}
+        }
+    }
+
+    /// [`emit_tools_changed`](Self::emit_tools_changed) from a reader that must not wait:
+    /// handed over at once when there is room, else by a task of its own that waits for it.
+    pub(crate) fn tools_changed_now(&self) {
+        use std::sync::atomic::Ordering;
+        let Some(events) = &self.events else { return };
+        if self.tools_changed_waiting.load(Ordering::SeqCst) {
+            // One is already waiting for room: this change merges with it.
+            return;
+        }
+        match events.try_reserve() {
+            Ok(permit) => permit.send(ClientEvent::ToolsChanged),
+            Err(mpsc::error::TrySendError::Full(())) => {
+                let handler = self.clone();
+                tokio::spawn(async move { handler.emit_tools_changed().await });
+            }
+            Err(mpsc::error::TrySendError::Closed(())) => {}
+        }
+    }
+
+    /// A log line from the server: to `tracing` and to the host.
+    fn logged(&self, params: LoggingMessageNotificationParam) {
+        // The level's wire spelling (`debug` … `emergency`).
+        let level = match serde_json::to_value(params.level) {
+            Ok(serde_json::Value::String(level)) => level,
+            _ => "info".to_owned(),
+        };
+        tracing::info!(server = %self.server, level = %level, logger = ?params.logger, "server log: {}", params.data);
+        self.emit(ClientEvent::Log {
+            level,
+            logger: params.logger,
+            data: params.data,
+        });
+    }
+
+    /// Progress of one of our requests: to its caller, if it asked, and to the host.
+    fn progressed(&self, params: ProgressNotificationParam) {
+        self.progress.deliver(
+            token_key(&params.progress_token),
+            ProgressUpdate {
+                progress: params.progress,
+                total: params.total,
+                message: params.message.clone(),
+            },
+        );
+        self.emit(ClientEvent::Progress {
+            token: serde_json::to_value(&params.progress_token).unwrap_or_default(),
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        });
     }
 }
 
@@ -227,13 +384,8 @@ impl ClientHandler for Handler {
         &self,
         context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        let request = InputRequest::ListRoots(ListRootsRequest::default());
-        match self.asker_for(&request, &context).await {
-            Some(input) => ask_one(&input, "roots", request)
-                .await
-                .map_err(|e| ErrorData::internal_error(e, None)),
-            None => Ok(self.roots()),
-        }
+        self.answer_roots(context.extensions.get::<InboundStreamOrigin>())
+            .await
     }
 
     async fn create_elicitation(
@@ -241,14 +393,8 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let request = InputRequest::Elicitation(ElicitRequest::new(request));
-        match (self.asker_for(&request, &context).await, request) {
-            (Some(input), request) => ask_one(&input, "elicitation", request)
-                .await
-                .map_err(|e| ErrorData::internal_error(e, None)),
-            (None, InputRequest::Elicitation(request)) => Ok(self.elicit(request.params).await),
-            (None, _) => Ok(ElicitResult::new(rmcp::model::ElicitationAction::Decline)),
-        }
+        self.answer_elicitation(request, context.extensions.get::<InboundStreamOrigin>())
+            .await
     }
 
     async fn create_message(
@@ -256,17 +402,8 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-        match self.asker_for(&request, &context).await {
-            Some(input) => ask_one(&input, "sampling", request)
-                .await
-                .map_err(|e| ErrorData::internal_error(e, None)),
-            None => Err(ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "sampling is not offered: the client that made this call did not declare it",
-                None,
-            )),
-        }
+        self.answer_sampling(params, context.extensions.get::<InboundStreamOrigin>())
+            .await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -278,17 +415,7 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        // The level's wire spelling (`debug` … `emergency`).
-        let level = match serde_json::to_value(params.level) {
-            Ok(serde_json::Value::String(level)) => level,
-            _ => "info".to_owned(),
-        };
-        tracing::info!(server = %self.server, level = %level, logger = ?params.logger, "server log: {}", params.data);
-        self.emit(ClientEvent::Log {
-            level,
-            logger: params.logger,
-            data: params.data,
-        });
+        self.logged(params);
     }
 
     async fn on_resource_updated(
@@ -304,20 +431,7 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.deliver(
-            token_key(&params.progress_token),
-            ProgressUpdate {
-                progress: params.progress,
-                total: params.total,
-                message: params.message.clone(),
-            },
-        );
-        self.emit(ClientEvent::Progress {
-            token: serde_json::to_value(&params.progress_token).unwrap_or_default(),
-            progress: params.progress,
-            total: params.total,
-            message: params.message,
-        });
+        self.progressed(params);
     }
 }
 

@@ -4,7 +4,8 @@
 //! connection forwards what arrives to the host as the older revisions' notifications did
 //! ([`ClientEvent::ToolsChanged`](super::ClientEvent::ToolsChanged),
 //! [`ClientEvent::ResourceUpdated`](super::ClientEvent::ResourceUpdated)), so hosts need not
-//! know which era a server speaks. The filter of a stream cannot change: subscribing to one
+//! know which era a server speaks (on a stdio connection the reader hands them over itself,
+//! see `own`, and the listener only waits for the stream's end). The filter of a stream cannot change: subscribing to one
 //! more resource opens a new stream with the whole set and then drops the old one.
 //!
 //! The connection's first subscription is opened in the background: a server that is slow to
@@ -19,11 +20,11 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ServerNotification, SubscriptionFilter};
-use rmcp::{Peer, RoleClient};
 use tokio::sync::oneshot;
 
 use super::ClientEvent;
 use super::handler::Handler;
+use super::link::{Listening as Subscription, ServerPeer};
 
 /// The listener of one stream; stopped when dropped.
 pub(crate) struct Listener {
@@ -77,7 +78,7 @@ pub(crate) struct Listening {
 const ACK_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Whether the server says its tool list can change.
-fn offers_tool_changes(peer: &Peer<RoleClient>) -> bool {
+fn offers_tool_changes(peer: &ServerPeer) -> bool {
     peer.peer_info()
         .and_then(|info| {
             info.capabilities
@@ -92,7 +93,7 @@ fn offers_tool_changes(peer: &Peer<RoleClient>) -> bool {
 /// host listens for events at all. Returns once the request is on its way (before the host's
 /// first `tools/list`, so the server usually acknowledges before it answers that list), without
 /// waiting for the acknowledgement: the listener's task does.
-pub(crate) async fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<Listener> {
+pub(crate) async fn start(peer: &ServerPeer, handler: &Handler) -> Option<Listener> {
     handler.events.as_ref()?;
     if !offers_tool_changes(peer) {
         return None;
@@ -119,7 +120,7 @@ pub(crate) async fn start(peer: &Peer<RoleClient>, handler: &Handler) -> Option<
 /// `resources`, and wait (bounded) for its acknowledgement; `Ok(None)` when there is nothing
 /// to listen for or nobody to tell.
 pub(crate) async fn open(
-    peer: &Peer<RoleClient>,
+    peer: &ServerPeer,
     handler: &Handler,
     resources: &BTreeSet<String>,
 ) -> Result<Option<Listener>, String> {
@@ -158,13 +159,13 @@ pub(crate) async fn open(
 /// The listener's task: subscribe, then forward tool list changes and resource updates until
 /// the stream ends. `acked` learns whether the server acknowledged.
 async fn listen(
-    peer: Peer<RoleClient>,
+    peer: ServerPeer,
     handler: Handler,
     filter: SubscriptionFilter,
     progress: Arc<Mutex<Progress>>,
     acked: Option<oneshot::Sender<Result<(), String>>>,
 ) {
-    let mut subscription = match peer.listen(filter).await {
+    let subscription = match peer.listen(filter).await {
         Ok(subscription) => subscription,
         Err(e) => {
             tracing::debug!(server = %handler.server, "subscriptions/listen refused: {e}");
@@ -186,6 +187,14 @@ async fn listen(
         tracing::debug!(server = %handler.server, "subscription acknowledged after a tool list; listing again");
         handler.emit_tools_changed().await;
     }
+    let mut subscription = match subscription {
+        Subscription::Service(subscription) => subscription,
+        // A stdio connection's reader hands the subscription's notifications to the host.
+        Subscription::Own(mut subscription) => {
+            subscription.ended().await;
+            return;
+        }
+    };
     loop {
         match subscription.next().await {
             Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {

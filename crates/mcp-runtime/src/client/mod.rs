@@ -15,6 +15,8 @@
 //! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
 //! transport), `decode` (received messages parsed once, answers decoded by their method),
 //! `direct` (a stdio connection's own requests, written and answered outside rmcp's service),
+//! `own` (a stdio connection after its opening: one reader, no rmcp service), `link` (the
+//! server after the opening, through rmcp's service or our own reader),
 //! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
 //! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
 //! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `prompt`
@@ -54,12 +56,14 @@ mod error;
 mod handler;
 pub(crate) mod http;
 mod legacy_sse;
+mod link;
 mod listen;
 mod listing;
 mod lost;
 mod mrtr;
 mod open;
 mod options;
+mod own;
 mod pipe;
 mod progress;
 mod prompt;
@@ -81,11 +85,11 @@ use std::fmt::Display;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
-use rmcp::{Peer, RoleClient};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -140,7 +144,9 @@ const STDERR_TAIL_LINES: usize = 20;
 /// last resort.
 pub struct McpClient {
     server: String,
-    peer: Peer<RoleClient>,
+    /// The server after the opening: rmcp's service (remote) or our own reader (stdio).
+    peer: link::ServerPeer,
+    /// rmcp's service of a remote server; `None` for stdio, which has none after the opening.
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     /// The child process of a stdio server; `None` for remote servers.
     process: Option<ServerProcess>,
@@ -222,10 +228,14 @@ impl McpClient {
         let started = Instant::now();
         let bound = config.startup_timeout();
         let opened = open::open(server, config, options, handler.clone(), bound).await?;
-        let (service, process, url, transport) =
-            (opened.service, opened.process, opened.url, opened.transport);
+        let (service, peer, process, url, transport) = (
+            opened.service,
+            opened.peer,
+            opened.process,
+            opened.url,
+            opened.transport,
+        );
         let discovery_hints = opened.discovery_hints;
-        let peer = service.peer().clone();
         let Some(info) = server_info(&peer) else {
             let error =
                 handshake_error(server, "no initialize result recorded", process.as_ref()).await;
@@ -251,7 +261,7 @@ impl McpClient {
         let client = McpClient {
             server: server.to_owned(),
             peer,
-            service: Mutex::new(Some(service)),
+            service: Mutex::new(service),
             process,
             url,
             transport,
@@ -534,10 +544,12 @@ impl McpClient {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         if let Some(mut service) = service {
-            // Cancelling the service drops the transport and with it the child's stdin (EOF).
+            // Cancelling the service drops the transport.
             // rmcp's own close waits for its worker; bound it by our grace, not its 3 + 3 s.
             let _ = service.close_with_timeout(grace).await;
         }
+        // A stdio connection's reader drops the transport, and with it the child's stdin (EOF).
+        self.peer.close().await;
         // One grace for both waits: the worker may only finish once the server has exited.
         let left = grace.saturating_sub(started.elapsed());
         match &self.process {
@@ -589,7 +601,7 @@ async fn handshake_error(
 }
 
 /// Convert an rmcp value into ours through the wire format they both follow.
-fn server_info(peer: &Peer<RoleClient>) -> Option<ServerInfo> {
+fn server_info(peer: &link::ServerPeer) -> Option<ServerInfo> {
     let info = peer.peer_info()?;
     let implementation = info.server_info.clone().unwrap_or_default();
     Some(ServerInfo {

@@ -13,6 +13,8 @@ use rmcp::service::{ClientInitializeError, RunningService, serve_client_with_lif
 use super::direct::Direct;
 use super::era::{self, Era, Opening, Plan, Probe, ProbeState, Taken};
 use super::handler::Handler;
+use super::link::ServerPeer;
+use super::own;
 use super::pipe::PipeTransport;
 use super::stdio::ServerProcess;
 use super::{ClientError, ConnectOptions, handshake_error, remote, stderr_now, stop};
@@ -24,7 +26,9 @@ const MAX_ATTEMPTS: u32 = 2;
 
 /// A connection whose handshake (or discovery) is complete.
 pub(crate) struct Opened {
-    pub service: RunningService<RoleClient, Handler>,
+    /// rmcp's service of a remote server (a stdio server's ends with the opening).
+    pub service: Option<RunningService<RoleClient, Handler>>,
+    pub peer: ServerPeer,
     pub process: Option<ServerProcess>,
     pub url: Option<reqwest::Url>,
     pub transport: &'static str,
@@ -97,7 +101,7 @@ pub(crate) async fn open(
         let from_cache = cached.is_some() && attempts == 1;
         match result {
             Ok(mut opened) => {
-                let version = era::negotiated(opened.service.peer()).unwrap_or_default();
+                let version = era::negotiated(&opened.peer).unwrap_or_default();
                 let era = Era::of(&version);
                 // A server that answered the probe late is modern, whatever this connection
                 // ended up speaking: the next start-up asks it directly.
@@ -253,10 +257,11 @@ async fn attempt(
     };
     match &config.transport {
         Transport::Stdio(stdio) => {
-            let (service, process, direct) =
+            let (peer, process, direct) =
                 connect_stdio(server, stdio, handler, bound, plan, state).await?;
             Ok(Opened {
-                service,
+                service: None,
+                peer,
                 process: Some(process),
                 url: None,
                 transport: "stdio",
@@ -289,7 +294,8 @@ async fn attempt(
                 None => connecting.await?,
             };
             Ok(Opened {
-                service: remote.service,
+                peer: ServerPeer::Service(remote.service.peer().clone()),
+                service: Some(remote.service),
                 process: None,
                 url: Some(remote.url),
                 transport: remote.transport,
@@ -301,8 +307,9 @@ async fn attempt(
     }
 }
 
-/// Spawn a stdio server and open the connection within `bound`; on failure the process
-/// (group) is killed and the error carries its stderr tail.
+/// Spawn a stdio server and open the connection within `bound`, then take the connection over
+/// from rmcp (see `own`); on failure the process (group) is killed and the error carries its
+/// stderr tail.
 async fn connect_stdio(
     server: &str,
     config: &StdioConfig,
@@ -310,14 +317,7 @@ async fn connect_stdio(
     bound: Option<Duration>,
     plan: Plan,
     state: Arc<ProbeState>,
-) -> Result<
-    (
-        RunningService<RoleClient, Handler>,
-        ServerProcess,
-        Arc<Direct>,
-    ),
-    Failed,
-> {
+) -> Result<(ServerPeer, ServerProcess, Arc<Direct>), Failed> {
     let (process, pipes) = ServerProcess::spawn(server, config)?;
     #[cfg(unix)]
     let taken = Taken::Pipe(std::os::fd::AsRawFd::as_raw_fd(&pipes.stdin));
@@ -327,23 +327,43 @@ async fn connect_stdio(
     let direct = pipe.direct();
     let transport = Probe::new(pipe, plan, taken, state);
     let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
-    let handshake = serve_client_with_lifecycle(handler, transport, plan.lifecycle());
+    let (transport, handed_back) = own::Handoff::new(transport);
+    let handshake = serve_client_with_lifecycle(handler.clone(), transport, plan.lifecycle());
     let outcome = match bound {
         Some(bound) => tokio::time::timeout(bound, handshake)
             .await
             .map_err(|_| bound),
         None => Ok(handshake.await),
     };
+    let failure = match outcome {
+        Ok(Ok(service)) => {
+            match own::take_over(service, handed_back, handler, direct.clone()).await {
+                Some(own) => return Ok((ServerPeer::Own(own), process, direct)),
+                None => Ok(ClientInitializeError::ConnectionClosed(
+                    "the opening".to_owned(),
+                )),
+            }
+        }
+        // rmcp dropped the transport, which came back: closing it now lets a server that
+        // exits on stdin EOF do so while the error waits for its status.
+        Ok(Err(e)) => {
+            drop(handed_back);
+            Ok(e)
+        }
+        Err(bound) => {
+            drop(handed_back);
+            Err(bound)
+        }
+    };
     let mut refused = false;
-    let error = match outcome {
-        Ok(Ok(service)) => return Ok((service, process, direct)),
+    let error = match failure {
         Err(bound) => ClientError::Timeout {
             server: server.to_owned(),
             phase: phase(plan).into(),
             after: bound,
             stderr: stderr_now(Some(&process)),
         },
-        Ok(Err(e)) => {
+        Ok(e) => {
             refused = answered(&e);
             handshake_error(server, &describe(&e), Some(&process)).await
         }

@@ -7,7 +7,8 @@
 //! transport: a line is at most [`MAX_LINE`] bytes (a longer one is dropped and the connection
 //! goes on), a byte order mark and a carriage return are ignored, text that is not JSON is
 //! skipped, and well-formed JSON of the wrong shape is answered with "Invalid request".
-//! Answers to the client's direct requests are taken out first (see [`Direct`]).
+//! Answers to the client's direct requests are taken out first (see [`Direct`]). rmcp reads it
+//! during the opening; the connection's own reader afterwards (see `own`).
 
 use std::sync::Arc;
 

@@ -4,7 +4,8 @@
 //! an answer may reach the host after the answer. The transport is the one place where the
 //! order is still the server's: [`Tallied`] counts the log lines as they are received, so
 //! that once an answer is in, whoever passes the lines on (the gateway) knows how many came
-//! before it and can wait for them.
+//! before it and can wait for them. A stdio connection's own reader (see `own`) counts the
+//! same way after the opening.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +31,8 @@ impl LogTally {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
 
-    fn count(&self, message: &RxJsonRpcMessage<RoleClient>) {
+    /// Count `message` if it is a log line (`notifications/message`).
+    pub(crate) fn count(&self, message: &RxJsonRpcMessage<RoleClient>) {
         if let JsonRpcMessage::Notification(notification) = message
             && matches!(
                 notification.notification,
@@ -51,6 +53,12 @@ pub(crate) struct Tallied<T> {
 impl<T> Tallied<T> {
     pub(crate) fn new(inner: T, tally: LogTally) -> Self {
         Tallied { inner, tally }
+    }
+
+    /// The wrapped transport (a stdio connection's reader counts on its own after the
+    /// opening, see `own`).
+    pub(crate) fn into_inner(self) -> T {
+        self.inner
     }
 }
 
