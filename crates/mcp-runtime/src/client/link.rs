@@ -23,8 +23,8 @@ pub(crate) enum ServerPeer {
 
 /// A 2026-07-28 subscription (`subscriptions/listen`).
 pub(crate) enum Listening {
-    /// rmcp's: its notifications come out of it.
-    Service(Subscription),
+    /// rmcp's: its notifications come out of it (boxed: rmcp's subscription is ~400 bytes).
+    Service(Box<Subscription>),
     /// A stdio connection's: its reader hands the notifications to the host itself.
     Own(OwnSubscription),
 }
@@ -83,7 +83,7 @@ impl ServerPeer {
             ServerPeer::Service(peer) => peer
                 .listen(filter)
                 .await
-                .map(Listening::Service)
+                .map(|subscription| Listening::Service(Box::new(subscription)))
                 .map_err(|e| e.to_string()),
             ServerPeer::Own(own) => own.listen(filter).await.map(Listening::Own),
         }
