@@ -35,8 +35,8 @@ use rmcp::model::{
     NumberOrString, ProgressToken, RequestId, RequestMetaObject,
 };
 use rmcp::service::ServiceError;
-use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -423,7 +423,7 @@ impl Drop for Pending<'_> {
 }
 
 /// `notifications/cancelled` for request `id`, as a line.
-fn cancel_line(id: u64, reason: &str) -> Vec<u8> {
+pub(crate) fn cancel_line(id: impl Serialize, reason: &str) -> Vec<u8> {
     let notice = json!({
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",

@@ -33,12 +33,11 @@ use rmcp::model::{
 };
 use rmcp::service::{RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::json;
 use tokio::process::ChildStdout;
 use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use super::direct::{Direct, EraMeta};
+use super::direct::{Direct, EraMeta, cancel_line};
 use super::era::Probe;
 use super::handler::Handler;
 use super::pipe::{PipeTransport, to_line};
@@ -543,16 +542,4 @@ async fn write(direct: &Direct, message: &ClientJsonRpcMessage) {
 /// `i64::MAX`).
 fn wire_id(id: u64) -> RequestId {
     RequestId::Number(i64::try_from(id).unwrap_or(i64::MAX))
-}
-
-/// `notifications/cancelled` for request `id`, as a line.
-fn cancel_line(id: &RequestId, reason: &str) -> Vec<u8> {
-    let notice = json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/cancelled",
-        "params": {"requestId": id, "reason": reason},
-    });
-    let mut line = notice.to_string().into_bytes();
-    line.push(b'\n');
-    line
 }
