@@ -26,6 +26,9 @@ use url::Url;
 /// Upper bound of any one test.
 const TEST_BOUND: Duration = Duration::from_secs(60);
 
+/// Upper bound of any one HTTP request of a test.
+const REQUEST_BOUND: Duration = Duration::from_secs(15);
+
 /// Where the (never running) client would receive the code.
 const REDIRECT: &str = "http://127.0.0.1:7777/callback";
 
@@ -114,8 +117,11 @@ impl Server {
             .to_owned();
         // reqwest needs a rustls provider even for http:// URLs.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        // Each request bounded well inside the test's bound, so that a request that never gets
+        // an answer fails naming its URL instead of timing the whole test out.
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .timeout(REQUEST_BOUND)
             .build()
             .expect("an HTTP client");
         Server {
