@@ -139,6 +139,43 @@ async fn call_returns_text_and_tool_errors_are_results() {
     client.close().await;
 }
 
+/// A server is started with a parent-death signal, which the kernel sends when the *thread*
+/// that started it exits. A host that connects from a short-lived thread (here a thread of a
+/// blocking pool that idles out after 10 ms) must not lose its server when that thread ends.
+#[test]
+fn a_server_outlives_the_thread_that_connected_it() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_keep_alive(Duration::from_millis(10))
+        .enable_all()
+        .build()
+        .unwrap();
+    let handle = runtime.handle().clone();
+    let client = runtime
+        .block_on(runtime.spawn_blocking(move || handle.block_on(connect(&mock(&[])))))
+        .unwrap()
+        .unwrap();
+    let pid = client.pid().expect("a stdio server has a pid");
+    // Long enough for the blocking thread to have idled out many times over.
+    std::thread::sleep(Duration::from_millis(500));
+    runtime.block_on(async {
+        assert!(
+            alive(pid),
+            "the server died with the thread that connected it"
+        );
+        let out = client
+            .call_tool(
+                "echo",
+                args(json!({"text": "still here"})),
+                CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.text(), "still here");
+        client.close().await;
+    });
+}
+
 #[tokio::test]
 async fn results_keep_every_content_kind_and_structured_content() {
     let client = connect(&mock(&[])).await.unwrap();

@@ -72,6 +72,7 @@ pub(crate) mod raw_result;
 mod remote;
 mod requests;
 mod skills;
+mod spawner;
 mod sse;
 mod stdio;
 mod streamable_http;

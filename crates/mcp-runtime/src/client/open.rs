@@ -318,7 +318,7 @@ async fn connect_stdio(
     plan: Plan,
     state: Arc<ProbeState>,
 ) -> Result<(ServerPeer, ServerProcess, Arc<Direct>), Failed> {
-    let (process, pipes) = ServerProcess::spawn(server, config)?;
+    let (process, pipes) = ServerProcess::spawn(server, config).await?;
     #[cfg(unix)]
     let taken = Taken::Pipe(std::os::fd::AsRawFd::as_raw_fd(&pipes.stdin));
     #[cfg(not(unix))]

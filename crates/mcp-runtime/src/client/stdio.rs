@@ -13,6 +13,7 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
 use super::ClientError;
+use super::spawner;
 use super::watchdog::Watchdog;
 use crate::config::StdioConfig;
 
@@ -56,7 +57,7 @@ pub(crate) struct ServerPipes {
 
 impl ServerProcess {
     /// Start the server. `server` names it in errors and logs.
-    pub(crate) fn spawn(
+    pub(crate) async fn spawn(
         server: &str,
         cfg: &StdioConfig,
     ) -> Result<(ServerProcess, ServerPipes), ClientError> {
@@ -76,14 +77,20 @@ impl ServerProcess {
         }
         die_with_parent(&mut command);
 
-        let mut child = command.spawn().map_err(|source| ClientError::Spawn {
+        // Off the runtime's worker threads (see `spawner`); the watchdog's fork too.
+        let started = spawner::spawn_off_runtime(move || {
+            let child = command.spawn()?;
+            let pid = child.id().unwrap_or_default();
+            Ok::<_, std::io::Error>((child, pid, Watchdog::guard(pid)))
+        })
+        .await;
+        let (mut child, pid, watchdog) = started.map_err(|source| ClientError::Spawn {
             server: server.to_owned(),
             command: cfg.command.clone(),
             source,
         })?;
-        let pid = child.id().unwrap_or_default();
         // Without it the server still works; only a crash of the host could leave orphans.
-        let watchdog = Watchdog::guard(pid)
+        let watchdog = watchdog
             .inspect_err(|e| {
                 tracing::warn!(server, pid, "cannot start the process watchdog: {e}");
             })
@@ -290,8 +297,8 @@ fn live_member_in_group(_pgid: libc::pid_t) -> bool {
 }
 
 /// On Linux, ask the kernel to SIGKILL the child when we die, so a crashed host does not leave
-/// servers behind. (It fires when the spawning thread exits; tokio's worker threads live as
-/// long as the runtime.)
+/// servers behind. (It fires when the spawning thread exits: the spawn threads live as long as
+/// the process.)
 #[cfg(target_os = "linux")]
 fn die_with_parent(command: &mut Command) {
     // SAFETY: getpid is async-signal-safe.
