@@ -160,6 +160,6 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         "RSS per idle connection",
         "≤ 64 KiB",
         per.map_or("not measured".into(), |p| format!("{p:.1} KiB")),
-        per.map(|p| p < 100.0),
+        per.map(|p| p <= 64.0),
     );
 }
