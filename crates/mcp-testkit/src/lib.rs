@@ -514,6 +514,25 @@ pub fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::Join
     })
 }
 
+/// The lines of a pipe (a child's stdout, say), read on a thread and sent to the returned
+/// receiver, so that a test can bound each read with `recv_timeout`. The thread ends at the
+/// pipe's end, at the first read error, or once the receiver is dropped.
+pub fn line_channel(
+    pipe: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
 /// Wait for `child` to exit within `bound`; panics (and the guard kills it) otherwise.
 pub fn wait_bounded(
     child: &mut ChildGuard,
