@@ -11,7 +11,7 @@ use std::time::Duration;
 use mcp_runtime::client::{CallOptions, ClientError, ConnectOptions, McpClient};
 use mcp_runtime::config::ServerConfig;
 use serde_json::{Value, json};
-use support::{args, mock, temp_dir};
+use support::{args, mock, recorded, temp_dir};
 
 /// Far longer than any of these tests takes: reaching it means the client hung.
 const HANG: Duration = Duration::from_secs(60);
@@ -31,16 +31,6 @@ fn python_server(dir: &tempfile::TempDir, script: &str, timeout_ms: u64) -> Serv
     config.startup_timeout_ms = Some(20_000);
     config.timeout_ms = Some(timeout_ms);
     config
-}
-
-/// Lines of a `--record` file that mention `needle`.
-fn recorded(path: &std::path::Path, needle: &str) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|line| line.contains(needle))
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 /// Wait (bounded by [`HANG`]) until the record holds a line that mentions `needle`.

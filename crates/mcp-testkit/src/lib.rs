@@ -104,6 +104,17 @@ pub fn mock(flags: &[&str]) -> ServerConfig {
     ServerConfig::stdio(mock_bin(), flags.iter().map(|f| f.to_string()))
 }
 
+/// The messages of a mock's `--record` file (one JSON value a line) whose line mentions
+/// `needle`; none while the file does not exist yet.
+pub fn recorded(path: &Path, needle: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.contains(needle))
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 /// A fresh temporary directory for one test.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
