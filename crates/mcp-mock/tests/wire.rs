@@ -5,13 +5,14 @@
 //! Every read has a timeout and every child is killed on drop, so a broken mock fails a test
 //! instead of hanging it.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use mcp_testkit::line_channel;
 use serde_json::{Value, json};
 
 /// Bound on any single wait for output; generous for slow CI machines.
@@ -35,16 +36,7 @@ impl Mock {
             .spawn()
             .expect("spawn mcp-mock");
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, lines) = channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.stdout.take().expect("stdout is piped"));
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut stderr_pipe = child.stderr.take().expect("stderr is piped");
         let sink = stderr.clone();

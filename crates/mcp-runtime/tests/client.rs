@@ -11,21 +11,11 @@ use mcp_runtime::client::{
 };
 use mcp_runtime::config::ServerConfig;
 use serde_json::{Value, json};
-use support::{alive, args, mock, read_pid, temp_dir, wait_dead};
+use support::{alive, args, mock, read_pid, recorded, temp_dir, wait_dead};
 use tokio_util::sync::CancellationToken;
 
 async fn connect(config: &ServerConfig) -> Result<McpClient, ClientError> {
     McpClient::connect("mock", config, &ConnectOptions::default()).await
-}
-
-/// Lines of a `--record` file that mention `needle`.
-fn recorded(path: &std::path::Path, needle: &str) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|line| line.contains(needle))
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use mcp_runtime::client::{CallOptions, ClientError, ConnectOptions, McpClient};
 use mcp_runtime::config::ServerConfig;
 use serde_json::{Value, json};
-use support::{args, mock, temp_dir};
+use support::{args, mock, recorded, temp_dir};
 
 /// Far longer than any of these tests takes: reaching it means the client hung.
 const HANG: Duration = Duration::from_secs(60);
@@ -22,14 +22,15 @@ async fn connect(config: &ServerConfig) -> McpClient {
         .unwrap()
 }
 
-/// Lines of a `--record` file that mention `needle`.
-fn recorded(path: &std::path::Path, needle: &str) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|line| line.contains(needle))
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
+/// A stdio config that runs the Python server `script` (written into `dir`) with python3,
+/// given 20 s to start and `timeout_ms` for each request.
+fn python_server(dir: &tempfile::TempDir, script: &str, timeout_ms: u64) -> ServerConfig {
+    let path = dir.path().join("server.py");
+    std::fs::write(&path, script).unwrap();
+    let mut config = ServerConfig::stdio("python3", [path.to_string_lossy().into_owned()]);
+    config.startup_timeout_ms = Some(20_000);
+    config.timeout_ms = Some(timeout_ms);
+    config
 }
 
 /// Wait (bounded by [`HANG`]) until the record holds a line that mentions `needle`.
@@ -179,11 +180,7 @@ for raw in sys.stdin.buffer:
 #[tokio::test]
 async fn hostile_answers_neither_panic_nor_hang_and_the_right_one_wins() {
     let dir = temp_dir();
-    let script = dir.path().join("server.py");
-    std::fs::write(&script, HOSTILE).unwrap();
-    let mut config = ServerConfig::stdio("python3", [script.to_string_lossy().into_owned()]);
-    config.startup_timeout_ms = Some(20_000);
-    config.timeout_ms = Some(20_000);
+    let config = python_server(&dir, HOSTILE, 20_000);
     tokio::time::timeout(HANG, async {
         let client = connect(&config).await;
         for text in ["first", "second", "third"] {
@@ -202,41 +199,13 @@ async fn hostile_answers_neither_panic_nor_hang_and_the_right_one_wins() {
 
 /// A server whose `tools/call` answers with the result text the call passes as `raw`, written
 /// on as it is: the test decides every byte of the answer's `result`.
-const ECHO_RAW: &str = r#"
-import json, sys
-out = sys.stdout.buffer
-def send(text):
-    out.write(text.encode() + b"\n")
-    out.flush()
-for line in sys.stdin.buffer:
-    try:
-        msg = json.loads(line)
-    except Exception:
-        continue
-    if not isinstance(msg, dict) or "id" not in msg or "method" not in msg:
-        continue
-    m, id = msg["method"], msg["id"]
-    if m == "initialize":
-        send(json.dumps({"jsonrpc": "2.0", "id": id, "result": {
-            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "echo-raw", "version": "0"}}}))
-    elif m == "ping":
-        send(json.dumps({"jsonrpc": "2.0", "id": id, "result": {}}))
-    elif m == "tools/call":
-        send('{"jsonrpc":"2.0","id":%d,"result":%s}' % (id, msg["params"]["arguments"]["raw"]))
-    else:
-        send(json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}))
-"#;
+const ECHO_RAW: &str = include_str!("fixtures/echo_raw.py");
 
 #[tokio::test]
 async fn hostile_tool_results_get_a_clear_error_at_once() {
     let dir = temp_dir();
-    let script = dir.path().join("server.py");
-    std::fs::write(&script, ECHO_RAW).unwrap();
-    let mut config = ServerConfig::stdio("python3", [script.to_string_lossy().into_owned()]);
-    config.startup_timeout_ms = Some(20_000);
     // Far longer than the test: an answer the client cannot read must not wait for it.
-    config.timeout_ms = Some(HANG.as_millis() as u64 * 2);
+    let config = python_server(&dir, ECHO_RAW, HANG.as_millis() as u64 * 2);
     tokio::time::timeout(HANG, async {
         let client = connect(&config).await;
         let call = |raw: String| {

@@ -104,6 +104,17 @@ pub fn mock(flags: &[&str]) -> ServerConfig {
     ServerConfig::stdio(mock_bin(), flags.iter().map(|f| f.to_string()))
 }
 
+/// The messages of a mock's `--record` file (one JSON value a line) whose line mentions
+/// `needle`; none while the file does not exist yet.
+pub fn recorded(path: &Path, needle: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.contains(needle))
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 /// A fresh temporary directory for one test.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -512,6 +523,25 @@ pub fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::Join
         let _ = pipe.read_to_end(&mut bytes);
         String::from_utf8_lossy(&bytes).into_owned()
     })
+}
+
+/// The lines of a pipe (a child's stdout, say), read on a thread and sent to the returned
+/// receiver, so that a test can bound each read with `recv_timeout`. The thread ends at the
+/// pipe's end, at the first read error, or once the receiver is dropped.
+pub fn line_channel(
+    pipe: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    receiver
 }
 
 /// Wait for `child` to exit within `bound`; panics (and the guard kills it) otherwise.

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{MCPR, read_pid, temp_dir, wait_dead};
+use support::{MCPR, config_file, read_pid, temp_dir, wait_dead};
 
 /// `mcpr` in an empty home and project, so the configs of this machine's AI tools stay out.
 fn mcpr_command(args: &[&str]) -> Command {
@@ -28,23 +28,6 @@ fn mcpr(args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Write a `{"mcpServers": ...}` file whose servers run `mcpr mock` with the given flags.
-fn config_file(dir: &Path, servers: &[(&str, &[&str])]) -> PathBuf {
-    let mut map = serde_json::Map::new();
-    for (name, flags) in servers {
-        let mut args = vec!["mock".to_owned()];
-        args.extend(flags.iter().map(|f| f.to_string()));
-        map.insert(name.to_string(), json!({"command": MCPR, "args": args}));
-    }
-    let path = dir.join("mcp.json");
-    std::fs::write(
-        &path,
-        serde_json::to_string_pretty(&json!({"mcpServers": map})).unwrap(),
-    )
-    .unwrap();
-    path
 }
 
 #[test]

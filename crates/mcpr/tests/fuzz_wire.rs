@@ -9,7 +9,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -18,7 +18,7 @@ use mcp_runtime::client::{ConnectOptions, McpClient};
 use mcp_runtime::config::ServerConfig;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::{ChildGuard, MCPR, temp_dir};
+use support::{ChildGuard, MCPR, line_channel, temp_dir};
 
 /// Generous bound against a hang; never reached when things work.
 const HANG: Duration = Duration::from_secs(60);
@@ -260,16 +260,7 @@ impl Gateway {
         support::isolate_env(&mut command, &home);
         let mut child = ChildGuard::spawn(&mut command);
         let stdin = child.0.stdin.take().unwrap();
-        let stdout = child.0.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.0.stdout.take().unwrap());
         let mut gateway = Gateway {
             child,
             stdin,

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::sdk::ServeWorld;
-use support::{ChildGuard, MCPR, temp_dir};
+use support::{ChildGuard, MCPR, line_channel, temp_dir};
 
 /// Generous bound against a hang; never reached when things work.
 const HANG: Duration = Duration::from_secs(60);
@@ -47,16 +47,7 @@ impl Serve {
         world.isolate(&mut command);
         let mut child = ChildGuard::spawn(&mut command);
         let stdin = child.0.stdin.take().unwrap();
-        let stdout = child.0.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.0.stdout.take().unwrap());
         let mut serve = Serve {
             child,
             stdin,

@@ -16,14 +16,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::ChildGuard;
 use support::sdk::ServeWorld;
+use support::{ChildGuard, line_channel};
 
 /// Bound on any one answer.
 const BOUND: Duration = Duration::from_secs(60);
@@ -100,15 +100,7 @@ impl Stateless {
             .stderr(Stdio::inherit());
         world.isolate(&mut command);
         let mut child = ChildGuard::spawn(&mut command);
-        let stdout = child.0.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.0.stdout.take().expect("stdout"));
         Stateless {
             child,
             lines,

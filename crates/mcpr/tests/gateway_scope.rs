@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{ChildGuard, MCPR, isolate_env, post_initialize, temp_dir};
+use support::{ChildGuard, MCPR, isolate_env, line_channel, post_initialize, temp_dir};
 
 /// Bound on one answer (a request that hangs fails the test instead of hanging it).
 const ANSWER_BOUND: Duration = Duration::from_secs(60);
@@ -100,15 +100,7 @@ impl StdioClient {
             .stderr(Stdio::inherit());
         let mut child = ChildGuard::spawn(&mut command);
         let stdin = child.0.stdin.take().unwrap();
-        let stdout = child.0.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.0.stdout.take().unwrap());
         let mut client = StdioClient {
             _child: child,
             stdin,

@@ -3,14 +3,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{MCPR, read_pid, temp_dir, wait_dead};
+use support::{MCPR, line_channel, read_pid, temp_dir, wait_dead};
 
 /// Bound on every wait for output or exit.
 const WAIT: Duration = Duration::from_secs(30);
@@ -49,8 +49,8 @@ impl Shell {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start mcpr shell");
-        let stdout = lines_of(child.stdout.take().expect("stdout pipe"));
-        let stderr = lines_of(child.stderr.take().expect("stderr pipe"));
+        let stdout = line_channel(child.stdout.take().expect("stdout pipe"));
+        let stderr = line_channel(child.stderr.take().expect("stderr pipe"));
         Shell {
             stdin: child.stdin.take(),
             child,
@@ -146,20 +146,6 @@ impl Shell {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-}
-
-/// Lines read from `pipe` on a thread, so that every read can be bounded in time.
-fn lines_of(pipe: impl Read + Send + 'static) -> Receiver<String> {
-    let (sender, receiver) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(pipe).lines() {
-            let Ok(line) = line else { return };
-            if sender.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    receiver
 }
 
 /// Write `{"mcpServers": ...}` to `path`: each server runs `mcpr mock` with its flags.

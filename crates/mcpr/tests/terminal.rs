@@ -11,27 +11,14 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-use serde_json::{Value, json};
-use support::{MCPR, read_pid, temp_dir, wait_dead};
+use serde_json::Value;
+use support::{MCPR, config_file, read_pid, temp_dir, wait_dead};
 
 /// Bound on every wait for output or exit.
 const WAIT: Duration = Duration::from_secs(60);
 
 /// Clears the terminal line (what the progress line writes before each redraw and at the end).
 const CLEAR_LINE: &str = "\r\x1b[2K";
-
-/// A config whose servers run `mcpr mock` with the given flags.
-fn config_file(dir: &Path, servers: &[(&str, &[&str])]) -> PathBuf {
-    let mut map = serde_json::Map::new();
-    for (name, flags) in servers {
-        let mut args = vec!["mock".to_owned()];
-        args.extend(flags.iter().map(|f| f.to_string()));
-        map.insert(name.to_string(), json!({"command": MCPR, "args": args}));
-    }
-    let path = dir.join("mcp.json");
-    std::fs::write(&path, json!({"mcpServers": map}).to_string()).unwrap();
-    path
-}
 
 /// The environment of every run: an empty home, so this machine's AI tools stay out.
 fn environment() -> Vec<(String, Option<PathBuf>)> {

@@ -12,29 +12,7 @@ fn passes_as_sent(text: &str) -> bool {
 
 /// A server whose `tools/call` answers with the result text the call passes as `raw`,
 /// written on as it is (so the test controls every byte, spacing and order included).
-const ECHO_RAW: &str = r#"
-import json, sys
-out = sys.stdout.buffer
-def send(text):
-    out.write(text.encode() + b"\n")
-    out.flush()
-for line in sys.stdin.buffer:
-    try:
-        msg = json.loads(line)
-    except Exception:
-        continue
-    if not isinstance(msg, dict) or "id" not in msg or "method" not in msg:
-        continue
-    m, id = msg["method"], msg["id"]
-    if m == "initialize":
-        send(json.dumps({"jsonrpc": "2.0", "id": id, "result": {
-            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "echo-raw", "version": "0"}}}))
-    elif m == "tools/call":
-        send('{"jsonrpc":"2.0","id":%d,"result":%s}' % (id, msg["params"]["arguments"]["raw"]))
-    else:
-        send(json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}))
-"#;
+const ECHO_RAW: &str = include_str!("../../tests/fixtures/echo_raw.py");
 
 fn raw(text: &str) -> Box<RawValue> {
     RawValue::from_string(text.to_owned()).unwrap()

@@ -8,10 +8,33 @@ pub mod suite;
 
 pub use mcp_testkit::*;
 
+use std::path::{Path, PathBuf};
+
 use mcp_runtime::config::ServerConfig;
 
 /// The `mcpr` binary under test.
 pub const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
+
+/// Write `dir/mcp.json` (`{"mcpServers": ...}`, pretty-printed) whose servers run `mcpr mock`
+/// with the given flags; returns its path.
+pub fn config_file(dir: &Path, servers: &[(&str, &[&str])]) -> PathBuf {
+    let mut map = serde_json::Map::new();
+    for (name, flags) in servers {
+        let mut args = vec!["mock".to_owned()];
+        args.extend(flags.iter().map(|f| f.to_string()));
+        map.insert(
+            name.to_string(),
+            serde_json::json!({"command": MCPR, "args": args}),
+        );
+    }
+    let path = dir.join("mcp.json");
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&serde_json::json!({"mcpServers": map})).unwrap(),
+    )
+    .unwrap();
+    path
+}
 
 /// A stdio config that runs `mcpr mock` with the given flags (the CLI's own wrapper of the
 /// mock, so that these tests cover it too).

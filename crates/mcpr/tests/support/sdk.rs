@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{ChildGuard, MCPR, isolate_env};
+use super::{ChildGuard, MCPR, isolate_env, line_channel};
 
 /// Bound on one driver step (a call that hangs fails the test instead of hanging it).
 pub const STEP_BOUND: Duration = Duration::from_secs(60);
@@ -266,15 +266,7 @@ impl SdkClient {
         isolate(&mut command);
         let mut child = ChildGuard::spawn(&mut command);
         let stdin = child.0.stdin.take();
-        let stdout = child.0.stdout.take().expect("driver stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.0.stdout.take().expect("driver stdout"));
         let mut client = SdkClient {
             child,
             stdin,
