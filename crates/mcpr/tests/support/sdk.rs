@@ -46,6 +46,23 @@ const transport = cfg.transport === "stdio"
   : new StreamableHTTPClientTransport(new URL(cfg.url),
       cfg.token ? { requestInit: { headers: { Authorization: `Bearer ${cfg.token}` } } } : undefined);
 await client.connect(transport);
+// The progress a call's server sent before its answer, in the order it was read. Taken from
+// the transport, not from `onprogress`: the SDK runs notification handlers on a later microtask
+// but takes a response at once and forgets the call's progress handler then, so a progress
+// notification read in the same chunk as the answer that follows it never reaches `onprogress`.
+let callProgress = null;
+const sdkOnMessage = transport.onmessage;
+transport.onmessage = (message, extra) => {
+  if (callProgress && !callProgress.answered) {
+    if (message.method === "notifications/progress") {
+      const { progressToken, ...update } = message.params;
+      callProgress.updates.push(update);
+    } else if (message.id !== undefined && ("result" in message || "error" in message)) {
+      callProgress.answered = true;
+    }
+  }
+  sdkOnMessage?.(message, extra);
+};
 out({ ok: true, connected: true, pid: transport.pid ?? null });
 
 async function run(step) {
@@ -53,10 +70,13 @@ async function run(step) {
     case "list":
       return { ok: true, tools: (await client.listTools()).tools };
     case "call": {
-      const progress = [];
       const options = { timeout: 60000 };
-      if (step.progress) options.onprogress = (p) => progress.push(p);
+      // Asks the server for progress (the SDK sends a progress token only with a callback).
+      if (step.progress) options.onprogress = () => {};
+      callProgress = { updates: [], answered: false };
       const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, options);
+      const progress = callProgress.updates;
+      callProgress = null;
       return { ok: true, result, progress };
     }
     case "cancel": {
