@@ -108,36 +108,14 @@ enum Fast {
 }
 
 /// A top-level field of a result. Other fields' names are kept for `extra`.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
 enum ResultKey {
     Content,
     StructuredContent,
     IsError,
     ResultType,
     Other(String),
-}
-
-impl<'de> de::Deserialize<'de> for ResultKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = ResultKey;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a field name")
-            }
-
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<ResultKey, E> {
-                Ok(match key {
-                    "content" => ResultKey::Content,
-                    "structuredContent" => ResultKey::StructuredContent,
-                    "isError" => ResultKey::IsError,
-                    "resultType" => ResultKey::ResultType,
-                    other => ResultKey::Other(other.to_owned()),
-                })
-            }
-        }
-        deserializer.deserialize_identifier(KeyVisitor)
-    }
 }
 
 /// `resultType`: whether it says `input_required`. Any other value, of any type, is not
