@@ -457,10 +457,9 @@ impl McpClient {
         if self.is_closed() {
             return Err(not_sent());
         }
-        let (expected, form) = match &request {
-            Outgoing::Tool(_) => (Expected::CallTool, Form::Output),
-            Outgoing::ToolRaw(_) => (Expected::CallTool, Form::Raw),
-            Outgoing::Request(request) => (Expected::of(request), Form::Output),
+        let expected = match &request {
+            Outgoing::Tool(_) => Expected::CallTool,
+            Outgoing::Request(request) => Expected::of(request),
         };
         let Some((id, receiver)) = direct.register() else {
             return Err(not_sent());
@@ -480,9 +479,7 @@ impl McpClient {
                 .register(progress::token_key(&token), sender.clone())
         });
         let line = match request {
-            Outgoing::Tool(params) | Outgoing::ToolRaw(params) => {
-                self.tool_call_line(wire_id, params, meta)
-            }
+            Outgoing::Tool(params) => self.tool_call_line(wire_id, params, meta),
             Outgoing::Request(request) => self.request_line(wire_id, request, meta),
         };
         let line = line
@@ -538,7 +535,7 @@ impl McpClient {
         // line: whatever the server sent before the answer has reached the caller already.
         drop(progress_route);
         match answer {
-            Ok(result) => self.direct_result(expected, form, result, method),
+            Ok(result) => self.direct_result(expected, &result, method),
             Err(error) => {
                 let error = self.service_error(method, ServiceError::McpError(error));
                 self.forget_refuted_discovery(&error);
@@ -627,44 +624,27 @@ impl McpClient {
     }
 
     /// A `result` as the caller takes it, decoded from its text in the caller's task: a
-    /// tool's result read straight into a [`ToolOutput`](super::ToolOutput) (or kept as sent,
-    /// when asked for), anything else (an `input_required` question included) in rmcp's type
+    /// tool's result read straight into a [`ToolOutput`](super::ToolOutput), anything else (an `input_required` question included) in rmcp's type
     /// for its method.
     fn direct_result<M: Display + ?Sized>(
         &self,
         expected: Expected,
-        form: Form,
-        result: Box<RawValue>,
+        result: &RawValue,
         method: &M,
     ) -> Result<Answer, ClientError> {
         let invalid =
             |e: serde_json::Error| self.protocol_error(method, format!("invalid result: {e}"));
-        match (expected, form) {
-            (Expected::CallTool, Form::Output) => match tool_result::read(result.get()) {
+        if expected == Expected::CallTool {
+            match tool_result::read(result.get()) {
                 ToolRead::Output(output) => return Ok(Answer::Tool(ToolAnswer::Output(output))),
                 ToolRead::Invalid(e) => return Err(invalid(e)),
                 ToolRead::Other => {}
-            },
-            (Expected::CallTool, Form::Raw)
-                if tool_result::text_asks_for_input(result.get()) == Some(false) =>
-            {
-                return Ok(Answer::Tool(ToolAnswer::Raw(result)));
             }
-            _ => {}
         }
         decode::result_from_str(expected, result.get())
             .map(Answer::Typed)
             .map_err(invalid)
     }
-}
-
-/// How the caller of a direct request takes a tool's result.
-#[derive(Clone, Copy)]
-enum Form {
-    /// Decoded ([`ToolOutput`](super::ToolOutput)).
-    Output,
-    /// As sent.
-    Raw,
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@
 //! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `tool_result` (a tool result read from its text straight into `ToolOutput`),
-//! `raw_result` (a tool result's text as sent, for relaying it unchanged), `types` (what calls
+//! `types` (what calls
 //! return), `watchdog` (kills a server's process group when the host dies), `error`.
 //!
 //! ```no_run
@@ -68,7 +68,6 @@ mod pipe;
 mod progress;
 mod prompt;
 mod raw;
-pub(crate) mod raw_result;
 mod remote;
 mod requests;
 mod skills;
@@ -421,16 +420,6 @@ impl McpClient {
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<ToolOutput, ClientError> {
-        self.call_tool_as(tool, arguments, options).await
-    }
-
-    /// [`call_tool`](Self::call_tool), the result taken in form `R`.
-    async fn call_tool_as<R: requests::ToolResultForm>(
-        &self,
-        tool: &str,
-        arguments: Option<Map<String, Value>>,
-        options: CallOptions,
-    ) -> Result<R, ClientError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
@@ -452,7 +441,7 @@ impl McpClient {
         for _round in 0..=MAX_INPUT_ROUNDS {
             let send = || {
                 self.request_with_progress(
-                    R::outgoing(&params),
+                    requests::Outgoing::Tool(&params),
                     &method,
                     timeout,
                     options.cancel.as_ref(),
@@ -469,7 +458,7 @@ impl McpClient {
             };
             let result = match answer? {
                 requests::Answer::Tool(sent) => {
-                    return R::from_answer(sent)
+                    return requests::tool_output(sent)
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
                 requests::Answer::Typed(result) => result,
@@ -482,13 +471,11 @@ impl McpClient {
                         other => serde_json::from_value(other),
                     });
                     return output
-                        .and_then(R::from_output)
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
                 // Some servers answer a tool with no output with `{}`.
                 ServerResult::EmptyResult(_) => {
-                    return R::from_output(ToolOutput::default())
-                        .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                    return Ok(ToolOutput::default());
                 }
                 ServerResult::InputRequiredResult(asked) => {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));

@@ -3,10 +3,8 @@
 //! and the server's own errors.
 
 use serde::Deserialize as _;
-use serde_json::value::RawValue;
 
 use super::direct::DirectCall;
-use super::tool_result;
 use super::*;
 
 /// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
@@ -17,8 +15,6 @@ pub(super) enum Outgoing<'a> {
     Request(ClientRequest),
     /// A tool call whose result is wanted as a [`ToolOutput`].
     Tool(&'a rmcp::model::CallToolRequestParams),
-    /// A tool call whose result is wanted as sent, not decoded (see `raw_result`).
-    ToolRaw(&'a rmcp::model::CallToolRequestParams),
 }
 
 /// What a request got back.
@@ -37,48 +33,17 @@ pub(super) enum Answer {
 pub(super) enum ToolAnswer {
     /// Read straight from the answer (the direct path).
     Output(ToolOutput),
-    /// The JSON text as sent, not decoded (the direct path, when asked for it).
-    Raw(Box<RawValue>),
     /// The result object as sent (rmcp's path: see `raw`).
     Wire(Map<String, Value>),
 }
 
-/// What a tool call's caller takes its result as: a [`ToolOutput`], or the JSON as sent
-/// ([`RawToolResult`](super::raw_result::RawToolResult)).
-pub(super) trait ToolResultForm: Sized {
-    /// The request that asks for a result in this form.
-    fn outgoing(params: &rmcp::model::CallToolRequestParams) -> Outgoing<'_>;
-
-    /// The result from what the request got back.
-    fn from_answer(answer: ToolAnswer) -> Result<Self, serde_json::Error>;
-
-    /// The result from a decoded output (rmcp's parse, or an empty answer).
-    fn from_output(output: ToolOutput) -> Result<Self, serde_json::Error>;
-}
-
-impl ToolResultForm for ToolOutput {
-    fn outgoing(params: &rmcp::model::CallToolRequestParams) -> Outgoing<'_> {
-        Outgoing::Tool(params)
-    }
-
-    fn from_answer(answer: ToolAnswer) -> Result<ToolOutput, serde_json::Error> {
-        match answer {
-            ToolAnswer::Output(output) => Ok(output),
-            // Built from the result as sent, so that fields rmcp does not know (a later
-            // revision's) reach the caller.
-            ToolAnswer::Wire(sent) => ToolOutput::from_wire(sent),
-            ToolAnswer::Raw(raw) => match tool_result::read(raw.get()) {
-                tool_result::ToolRead::Output(output) => Ok(output),
-                tool_result::ToolRead::Invalid(e) => Err(e),
-                tool_result::ToolRead::Other => {
-                    Err(serde::de::Error::custom("not a tool's result"))
-                }
-            },
-        }
-    }
-
-    fn from_output(output: ToolOutput) -> Result<ToolOutput, serde_json::Error> {
-        Ok(output)
+/// A tool's result as a [`ToolOutput`], from what the request got back.
+pub(super) fn tool_output(answer: ToolAnswer) -> Result<ToolOutput, serde_json::Error> {
+    match answer {
+        ToolAnswer::Output(output) => Ok(output),
+        // Built from the result as sent, so that fields rmcp does not know (a later
+        // revision's) reach the caller.
+        ToolAnswer::Wire(sent) => ToolOutput::from_wire(sent),
     }
 }
 
@@ -114,7 +79,6 @@ impl McpClient {
             Answer::Tool(ToolAnswer::Wire(sent)) => {
                 rmcp::model::CallToolResult::deserialize(Value::Object(sent))
             }
-            Answer::Tool(ToolAnswer::Raw(raw)) => serde_json::from_str(raw.get()),
             Answer::Tool(ToolAnswer::Output(output)) => {
                 serde_json::to_value(output).and_then(rmcp::model::CallToolResult::deserialize)
             }
@@ -160,7 +124,7 @@ impl McpClient {
         }
         let request = match request {
             Outgoing::Request(request) => request,
-            Outgoing::Tool(params) | Outgoing::ToolRaw(params) => {
+            Outgoing::Tool(params) => {
                 ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()))
             }
         };

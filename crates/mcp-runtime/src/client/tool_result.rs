@@ -65,40 +65,6 @@ fn asks_for_input(result: &Map<String, Value>) -> bool {
 
 const INPUT_REQUIRED: &str = "input_required";
 
-/// Whether the text of a result object asks for input (`"resultType": "input_required"`),
-/// read without decoding anything else. `None`: not one JSON object with that field at most
-/// once.
-pub(crate) fn text_asks_for_input(text: &str) -> Option<bool> {
-    struct Scan;
-    impl<'de> Visitor<'de> for Scan {
-        type Value = bool;
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a result object")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-            let mut asks = None;
-            while let Some(key) = map.next_key::<ResultKey>()? {
-                match key {
-                    ResultKey::ResultType if asks.is_none() => {
-                        asks = Some(map.next_value::<ResultType>()?.0);
-                    }
-                    ResultKey::ResultType => return Err(de::Error::custom(GIVE_UP)),
-                    _ => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(asks.unwrap_or(false))
-        }
-    }
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let asks = deserializer.deserialize_map(Scan).ok()?;
-    deserializer.end().ok()?;
-    Some(asks)
-}
-
 /// Why the fast reader stopped: the slow one reads this result (never shown to anyone).
 const GIVE_UP: &str = "left to the slow reader";
 

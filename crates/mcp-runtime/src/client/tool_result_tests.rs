@@ -269,33 +269,3 @@ fn random_results_read_as_from_wire_reads_them() {
         "the fast reader took only {fast_taken} of 3,000"
     );
 }
-
-#[test]
-fn a_question_is_told_from_a_result_by_its_text_alone() {
-    for (text, asks) in [
-        (
-            r#"{"resultType":"input_required","inputRequests":{}}"#,
-            Some(true),
-        ),
-        (
-            r#"{"inputRequests":{"a":[{}]},"resultType":"input_\u0072equired"}"#,
-            Some(true),
-        ),
-        (r#"{"content":[],"resultType":"complete"}"#, Some(false)),
-        (
-            r#"{"content":[{"resultType":"input_required"}]}"#,
-            Some(false),
-        ),
-        (r#"{"resultType":["input_required"]}"#, Some(false)),
-        (r#"{}"#, Some(false)),
-        // Not one object with the field once: the caller leaves it to rmcp's parse.
-        (
-            r#"{"resultType":"complete","resultType":"input_required"}"#,
-            None,
-        ),
-        ("[]", None),
-        ("5", None),
-    ] {
-        assert_eq!(text_asks_for_input(text), asks, "{text}");
-    }
-}
