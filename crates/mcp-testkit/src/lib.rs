@@ -26,7 +26,7 @@ pub fn mock_bin() -> &'static str {
         // features. Building it again with `-p mcp-mock` would resolve features for that package
         // alone and rebuild the shared dependencies (twice per run, and for minutes on a small
         // machine), so an up-to-date binary is used as it is.
-        let built = target_dir().join("mcp-mock");
+        let built = prebuilt_mock();
         if is_newer_than_its_source(&built) {
             return built
                 .to_str()
@@ -45,6 +45,11 @@ pub fn mock_bin() -> &'static str {
             .expect("the target directory has a UTF-8 path")
             .to_owned()
     })
+}
+
+/// Where `cargo test` puts the mock it builds (`target/<profile>/mcp-mock`).
+fn prebuilt_mock() -> PathBuf {
+    profile_dir().join(format!("mcp-mock{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// Whether `binary` exists and is newer than every file of the mock's package and the lock
@@ -87,9 +92,18 @@ fn workspace_root() -> PathBuf {
 /// The target directory the running test or benchmark was built in
 /// (`target/<profile>/deps/<binary>`).
 pub fn target_dir() -> PathBuf {
+    profile_dir()
+        .parent()
+        .expect("a binary under target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// The profile directory of the running test or benchmark (`target/<profile>`), where cargo
+/// puts the workspace's binaries.
+fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     exe.ancestors()
-        .nth(3)
+        .nth(2)
         .expect("a binary under target/<profile>/deps")
         .to_path_buf()
 }
@@ -663,4 +677,18 @@ pub fn remote(url: &str, kind: Option<&str>) -> ServerConfig {
         entry["type"] = kind.into();
     }
     mcp_runtime::config::server_from_json("remote", &entry).expect("valid remote config")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The freshness check looks where cargo puts the mock, so that a `cargo test --workspace`
+    /// that has just built it does not build it again with other features (minutes on a small
+    /// machine, inside some test's time bound).
+    #[test]
+    fn the_mock_is_looked_for_where_cargo_builds_it() {
+        assert_eq!(PathBuf::from(mock_bin()), prebuilt_mock());
+        assert!(is_newer_than_its_source(&prebuilt_mock()));
+    }
 }
