@@ -27,7 +27,7 @@
 //!   `manager::supervisor::stand_in_hints`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -146,7 +146,13 @@ pub struct ToolCache {
     path: PathBuf,
     /// Opened lazily on first use, so a host that never needs the cache never touches disk.
     connection: Mutex<Option<Connection>>,
+    /// The queue of the cache's own thread for async callers ([`ToolCache::run`]), started on
+    /// first use; `None` inside when the thread could not be started.
+    lane: OnceLock<Option<mpsc::Sender<Job>>>,
 }
+
+/// One piece of work for the cache's thread.
+type Job = Box<dyn FnOnce() + Send>;
 
 impl std::fmt::Debug for ToolCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,6 +168,7 @@ impl ToolCache {
         ToolCache {
             path: dir.join(FILE_NAME),
             connection: Mutex::new(None),
+            lane: OnceLock::new(),
         }
     }
 
@@ -437,6 +444,40 @@ impl ToolCache {
         });
     }
 
+    /// Queue `work` for the cache's own thread and return the receiver of its result (an error
+    /// if `work` panicked). Jobs run one at a time in the order queued (see [`ToolCache::queue`]).
+    pub(crate) fn run<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&ToolCache) -> T + Send + 'static,
+    ) -> tokio::sync::oneshot::Receiver<T> {
+        let (answer, receiver) = tokio::sync::oneshot::channel();
+        self.queue(move |cache| {
+            let _ = answer.send(work(cache));
+        });
+        receiver
+    }
+
+    /// Queue `work` for the cache's own thread, not waiting for it. Jobs run one at a time in
+    /// the order queued, so a job queued after some writes finishes after them.
+    ///
+    /// This is how async code uses the cache. Every operation takes the database's lock, so on
+    /// a shared blocking pool each caller waiting for it would hold a thread of its own: a burst
+    /// of connections started dozens, and each kept its stack's touched pages in the process
+    /// after it ended. The thread ends when the cache is dropped.
+    pub(crate) fn queue(self: &Arc<Self>, work: impl FnOnce(&ToolCache) + Send + 'static) {
+        let cache = Arc::clone(self);
+        let job: Job = Box::new(move || work(&cache));
+        match self.lane.get_or_init(start_lane) {
+            Some(lane) => {
+                if let Err(mpsc::SendError(job)) = lane.send(job) {
+                    job();
+                }
+            }
+            // No thread to be had: the work is short, so it runs here.
+            None => job(),
+        }
+    }
+
     /// Run `work` on the open database, opening (and if needed creating) it first. A database
     /// that cannot be opened is reported and retried next time.
     fn with_connection<T>(
@@ -454,6 +495,26 @@ impl ToolCache {
             *slot = None;
         }
         result
+    }
+}
+
+/// The cache's thread: runs jobs in order until the cache (the only sender) is dropped.
+fn start_lane() -> Option<mpsc::Sender<Job>> {
+    let (sender, jobs) = mpsc::channel::<Job>();
+    let started = std::thread::Builder::new()
+        .name("mcp-tool-cache".into())
+        .spawn(move || {
+            for job in jobs {
+                // A panicking job drops its answer's sender, which its receiver sees.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            }
+        });
+    match started {
+        Ok(_) => Some(sender),
+        Err(e) => {
+            tracing::warn!("tool cache: no thread of its own ({e}); its work runs inline");
+            None
+        }
     }
 }
 
@@ -477,6 +538,9 @@ fn open(path: &Path) -> Result<Connection, CacheError> {
     // A cache may lose its last writes on a power cut, but a write must not cost a start-up
     // an fsync: with WAL, NORMAL syncs at checkpoints only.
     db.pragma_update(None, "synchronous", "NORMAL")?;
+    // Lookups are by key and touch a few pages each; SQLite's default page cache (up to 2 MB,
+    // filled as entries are written) would grow with the number of servers for no gain.
+    db.pragma_update(None, "cache_size", -256)?;
     db.execute_batch(
         "CREATE TABLE IF NOT EXISTS tools (
             server TEXT NOT NULL,
@@ -581,6 +645,44 @@ mod tests {
         assert!(cache.failure(&key("b")).is_none());
         cache.put(&key("a"), &[tool("one")]);
         assert!(cache.failure(&key("a")).is_none());
+    }
+
+    /// Async callers' work runs on one thread of the cache's own, in the order queued (a read
+    /// queued after a write sees it), survives a panicking job, and the thread ends with the
+    /// cache.
+    #[tokio::test]
+    async fn async_work_runs_in_order_on_one_thread_that_ends_with_the_cache() {
+        struct OnExit(mpsc::Sender<()>);
+        impl Drop for OnExit {
+            fn drop(&mut self) {
+                let _ = self.0.send(());
+            }
+        }
+        thread_local!(static ON_EXIT: std::cell::RefCell<Option<OnExit>> = const {
+            std::cell::RefCell::new(None)
+        });
+
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Arc::new(ToolCache::in_dir(dir.path()));
+        let (exited, exit) = mpsc::channel();
+        let first = cache.run(move |_| {
+            ON_EXIT.with(|slot| *slot.borrow_mut() = Some(OnExit(exited)));
+            std::thread::current().id()
+        });
+        cache.queue(|cache| cache.put(&key("a"), &[tool("one")]));
+        let read = cache.run(|cache| cache.get(&key("a")));
+        let panicked = cache.run(|_| -> u8 { panic!("a job that panics") });
+        let last = cache.run(|_| std::thread::current().id());
+
+        let first = first.await.unwrap();
+        assert_ne!(first, std::thread::current().id());
+        assert_eq!(read.await.unwrap().map(|tools| tools.len()), Some(1));
+        assert!(panicked.await.is_err());
+        assert_eq!(last.await.unwrap(), first);
+
+        drop(cache);
+        exit.recv_timeout(Duration::from_secs(10))
+            .expect("the cache's thread ends when the cache is dropped");
     }
 
     #[test]

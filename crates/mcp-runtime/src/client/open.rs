@@ -51,17 +51,18 @@ pub(crate) async fn open(
     let cache = options.cache.clone();
     let (cached, discovery) = match &cache {
         Some(cache) => {
-            let (cache, name, config) = (cache.clone(), server.to_owned(), config.clone());
-            tokio::task::spawn_blocking(move || {
-                let era = cache.era(&name, &config);
-                let discovery = match era {
-                    Some(Era::Modern) => cache.discovery(&name, &config),
-                    _ => None,
-                };
-                (era, discovery)
-            })
-            .await
-            .unwrap_or_default()
+            let (name, config) = (server.to_owned(), config.clone());
+            cache
+                .run(move |cache| {
+                    let era = cache.era(&name, &config);
+                    let discovery = match era {
+                        Some(Era::Modern) => cache.discovery(&name, &config),
+                        _ => None,
+                    };
+                    (era, discovery)
+                })
+                .await
+                .unwrap_or_default()
         }
         None => (None, None),
     };
@@ -188,18 +189,19 @@ async fn remember(
     if era.is_none() && discovery.is_none() {
         return;
     }
-    let (cache, name, config) = (cache.clone(), server.to_owned(), config.clone());
-    let _ = tokio::task::spawn_blocking(move || {
-        if let Some(era) = era {
-            cache.put_era(&name, &config, era);
-        }
-        match discovery {
-            Some((Some(result), hints)) => cache.put_discovery(&name, &config, &result, hints),
-            Some((None, _)) => cache.forget_discovery(&name, &config),
-            None => {}
-        }
-    })
-    .await;
+    let (name, config) = (server.to_owned(), config.clone());
+    let _ = cache
+        .run(move |cache| {
+            if let Some(era) = era {
+                cache.put_era(&name, &config, era);
+            }
+            match discovery {
+                Some((Some(result), hints)) => cache.put_discovery(&name, &config, &result, hints),
+                Some((None, _)) => cache.forget_discovery(&name, &config),
+                None => {}
+            }
+        })
+        .await;
 }
 
 /// The caching hints of a `server/discover` result.

@@ -217,8 +217,8 @@ impl McpClient {
             return;
         }
         if let Some(cache) = &self.cache {
-            let (cache, server, config) = (cache.clone(), self.server.clone(), self.config.clone());
-            tokio::task::spawn_blocking(move || {
+            let (server, config) = (self.server.clone(), self.config.clone());
+            cache.queue(move |cache| {
                 cache.forget_discovery(&server, &config);
                 cache.forget_era(&server, &config);
             });

@@ -4,7 +4,8 @@
 //! `bearer_token_env_var` and `env_http_headers`.
 //!
 //! Commands are never run for an untrusted server. This is blocking code (it may wait for a
-//! command): call it from `tokio::task::spawn_blocking` in async contexts.
+//! command): call it from `tokio::task::spawn_blocking` in async contexts, unless
+//! `resolution_may_block` says the config has nothing that waits.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -26,6 +27,17 @@ pub fn resolve_connect_values(
     trusted: bool,
 ) -> Result<ServerConfig, ConfigError> {
     resolve_connect_values_with(name, config, trusted, &EnvSource::Process)
+}
+
+/// Whether resolving `config` may wait: it has a `!command` to run or a stored secret to read.
+/// Without either, resolution is a few environment lookups, fine on an async thread.
+pub(crate) fn resolution_may_block(config: &ServerConfig) -> bool {
+    let command = |value: &String| value.starts_with('!');
+    let commands = match &config.transport {
+        Transport::Stdio(stdio) => stdio.env.values().any(command),
+        Transport::Http(http) => http.headers.values().any(command),
+    };
+    commands || super::secrets::has_markers(config)
 }
 
 /// Resolve connect-time values of the server `name`:

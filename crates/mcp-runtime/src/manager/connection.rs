@@ -7,6 +7,7 @@ use tokio::sync::mpsc;
 
 use crate::cache::CacheHints;
 use crate::client::{ClientError, ClientEvent, ConnectOptions, McpClient, ToolDefinition};
+use crate::config::resolve::resolution_may_block;
 use crate::config::{EnvSource, ServerConfig, resolve_connect_values_with};
 
 /// How many stderr lines a report, an error or a lost connection keeps.
@@ -116,19 +117,20 @@ impl ClientConnector {
         config: &ServerConfig,
         events: Option<mpsc::Sender<ClientEvent>>,
     ) -> Result<McpClient, ClientError> {
-        // `!command` values run a shell (bounded at 10 s): keep them off the async threads.
-        let resolved = {
-            let (name, config) = (name.to_owned(), config.clone());
+        // `!command` values run a shell (bounded at 10 s) and secrets are read from a file:
+        // those stay off the async threads. The rest is a few lookups, done here rather than
+        // on the blocking pool, which would start a thread for each of a burst of servers.
+        let resolved = if resolution_may_block(config) {
+            let (server, config) = (name.to_owned(), config.clone());
             tokio::task::spawn_blocking(move || {
-                resolve_connect_values_with(&name, &config, true, &EnvSource::Process)
+                resolve_connect_values_with(&server, &config, true, &EnvSource::Process)
             })
             .await
+            .map_err(|e| config_error(name, e.to_string()))?
+        } else {
+            resolve_connect_values_with(name, config, true, &EnvSource::Process)
         };
-        let resolved = match resolved {
-            Ok(Ok(resolved)) => resolved,
-            Ok(Err(e)) => return Err(config_error(name, e.to_string())),
-            Err(e) => return Err(config_error(name, e.to_string())),
-        };
+        let resolved = resolved.map_err(|e| config_error(name, e.to_string()))?;
         let options = ConnectOptions {
             events,
             ..self.options.clone()

@@ -613,17 +613,12 @@ impl McpManager {
             });
             self.inner.emit(ManagerEvent::ToolsChanged { server: name });
         }
-        let writes: Vec<_> = std::mem::take(
-            &mut *self
-                .inner
-                .cache_writes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
-        let flush = futures::future::join_all(writes);
-        if tokio::time::timeout(CACHE_FLUSH_BOUND, flush)
-            .await
-            .is_err()
+        // The cache runs its work in order: once a job queued now has run, so have the writes
+        // queued before it.
+        if let Some(cache) = &self.inner.options.cache
+            && tokio::time::timeout(CACHE_FLUSH_BOUND, cache.run(|_| ()))
+                .await
+                .is_err()
         {
             tracing::warn!("tool cache writes still pending at shutdown; some may be lost");
         }
@@ -639,11 +634,11 @@ impl McpManager {
     }
 
     /// Start reading what the tool cache knows of `names` (their tools, else a failed last
-    /// start), in one blocking task (`None` without a cache).
+    /// start), in one job of the cache (`None` without a cache).
     fn read_cached(
         &self,
         names: &[String],
-    ) -> Option<tokio::task::JoinHandle<HashMap<String, Cached>>> {
+    ) -> Option<tokio::sync::oneshot::Receiver<HashMap<String, Cached>>> {
         let cache = self.inner.options.cache.clone()?;
         let keys: Vec<(String, CacheKey)> = {
             let state = self.lock();
@@ -655,7 +650,7 @@ impl McpManager {
                 })
                 .collect()
         };
-        Some(tokio::task::spawn_blocking(move || {
+        Some(cache.run(move |cache| {
             keys.into_iter()
                 .filter_map(|(name, key)| {
                     let known = match cache.get(&key) {

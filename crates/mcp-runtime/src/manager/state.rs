@@ -26,9 +26,6 @@ pub(crate) struct Inner<C: Connector> {
     pub events: broadcast::Sender<ManagerEvent>,
     /// Logs and resource updates of the connected servers.
     pub notices: broadcast::Sender<ServerNotice>,
-    /// Cache writes still running; `disconnect_all` lets them finish so a short-lived host
-    /// (a one-shot CLI command) still leaves its tools in the cache.
-    pub cache_writes: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 pub(crate) struct State<K> {
@@ -203,7 +200,6 @@ impl<C: Connector> Inner<C> {
             changed,
             events,
             notices,
-            cache_writes: Mutex::new(Vec::new()),
         }
     }
 

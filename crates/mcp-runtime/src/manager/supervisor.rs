@@ -296,7 +296,8 @@ async fn fresh_cached_tools<C: Connector>(
 ) -> Option<Vec<ToolDefinition>> {
     let cache = inner.options.cache.clone()?;
     let key = CacheKey::new(name, &inner.options.project, config);
-    let entry = tokio::task::spawn_blocking(move || cache.get_entry(&key))
+    let entry = cache
+        .run(move |cache| cache.get_entry(&key))
         .await
         .ok()
         .flatten()?;
@@ -408,10 +409,8 @@ fn store_tools<C: Connector>(
     let hints = stand_in_hints(config, hints);
     let key = CacheKey::new(name, &inner.options.project, config);
     let tools = tools.clone();
-    let write = tokio::task::spawn_blocking(move || cache.put_with_hints(&key, &tools, hints));
-    let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
-    writes.retain(|w| !w.is_finished());
-    writes.push(write);
+    // Not awaited: shutting down waits for the cache's queue (`disconnect_all_within`).
+    cache.queue(move |cache| cache.put_with_hints(&key, &tools, hints));
 }
 
 /// Remember in the tool cache that `name` failed to start, so the next start-up does not hold
@@ -430,10 +429,7 @@ fn remember_failure<C: Connector>(
     }
     let key = CacheKey::new(name, &inner.options.project, config);
     let error = error.to_string();
-    let write = tokio::task::spawn_blocking(move || cache.put_failure(&key, &error));
-    let mut writes = inner.cache_writes.lock().unwrap_or_else(|e| e.into_inner());
-    writes.retain(|w| !w.is_finished());
-    writes.push(write);
+    cache.queue(move |cache| cache.put_failure(&key, &error));
 }
 
 fn superseded(name: &str) -> ClientError {
