@@ -74,8 +74,11 @@ const modes = {
     await client.close();
     return { text: text(result) };
   },
-  // RSS growth of this process per idle connection.
+  // RSS growth of this process per idle connection, after a first one (see memory.rs).
   async idle({ server, count }) {
+    const warmUp = await connect(server);
+    await warmUp.listTools();
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const before = process.memoryUsage().rss;
     const clients = await Promise.all(Array.from({ length: count }, async () => {
       const client = await connect(server);
@@ -84,7 +87,7 @@ const modes = {
     }));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const after = process.memoryUsage().rss;
-    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all([warmUp, ...clients].map((client) => client.close()));
     return { before_kib: before / 1024, after_kib: after / 1024, connected: clients.length };
   },
 };
