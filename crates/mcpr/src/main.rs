@@ -19,10 +19,9 @@ use crate::cli::{Cli, Command};
 use crate::exit::Failure;
 
 /// The bound of tokio's blocking thread pool (its default is 512). Blocking work here is short
-/// and mostly waits on one lock (the tool cache is one SQLite connection): when many servers
-/// start at once, 16 threads do it as fast as one per server would, and each thread
-/// started stays for 10 s with its stack and its malloc arena (`mcpr serve` with 51 servers
-/// held 35-56 threads half a second after listing their tools).
+/// (config files read, `!command` values run, secrets read; the tool cache has a thread of its
+/// own), and each thread started stays for 10 s with its stack and its malloc arena, so a burst
+/// of servers starting at once must not start one each.
 const BLOCKING_THREADS: usize = 16;
 
 fn main() -> std::process::ExitCode {
