@@ -63,12 +63,14 @@ async fn tool_errors_become_mcp_error_results_and_abort_stays_an_abort() {
 #[tokio::test]
 async fn session_refresh_replaces_mcp_tools_and_binds_late_servers() {
     let dir = temp_dir();
-    let manager = McpManager::new(
-        ManagerOptions::default()
-            .with_cache(Some(Arc::new(ToolCache::in_dir(dir.path()))))
-            .with_project(dir.path().to_owned())
-            .with_wait_for_uncached(false),
-    );
+    // `fast` must be done at the gate and `late` not: a gate of 2 s leaves room for a loaded
+    // machine, and `late` boots in 3 s.
+    let mut options = ManagerOptions::default()
+        .with_cache(Some(Arc::new(ToolCache::in_dir(dir.path()))))
+        .with_project(dir.path().to_owned())
+        .with_wait_for_uncached(false);
+    options.gate = Duration::from_secs(2);
+    let manager = McpManager::new(options);
     let mut session = Session::new(manager.clone(), NamingStyle::Mcpr);
     session.register_host_tool(HostTool {
         name: "read_file".into(),
@@ -79,7 +81,7 @@ async fn session_refresh_replaces_mcp_tools_and_binds_late_servers() {
         .connect_servers(
             servers(&[
                 ("fast", mock(&[])),
-                ("late", mock(&["--init-delay", "700"])),
+                ("late", mock(&["--init-delay", "3000"])),
             ]),
             IndexMap::new(),
         )
