@@ -346,6 +346,10 @@ async def main():
                 result = await session.call_tool(tool, {})
                 print(json.dumps({"tool": tool, "text": result.content[0].text,
                                   "isError": bool(result.isError)}), flush=True)
+            # Out before the SDK's own teardown: SDK 1.x fails with BrokenResourceError when a
+            # message (such as the gateway's tools/list_changed once a backend still
+            # connecting is up) arrives after the session closed but before the process did.
+            os._exit(0)
 
 asyncio.run(main())
 os._exit(0)
