@@ -639,7 +639,7 @@ impl McpManager {
         &self,
         names: &[String],
     ) -> Option<tokio::sync::oneshot::Receiver<HashMap<String, Cached>>> {
-        let cache = self.inner.options.cache.clone()?;
+        let cache = self.inner.options.cache.as_ref()?;
         let keys: Vec<(String, CacheKey)> = {
             let state = self.lock();
             names

@@ -294,7 +294,7 @@ async fn fresh_cached_tools<C: Connector>(
     name: &str,
     config: &ServerConfig,
 ) -> Option<Vec<ToolDefinition>> {
-    let cache = inner.options.cache.clone()?;
+    let cache = inner.options.cache.as_ref()?;
     let key = CacheKey::new(name, &inner.options.project, config);
     let entry = cache
         .run(move |cache| cache.get_entry(&key))
@@ -403,7 +403,7 @@ fn store_tools<C: Connector>(
     tools: &Arc<[ToolDefinition]>,
     hints: CacheHints,
 ) {
-    let Some(cache) = inner.options.cache.clone() else {
+    let Some(cache) = inner.options.cache.as_ref() else {
         return;
     };
     let hints = stand_in_hints(config, hints);
@@ -421,7 +421,7 @@ fn remember_failure<C: Connector>(
     config: &ServerConfig,
     error: &ServerError,
 ) {
-    let Some(cache) = inner.options.cache.clone() else {
+    let Some(cache) = inner.options.cache.as_ref() else {
         return;
     };
     if matches!(error.client_error(), Some(ClientError::Cancelled { .. })) {
