@@ -11,7 +11,7 @@ use mcp_runtime::client::{
 };
 use mcp_runtime::config::ServerConfig;
 use serde_json::{Value, json};
-use support::{alive, args, mock, read_pid, recorded, temp_dir, wait_dead};
+use support::{alive, args, echo, mock, read_pid, recorded, temp_dir, wait_dead};
 use tokio_util::sync::CancellationToken;
 
 async fn connect(config: &ServerConfig) -> Result<McpClient, ClientError> {
@@ -66,11 +66,7 @@ async fn only_tool_calls_carry_a_progress_token() {
     let client = connect(&mock(&["--record", &record_arg])).await.unwrap();
     client.list_tools().await.unwrap();
     client.ping().await.unwrap();
-    let out = client
-        .call_tool("echo", args(json!({"text": "x"})), CallOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(out.text(), "x");
+    assert_eq!(echo(&client, "x").await.unwrap(), "x");
     client.close().await;
     let token = |request: &Value| request["params"]["_meta"].get("progressToken").cloned();
     let lists = recorded(&record, "\"tools/list\"");
@@ -153,15 +149,7 @@ fn a_server_outlives_the_thread_that_connected_it() {
             alive(pid),
             "the server died with the thread that connected it"
         );
-        let out = client
-            .call_tool(
-                "echo",
-                args(json!({"text": "still here"})),
-                CallOptions::default(),
-            )
-            .await
-            .unwrap();
-        assert_eq!(out.text(), "still here");
+        assert_eq!(echo(&client, "still here").await.unwrap(), "still here");
         client.close().await;
     });
 }
@@ -355,11 +343,7 @@ async fn garbage_on_stdout_is_tolerated() {
     assert!(!client.list_tools().await.unwrap().is_empty());
     for i in 0..5 {
         let text = format!("call {i}");
-        let out = client
-            .call_tool("echo", args(json!({"text": text})), CallOptions::default())
-            .await
-            .unwrap();
-        assert_eq!(out.text(), text);
+        assert_eq!(echo(&client, &text).await.unwrap(), text);
     }
     client.close().await;
 }
@@ -467,11 +451,7 @@ async fn stderr_flood_neither_blocks_the_server_nor_grows_memory() {
     let client = connect(&mock(&["--stderr-flood"])).await.unwrap();
     for i in 0..200 {
         let text = format!("{i}");
-        let out = client
-            .call_tool("echo", args(json!({"text": text})), CallOptions::default())
-            .await
-            .unwrap();
-        assert_eq!(out.text(), text);
+        assert_eq!(echo(&client, &text).await.unwrap(), text);
     }
     let tail = client.stderr_tail(usize::MAX);
     assert!(
@@ -504,11 +484,7 @@ async fn concurrent_calls_each_get_their_own_answer() {
         let client = client.clone();
         async move {
             let text = format!("message {i}");
-            let out = client
-                .call_tool("echo", args(json!({"text": text})), CallOptions::default())
-                .await
-                .unwrap();
-            assert_eq!(out.text(), text);
+            assert_eq!(echo(&client, &text).await.unwrap(), text);
         }
     });
     futures::future::join_all(calls).await;
@@ -549,15 +525,7 @@ async fn a_notification_flood_is_bounded_and_calls_still_work() {
         .unwrap();
     assert_eq!(flooded.text(), "sent 20000 notifications");
     // Still responsive.
-    let echoed = client
-        .call_tool(
-            "echo",
-            args(json!({"text": "still here"})),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(echoed.text(), "still here");
+    assert_eq!(echo(&client, "still here").await.unwrap(), "still here");
     client.ping().await.unwrap();
     assert!(received.len() <= EVENT_BUFFER, "{} queued", received.len());
     assert!(progress_received.len() <= 8);

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_runtime::auth::{self, AuthContext, AuthFailure, AuthStatus, CredentialStore, Headless};
-use mcp_runtime::client::{CallOptions, ClientError, ConnectOptions, McpClient};
+use mcp_runtime::client::{ClientError, ConnectOptions, McpClient};
 use mcp_runtime::config::{ServerConfig, server_from_json};
 use serde_json::{Value, json};
-use support::{HttpMock, args, temp_dir};
+use support::{HttpMock, echo, temp_dir};
 
 /// Upper bound of any one test.
 const TEST_BOUND: Duration = Duration::from_secs(90);
@@ -109,13 +109,6 @@ async fn connected(setup: &LoggedIn) -> Arc<McpClient> {
 async fn connect(config: &ServerConfig, context: AuthContext) -> Result<McpClient, ClientError> {
     let options = ConnectOptions::default().with_auth(Some(context));
     McpClient::connect("svc", config, &options).await
-}
-
-async fn echo(client: &McpClient, text: &str) -> Result<String, ClientError> {
-    client
-        .call_tool("echo", args(json!({"text": text})), CallOptions::default())
-        .await
-        .map(|output| output.text())
 }
 
 #[tokio::test]

@@ -113,6 +113,21 @@ pub fn args(value: serde_json::Value) -> Option<serde_json::Map<String, serde_js
     value.as_object().cloned()
 }
 
+/// The mock's `echo` tool called with `text`: the text of its answer, or the call's error.
+pub async fn echo(
+    client: &mcp_runtime::client::McpClient,
+    text: &str,
+) -> Result<String, mcp_runtime::client::ClientError> {
+    client
+        .call_tool(
+            "echo",
+            args(serde_json::json!({ "text": text })),
+            mcp_runtime::client::CallOptions::default(),
+        )
+        .await
+        .map(|output| output.text())
+}
+
 /// A stdio config that runs the mock ([`mock_bin`]) with the given flags.
 pub fn mock(flags: &[&str]) -> ServerConfig {
     ServerConfig::stdio(mock_bin(), flags.iter().map(|f| f.to_string()))
