@@ -480,7 +480,7 @@ impl McpClient {
         });
         let line = match request {
             Outgoing::Tool(params) => self.tool_call_line(wire_id, params, meta),
-            Outgoing::Request(request) => self.request_line(wire_id, request, meta),
+            Outgoing::Request(request) => self.request_line(wire_id, *request, meta),
         };
         let line = line
             .map_err(|e| self.protocol_error(method, format!("cannot write the request: {e}")))?;
@@ -491,9 +491,7 @@ impl McpClient {
                 return Err(not_sent());
             }
             tracing::debug!(server = %self.server, "{method}: cannot write the request: {e}");
-            return Err(self
-                .service_error_after_send(method, ServiceError::TransportClosed)
-                .await);
+            return Err(self.lost_after_send(method).await);
         }
         let wait = async move {
             match timeout {
@@ -506,7 +504,7 @@ impl McpClient {
             Some(cancel) => tokio::select! {
                 outcome = wait => outcome,
                 () = cancel.cancelled() => {
-                    pending.cancel("cancelled by the client").await;
+                    Box::pin(pending.cancel("cancelled by the client")).await;
                     return Err(ClientError::Cancelled {
                         server: self.server.clone(),
                         method: method.to_string(),
@@ -516,15 +514,13 @@ impl McpClient {
         };
         let answer = match outcome {
             None => {
-                pending.cancel("request timeout").await;
+                Box::pin(pending.cancel("request timeout")).await;
                 let timeout = timeout.unwrap_or_default();
                 return Err(self.service_error(method, ServiceError::Timeout { timeout }));
             }
             Some(Err(_ended)) => {
                 pending.done = true;
-                return Err(self
-                    .service_error_after_send(method, ServiceError::TransportClosed)
-                    .await);
+                return Err(self.lost_after_send(method).await);
             }
             Some(Ok(answer)) => {
                 pending.done = true;
@@ -542,6 +538,12 @@ impl McpClient {
                 Err(error)
             }
         }
+    }
+
+    /// The error for a request whose connection ended after it was sent. Boxed, as the
+    /// wait for the exit status would otherwise grow every request's future.
+    async fn lost_after_send<M: Display + ?Sized>(&self, method: &M) -> ClientError {
+        Box::pin(self.service_error_after_send(method, ServiceError::TransportClosed)).await
     }
 
     /// A request other than a tool call as a line, with the `_meta` rmcp gives it (in the
@@ -642,7 +644,7 @@ impl McpClient {
             }
         }
         decode::result_from_str(expected, result.get())
-            .map(Answer::Typed)
+            .map(|result| Answer::Typed(Box::new(result)))
             .map_err(invalid)
     }
 }

@@ -463,7 +463,7 @@ impl McpClient {
                 }
                 requests::Answer::Typed(result) => result,
             };
-            match result {
+            match *result {
                 // rmcp's parse, when the result as sent was not kept.
                 ServerResult::CallToolResult(result) => {
                     let output = serde_json::to_value(&result).and_then(|wire| match wire {
@@ -481,7 +481,8 @@ impl McpClient {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     let asker = input.map(|input| (input, left));
                     let method = method.to_string();
-                    let round = mrtr::next_round(&self.handler, asked, &method, asker);
+                    // Boxed: a rare path, and a large future.
+                    let round = Box::pin(mrtr::next_round(&self.handler, asked, &method, asker));
                     let retry = match options.cancel.as_ref() {
                         Some(cancel) => tokio::select! {
                             round = round => round?,

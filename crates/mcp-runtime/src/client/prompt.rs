@@ -62,7 +62,7 @@ impl McpClient {
         let timeout = self.config.request_timeout();
         let answer = self
             .request_with_progress(
-                Outgoing::Request(request),
+                Outgoing::Request(Box::new(request)),
                 method,
                 timeout,
                 None,
@@ -70,11 +70,12 @@ impl McpClient {
                 asker,
             )
             .await?;
-        let value = match answer {
-            Answer::Typed(ServerResult::GetPromptResult(result)) => serde_json::to_value(&result),
-            Answer::Typed(ServerResult::InputRequiredResult(result)) => {
-                serde_json::to_value(&result)
-            }
+        let Answer::Typed(result) = answer else {
+            return Err(self.protocol_error(method, "unexpected response type"));
+        };
+        let value = match *result {
+            ServerResult::GetPromptResult(result) => serde_json::to_value(&result),
+            ServerResult::InputRequiredResult(result) => serde_json::to_value(&result),
             _ => return Err(self.protocol_error(method, "unexpected response type")),
         };
         value.map_err(|e| self.protocol_error(method, format!("invalid result: {e}")))
@@ -97,7 +98,7 @@ impl McpClient {
                 let request =
                     ClientRequest::GetPromptRequest(GetPromptRequest::new(params.clone()));
                 self.request_with_progress(
-                    Outgoing::Request(request),
+                    Outgoing::Request(Box::new(request)),
                     method,
                     left,
                     cancel,
@@ -115,7 +116,7 @@ impl McpClient {
             let Answer::Typed(result) = answer? else {
                 return Err(self.protocol_error(method, "unexpected response type"));
             };
-            match result {
+            match *result {
                 ServerResult::GetPromptResult(result) => {
                     return serde_json::to_value(&result)
                         .map_err(|e| self.protocol_error(method, format!("invalid result: {e}")));

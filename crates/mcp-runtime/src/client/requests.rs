@@ -9,20 +9,19 @@ use super::*;
 
 /// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
 /// arguments may be large, and a call keeps them for its next `input_required` round).
-// Built once per request and moved into it; boxing would cost an allocation per request.
-#[allow(clippy::large_enum_variant)]
 pub(super) enum Outgoing<'a> {
-    Request(ClientRequest),
+    /// Boxed: held unboxed, its ~460 bytes are carried (twice) by every request's future, a
+    /// tool call's included, and copied with it on each move.
+    Request(Box<ClientRequest>),
     /// A tool call whose result is wanted as a [`ToolOutput`].
     Tool(&'a rmcp::model::CallToolRequestParams),
 }
 
 /// What a request got back.
-// Moved once per call; boxing would cost an allocation per call.
-#[allow(clippy::large_enum_variant)]
 pub(super) enum Answer {
-    /// The result, in rmcp's type for it.
-    Typed(ServerResult),
+    /// The result, in rmcp's type for it. Boxed: unboxed, its ~470 bytes would sit in every
+    /// request's future, a tool call's included (whose answer is [`Answer::Tool`]).
+    Typed(Box<ServerResult>),
     /// A `tools/call` result that is the tool's (not an `input_required` question).
     Tool(ToolAnswer),
 }
@@ -59,7 +58,7 @@ impl McpClient {
         let spare = lost::repeatable(&request).then(|| request.clone());
         let send = |request| {
             self.request_with_progress(
-                Outgoing::Request(request),
+                Outgoing::Request(Box::new(request)),
                 method,
                 timeout,
                 cancel,
@@ -75,7 +74,7 @@ impl McpClient {
             (other, _) => other,
         };
         let sent = match answer? {
-            Answer::Typed(result) => return Ok(result),
+            Answer::Typed(result) => return Ok(*result),
             Answer::Tool(ToolAnswer::Wire(sent)) => {
                 rmcp::model::CallToolResult::deserialize(Value::Object(sent))
             }
@@ -122,8 +121,27 @@ impl McpClient {
             };
             return self.request_direct(request, meta, call).await;
         }
+        // Boxed: rmcp's futures would otherwise make every request's future several KiB,
+        // copied on each move, for the direct path's sake too.
+        Box::pin(self.request_via_service(request, meta, method, timeout, cancel, progress, input))
+            .await
+    }
+
+    /// [`request_with_progress`](Self::request_with_progress) through rmcp's service: a
+    /// remote server's requests.
+    #[allow(clippy::too_many_arguments)]
+    async fn request_via_service(
+        &self,
+        request: Outgoing<'_>,
+        meta: Option<rmcp::model::RequestMetaObject>,
+        method: &(impl Display + ?Sized),
+        timeout: Option<Duration>,
+        cancel: Option<&CancellationToken>,
+        progress: Option<&mpsc::Sender<ProgressUpdate>>,
+        input: Option<&ask::CallInput>,
+    ) -> Result<Answer, ClientError> {
         let request = match request {
-            Outgoing::Request(request) => request,
+            Outgoing::Request(request) => *request,
             Outgoing::Tool(params) => {
                 ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()))
             }
@@ -194,7 +212,7 @@ impl McpClient {
                 (Some(sent), ServerResult::CallToolResult(_)) => {
                     Answer::Tool(ToolAnswer::Wire(sent))
                 }
-                (_, result) => Answer::Typed(result),
+                (_, result) => Answer::Typed(Box::new(result)),
             }),
             Err(e) => {
                 let error = self.service_error_after_send(method, e).await;

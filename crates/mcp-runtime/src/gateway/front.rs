@@ -195,7 +195,9 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         tokio::spawn(async move {
             let _running = running;
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let answered = front.gateway.handle_request(request, context).await;
+            // Boxed: rmcp's dispatch holds the largest of every request type's futures (~4 KB),
+            // which would otherwise be copied into the task and around it.
+            let answered = Box::pin(front.gateway.handle_request(request, context)).await;
             {
                 let mut in_flight = front.lock();
                 if in_flight.get(&id).is_some_and(|(n, _)| *n == number) {

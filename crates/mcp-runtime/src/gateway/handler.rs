@@ -645,7 +645,8 @@ impl Forwarder {
         if let Some(message) = update.message {
             param = param.with_message(message);
         }
-        if let Err(e) = self.peer.notify_progress(param).await {
+        // Boxed: rmcp's send future (~1.3 KB) would otherwise sit in every call's future.
+        if let Err(e) = Box::pin(self.peer.notify_progress(param)).await {
             tracing::debug!("gateway: progress not delivered: {e}");
         }
     }
