@@ -144,8 +144,22 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             "cwd": ctx.project_dir(),
         }),
     );
+    // The floor: a process in the middle that only copies bytes (see `relay`).
+    let relay = ServerConfig::stdio(
+        ctx.self_exe.to_string_lossy(),
+        [
+            "--relay-target".to_owned(),
+            ctx.mcpr.to_string_lossy().into_owned(),
+            "mock".to_owned(),
+        ],
+    );
     let paths: Vec<(&str, Result<ServerConfig, String>, Option<&str>)> = vec![
         ("direct (McpClient → mcpr mock)", Ok(direct), Some("echo")),
+        (
+            "through a do-nothing byte relay (McpClient → relay → mcpr mock)",
+            Ok(relay),
+            Some("echo"),
+        ),
         (
             "through the gateway (McpClient → mcpr serve → mcpr mock)",
             gateway.map_err(|e| e.to_string()),
@@ -198,15 +212,20 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
     }
     table.note(
         "Sequential calls timed one by one after the warm-up; the gateway runs with an empty \
-         HOME and `--strict-config --config FILE` naming one `mcpr mock`.",
+         HOME and `--strict-config --config FILE` naming one `mcpr mock`. The byte relay \
+         (`mcpr-bench --relay-target`) is the floor of any process in the middle: it copies \
+         each read on at once, one blocking thread per direction, and parses nothing.",
     );
     report.tables.push(table);
-    if let ([direct, through], [direct_rate, through_rate]) = (&p50s[..], &rates[..]) {
+    if let ([direct, relay, through], [direct_rate, relay_rate, through_rate]) =
+        (&p50s[..], &rates[..])
+    {
         let added = (through.as_secs_f64() - direct.as_secs_f64()) * 1e6;
+        let floor = (relay.as_secs_f64() - direct.as_secs_f64()) * 1e6;
         report.target(
             "gateway: added per sequential call (p50)",
             "≤ +50 µs",
-            format!("{added:+.1} µs"),
+            format!("{added:+.1} µs (a do-nothing byte relay: {floor:+.1} µs)"),
             Some(added <= 50.0),
         );
         let ratio = through_rate / direct_rate;
@@ -214,10 +233,11 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             &format!("gateway: {inf} in flight vs direct"),
             "≥ 0.8×",
             format!(
-                "{} ({} vs {} calls/s)",
+                "{} ({} vs {} calls/s; a do-nothing byte relay: {})",
                 report::ratio(ratio),
                 report::count(*through_rate),
-                report::count(*direct_rate)
+                report::count(*direct_rate),
+                report::ratio(relay_rate / direct_rate)
             ),
             Some(ratio >= 0.8),
         );

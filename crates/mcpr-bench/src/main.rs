@@ -21,6 +21,7 @@ mod peers;
 mod proc;
 mod raw;
 mod real_servers;
+mod relay;
 mod report;
 mod scripts;
 mod settings;
@@ -127,6 +128,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("--callgrind-target") => return callgrind::target(&args[1..]),
         Some("--oneshot-target") => return raw::oneshot_target(&args[1..]),
+        Some("--relay-target") => return relay::relay_target(&args[1..]),
         Some("--rss-target") => return memory::target(&args[1..]),
         Some("discovery") => return discovery::main(&args[1..]),
         Some("-h" | "--help") => {
