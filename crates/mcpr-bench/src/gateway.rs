@@ -1,6 +1,7 @@
-//! Section 4: the gateway. Per-call latency of `echo` on `mcpr mock`, direct versus through
-//! `mcpr serve` (stdio), both driven by mcp-runtime's client; then the gateway process's own
-//! cost (see `cost`).
+//! Section 4: the gateway. Per-call latency of `echo` on `mcpr mock`, direct, through a
+//! do-nothing byte relay (the floor of any process in the middle, see `relay`) and through
+//! `mcpr serve` (stdio), all driven by mcp-runtime's client and taking turns; then the gateway
+//! process's own cost (see `cost`).
 
 mod cost;
 
@@ -26,59 +27,91 @@ fn has_serve(ctx: &Ctx) -> bool {
     })
 }
 
-/// Per-call latencies (sequential) and in-flight calls/s of `tool` through `config`.
-async fn latencies(
-    config: &ServerConfig,
-    tool: Option<&str>,
-    calls: usize,
-    warmup: usize,
-    in_flight: usize,
-) -> Result<(Vec<Duration>, f64), String> {
-    let client = McpClient::connect("bench", config, &ConnectOptions::default())
-        .await
-        .map_err(|e| e.to_string())?;
-    let client = Arc::new(client);
-    let result = async {
+/// Rounds the sequential calls are split into: the paths take turns, a block of calls each,
+/// so that the machine's drift (other load, frequency) falls on every path alike.
+const ROUNDS: usize = 20;
+
+/// One way to the mock's `echo`, connected and warmed up.
+struct Path {
+    client: Arc<McpClient>,
+    tool: String,
+}
+
+impl Path {
+    /// Connect through `config` and make `warmup` calls.
+    async fn open(
+        config: &ServerConfig,
+        tool: Option<&str>,
+        warmup: usize,
+    ) -> Result<Path, String> {
+        let client = McpClient::connect("bench", config, &ConnectOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let client = Arc::new(client);
         let tool = match tool {
             Some(tool) => tool.to_owned(),
             // Through the gateway: the mock's echo under its gateway name.
-            None => client
-                .list_tools()
-                .await
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .map(|t| t.name.to_string())
-                .find(|name| name.ends_with("echo"))
-                .ok_or("the gateway lists no echo tool")?,
+            None => {
+                let listed = client.list_tools().await.map_err(|e| e.to_string());
+                let found = listed.and_then(|tools| {
+                    tools
+                        .into_iter()
+                        .map(|t| t.name.to_string())
+                        .find(|name| name.ends_with("echo"))
+                        .ok_or_else(|| "the gateway lists no echo tool".to_owned())
+                });
+                match found {
+                    Ok(tool) => tool,
+                    Err(e) => {
+                        client.close().await;
+                        return Err(e);
+                    }
+                }
+            }
         };
-        let args = json!({"message": "hello"}).as_object().cloned();
+        let path = Path { client, tool };
         for i in 0..warmup {
-            let output = client
-                .call_tool(&tool, args.clone(), CallOptions::default())
-                .await
-                .map_err(|e| e.to_string())?;
-            if i == 0 && !output.text().contains("hello") {
-                return Err(format!("unexpected echo answer: {}", output.text()));
+            let text = path.call().await;
+            if i == 0 && !text.as_deref().is_ok_and(|t| t.contains("hello")) {
+                path.client.close().await;
+                return Err(format!("unexpected echo answer: {text:?}"));
+            }
+            if let Err(e) = text {
+                path.client.close().await;
+                return Err(e);
             }
         }
-        let mut times = Vec::with_capacity(calls);
+        Ok(path)
+    }
+
+    async fn call(&self) -> Result<String, String> {
+        self.client
+            .call_tool(&self.tool, echo_args(), CallOptions::default())
+            .await
+            .map(|output| output.text())
+            .map_err(|e| e.to_string())
+    }
+
+    /// `calls` sequential calls, each timed.
+    async fn timed(&self, calls: usize, times: &mut Vec<Duration>) -> Result<(), String> {
         for _ in 0..calls {
             let started = Instant::now();
-            client
-                .call_tool(&tool, args.clone(), CallOptions::default())
-                .await
-                .map_err(|e| e.to_string())?;
+            self.call().await?;
             times.push(started.elapsed());
         }
+        Ok(())
+    }
+
+    /// How long `calls` calls take, `in_flight` at a time.
+    async fn in_flight(&self, calls: usize, in_flight: usize) -> Result<Duration, String> {
         let started = Instant::now();
         let workers = (0..in_flight.min(calls)).map(|w| {
-            let client = client.clone();
-            let args = args.clone();
-            let tool = tool.clone();
+            let client = self.client.clone();
+            let tool = self.tool.clone();
             tokio::spawn(async move {
                 for _ in (w..calls).step_by(in_flight) {
                     client
-                        .call_tool(&tool, args.clone(), CallOptions::default())
+                        .call_tool(&tool, echo_args(), CallOptions::default())
                         .await
                         .map_err(|e| e.to_string())?;
                 }
@@ -88,12 +121,80 @@ async fn latencies(
         for worker in futures::future::join_all(workers).await {
             worker.map_err(|e| e.to_string())??;
         }
-        let rate = calls as f64 / started.elapsed().as_secs_f64();
-        Ok((times, rate))
+        Ok(started.elapsed())
     }
-    .await;
-    client.close().await;
-    result
+}
+
+fn echo_args() -> Option<serde_json::Map<String, serde_json::Value>> {
+    json!({"message": "hello"}).as_object().cloned()
+}
+
+/// Per path: the sequential calls' times and the calls/s with `in_flight` at a time. The
+/// paths take turns: the sequential calls in [`ROUNDS`] blocks, the in-flight runs twice each,
+/// in order and then in reverse.
+async fn measure(
+    paths: &[&Path],
+    calls: usize,
+    in_flight: usize,
+) -> Result<Vec<(Vec<Duration>, f64)>, String> {
+    let mut times = vec![Vec::with_capacity(calls); paths.len()];
+    let block = calls.div_ceil(ROUNDS);
+    for _ in 0..ROUNDS {
+        for (path, times) in paths.iter().zip(&mut times) {
+            path.timed(block, times).await?;
+        }
+    }
+    let mut spent = vec![Duration::ZERO; paths.len()];
+    let half = calls.div_ceil(2);
+    for i in (0..paths.len()).chain((0..paths.len()).rev()) {
+        spent[i] += paths[i].in_flight(half, in_flight).await?;
+    }
+    Ok(times
+        .into_iter()
+        .zip(spent)
+        .map(|(times, spent)| (times, (2 * half) as f64 / spent.as_secs_f64()))
+        .collect())
+}
+
+/// A path's sequential call times and its in-flight calls/s, or why it has none.
+type Measured = Result<(Vec<Duration>, f64), String>;
+
+/// Open every path (one that cannot be opened is reported and left out), measure the open
+/// ones side by side, and close them. The results are in the order of `configs`.
+async fn measure_paths(
+    configs: Vec<(&str, Result<ServerConfig, String>, Option<&str>)>,
+    calls: usize,
+    warmup: usize,
+    in_flight: usize,
+) -> Vec<(String, Measured)> {
+    let mut opened = Vec::new();
+    for (label, config, tool) in configs {
+        eprintln!("» gateway: {label}");
+        let path = match config {
+            Ok(config) => Path::open(&config, tool, warmup).await,
+            Err(e) => Err(e),
+        };
+        opened.push((label.to_owned(), path));
+    }
+    let paths: Vec<&Path> = opened.iter().filter_map(|(_, p)| p.as_ref().ok()).collect();
+    let mut measured = measure(&paths, calls, in_flight).await.map(Vec::into_iter);
+    let results = opened
+        .iter()
+        .map(|(label, path)| {
+            let result = match (path, &mut measured) {
+                (Err(e), _) => Err(e.clone()),
+                (Ok(_), Err(e)) => Err(e.clone()),
+                (Ok(_), Ok(each)) => each
+                    .next()
+                    .ok_or_else(|| "no result for this path".to_owned()),
+            };
+            (label.clone(), result)
+        })
+        .collect();
+    for path in paths {
+        path.client.close().await;
+    }
+    results
 }
 
 pub fn run(ctx: &Ctx, report: &mut Report) {
@@ -166,21 +267,23 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             None,
         ),
     ];
+    let labels: Vec<String> = paths.iter().map(|(l, _, _)| (*l).to_owned()).collect();
+    let measured = ctx
+        .runtime
+        .block_on(async {
+            tokio::time::timeout(
+                s.step,
+                measure_paths(paths, s.gateway_calls, s.warmup, s.in_flight),
+            )
+            .await
+        })
+        .unwrap_or_else(|_| {
+            let why = format!("no result within {} s", s.step.as_secs());
+            labels.into_iter().map(|l| (l, Err(why.clone()))).collect()
+        });
     let mut p50s = Vec::new();
     let mut rates = Vec::new();
-    for (label, config, tool) in paths {
-        eprintln!("» gateway: {label}");
-        let result = config.and_then(|config| {
-            ctx.runtime
-                .block_on(async {
-                    tokio::time::timeout(
-                        s.step,
-                        latencies(&config, tool, s.gateway_calls, s.warmup, s.in_flight),
-                    )
-                    .await
-                })
-                .map_err(|_| format!("no result within {} s", s.step.as_secs()))?
-        });
+    for (label, result) in measured {
         match result {
             Ok((mut times, rate)) => {
                 times.sort();
@@ -199,7 +302,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                 p50s.push(p50);
                 rates.push(rate);
                 table.row(vec![
-                    label.into(),
+                    label,
                     report::us(p50),
                     report::us(mean),
                     report::us(p99),
@@ -207,11 +310,13 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                     added,
                 ]);
             }
-            Err(why) => table.missing(label, &why),
+            Err(why) => table.missing(&label, &why),
         }
     }
     table.note(
-        "Sequential calls timed one by one after the warm-up; the gateway runs with an empty \
+        "Sequential calls timed one by one after the warm-up, the paths taking turns in 20 \
+         blocks (and the in-flight runs twice each, in order and in reverse), so that drift \
+         in the machine's load falls on all of them alike; the gateway runs with an empty \
          HOME and `--strict-config --config FILE` naming one `mcpr mock`. The byte relay \
          (`mcpr-bench --relay-target`) is the floor of any process in the middle: it copies \
          each read on at once, one blocking thread per direction, and parses nothing.",
