@@ -1,6 +1,7 @@
 //! Stdin/stdout plumbing for the knobs that need to see raw lines.
 //!
-//! By default rmcp reads stdin and writes stdout directly, so the plain path costs nothing. A
+//! By default rmcp reads stdin and writes stdout directly (through the reactor when they are
+//! pipes, see `readiness_pipe`), so the plain path costs nothing. A
 //! pump task is put in between only when a knob needs it:
 //! - the stdin pump tees raw lines to the `--record` file, and keeps reading (to notice EOF)
 //!   while rmcp is stuck in a delayed or hung `initialize`;
@@ -68,6 +69,8 @@ impl Stdio {
                 eof.clone(),
             ));
             Box::new(from_pump)
+        } else if let Some(stdin) = readiness_pipe(0) {
+            Box::new(stdin.reader()?)
         } else {
             Box::new(tokio::io::stdin())
         };
@@ -82,6 +85,8 @@ impl Stdio {
                     call_ids.clone(),
                 ));
                 (Box::new(from_server), Some(call_ids), Some(pump))
+            } else if let Some(stdout) = readiness_pipe(1) {
+                (Box::new(stdout.writer()?), None, None)
             } else {
                 (Box::new(tokio::io::stdout()), None, None)
             };
@@ -92,6 +97,110 @@ impl Stdio {
             call_ids,
             out_pump,
         })
+    }
+}
+
+/// Stdin (`fd` 0) or stdout (`fd` 1) to be read or written through the runtime's reactor, when
+/// it is a pipe of its own. tokio's `stdin()`/`stdout()` hand every read and write to the
+/// blocking thread pool: several thread switches per message, which made the mock the busiest
+/// process of a benchmark on two cores. Not for a terminal or a file (tokio's streams serve
+/// those), nor for stdout when stderr is the same pipe (`2>&1`): the pipe is made
+/// non-blocking, and the mock's own stderr writes must not see `EAGAIN`.
+fn readiness_pipe(fd: i32) -> Option<StdPipe> {
+    let stat = |fd: i32| {
+        // SAFETY: fstat writes one stat structure through the pointer; `fd` is one of the
+        // process's standard descriptors.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        (unsafe { libc::fstat(fd, &mut stat) } == 0).then_some(stat)
+    };
+    let own = stat(fd)?;
+    if own.st_mode & libc::S_IFMT != libc::S_IFIFO {
+        return None;
+    }
+    if fd == 1 && stat(2).is_some_and(|err| err.st_dev == own.st_dev && err.st_ino == own.st_ino) {
+        return None;
+    }
+    Some(StdPipe(fd))
+}
+
+/// A standard descriptor that is a pipe; restored to blocking mode when dropped, as the
+/// process's standard streams outlive it.
+struct StdPipe(i32);
+
+impl StdPipe {
+    /// A duplicate of the descriptor as a file, for tokio's pipe types (which make it
+    /// non-blocking).
+    fn file(&self) -> std::io::Result<std::fs::File> {
+        use std::os::fd::{AsFd as _, BorrowedFd};
+        // SAFETY: fds 0 and 1 stay open for the life of the process; borrowed only to
+        // duplicate.
+        let fd = unsafe { BorrowedFd::borrow_raw(self.0) };
+        Ok(std::fs::File::from(fd.as_fd().try_clone_to_owned()?))
+    }
+
+    fn reader(self) -> anyhow::Result<RestoringPipe<tokio::net::unix::pipe::Receiver>> {
+        let pipe = tokio::net::unix::pipe::Receiver::from_file(self.file()?)
+            .context("stdin as a non-blocking pipe")?;
+        Ok(RestoringPipe { pipe, _fd: self })
+    }
+
+    fn writer(self) -> anyhow::Result<RestoringPipe<tokio::net::unix::pipe::Sender>> {
+        let pipe = tokio::net::unix::pipe::Sender::from_file(self.file()?)
+            .context("stdout as a non-blocking pipe")?;
+        Ok(RestoringPipe { pipe, _fd: self })
+    }
+}
+
+impl Drop for StdPipe {
+    fn drop(&mut self) {
+        // SAFETY: fcntl on one of the process's own standard descriptors, which stays open.
+        unsafe {
+            let flags = libc::fcntl(self.0, libc::F_GETFL);
+            if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
+                libc::fcntl(self.0, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+}
+
+/// A tokio pipe over a standard descriptor, which is set back to blocking once the pipe is
+/// dropped.
+struct RestoringPipe<P> {
+    pipe: P,
+    _fd: StdPipe,
+}
+
+impl<P: AsyncRead + Unpin> AsyncRead for RestoringPipe<P> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.pipe).poll_read(cx, buf)
+    }
+}
+
+impl<P: AsyncWrite + Unpin> AsyncWrite for RestoringPipe<P> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.pipe).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.pipe).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.pipe).poll_shutdown(cx)
     }
 }
 

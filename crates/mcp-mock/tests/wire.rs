@@ -460,3 +460,89 @@ fn tool_file_tools_are_listed_and_called() {
             .expect("JSON text");
     assert_eq!(mirrored, json!({"x": 1}));
 }
+
+/// Whether `fd`'s open file description is in non-blocking mode.
+fn non_blocking(fd: &impl std::os::fd::AsRawFd) -> bool {
+    // SAFETY: F_GETFL on a descriptor the test owns.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    assert!(flags >= 0, "fcntl failed");
+    flags & libc::O_NONBLOCK != 0
+}
+
+/// The mock reads its stdin pipe through the reactor (made non-blocking), but a pipe it shares
+/// with its stderr (`2>&1`) stays blocking, and stdin is blocking again once it exits: the
+/// pipes are shared with whoever started it.
+#[test]
+fn pipes_are_read_without_blocking_and_left_blocking() {
+    let (stdin_read, mut stdin_write) = std::io::pipe().expect("stdin pipe");
+    let stdin_kept = stdin_read.try_clone().expect("clone of stdin's read end");
+    let (out_read, out_write) = std::io::pipe().expect("stdout pipe");
+    let out_kept = out_write.try_clone().expect("clone of stdout's write end");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-mock"))
+        .stdin(stdin_read)
+        .stdout(out_write.try_clone().expect("stdout"))
+        .stderr(out_write)
+        .spawn()
+        .expect("spawn mcp-mock");
+    let lines = line_channel(out_read);
+    let send = |pipe: &mut std::io::PipeWriter, message: Value| {
+        writeln!(pipe, "{message}").expect("write to the mock");
+    };
+    send(
+        &mut stdin_write,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    send(
+        &mut stdin_write,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    send(
+        &mut stdin_write,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"text": "through the pipes"}}}),
+    );
+    let deadline = Instant::now() + TIMEOUT;
+    let answer = loop {
+        let line = lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the echo answer");
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue; // a stderr line
+        };
+        if message["id"] == json!(1) {
+            break message;
+        }
+    };
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        json!("through the pipes"),
+        "{answer}"
+    );
+    assert!(
+        non_blocking(&stdin_kept),
+        "stdin is read through the reactor"
+    );
+    assert!(
+        !non_blocking(&out_kept),
+        "stdout shared with stderr was made non-blocking"
+    );
+    drop(stdin_write);
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the mock did not exit on stdin EOF"
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(
+        !non_blocking(&stdin_kept),
+        "stdin was left non-blocking after the mock exited"
+    );
+}
