@@ -181,16 +181,7 @@ fn measure(ctx: &Ctx, kind: Kind, server: &Server) -> Result<Rates, String> {
             s.in_flight,
             s.step,
         ),
-        Kind::Runtime => ctx
-            .runtime
-            .block_on(async {
-                tokio::time::timeout(
-                    s.step,
-                    runtime_rates(server, s.calls, s.warmup, s.in_flight),
-                )
-                .await
-            })
-            .map_err(|_| format!("no result within {} s", s.step.as_secs()))?,
+        Kind::Runtime => ctx.within_step(runtime_rates(server, s.calls, s.warmup, s.in_flight))?,
         Kind::TypeScript => {
             let npm = ctx
                 .peers

@@ -8,7 +8,7 @@ mod cost;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_runtime::client::{CallOptions, ConnectOptions, McpClient};
+use mcp_runtime::client::{CallOptions, ConnectOptions, McpClient, ToolOutput};
 use mcp_runtime::config::{ServerConfig, server_from_json};
 use serde_json::json;
 
@@ -32,13 +32,14 @@ fn has_serve(ctx: &Ctx) -> bool {
 const ROUNDS: usize = 20;
 
 /// One way to the mock's `echo`, connected and warmed up.
+#[derive(Clone)]
 struct Path {
     client: Arc<McpClient>,
     tool: String,
 }
 
 impl Path {
-    /// Connect through `config` and make `warmup` calls.
+    /// Connect through `config` and make `warmup` calls (closed again if that fails).
     async fn open(
         config: &ServerConfig,
         tool: Option<&str>,
@@ -48,47 +49,47 @@ impl Path {
             .await
             .map_err(|e| e.to_string())?;
         let client = Arc::new(client);
+        match Path::warmed_up(client.clone(), tool, warmup).await {
+            Ok(path) => Ok(path),
+            Err(e) => {
+                client.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn warmed_up(
+        client: Arc<McpClient>,
+        tool: Option<&str>,
+        warmup: usize,
+    ) -> Result<Path, String> {
         let tool = match tool {
             Some(tool) => tool.to_owned(),
             // Through the gateway: the mock's echo under its gateway name.
-            None => {
-                let listed = client.list_tools().await.map_err(|e| e.to_string());
-                let found = listed.and_then(|tools| {
-                    tools
-                        .into_iter()
-                        .map(|t| t.name.to_string())
-                        .find(|name| name.ends_with("echo"))
-                        .ok_or_else(|| "the gateway lists no echo tool".to_owned())
-                });
-                match found {
-                    Ok(tool) => tool,
-                    Err(e) => {
-                        client.close().await;
-                        return Err(e);
-                    }
-                }
-            }
+            None => client
+                .list_tools()
+                .await
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .find(|name| name.ends_with("echo"))
+                .ok_or("the gateway lists no echo tool")?,
         };
         let path = Path { client, tool };
         for i in 0..warmup {
-            let text = path.call().await;
-            if i == 0 && !text.as_deref().is_ok_and(|t| t.contains("hello")) {
-                path.client.close().await;
-                return Err(format!("unexpected echo answer: {text:?}"));
-            }
-            if let Err(e) = text {
-                path.client.close().await;
-                return Err(e);
+            let text = path.call().await?.text();
+            if i == 0 && !text.contains("hello") {
+                return Err(format!("unexpected echo answer: {text}"));
             }
         }
         Ok(path)
     }
 
-    async fn call(&self) -> Result<String, String> {
+    /// One `echo` call.
+    async fn call(&self) -> Result<ToolOutput, String> {
         self.client
             .call_tool(&self.tool, echo_args(), CallOptions::default())
             .await
-            .map(|output| output.text())
             .map_err(|e| e.to_string())
     }
 
@@ -106,14 +107,10 @@ impl Path {
     async fn in_flight(&self, calls: usize, in_flight: usize) -> Result<Duration, String> {
         let started = Instant::now();
         let workers = (0..in_flight.min(calls)).map(|w| {
-            let client = self.client.clone();
-            let tool = self.tool.clone();
+            let path = self.clone();
             tokio::spawn(async move {
                 for _ in (w..calls).step_by(in_flight) {
-                    client
-                        .call_tool(&tool, echo_args(), CallOptions::default())
-                        .await
-                        .map_err(|e| e.to_string())?;
+                    path.call().await?;
                 }
                 Ok::<(), String>(())
             })
@@ -269,18 +266,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
     ];
     let labels: Vec<String> = paths.iter().map(|(l, _, _)| (*l).to_owned()).collect();
     let measured = ctx
-        .runtime
-        .block_on(async {
-            tokio::time::timeout(
-                s.step,
-                measure_paths(paths, s.gateway_calls, s.warmup, s.in_flight),
-            )
-            .await
-        })
-        .unwrap_or_else(|_| {
-            let why = format!("no result within {} s", s.step.as_secs());
-            labels.into_iter().map(|l| (l, Err(why.clone()))).collect()
-        });
+        .within_step(measure_paths(paths, s.gateway_calls, s.warmup, s.in_flight))
+        .unwrap_or_else(|why| labels.into_iter().map(|l| (l, Err(why.clone()))).collect());
     // Each path's p50 and in-flight calls/s, in the order of `paths` (`None`: no figures).
     let mut figures: Vec<Option<(Duration, f64)>> = Vec::new();
     for (label, result) in measured {

@@ -53,6 +53,14 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Run `future` on the bench's runtime, bounded by one step (`BENCH_TIMEOUT_S`).
+    pub fn within_step<F: std::future::Future>(&self, future: F) -> Result<F::Output, String> {
+        let step = self.settings.step;
+        self.runtime
+            .block_on(async { tokio::time::timeout(step, future).await })
+            .map_err(|_| format!("no result within {} s", step.as_secs()))
+    }
+
     /// `mcpr mock FLAGS`.
     pub fn mock(&self, flags: &[&str]) -> Server {
         let mut args = vec!["mock"];

@@ -118,16 +118,14 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         let mut ts_problem = None;
         for _ in 0..s.startup_runs {
             let dir = tempfile::tempdir_in(&ctx.work).expect("temp dir");
-            let result = ctx.runtime.block_on(async {
-                tokio::time::timeout(s.step, connect(dir.path(), mock_configs(&mock, n))).await
-            });
+            let result = ctx.within_step(connect(dir.path(), mock_configs(&mock, n)));
             match result {
                 Ok(run) if run.errors == 0 => {
                     runs.push(run.elapsed);
                     handshakes.push(run.slowest_handshake);
                 }
                 Ok(run) => problem = Some(format!("{} of {n} servers failed", run.errors)),
-                Err(_) => problem = Some(format!("no result within {} s", s.step.as_secs())),
+                Err(why) => problem = Some(why),
             }
             // The TypeScript SDK, same servers, right after (interleaved under the same load).
             match &ts_root {
@@ -257,17 +255,13 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                 for _ in 0..s.startup_runs {
                     let mut configs = mock_configs(&mock, n - 1);
                     configs.insert("hanging".into(), config(&hanging));
-                    let result = ctx.runtime.block_on(async {
-                        tokio::time::timeout(s.step, connect(cache_dir.path(), configs)).await
-                    });
+                    let result = ctx.within_step(connect(cache_dir.path(), configs));
                     match result {
                         Ok(run) => {
                             runs.push(run.elapsed);
                             last = Some((run.tools, run.deferred));
                         }
-                        Err(_) => {
-                            problem = Some(format!("no result within {} s", s.step.as_secs()))
-                        }
+                        Err(why) => problem = Some(why),
                     }
                 }
                 match (report::median(&runs), last) {
@@ -503,13 +497,10 @@ fn modern_fleet(ctx: &Ctx, report: &mut Report) {
         let mut problem = None;
         for _ in 0..s.startup_runs {
             let dir = tempfile::tempdir_in(&ctx.work).expect("temp dir");
-            let runs = ctx.runtime.block_on(async {
-                tokio::time::timeout(s.step, async {
-                    let one = connect(dir.path(), configs.clone()).await;
-                    let two = connect(dir.path(), configs.clone()).await;
-                    (one, two)
-                })
-                .await
+            let runs = ctx.within_step(async {
+                let one = connect(dir.path(), configs.clone()).await;
+                let two = connect(dir.path(), configs.clone()).await;
+                (one, two)
             });
             match runs {
                 Ok((one, two)) if one.errors + two.errors == 0 => {
@@ -520,7 +511,7 @@ fn modern_fleet(ctx: &Ctx, report: &mut Report) {
                 Ok((one, two)) => {
                     problem = Some(format!("{} servers failed", one.errors + two.errors))
                 }
-                Err(_) => problem = Some(format!("no result within {} s", s.step.as_secs())),
+                Err(why) => problem = Some(why),
             }
         }
         let mut cells = vec![label];
