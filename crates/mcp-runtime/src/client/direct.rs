@@ -504,6 +504,8 @@ impl McpClient {
             Some(cancel) => tokio::select! {
                 outcome = wait => outcome,
                 () = cancel.cancelled() => {
+                    // Boxed, as below: awaited beside the select's own futures, the notice's
+                    // write would otherwise widen every request's future.
                     Box::pin(pending.cancel("cancelled by the client")).await;
                     return Err(ClientError::Cancelled {
                         server: self.server.clone(),
