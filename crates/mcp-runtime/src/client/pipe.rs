@@ -232,7 +232,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         self.consume();
         loop {
             let unsearched = &self.buf[self.start + self.searched..];
-            if let Some(at) = unsearched.iter().position(|b| *b == b'\n') {
+            if let Some(at) = memchr::memchr(b'\n', unsearched) {
                 let end = self.start + self.searched + at;
                 if self.discarding {
                     self.discarding = false;

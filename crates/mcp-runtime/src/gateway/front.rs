@@ -328,10 +328,8 @@ where
                 this.scanned = this.scanned.saturating_sub(n);
                 return Poll::Ready(Ok(()));
             }
-            let newline = this.buf[this.scanned..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map(|at| this.scanned + at);
+            let newline =
+                memchr::memchr(b'\n', &this.buf[this.scanned..]).map(|at| this.scanned + at);
             match newline {
                 Some(end) if this.long_line => {
                     this.long_line = false;
@@ -538,7 +536,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> AsyncWrite for SharedWriter<W> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         std::task::ready!(this.output.poll_room(cx))?;
-        let Some(last) = buf.iter().rposition(|b| *b == b'\n') else {
+        let Some(last) = memchr::memrchr(b'\n', buf) else {
             this.partial.extend_from_slice(buf);
             return Poll::Ready(Ok(buf.len()));
         };
