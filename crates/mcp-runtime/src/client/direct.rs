@@ -21,6 +21,7 @@
 //! When the connection ends (the server's stdout closes, the transport is closed or dropped),
 //! every waiting call is woken with the connection's end, and no new call can register.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -46,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 use super::decode::{self, Expected, Key};
 use super::requests::{Answer, Outgoing, ToolAnswer};
 use super::tool_result::{self, ToolRead};
+use super::types::ToolOutput;
 use super::{ClientError, McpClient, ProgressUpdate, progress};
 
 /// The first id of a direct request: past every id rmcp's 32-bit counter gives.
@@ -57,9 +59,31 @@ pub(crate) type SharedWriter = Arc<tokio::sync::Mutex<Option<Writer>>>;
 /// A writer of any kind (a child's stdin, or a test's pipe).
 pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
-/// What a direct request gets back: its `result` as sent (JSON text, decoded by the caller's
-/// task into the type it wants), or the server's error.
-pub(crate) type Reply = Result<Box<RawValue>, ErrorData>;
+/// What a direct request gets back: its `result`, or the server's error.
+pub(crate) type Reply = Result<Delivered, ErrorData>;
+
+/// A direct request's `result` as the reader hands it over.
+#[derive(Debug)]
+pub(crate) enum Delivered {
+    /// The JSON text as sent, decoded by the caller's task into the type it wants.
+    Text(Box<RawValue>),
+    /// A tool's output, read by the reader in the same pass that found the answer's id (see
+    /// [`Wants::ToolOutput`]). Boxed: the answer is moved several times on its way to the
+    /// caller, and an output is several times the size of the text's pointer.
+    Tool(Box<ToolOutput>),
+}
+
+/// How a direct request wants its `result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wants {
+    /// As JSON text.
+    Text,
+    /// As a [`ToolOutput`] when the reader can read one straight from the line: the answer
+    /// names its `id` before its `result` (as servers write it), and the result is an output
+    /// the one-pass reader takes. Anything else (an `input_required` result, a result the
+    /// one-pass reader leaves to the slow one, the id after the result) comes as text.
+    ToolOutput,
+}
 
 /// The direct path of one connection. Shared by the transport (which delivers answers) and
 /// the client (which sends requests).
@@ -75,9 +99,15 @@ impl fmt::Debug for Direct {
     }
 }
 
+/// A registered request: where its answer goes, and how it wants it.
+struct Waiting {
+    answer: oneshot::Sender<Reply>,
+    wants: Wants,
+}
+
 #[derive(Default)]
 struct State {
-    waiting: HashMap<u64, oneshot::Sender<Reply>, BuildHasherDefault<IdHasher>>,
+    waiting: HashMap<u64, Waiting, BuildHasherDefault<IdHasher>>,
     closed: bool,
 }
 
@@ -119,14 +149,14 @@ impl Direct {
 
     /// A new request id and the receiver of its answer; `None` once the connection has ended.
     /// Registered before anything is written, so the answer cannot come first.
-    pub(crate) fn register(&self) -> Option<(u64, oneshot::Receiver<Reply>)> {
+    pub(crate) fn register(&self, wants: Wants) -> Option<(u64, oneshot::Receiver<Reply>)> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (sender, receiver) = oneshot::channel();
+        let (answer, receiver) = oneshot::channel();
         let mut state = self.lock();
         if state.closed {
             return None;
         }
-        state.waiting.insert(id, sender);
+        state.waiting.insert(id, Waiting { answer, wants });
         Some((id, receiver))
     }
 
@@ -178,13 +208,17 @@ impl Direct {
     /// Take one received line (without its line break) if it answers a direct request: hand
     /// it to its call, or drop it when the call is gone. `false`: not ours, for the decoder.
     pub(crate) fn deliver(&self, line: &[u8]) -> bool {
-        let Some((id, answer)) = parse_answer(line) else {
+        let wants = |id| {
+            let state = self.lock();
+            state.waiting.get(&id).map_or(Wants::Text, |waiting| waiting.wants)
+        };
+        let Some((id, answer)) = parse_answer(line, &wants) else {
             return false;
         };
-        let sender = self.lock().waiting.remove(&id);
-        match sender {
+        let waiting = self.lock().waiting.remove(&id);
+        match waiting {
             // The call may have just given up; then nobody wants the answer.
-            Some(sender) => drop(sender.send(answer)),
+            Some(waiting) => drop(waiting.answer.send(answer)),
             None => tracing::debug!(id, "dropping an answer to a request nobody waits for"),
         }
         true
@@ -249,10 +283,28 @@ impl Drop for LineWrite {
 }
 
 /// The id and answer of a line that answers a direct request; `None` for anything else.
-pub(crate) fn parse_answer(line: &[u8]) -> Option<(u64, Reply)> {
-    let line = super::decode::trim(line);
-    let mut deserializer = serde_json::Deserializer::from_slice(line);
-    let (id, answer) = deserializer.deserialize_map(AnswerVisitor).ok()??;
+/// `wants` says how the request with an id wants its result.
+pub(crate) fn parse_answer(line: &[u8], wants: &dyn Fn(u64) -> Wants) -> Option<(u64, Reply)> {
+    // JSON is UTF-8 throughout: checked once for the whole line, rather than string by
+    // string as the parse meets them and again for the result's text.
+    let line = std::str::from_utf8(super::decode::trim(line)).ok()?;
+    let read_tool = Cell::new(false);
+    match parse_line(line, Some(wants), &read_tool) {
+        // The one-pass tool reader stopped the parse (it leaves this result to the slow
+        // reader, or it is no output): read the line again, the result as text.
+        None if read_tool.get() => parse_line(line, None, &read_tool),
+        parsed => parsed,
+    }
+}
+
+fn parse_line(
+    line: &str,
+    wants: Option<&dyn Fn(u64) -> Wants>,
+    read_tool: &Cell<bool>,
+) -> Option<(u64, Reply)> {
+    let mut deserializer = serde_json::Deserializer::from_str(line);
+    let visitor = AnswerVisitor { wants, read_tool };
+    let (id, answer) = deserializer.deserialize_map(visitor).ok()??;
     deserializer.end().ok()?;
     Some((id, answer))
 }
@@ -319,12 +371,17 @@ impl<'de> Visitor<'de> for IdVisitor {
 
 /// Reads an answer to a direct request; gives up (with an error, which ends the parse at
 /// once) as soon as the message shows it is something else, so rmcp's traffic costs little.
-struct AnswerVisitor;
+struct AnswerVisitor<'a> {
+    /// How a request wants its result; `None`: as text, whatever it wants.
+    wants: Option<&'a dyn Fn(u64) -> Wants>,
+    /// Set when the result was read as a tool's output.
+    read_tool: &'a Cell<bool>,
+}
 
 /// Why the parse stopped early: the message is not ours (never shown to anyone).
 const NOT_OURS: &str = "not a direct answer";
 
-impl<'de> Visitor<'de> for AnswerVisitor {
+impl<'de> Visitor<'de> for AnswerVisitor<'_> {
     type Value = Option<(u64, Reply)>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -334,7 +391,7 @@ impl<'de> Visitor<'de> for AnswerVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut version = false;
         let mut id = None::<u64>;
-        let mut result = None::<Box<RawValue>>;
+        let mut result = None::<Delivered>;
         let mut error = None::<ErrorData>;
         while let Some(key) = map.next_key::<Key>()? {
             match key {
@@ -350,7 +407,16 @@ impl<'de> Visitor<'de> for AnswerVisitor {
                     Id::Other => return Err(de::Error::custom(NOT_OURS)),
                 },
                 Key::Result if result.is_none() && error.is_none() => {
-                    result = Some(map.next_value()?);
+                    let as_output = match (id, self.wants) {
+                        (Some(id), Some(wants)) => wants(id) == Wants::ToolOutput,
+                        _ => false,
+                    };
+                    result = Some(if as_output {
+                        self.read_tool.set(true);
+                        Delivered::Tool(Box::new(map.next_value_seed(tool_result::OutputSeed)?))
+                    } else {
+                        Delivered::Text(map.next_value()?)
+                    });
                 }
                 Key::Error if result.is_none() && error.is_none() => {
                     error = Some(map.next_value()?);
@@ -457,11 +523,11 @@ impl McpClient {
         if self.is_closed() {
             return Err(not_sent());
         }
-        let expected = match &request {
-            Outgoing::Tool(_) => Expected::CallTool,
-            Outgoing::Request(request) => Expected::of(request),
+        let (expected, wants) = match &request {
+            Outgoing::Tool(_) => (Expected::CallTool, Wants::ToolOutput),
+            Outgoing::Request(request) => (Expected::of(request), Wants::Text),
         };
-        let Some((id, receiver)) = direct.register() else {
+        let Some((id, receiver)) = direct.register(wants) else {
             return Err(not_sent());
         };
         let mut pending = Pending {
@@ -533,7 +599,8 @@ impl McpClient {
         // line: whatever the server sent before the answer has reached the caller already.
         drop(progress_route);
         match answer {
-            Ok(result) => self.direct_result(expected, &result, method),
+            Ok(Delivered::Tool(output)) => Ok(Answer::Tool(ToolAnswer::Output(*output))),
+            Ok(Delivered::Text(result)) => self.direct_result(expected, &result, method),
             Err(error) => {
                 let error = self.service_error(method, ServiceError::McpError(error));
                 self.forget_refuted_discovery(&error);

@@ -14,7 +14,7 @@ fn direct() -> (Direct, tokio::io::DuplexStream) {
 #[test]
 fn only_answers_with_an_id_in_our_range_are_ours() {
     let first = FIRST_ID;
-    let ours = |line: String| parse_answer(line.as_bytes()).map(|(id, _)| id);
+    let ours = |line: String| parse_answer(line.as_bytes(), &|_| Wants::Text).map(|(id, _)| id);
     assert_eq!(
         ours(format!(r#"{{"jsonrpc":"2.0","id":{first},"result":{{}}}}"#)),
         Some(first)
@@ -29,6 +29,7 @@ fn only_answers_with_an_id_in_our_range_are_ours() {
     let error = parse_answer(
         format!(r#"{{"jsonrpc":"2.0","id":{first},"error":{{"code":-1,"message":"no"}}}}"#)
             .as_bytes(),
+        &|_| Wants::Text,
     );
     assert!(matches!(error, Some((_, Err(e))) if e.message == "no"));
     for line in [
@@ -65,12 +66,14 @@ fn only_answers_with_an_id_in_our_range_are_ours() {
 #[tokio::test]
 async fn an_answer_goes_to_its_call_once_and_later_copies_are_dropped() {
     let (direct, _server) = direct();
-    let (id, receiver) = direct.register().unwrap();
-    let (other, _other_receiver) = direct.register().unwrap();
+    let (id, receiver) = direct.register(Wants::Text).unwrap();
+    let (other, _other_receiver) = direct.register(Wants::Text).unwrap();
     assert_ne!(id, other);
     let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"n":1}}}}"#);
     assert!(direct.deliver(line.as_bytes()));
-    let result = receiver.await.unwrap().unwrap();
+    let Ok(Delivered::Text(result)) = receiver.await.unwrap() else {
+        panic!("the result as text");
+    };
     assert_eq!(result.get(), r#"{"n":1}"#, "the result's text as sent");
     // A duplicate, and an answer nobody asked for: taken (never rmcp's), dropped.
     assert!(direct.deliver(line.as_bytes()));
@@ -83,21 +86,74 @@ async fn an_answer_goes_to_its_call_once_and_later_copies_are_dropped() {
 }
 
 #[tokio::test]
+async fn a_tool_call_gets_its_output_read_from_the_line_or_else_the_text() {
+    let (direct, _server) = direct();
+    let answer = |line: &str| {
+        let (id, receiver) = direct.register(Wants::ToolOutput).unwrap();
+        let line = line.replace("ID", &id.to_string());
+        assert!(direct.deliver(line.as_bytes()), "{line}");
+        let mut receiver = receiver;
+        receiver.try_recv().unwrap().unwrap()
+    };
+    // The id before the result, as servers write it: one pass, straight into the output.
+    let Delivered::Tool(output) = answer(
+        r#"{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"hi"}],"isError":true}}"#,
+    ) else {
+        panic!("read in one pass");
+    };
+    assert!(output.is_error);
+    assert_eq!(output.text(), "hi");
+    // The rest comes as the result's text, for the caller's readers, as sent.
+    for (line, text) in [
+        // The id after the result.
+        (
+            r#"{"jsonrpc":"2.0","result":{"content":[]},"id":ID}"#,
+            r#"{"content":[]}"#,
+        ),
+        // A question (2026-07-28), no output.
+        (
+            r#"{"jsonrpc":"2.0","id":ID,"result":{"resultType":"input_required","inputRequests":{}}}"#,
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+        ),
+        // What the one-pass reader leaves to the slow one: a field twice, a wrong type.
+        (
+            r#"{"jsonrpc":"2.0","id":ID,"result":{"content":[],"content":[]}}"#,
+            r#"{"content":[],"content":[]}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":ID,"result":{"isError":"yes"}}"#,
+            r#"{"isError":"yes"}"#,
+        ),
+        // No object.
+        (r#"{"jsonrpc":"2.0","id":ID,"result":7}"#, "7"),
+    ] {
+        let Delivered::Text(result) = answer(line) else {
+            panic!("as text: {line}");
+        };
+        assert_eq!(result.get(), text);
+    }
+    // Broken after a result read in one pass: not an answer, as before.
+    let (id, _receiver) = direct.register(Wants::ToolOutput).unwrap();
+    let broken = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}} x"#);
+    assert!(!direct.deliver(broken.as_bytes()));
+}
+
+#[tokio::test]
 async fn the_end_of_the_connection_wakes_every_call_and_refuses_new_ones() {
     let (direct, _server) = direct();
-    let receivers: Vec<_> = (0..10).map(|_| direct.register().unwrap().1).collect();
+    let receivers: Vec<_> = (0..10).map(|_| direct.register(Wants::Text).unwrap().1).collect();
     direct.close();
     for receiver in receivers {
         assert!(receiver.await.is_err());
     }
-    assert!(direct.register().is_none());
+    assert!(direct.register(Wants::Text).is_none());
     assert!(direct.is_closed());
 }
 
 #[tokio::test]
 async fn a_forgotten_call_is_no_longer_waited_for() {
     let (direct, _server) = direct();
-    let (id, _receiver) = direct.register().unwrap();
+    let (id, _receiver) = direct.register(Wants::Text).unwrap();
     assert!(direct.forget(id));
     assert!(!direct.forget(id), "forgotten once");
     assert_eq!(direct.waiting(), 0);

@@ -37,7 +37,7 @@ use tokio::process::ChildStdout;
 use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use super::direct::{Direct, EraMeta, cancel_line};
+use super::direct::{Direct, EraMeta, Wants, cancel_line};
 use super::era::Probe;
 use super::handler::Handler;
 use super::pipe::{PipeTransport, to_line};
@@ -206,7 +206,7 @@ impl OwnPeer {
         &self,
         filter: SubscriptionFilter,
     ) -> Result<OwnSubscription, String> {
-        let Some((id, answer)) = self.direct.register() else {
+        let Some((id, answer)) = self.direct.register(Wants::Text) else {
             return Err("the connection is closed".to_owned());
         };
         let key = wire_id(id);

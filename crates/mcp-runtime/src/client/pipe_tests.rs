@@ -3,6 +3,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, duplex};
 
 use super::*;
+use crate::client::direct::Wants;
 
 /// A transport over in-memory pipes: `(transport, server's stdout, server's stdin)`.
 fn connected(
@@ -151,6 +152,6 @@ async fn dropping_the_transport_ends_stdin_even_while_the_direct_path_is_held() 
     drop(transport);
     let mut rest = String::new();
     assert_eq!(stdin.read_line(&mut rest).await.unwrap(), 0, "EOF");
-    assert!(direct.register().is_none(), "the direct path ended too");
+    assert!(direct.register(Wants::Text).is_none(), "the direct path ended too");
     assert!(direct.write_line(b"{}\n".to_vec()).await.is_err());
 }

@@ -42,6 +42,22 @@ pub(crate) fn read(text: &str) -> ToolRead {
     }
 }
 
+/// Reads a `tools/call` result in the middle of a larger message (the answer's line, see
+/// `direct`) into a [`ToolOutput`]. Fails where [`read`] would fall back to the slow reader
+/// or find no output: the caller then reads the result as text and hands it to [`read`].
+pub(crate) struct OutputSeed;
+
+impl<'de> DeserializeSeed<'de> for OutputSeed {
+    type Value = ToolOutput;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<ToolOutput, D::Error> {
+        match deserializer.deserialize_map(ResultVisitor)? {
+            Fast::Output(output) => Ok(output),
+            Fast::InputRequired => Err(de::Error::custom(GIVE_UP)),
+        }
+    }
+}
+
 /// [`read`] through a `Value` and [`ToolOutput::from_wire`]: the reference for every result
 /// the fast reader gives up on.
 fn read_slowly(text: &str) -> ToolRead {
