@@ -219,6 +219,8 @@ fn a_2026_client_answers_a_2026_backend_and_its_state_is_spent_by_the_answer() {
     let retry = json!({"requestState": state, "inputResponses": {"user_name": accept("Ada")}});
     let done = client.call(tool, retry.clone());
     assert_eq!(text(&done), "Hello, Ada!", "{done}");
+    // A 2026-07-28 result says what it is.
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
     // The same answer again: the state was spent.
     let replayed = client.call(tool, retry);
     assert_invalid_params(&replayed, "no call waiting");
@@ -233,6 +235,7 @@ fn a_2026_client_answers_a_2025_backends_request() {
     let retry = json!({"requestState": state, "inputResponses": {keys[0].clone(): accept("Ada")}});
     let done = client.call("mcp_m_elicit", retry);
     assert_eq!(text(&done), r#"accept {"name":"Ada"}"#, "{done}");
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
 }
 
 #[test]

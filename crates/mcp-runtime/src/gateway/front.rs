@@ -37,6 +37,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+use crate::client::ToolOutput;
 
 /// Longest line the fast path looks at; a longer one goes to rmcp as it comes in (rmcp has
 /// its own bound, past which it drops the line).
@@ -189,6 +190,8 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         let mut context = RequestContext::new(id.clone(), peer.clone());
         context.ct = token.clone();
         context.meta = meta;
+        let slot = OutputSlot::default();
+        context.extensions.insert(slot.clone());
         let front = self.clone();
         self.running.fetch_add(1, Ordering::AcqRel);
         let running = Running(self.clone());
@@ -208,14 +211,21 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             if token.is_cancelled() {
                 return;
             }
-            let message = match answered {
-                Ok(result) => ServerJsonRpcMessage::response(result, id),
-                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+            let line = match (answered, slot.take()) {
+                (Ok(_), Some((output, modern))) => output_line(&id, &output, modern),
+                (answered, _) => {
+                    let message = match answered {
+                        Ok(result) => ServerJsonRpcMessage::response(result, id),
+                        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+                    };
+                    serde_json::to_vec(&super::relay::unwrap(message)).map(|mut line| {
+                        line.push(b'\n');
+                        line
+                    })
+                }
             };
-            let message = super::relay::unwrap(message);
-            match serde_json::to_vec(&message) {
-                Ok(mut line) => {
-                    line.push(b'\n');
+            match line {
+                Ok(line) => {
                     if let Err(e) = front.output.write(&line).await {
                         tracing::debug!("gateway: an answer was not delivered: {e}");
                     }
@@ -239,6 +249,41 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             None => false,
         }
     }
+}
+
+/// Where the handler leaves a fast call's tool output (with whether the client speaks a
+/// revision without `initialize`), for the front to write into the answer's line as it is:
+/// serialized once, with no `Value` copy of it on the way.
+#[derive(Clone, Default)]
+pub(crate) struct OutputSlot(Arc<Mutex<Option<(ToolOutput, bool)>>>);
+
+impl OutputSlot {
+    /// Leave `output` for the front.
+    pub(crate) fn put(&self, output: ToolOutput, modern: bool) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some((output, modern));
+    }
+
+    fn take(&self) -> Option<(ToolOutput, bool)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// The answer to fast call `id` that returned `output`, as a line: what the relay's
+/// placeholder becomes on its way out (see `relay`), written straight from the output.
+fn output_line(id: &RequestId, output: &ToolOutput, modern: bool) -> serde_json::Result<Vec<u8>> {
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut line, id)?;
+    line.extend_from_slice(br#","result":"#);
+    // An object that always has `content` and `isError`: it ends with its `}`.
+    serde_json::to_writer(&mut line, output)?;
+    // 2026-07-28 results say what they are, unless the server's own `resultType` is kept.
+    if modern && !output.extra.contains_key("resultType") {
+        line.pop();
+        line.extend_from_slice(br#","resultType":"complete"}"#);
+    }
+    line.extend_from_slice(b"}\n");
+    Ok(line)
 }
 
 /// Counts a fast call as running until dropped.

@@ -568,6 +568,11 @@ impl Gateway {
                 let modern = context
                     .protocol_version()
                     .is_some_and(|v| !v.has_initialize());
+                // The stream's fast path writes the output itself (see `front`).
+                if let Some(slot) = context.extensions.get::<super::front::OutputSlot>() {
+                    slot.put(output, modern);
+                    return Ok(CallToolResult::success(Vec::new()).into());
+                }
                 let placeholder = self
                     .relaying
                     .then(|| super::relay::relayed(&output, modern));
