@@ -18,6 +18,7 @@ use crate::{Ctx, raw};
 enum Kind {
     Raw,
     Runtime,
+    RuntimeOneThread,
     TypeScript,
     Python,
 }
@@ -27,6 +28,7 @@ impl Kind {
         match self {
             Kind::Raw => "hand-written JSON-RPC over pipes (limit)",
             Kind::Runtime => "mcp-runtime (McpClient)",
+            Kind::RuntimeOneThread => "mcp-runtime (McpClient), current-thread runtime",
             Kind::TypeScript => "TypeScript SDK",
             Kind::Python => "Python SDK",
         }
@@ -182,6 +184,9 @@ fn measure(ctx: &Ctx, kind: Kind, server: &Server) -> Result<Rates, String> {
             s.step,
         ),
         Kind::Runtime => ctx.within_step(runtime_rates(server, s.calls, s.warmup, s.in_flight))?,
+        Kind::RuntimeOneThread => {
+            ctx.within_step_on_one_thread(runtime_rates(server, s.calls, s.warmup, s.in_flight))?
+        }
         Kind::TypeScript => {
             let npm = ctx
                 .peers
@@ -203,7 +208,14 @@ fn measure(ctx: &Ctx, kind: Kind, server: &Server) -> Result<Rates, String> {
 
 pub fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
-    let kinds = [Kind::Raw, Kind::Runtime, Kind::TypeScript, Kind::Python];
+    let kinds = [
+        Kind::Raw,
+        Kind::Runtime,
+        Kind::RuntimeOneThread,
+        Kind::TypeScript,
+        Kind::Python,
+    ];
+    let at = |wanted: Kind| kinds.iter().position(|kind| *kind == wanted).unwrap_or(0);
     let mock = ctx.mock(&[]);
     let everything = ctx.everything();
     // [kind][0 = mock, 1 = server-everything]
@@ -226,8 +238,11 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         }
     }
 
-    let limit = figures[0][0].clone().and_then(Result::ok);
-    let runtime = figures[1][0].clone().and_then(Result::ok);
+    let limit = figures[at(Kind::Raw)][0].clone().and_then(Result::ok);
+    let runtime = figures[at(Kind::Runtime)][0].clone().and_then(Result::ok);
+    let one_thread = figures[at(Kind::RuntimeOneThread)][0]
+        .clone()
+        .and_then(Result::ok);
     let inf = s.in_flight;
     let mut table = Table::new(
         &format!(
@@ -293,7 +308,11 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         "Timed inside each client after connecting and {} warm-up calls; best of {} round(s). \
          `÷ limit` is calls/s relative to the hand-written client on the same server. \
          Client CPU is the user + system time of the client process alone (not the server) \
-         divided by the calls: what each client costs, whatever bounds its throughput.",
+         divided by the calls: what each client costs, whatever bounds its throughput. \
+         mcp-runtime runs twice: on the bench's multi-thread runtime, calling from the main \
+         thread (`block_on`) while the connection's reader runs on a worker, so every answer \
+         wakes another thread; and on a current-thread runtime, where the caller and the \
+         reader share one thread, as the hand-written client and the SDKs do.",
         s.warmup, s.rounds
     ));
     report.tables.push(table);
@@ -304,10 +323,16 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             "client cost vs hand-written limit, sequential (time per call)",
             "≤ 1.5×",
             format!(
-                "{} ({:.1} µs vs {:.1} µs per call)",
+                "{} ({:.1} µs vs {:.1} µs per call){}",
                 report::ratio(l.seq / rt.seq),
                 1e6 / rt.seq,
-                1e6 / l.seq
+                1e6 / l.seq,
+                one_thread.map_or(String::new(), |one| format!(
+                    "; on a current-thread runtime {} ({:.1} µs, CPU {:.1} µs per call)",
+                    report::ratio(l.seq / one.seq),
+                    1e6 / one.seq,
+                    one.cpu_seq
+                ))
             ),
             Some(l.seq / rt.seq <= 1.5),
         ),
@@ -318,7 +343,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             None,
         ),
     }
-    let ts = figures[2][0].clone();
+    let ts = figures[at(Kind::TypeScript)][0].clone();
     match (runtime, ts) {
         (Some(rt), Some(Ok(ts))) => report.target(
             "calls/s vs TypeScript SDK against `mcpr mock` (sequential; in flight)",

@@ -61,6 +61,22 @@ impl Ctx {
             .map_err(|_| format!("no result within {} s", step.as_secs()))
     }
 
+    /// [`within_step`](Self::within_step) on a runtime of one thread of its own, made for
+    /// this measurement: the calling task, the connection's reader and the timers then share
+    /// the thread, as in an agent built on a current-thread runtime.
+    pub fn within_step_on_one_thread<F: std::future::Future>(
+        &self,
+        future: F,
+    ) -> Result<F::Output, String> {
+        let step = self.settings.step;
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("a current-thread runtime: {e}"))?
+            .block_on(async { tokio::time::timeout(step, future).await })
+            .map_err(|_| format!("no result within {} s", step.as_secs()))
+    }
+
     /// `mcpr mock FLAGS`.
     pub fn mock(&self, flags: &[&str]) -> Server {
         let mut args = vec!["mock"];
