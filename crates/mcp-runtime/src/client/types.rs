@@ -4,6 +4,7 @@
 //! rmcp's types through that format. That keeps rmcp out of our public API: its Rust types change
 //! between releases, the protocol's JSON does not.
 
+use serde::ser::SerializeMap as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -144,61 +145,6 @@ impl Content {
         }
     }
 
-    /// The block in the wire format.
-    fn to_wire(&self) -> Map<String, Value> {
-        fn with(
-            kind: &str,
-            fields: Vec<(&str, Value)>,
-            extra: &Map<String, Value>,
-        ) -> Map<String, Value> {
-            let mut map = Map::with_capacity(fields.len() + extra.len() + 1);
-            map.insert("type".into(), Value::String(kind.into()));
-            for (name, value) in fields {
-                map.insert(name.into(), value);
-            }
-            for (name, value) in extra {
-                if name != "type" {
-                    map.insert(name.clone(), value.clone());
-                }
-            }
-            map
-        }
-        match self {
-            Content::Text { text, extra } => {
-                with("text", vec![("text", Value::String(text.clone()))], extra)
-            }
-            Content::Image {
-                data,
-                mime_type,
-                extra,
-            } => with(
-                "image",
-                vec![
-                    ("data", Value::String(data.clone())),
-                    ("mimeType", Value::String(mime_type.clone())),
-                ],
-                extra,
-            ),
-            Content::Audio {
-                data,
-                mime_type,
-                extra,
-            } => with(
-                "audio",
-                vec![
-                    ("data", Value::String(data.clone())),
-                    ("mimeType", Value::String(mime_type.clone())),
-                ],
-                extra,
-            ),
-            Content::Resource { resource, extra } => {
-                with("resource", vec![("resource", resource.clone())], extra)
-            }
-            Content::ResourceLink(link) => with("resource_link", Vec::new(), link),
-            Content::Other(block) => block.clone(),
-        }
-    }
-
     /// A block from the wire format. A known type whose fields do not fit is kept as
     /// [`Content::Other`], so that nothing the server sent is lost or refused here.
     fn from_wire(mut block: Map<String, Value>) -> Content {
@@ -257,9 +203,74 @@ impl Content {
     }
 }
 
+/// Serialized as the block in the wire format: `type` first, then the variant's fields, then
+/// the other fields in their order (a field of `extra` named like a variant field takes its
+/// place, and `type` in `extra` is left out). Written field by field, with no map built.
 impl Serialize for Content {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_wire().serialize(serializer)
+        let (kind, fields, extra): (&str, &[(&str, Field<'_>)], _) = match self {
+            Content::Text { text, extra } => ("text", &[("text", Field::Text(text))], extra),
+            Content::Image {
+                data,
+                mime_type,
+                extra,
+            } => (
+                "image",
+                &[
+                    ("data", Field::Text(data)),
+                    ("mimeType", Field::Text(mime_type)),
+                ],
+                extra,
+            ),
+            Content::Audio {
+                data,
+                mime_type,
+                extra,
+            } => (
+                "audio",
+                &[
+                    ("data", Field::Text(data)),
+                    ("mimeType", Field::Text(mime_type)),
+                ],
+                extra,
+            ),
+            Content::Resource { resource, extra } => {
+                ("resource", &[("resource", Field::Json(resource))], extra)
+            }
+            Content::ResourceLink(link) => ("resource_link", &[], link),
+            Content::Other(block) => return block.serialize(serializer),
+        };
+        let named = |name: &str| name == "type" || fields.iter().any(|(field, _)| *field == name);
+        let others = extra.keys().filter(|name| !named(name)).count();
+        let mut map = serializer.serialize_map(Some(1 + fields.len() + others))?;
+        map.serialize_entry("type", kind)?;
+        for (name, value) in fields {
+            match extra.get(*name) {
+                Some(replaced) => map.serialize_entry(name, replaced)?,
+                None => map.serialize_entry(name, value)?,
+            }
+        }
+        for (name, value) in extra {
+            if !named(name) {
+                map.serialize_entry(name, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A variant field of a [`Content`] block, borrowed for serializing.
+enum Field<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Text(text) => serializer.serialize_str(text),
+            Field::Json(value) => value.serialize(serializer),
+        }
     }
 }
 
@@ -457,6 +468,61 @@ mod tests {
                 }
                 (derived, by_hand) => panic!("{result}: {derived:?} vs {by_hand:?}"),
             }
+        }
+    }
+
+    /// Blocks serialize to the wire format field by field, in order, byte for byte.
+    #[test]
+    fn blocks_serialize_in_the_wire_format_in_order() {
+        let map = |value: Value| match value {
+            Value::Object(map) => map,
+            _ => unreachable!(),
+        };
+        let cases = [
+            (Content::text("hi"), r#"{"type":"text","text":"hi"}"#),
+            (
+                Content::Image {
+                    data: "AA==".into(),
+                    mime_type: "image/png".into(),
+                    extra: map(json!({"annotations": {"priority": 1}, "_meta": {"k": "v"}})),
+                },
+                r#"{"type":"image","data":"AA==","mimeType":"image/png","annotations":{"priority":1},"_meta":{"k":"v"}}"#,
+            ),
+            (
+                Content::Audio {
+                    data: "BB==".into(),
+                    mime_type: "audio/wav".into(),
+                    extra: Map::new(),
+                },
+                r#"{"type":"audio","data":"BB==","mimeType":"audio/wav"}"#,
+            ),
+            (
+                Content::Resource {
+                    resource: json!({"uri": "file:///a", "text": "x"}),
+                    extra: map(json!({"x-later": [1]})),
+                },
+                r#"{"type":"resource","resource":{"uri":"file:///a","text":"x"},"x-later":[1]}"#,
+            ),
+            (
+                Content::ResourceLink(map(json!({"uri": "u", "name": "n"}))),
+                r#"{"type":"resource_link","uri":"u","name":"n"}"#,
+            ),
+            (
+                Content::Other(map(json!({"x": 1, "type": "later", "y": 2}))),
+                r#"{"x":1,"type":"later","y":2}"#,
+            ),
+            // Built by hand: `extra` names a variant field (its value takes that place) and
+            // `type` (left out: the variant says what the block is).
+            (
+                Content::Text {
+                    text: "mine".into(),
+                    extra: map(json!({"a": 1, "text": "theirs", "type": "image", "b": 2})),
+                },
+                r#"{"type":"text","text":"theirs","a":1,"b":2}"#,
+            ),
+        ];
+        for (block, wire) in cases {
+            assert_eq!(serde_json::to_string(&block).unwrap(), wire);
         }
     }
 }
