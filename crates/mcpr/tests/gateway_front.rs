@@ -257,6 +257,10 @@ fn hostile_call_lines_get_the_answers_they_always_had() {
         ),
         (json!(21), format!("\u{feff}{}", echo(json!(21), "byte order mark"))),
         (
+            json!(22),
+            r#"{"jsonrpc":"2\u002e0","id":22,"method":"tools/call","params":{"name":"echo","arguments":{"text":"escaped version"}}}"#.to_owned(),
+        ),
+        (
             json!(17),
             r#"{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"echo","arguments":{"text":"extra"},"other":1},"other":2}"#.to_owned(),
         ),

@@ -27,7 +27,7 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ConstString as _, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, Service as _};
@@ -315,9 +315,35 @@ struct Head<'a> {
 #[derive(Deserialize)]
 struct CallLine {
     #[allow(dead_code)] // checked: rmcp accepts no other version
-    jsonrpc: JsonRpcVersion2_0,
+    jsonrpc: Version,
     id: RequestId,
     params: CallToolRequestParams,
+}
+
+/// `jsonrpc`: the string `2.0`, as rmcp's `JsonRpcVersion2_0` accepts it (escapes included),
+/// read without the `String` rmcp allocates for it.
+struct Version;
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VersionVisitor;
+        impl serde::de::Visitor<'_> for VersionVisitor {
+            type Value = Version;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, version: &str) -> Result<Version, E> {
+                if version == JsonRpcVersion2_0::VALUE {
+                    Ok(Version)
+                } else {
+                    Err(E::custom("expect const string value \"2.0\""))
+                }
+            }
+        }
+        deserializer.deserialize_str(VersionVisitor)
+    }
 }
 
 /// A `notifications/cancelled`.
