@@ -210,7 +210,10 @@ impl Direct {
     pub(crate) fn deliver(&self, line: &[u8]) -> bool {
         let wants = |id| {
             let state = self.lock();
-            state.waiting.get(&id).map_or(Wants::Text, |waiting| waiting.wants)
+            state
+                .waiting
+                .get(&id)
+                .map_or(Wants::Text, |waiting| waiting.wants)
         };
         let Some((id, answer)) = parse_answer(line, &wants) else {
             return false;

@@ -141,7 +141,9 @@ async fn a_tool_call_gets_its_output_read_from_the_line_or_else_the_text() {
 #[tokio::test]
 async fn the_end_of_the_connection_wakes_every_call_and_refuses_new_ones() {
     let (direct, _server) = direct();
-    let receivers: Vec<_> = (0..10).map(|_| direct.register(Wants::Text).unwrap().1).collect();
+    let receivers: Vec<_> = (0..10)
+        .map(|_| direct.register(Wants::Text).unwrap().1)
+        .collect();
     direct.close();
     for receiver in receivers {
         assert!(receiver.await.is_err());

@@ -152,6 +152,9 @@ async fn dropping_the_transport_ends_stdin_even_while_the_direct_path_is_held() 
     drop(transport);
     let mut rest = String::new();
     assert_eq!(stdin.read_line(&mut rest).await.unwrap(), 0, "EOF");
-    assert!(direct.register(Wants::Text).is_none(), "the direct path ended too");
+    assert!(
+        direct.register(Wants::Text).is_none(),
+        "the direct path ended too"
+    );
     assert!(direct.write_line(b"{}\n".to_vec()).await.is_err());
 }
