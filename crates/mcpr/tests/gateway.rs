@@ -623,3 +623,21 @@ fn scoped_view_flags_filter_servers_and_tools() {
     client.close();
     assert_all_dead(&backends);
 }
+
+#[test]
+fn a_large_tool_list_is_answered_whole_and_the_gateway_goes_on() {
+    // 300 generated tools: a list large enough that the gateway gives its memory back once
+    // the answer is sent, which must not disturb the session.
+    let world = World::new(&[Backend::Mock("a", &["--tools", "300"])]);
+    let mut client = world.connect(Sdk::TypeScript, Target::Stdio(&[]));
+    for _ in 0..3 {
+        let names = client.tool_names();
+        assert!(names.contains(&"mcp_a_tool_299".to_owned()), "{names:?}");
+        assert!(names.len() > 300, "{}", names.len());
+    }
+    assert_eq!(
+        text(&client.call("mcp_a_tool_7", json!({"text": "after the lists"}))),
+        "after the lists"
+    );
+    client.close();
+}

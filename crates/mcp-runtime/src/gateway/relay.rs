@@ -104,6 +104,33 @@ pub(crate) fn unwrap(message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
     }
 }
 
+/// Tools in a `tools/list` answer from which on the memory it took is given back once sent.
+const LARGE_LIST: usize = 100;
+
+/// Whether `message` answers `tools/list` with at least [`LARGE_LIST`] tools. Such an answer
+/// is built whole (every tool's schemas parsed, then the line written): megabytes with a few
+/// dozen servers, freed once sent.
+fn is_large_list(message: &ServerJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        ServerJsonRpcMessage::Response(JsonRpcResponse {
+            result: ServerResult::ListToolsResult(list),
+            ..
+        }) if list.tools.len() >= LARGE_LIST
+    )
+}
+
+/// Return freed memory to the system. glibc keeps what a large answer took in its arenas
+/// after it is freed, so an idle gateway would hold the peak of its largest list for good;
+/// trimming costs a walk of the free lists, once per large list.
+fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// A gateway client's transport that sends placeholders as the results they carry.
 pub(crate) struct RelayTransport<T>(pub(crate) T);
 
@@ -114,7 +141,15 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for RelayTransport<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.0.send(unwrap(item))
+        let large = is_large_list(&item);
+        let sent = self.0.send(unwrap(item));
+        async move {
+            let sent = sent.await;
+            if large {
+                give_back_memory();
+            }
+            sent
+        }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
