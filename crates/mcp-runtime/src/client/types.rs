@@ -214,20 +214,17 @@ impl Serialize for Content {
                 data,
                 mime_type,
                 extra,
-            } => (
-                "image",
-                &[
-                    ("data", Field::Text(data)),
-                    ("mimeType", Field::Text(mime_type)),
-                ],
-                extra,
-            ),
-            Content::Audio {
+            }
+            | Content::Audio {
                 data,
                 mime_type,
                 extra,
             } => (
-                "audio",
+                if matches!(self, Content::Image { .. }) {
+                    "image"
+                } else {
+                    "audio"
+                },
                 &[
                     ("data", Field::Text(data)),
                     ("mimeType", Field::Text(mime_type)),
