@@ -29,7 +29,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::fmt::Display;
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta as _,
@@ -41,14 +40,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::oneshot;
 
 use super::decode::{self, Expected, Key};
-use super::requests::{Answer, Outgoing, ToolAnswer};
+use super::requests::{Answer, Outgoing, RequestSettings, ToolAnswer};
 use super::tool_result::{self, ToolRead};
 use super::types::ToolOutput;
-use super::{ClientError, McpClient, ProgressUpdate, progress};
+use super::{ClientError, McpClient, progress};
 
 /// The first id of a direct request: past every id rmcp's 32-bit counter gives.
 pub(crate) const FIRST_ID: u64 = 1 << 32;
@@ -448,16 +446,6 @@ pub(crate) struct EraMeta {
     pub(crate) capabilities: rmcp::model::ClientCapabilities,
 }
 
-/// One request on the direct path, as `request_with_progress` hands it over.
-pub(super) struct DirectCall<'a, M: ?Sized> {
-    pub(super) direct: &'a Arc<Direct>,
-    /// As errors name the request.
-    pub(super) method: &'a M,
-    pub(super) timeout: Option<Duration>,
-    pub(super) cancel: Option<&'a CancellationToken>,
-    pub(super) progress: Option<&'a mpsc::Sender<ProgressUpdate>>,
-}
-
 /// A registered request. Dropped before its answer came (the caller gave up), it is
 /// forgotten and the server told with `notifications/cancelled`.
 struct Pending<'a> {
@@ -510,15 +498,15 @@ impl McpClient {
         &self,
         request: Outgoing<'_>,
         meta: Option<RequestMetaObject>,
-        call: DirectCall<'_, M>,
+        direct: &Arc<Direct>,
+        settings: RequestSettings<'_, M>,
     ) -> Result<Answer, ClientError> {
-        let DirectCall {
-            direct,
+        let RequestSettings {
             method,
             timeout,
             cancel,
             progress,
-        } = call;
+        } = settings;
         let not_sent = || ClientError::NotSent {
             server: self.server.clone(),
             method: method.to_string(),

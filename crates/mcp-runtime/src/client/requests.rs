@@ -4,7 +4,6 @@
 
 use serde::Deserialize as _;
 
-use super::direct::DirectCall;
 use super::*;
 
 /// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
@@ -34,6 +33,15 @@ pub(super) enum ToolAnswer {
     Output(ToolOutput),
     /// The result object as sent (rmcp's path: see `raw`).
     Wire(Map<String, Value>),
+}
+
+/// What the caller set for one request, as either path (direct or rmcp's service) takes it.
+pub(super) struct RequestSettings<'a, M: ?Sized> {
+    /// As errors name the request.
+    pub(super) method: &'a M,
+    pub(super) timeout: Option<Duration>,
+    pub(super) cancel: Option<&'a CancellationToken>,
+    pub(super) progress: Option<&'a mpsc::Sender<ProgressUpdate>>,
 }
 
 /// A tool's result as a [`ToolOutput`], from what the request got back.
@@ -111,35 +119,35 @@ impl McpClient {
             meta.get_or_insert_with(Default::default)
                 .set_client_capabilities(declared);
         }
+        let settings = RequestSettings {
+            method,
+            timeout,
+            cancel,
+            progress,
+        };
         if let Some(direct) = &self.direct {
-            let call = DirectCall {
-                direct,
-                method,
-                timeout,
-                cancel,
-                progress,
-            };
-            return self.request_direct(request, meta, call).await;
+            return self.request_direct(request, meta, direct, settings).await;
         }
         // Boxed: rmcp's futures would otherwise make every request's future several KiB,
         // copied on each move, for the direct path's sake too.
-        Box::pin(self.request_via_service(request, meta, method, timeout, cancel, progress, input))
-            .await
+        Box::pin(self.request_via_service(request, meta, settings, input)).await
     }
 
     /// [`request_with_progress`](Self::request_with_progress) through rmcp's service: a
     /// remote server's requests.
-    #[allow(clippy::too_many_arguments)]
-    async fn request_via_service(
+    async fn request_via_service<M: Display + ?Sized>(
         &self,
         request: Outgoing<'_>,
         meta: Option<rmcp::model::RequestMetaObject>,
-        method: &(impl Display + ?Sized),
-        timeout: Option<Duration>,
-        cancel: Option<&CancellationToken>,
-        progress: Option<&mpsc::Sender<ProgressUpdate>>,
+        settings: RequestSettings<'_, M>,
         input: Option<&ask::CallInput>,
     ) -> Result<Answer, ClientError> {
+        let RequestSettings {
+            method,
+            timeout,
+            cancel,
+            progress,
+        } = settings;
         let request = match request {
             Outgoing::Request(request) => *request,
             Outgoing::Tool(params) => {
