@@ -212,7 +212,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
                 return;
             }
             let line = match (answered, slot.take()) {
-                (Ok(_), Some((output, modern))) => output_line(&id, &output, modern),
+                (Ok(_), Some((output, modern))) => super::relay::answer_line(&id, &output, modern),
                 (answered, _) => {
                     let message = match answered {
                         Ok(result) => ServerJsonRpcMessage::response(result, id),
@@ -266,24 +266,6 @@ impl OutputSlot {
     fn take(&self) -> Option<(ToolOutput, bool)> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
-}
-
-/// The answer to fast call `id` that returned `output`, as a line: what the relay's
-/// placeholder becomes on its way out (see `relay`), written straight from the output.
-fn output_line(id: &RequestId, output: &ToolOutput, modern: bool) -> serde_json::Result<Vec<u8>> {
-    let mut line = Vec::with_capacity(256);
-    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    serde_json::to_writer(&mut line, id)?;
-    line.extend_from_slice(br#","result":"#);
-    // An object that always has `content` and `isError`: it ends with its `}`.
-    serde_json::to_writer(&mut line, output)?;
-    // 2026-07-28 results say what they are, unless the server's own `resultType` is kept.
-    if modern && !output.extra.contains_key("resultType") {
-        line.pop();
-        line.extend_from_slice(br#","resultType":"complete"}"#);
-    }
-    line.extend_from_slice(b"}\n");
-    Ok(line)
 }
 
 /// Counts a fast call as running until dropped.

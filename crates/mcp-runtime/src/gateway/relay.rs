@@ -12,7 +12,7 @@ use std::sync::Arc;
 use futures::Stream;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolResult, ClientJsonRpcMessage, CustomResult, JsonRpcResponse, MetaObject,
+    CallToolResult, ClientJsonRpcMessage, CustomResult, JsonRpcResponse, MetaObject, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -33,16 +33,43 @@ const MARKER: &str = "io.mcpr/relayed";
 /// is (`resultType`), as that revision asks.
 pub(crate) fn relayed(output: &ToolOutput, modern_client: bool) -> Option<CallToolResult> {
     let mut wire = serde_json::to_value(output).ok()?;
-    if modern_client && let Some(object) = wire.as_object_mut() {
-        object
-            .entry("resultType")
-            .or_insert_with(|| Value::String("complete".into()));
+    if says_complete(output, modern_client)
+        && let Some(object) = wire.as_object_mut()
+    {
+        object.insert("resultType".into(), Value::String("complete".into()));
     }
     let mut meta = Map::new();
     meta.insert(MARKER.into(), wire);
     let mut placeholder = CallToolResult::success(Vec::new());
     placeholder.meta = Some(MetaObject(meta));
     Some(placeholder)
+}
+
+/// The answer to request `id` that returned `output`, as a line: what a placeholder becomes
+/// on its way out, written straight from the output (the stream's fast path, see `front`).
+pub(crate) fn answer_line(
+    id: &RequestId,
+    output: &ToolOutput,
+    modern_client: bool,
+) -> serde_json::Result<Vec<u8>> {
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut line, id)?;
+    line.extend_from_slice(br#","result":"#);
+    // An object that always has `content` and `isError`: it ends with its `}`.
+    serde_json::to_writer(&mut line, output)?;
+    if says_complete(output, modern_client) {
+        line.pop();
+        line.extend_from_slice(br#","resultType":"complete"}"#);
+    }
+    line.extend_from_slice(b"}\n");
+    Ok(line)
+}
+
+/// Whether a relayed result gets `resultType: complete`: a 2026-07-28 client's results say
+/// what they are, unless the output carries a `resultType` of its own.
+fn says_complete(output: &ToolOutput, modern_client: bool) -> bool {
+    modern_client && !output.extra.contains_key("resultType")
 }
 
 /// An HTTP body chunk (a JSON body, or server-sent events) with every placeholder answer in
