@@ -48,7 +48,8 @@ pub use validate::server_from_json;
 /// Timeout used when a server's config sets none (30 s).
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
-/// Environment variable that overrides every timeout of every server, in milliseconds.
+/// Environment variable that overrides every timeout of every server, in milliseconds. Read
+/// once, the first time a timeout is needed.
 pub const TIMEOUT_ENV: &str = "MCPR_TIMEOUT_MS";
 
 /// One configured MCP server, validated and ready to connect.
@@ -353,8 +354,11 @@ impl ServerConfig {
     }
 }
 
+/// [`TIMEOUT_ENV`], read once per process: the timeouts are asked for on every call, and a
+/// read of the environment scans all of it.
 fn env_timeout_ms() -> Option<u64> {
-    std::env::var(TIMEOUT_ENV).ok()?.trim().parse().ok()
+    static ENV_TIMEOUT_MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *ENV_TIMEOUT_MS.get_or_init(|| std::env::var(TIMEOUT_ENV).ok()?.trim().parse().ok())
 }
 
 /// `MCPR_TIMEOUT_MS` beats the config, the config beats the default, and 0 disables the bound.

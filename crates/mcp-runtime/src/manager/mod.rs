@@ -488,13 +488,13 @@ impl McpManager {
     ) -> Result<ToolOutput, ManagerError> {
         let limit = match options.timeout {
             Some(limit) => Some(limit),
-            None => {
-                self.lock()
-                    .servers
-                    .get(server)
-                    .ok_or_else(|| ManagerError::UnknownServer(server.to_owned()))?
-                    .tool_timeout
-            }
+            None => self
+                .lock()
+                .servers
+                .get(server)
+                .ok_or_else(|| ManagerError::UnknownServer(server.to_owned()))?
+                .config
+                .tool_timeout(),
         };
         let started = Instant::now();
         loop {

@@ -211,7 +211,6 @@ impl McpManager {
                         if let Some(entry) = state.servers.get_mut(name) {
                             if change == Change::ViewOnly {
                                 entry.config = config.clone();
-                                entry.tool_timeout = config.tool_timeout();
                                 retooled.push(name.clone());
                             }
                             if source.is_some() {

@@ -4,7 +4,6 @@
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use indexmap::IndexMap;
 use tokio::sync::{broadcast, watch};
@@ -46,9 +45,6 @@ impl<K> Default for State<K> {
 /// One configured server.
 pub(crate) struct Entry<K> {
     pub config: ServerConfig,
-    /// `config`'s bound on a tool call, resolved once (it reads the environment): set with
-    /// the config, read on every call.
-    pub tool_timeout: Option<Duration>,
     pub source: Option<ServerSource>,
     pub phase: Phase<K>,
     /// Identifies the current connection sequence; work of an older one is discarded.
@@ -128,7 +124,6 @@ impl<K> Entry<K> {
     /// A server about to make its first connection.
     pub fn new(config: ServerConfig, source: Option<ServerSource>, generation: u64) -> Self {
         Entry {
-            tool_timeout: config.tool_timeout(),
             config,
             source,
             phase: Phase::Connecting,
