@@ -55,10 +55,7 @@ pub struct Ctx {
 impl Ctx {
     /// Run `future` on the bench's runtime, bounded by one step (`BENCH_TIMEOUT_S`).
     pub fn within_step<F: std::future::Future>(&self, future: F) -> Result<F::Output, String> {
-        let step = self.settings.step;
-        self.runtime
-            .block_on(async { tokio::time::timeout(step, future).await })
-            .map_err(|_| format!("no result within {} s", step.as_secs()))
+        self.within_step_on(&self.runtime, future)
     }
 
     /// [`within_step`](Self::within_step) on a runtime of one thread of its own, made for
@@ -68,11 +65,20 @@ impl Ctx {
         &self,
         future: F,
     ) -> Result<F::Output, String> {
-        let step = self.settings.step;
-        tokio::runtime::Builder::new_current_thread()
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("a current-thread runtime: {e}"))?
+            .map_err(|e| format!("a current-thread runtime: {e}"))?;
+        self.within_step_on(&runtime, future)
+    }
+
+    fn within_step_on<F: std::future::Future>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        future: F,
+    ) -> Result<F::Output, String> {
+        let step = self.settings.step;
+        runtime
             .block_on(async { tokio::time::timeout(step, future).await })
             .map_err(|_| format!("no result within {} s", step.as_secs()))
     }
