@@ -142,12 +142,7 @@ impl McpClient {
         settings: RequestSettings<'_, M>,
         input: Option<&ask::CallInput>,
     ) -> Result<Answer, ClientError> {
-        let RequestSettings {
-            method,
-            timeout,
-            cancel,
-            progress,
-        } = settings;
+        let method = settings.method;
         let request = match request {
             Outgoing::Request(request) => *request,
             Outgoing::Tool(params) => {
@@ -156,7 +151,7 @@ impl McpClient {
         };
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
-        options.timeout = timeout;
+        options.timeout = settings.timeout;
         options.meta = meta;
         // Failing to hand the request to rmcp's writer means it was never sent.
         let not_sent = || ClientError::NotSent {
@@ -186,11 +181,11 @@ impl McpClient {
         };
         // Registered for as long as this function runs; notifications that beat the
         // registration are handed over by the router.
-        let _progress_route = progress.map(|sender| {
+        let _progress_route = settings.progress.map(|sender| {
             self.progress
                 .register(progress::token_key(&handle.progress_token), sender.clone())
         });
-        let response = match cancel {
+        let response = match settings.cancel {
             None => handle.await_response().await,
             Some(cancel) => tokio::select! {
                 response = handle.await_response() => response,
