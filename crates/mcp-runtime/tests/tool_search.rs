@@ -284,6 +284,38 @@ fn a_question_asks_to_read_not_to_change() {
 }
 
 #[test]
+fn a_phrase_means_its_verb_not_its_words() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "cluster",
+        &[
+            tool(
+                "cluster",
+                "delete_job",
+                "Delete a job from the cluster",
+                json!({"name": {"type": "string"}}),
+            ),
+            tool(
+                "cluster",
+                "get_job",
+                "Get a job's details and status, such as why it is stuck",
+                json!({"name": {"type": "string"}}),
+            ),
+            tool(
+                "cluster",
+                "pull_image",
+                "Pull a container image to every node",
+                json!({"image": {"type": "string"}}),
+            ),
+        ],
+    );
+    // "tear down" says neither delete nor any word of the tool; "pull up" is no pull.
+    assert_eq!(top(&index, "tear down the stuck job"), "delete_job");
+    assert_eq!(top(&index, "pull up the nightly job"), "get_job");
+    assert_eq!(top(&index, "pull the nightly image"), "pull_image");
+}
+
+#[test]
 fn hits_are_ranked_bounded_and_positive() {
     let index = index(Ranking::Tuned);
     let hits = index.search("diff changes", 2);

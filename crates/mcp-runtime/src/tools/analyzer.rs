@@ -2,6 +2,7 @@
 //! words lower-cased and (for the tuned ranking) stemmed with filler words dropped, plus the
 //! tables of what words mean: synonyms, and what a question implies.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -12,28 +13,21 @@ use super::search::Ranking;
 /// groups are general English verbs and nouns of software work, not fitted to any query; a word
 /// that means different things (`open` a page, `open` issues) stays out of the groups it would
 /// mislead.
+#[rustfmt::skip] // One group per line reads as a thesaurus; rustfmt would stack long ones.
 const SYNONYMS: &[&[&str]] = &[
-    &[
-        "get", "fetch", "retrieve", "read", "obtain", "load", "view", "print", "display",
-    ],
-    &[
-        "create", "add", "new", "make", "insert", "generate", "raise",
-    ],
-    &[
-        "delete", "remove", "erase", "drop", "destroy", "trash", "forget", "discard",
-    ],
-    &[
-        "update", "edit", "modify", "change", "patch", "alter", "mark", "set",
-    ],
+    &["get", "fetch", "retrieve", "read", "obtain", "load", "view", "print", "display",
+        "download", "inspect"],
+    &["create", "add", "new", "make", "insert", "generate", "raise", "post"],
+    &["delete", "remove", "erase", "drop", "destroy", "trash", "forget", "discard", "wipe",
+        "purge", "eliminate"],
+    &["update", "edit", "modify", "change", "patch", "alter", "mark", "set"],
     &["list", "enumerate", "browse"],
-    &[
-        "search", "find", "query", "lookup", "locate", "grep", "seek",
-    ],
+    &["search", "find", "query", "lookup", "locate", "grep", "seek", "discover"],
     &["write", "save", "store", "persist", "remember", "record"],
     &["move", "rename", "relocate"],
-    &["run", "execute", "invoke", "evaluate", "eval"],
+    &["run", "execute", "invoke", "evaluate", "eval", "trigger", "launch"],
     &["url", "link", "address", "webpage", "website"],
-    &["click", "press", "tap"],
+    &["click", "press", "tap", "hit"],
     &["type", "enter", "fill", "input"],
     &["directory", "folder", "dir"],
     &["issue", "ticket", "bug"],
@@ -41,25 +35,26 @@ const SYNONYMS: &[&[&str]] = &[
     &["time", "clock", "timezone"],
     &["convert", "translate", "transform"],
     &["screenshot", "capture", "snapshot", "picture"],
-    &["image", "picture", "photo", "media", "audio", "video"],
-    &["message", "post", "send", "chat"],
-    &["user", "person", "member", "people", "account"],
-    &["comment", "reply", "respond", "answer"],
+    &["image", "picture", "photo", "media", "audio", "video", "png", "jpg", "jpeg", "gif"],
+    &["message", "post", "send", "chat", "tell", "notify", "announce", "broadcast"],
+    &["user", "person", "member", "people", "account", "everyone", "everybody"],
+    &["comment", "reply", "respond", "answer", "remark"],
+    &["review", "approve", "approval", "lgtm"],
     &["entity", "node"],
     &["relation", "edge", "connection", "link", "relationship"],
     &["observation", "fact", "note"],
     &["wait", "sleep", "pause"],
     &["navigate", "visit", "goto", "open"],
-    &["close", "quit", "exit", "shut"],
+    &["close", "quit", "exit", "shut", "dismiss"],
     &["resize", "dimension"],
-    &["upload", "attach"],
+    &["upload", "attach", "push"],
     &["diff", "difference", "compare"],
-    &["log", "history"],
+    &["log", "history", "tail"],
     &["repository", "repo"],
     &["database", "db", "sql"],
     &["hover", "mouseover"],
     &["drag", "drop"],
-    &["dialog", "alert", "popup"],
+    &["dialog", "alert", "popup", "confirm", "prompt", "modal"],
     &["console", "devtools"],
     &["request", "network", "xhr"],
     &["place", "location", "geocode", "business", "shop"],
@@ -72,11 +67,49 @@ const SYNONYMS: &[&[&str]] = &[
     &["recent", "lately", "latest", "last"],
     &["fork", "copy", "clone", "duplicate"],
     &["echo", "repeat"],
+    &["elevation", "altitude", "height"],
+    &["distance", "travel", "drive", "driving", "commute", "trip", "far"],
+    &["error", "exception", "crash", "failure", "fault", "segfault", "stacktrace", "traceback"],
+    &["key", "keystroke", "keyboard", "keypress", "hotkey", "shortcut"],
+    &["schema", "column", "structure"],
+    &["scale", "replica", "shrink", "grow"],
+    &["switch", "select", "choose"],
+    &["forward", "expose", "tunnel", "reachable"],
+    &["install", "deploy"],
+    &["upgrade", "bump", "update"],
+    &["status", "untracked", "dirty"],
+    &["undo", "revert", "reset", "unstage", "rollback", "restore"],
+    &["allow", "permit", "permission", "access", "authorize"],
+];
+
+/// Two words that together mean one thing an index spells otherwise ("tear down" a job: delete
+/// it). Like [`SYNONYMS`], general English of software work.
+const PHRASES: &[(&str, &str, &str)] = &[
+    ("tear", "down", "delete"),
+    ("take", "down", "delete"),
+    ("wipe", "out", "delete"),
+    ("clean", "up", "delete"),
+    ("get", "rid", "delete"),
+    ("pull", "up", "get"),
+    ("bring", "up", "get"),
+    ("look", "at", "view"),
+    ("set", "up", "create"),
+    ("spin", "up", "create"),
+    ("kick", "off", "run"),
+    ("go", "back", "back"),
+    ("return", "to", "back to"),
+    ("mouse", "over", "hover"),
+    ("sign", "off", "approve"),
 ];
 
 /// Words that mean more as a request's first word, the verb, than elsewhere: "open an issue",
-/// "file a bug" create one, while "the open issues" and "a file" do not.
-const VERB_SYNONYMS: &[(&str, &[&str])] = &[("open", &["create"]), ("file", &["create"])];
+/// "file a bug" create one, while "the open issues" and "a file" do not; "react to a message"
+/// adds a reaction, while "React docs" are a library's.
+const VERB_SYNONYMS: &[(&str, &[&str])] = &[
+    ("open", &["create"]),
+    ("file", &["create"]),
+    ("react", &["reaction", "emoji"]),
+];
 
 /// First words of a query that make it a question (which asks to read, not to change).
 const QUESTION_WORDS: &[&str] = &[
@@ -197,6 +230,58 @@ impl Analyzer {
             .collect()
     }
 
+    /// `text` with each of its [`PHRASES`] written as the word it means ("tear down the job" →
+    /// "delete the job"): the phrase's own words would mislead ("pull up" is no pull request).
+    pub(super) fn rewrite_phrases<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if !self.tuned {
+            return Cow::Borrowed(text);
+        }
+        // Each word with its byte range.
+        let mut words = Vec::new();
+        let mut start = None;
+        for (at, c) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
+            match (c.is_alphanumeric(), start) {
+                (true, None) => start = Some(at),
+                (false, Some(from)) => {
+                    words.push((from, at));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let mut out = String::new();
+        let mut copied = 0;
+        let mut pairs = words.windows(2);
+        while let Some(&[(first_start, first_end), (second_start, second_end)]) = pairs.next() {
+            let (first, gap, second) = (
+                &text[first_start..first_end],
+                &text[first_end..second_start],
+                &text[second_start..second_end],
+            );
+            if !gap.chars().all(char::is_whitespace) {
+                continue;
+            }
+            let meant = PHRASES.iter().find(|(one, two, _)| {
+                first.eq_ignore_ascii_case(one) && second.eq_ignore_ascii_case(two)
+            });
+            if let Some((_, _, meant)) = meant {
+                out.push_str(&text[copied..first_start]);
+                out.push_str(meant);
+                copied = second_end;
+                // The second word is taken: it starts no phrase of its own.
+                pairs.next();
+            }
+        }
+        if copied == 0 {
+            return Cow::Borrowed(text);
+        }
+        out.push_str(&text[copied..]);
+        Cow::Owned(out)
+    }
+
     /// The terms a query implies without saying them: a question (its first word is one of
     /// [`QUESTION_WORDS`]) asks to read, so it implies list and get.
     pub(super) fn implied_by(&self, query: &str) -> &'static [&'static str] {
@@ -285,6 +370,26 @@ mod tests {
         let tuned = Analyzer::new(Ranking::Tuned);
         assert_eq!(tuned.verb_synonyms("open"), ["creat"]);
         assert!(tuned.verb_synonyms("issu").is_empty());
+    }
+
+    #[test]
+    fn two_words_can_mean_one_thing() {
+        let tuned = Analyzer::new(Ranking::Tuned);
+        assert_eq!(
+            tuned.rewrite_phrases("Tear down the stuck job, then pull  up its logs"),
+            "delete the stuck job, then get its logs"
+        );
+        assert_eq!(tuned.rewrite_phrases("go back"), "back");
+        // Words apart, or across punctuation, are no phrase.
+        assert_eq!(
+            tuned.rewrite_phrases("tear the page down"),
+            "tear the page down"
+        );
+        assert_eq!(tuned.rewrite_phrases("pull. up"), "pull. up");
+        assert_eq!(
+            Analyzer::new(Ranking::Bm25).rewrite_phrases("tear down"),
+            "tear down"
+        );
     }
 
     #[test]

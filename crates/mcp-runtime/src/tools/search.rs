@@ -481,6 +481,7 @@ impl ToolIndex {
     /// expansion weight); terms unknown to the index are dropped. Also the adjacent pairs of
     /// what it says, for the phrase bonus.
     fn query_terms(&self, query: &str) -> QueryTerms {
+        let query = &*self.analyzer.rewrite_phrases(query);
         let mut out: Vec<(u32, f32)> = Vec::new();
         let said = self.analyzer.tokens(query);
         // A request starts with what to do; a question (what, which, show…) does not.
