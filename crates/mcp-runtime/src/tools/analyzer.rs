@@ -19,8 +19,8 @@ const SYNONYMS: &[&[&str]] = &[
         "download", "inspect"],
     &["create", "add", "new", "make", "insert", "generate", "raise", "post"],
     &["delete", "remove", "erase", "drop", "destroy", "trash", "forget", "discard", "wipe",
-        "purge", "eliminate"],
-    &["update", "edit", "modify", "change", "patch", "alter", "mark", "set"],
+        "purge", "eliminate", "nuke"],
+    &["update", "edit", "modify", "change", "patch", "alter", "mark", "set", "reopen", "reassign"],
     &["list", "enumerate", "browse"],
     &["search", "find", "query", "lookup", "locate", "grep", "seek", "discover"],
     &["write", "save", "store", "persist", "remember", "record"],
@@ -46,7 +46,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["wait", "sleep", "pause"],
     &["navigate", "visit", "goto", "open"],
     &["close", "quit", "exit", "shut", "dismiss"],
-    &["resize", "dimension"],
+    &["resize", "dimension", "viewport"],
     &["upload", "attach", "push"],
     &["diff", "difference", "compare"],
     &["log", "history", "tail"],
@@ -61,7 +61,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["route", "direction"],
     &["multiple", "several", "many", "batch", "bulk", "both"],
     &["current", "now", "today"],
-    &["coordinates", "latitude", "longitude", "geocode"],
+    &["coordinates", "latitude", "longitude", "geocode", "lat", "lng", "lon", "gps"],
     &["simultaneously", "once", "together"],
     &["size", "large", "big", "biggest", "bytes"],
     &["recent", "lately", "latest", "last"],
@@ -80,26 +80,36 @@ const SYNONYMS: &[&[&str]] = &[
     &["status", "untracked", "dirty"],
     &["undo", "revert", "reset", "unstage", "rollback", "restore"],
     &["allow", "permit", "permission", "access", "authorize"],
+    &["rollout", "restart", "redeploy"],
 ];
 
-/// Two words that together mean one thing an index spells otherwise ("tear down" a job: delete
-/// it). Like [`SYNONYMS`], general English of software work.
-const PHRASES: &[(&str, &str, &str)] = &[
-    ("tear", "down", "delete"),
-    ("take", "down", "delete"),
-    ("wipe", "out", "delete"),
-    ("clean", "up", "delete"),
-    ("get", "rid", "delete"),
-    ("pull", "up", "get"),
-    ("bring", "up", "get"),
-    ("look", "at", "view"),
-    ("set", "up", "create"),
-    ("spin", "up", "create"),
-    ("kick", "off", "run"),
-    ("go", "back", "back"),
-    ("return", "to", "back to"),
-    ("mouse", "over", "hover"),
-    ("sign", "off", "approve"),
+/// Words, one or two, that mean what an index spells otherwise: phrases ("tear down" a job:
+/// delete it) and, as a request's first word, the shell's names for file work (`cat`, `ls`,
+/// `rm`). Like [`SYNONYMS`], general English of software work.
+const PHRASES: &[(&str, &str)] = &[
+    ("tear down", "delete"),
+    ("take down", "delete"),
+    ("wipe out", "delete"),
+    ("clean up", "delete"),
+    ("get rid", "delete"),
+    ("pull up", "get"),
+    ("bring up", "get"),
+    ("look at", "view"),
+    ("set up", "create"),
+    ("spin up", "create"),
+    ("kick off", "run"),
+    ("go back", "back"),
+    ("return to", "back to"),
+    ("mouse over", "hover"),
+    ("sign off", "approve"),
+    ("cat", "read file"),
+    ("ls", "list directory"),
+    ("mkdir", "create directory"),
+    ("rmdir", "delete directory"),
+    ("rm", "delete"),
+    ("mv", "move"),
+    ("cp", "copy"),
+    ("whoami", "get current user"),
 ];
 
 /// Words that mean more as a request's first word, the verb, than elsewhere: "open an issue",
@@ -109,6 +119,7 @@ const VERB_SYNONYMS: &[(&str, &[&str])] = &[
     ("open", &["create"]),
     ("file", &["create"]),
     ("react", &["reaction", "emoji"]),
+    ("end", &["close"]),
 ];
 
 /// First words of a query that make it a question (which asks to read, not to change).
@@ -254,28 +265,39 @@ impl Analyzer {
         }
         let mut out = String::new();
         let mut copied = 0;
-        let mut pairs = words.windows(2);
-        while let Some(&[(first_start, first_end), (second_start, second_end)]) = pairs.next() {
-            let (first, gap, second) = (
-                &text[first_start..first_end],
-                &text[first_end..second_start],
-                &text[second_start..second_end],
-            );
-            if !gap.chars().all(char::is_whitespace) {
-                continue;
-            }
-            let meant = PHRASES.iter().find(|(one, two, _)| {
-                first.eq_ignore_ascii_case(one) && second.eq_ignore_ascii_case(two)
+        let mut at = 0;
+        while at < words.len() {
+            let matched = PHRASES.iter().find_map(|(phrase, meant)| {
+                // A shell command is the request only as its first word: "ls the folder" lists
+                // it, "run ls in the pod" runs a command.
+                if at > 0 && !phrase.contains(' ') {
+                    return None;
+                }
+                let mut end = at;
+                for (i, word) in phrase.split(' ').enumerate() {
+                    let &(from, to) = words.get(at + i)?;
+                    // Words of a phrase stand apart by spaces only, not punctuation.
+                    if i > 0 && !text[words[end].1..from].chars().all(char::is_whitespace) {
+                        return None;
+                    }
+                    if !text[from..to].eq_ignore_ascii_case(word) {
+                        return None;
+                    }
+                    end = at + i;
+                }
+                Some((end, *meant))
             });
-            if let Some((_, _, meant)) = meant {
-                out.push_str(&text[copied..first_start]);
-                out.push_str(meant);
-                copied = second_end;
-                // The second word is taken: it starts no phrase of its own.
-                pairs.next();
+            match matched {
+                Some((end, meant)) => {
+                    out.push_str(&text[copied..words[at].0]);
+                    out.push_str(meant);
+                    copied = words[end].1;
+                    at = end + 1;
+                }
+                None => at += 1,
             }
         }
-        if copied == 0 {
+        if out.is_empty() && copied == 0 {
             return Cow::Borrowed(text);
         }
         out.push_str(&text[copied..]);
@@ -380,6 +402,10 @@ mod tests {
             "delete the stuck job, then get its logs"
         );
         assert_eq!(tuned.rewrite_phrases("go back"), "back");
+        assert_eq!(
+            tuned.rewrite_phrases("mkdir -p tmp/cache, then ls it"),
+            "create directory -p tmp/cache, then ls it"
+        );
         // Words apart, or across punctuation, are no phrase.
         assert_eq!(
             tuned.rewrite_phrases("tear the page down"),
