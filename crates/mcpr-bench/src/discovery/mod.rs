@@ -11,11 +11,12 @@
 //! The corpus is the tools listed live from real MCP servers installed from npm and PyPI
 //! (`--capture` lists them again, see [`capture`]), so the evaluation itself runs offline. The
 //! queries are needs as an agent phrases them mid-task, each with the tool(s) that answer it, in
-//! four sets: `data/tool_queries.json`, on which the ranking was tuned;
-//! `data/tool_queries_heldout.json` and `data/tool_queries_fresh.json`, each written before any
-//! result on it was seen but whose misses were read later, so they are development sets too; and
-//! `data/tool_queries_fresh2.json`, committed before the index was run on it and never used to
-//! tune. The run prints recall@1,
+//! five sets: `data/tool_queries.json`, on which the ranking was tuned;
+//! `data/tool_queries_heldout.json`, `data/tool_queries_fresh.json` and
+//! `data/tool_queries_fresh2.json`, each written before any result on it was seen but whose
+//! misses were read later, so they are development sets too; and `data/tool_queries_fresh3.json`,
+//! written by a session that never saw the ranking, committed before the index was run on it and
+//! never used to tune. The run prints recall@1,
 //! recall@5 and MRR of plain BM25 and of the default ranking on each set, index build time,
 //! query latency at the corpus size and at 10,000 tools, and the size of the tool list in
 //! discovery mode against the full list. The development sets' misses at rank 1 go to stderr;
@@ -55,8 +56,12 @@ const HELD_OUT_QUERIES: &str = "tool_queries_heldout.json";
 /// fresh set, its misses were then read while widening the vocabulary, so it is a third
 /// development set.
 const HELD_OUT_2_QUERIES: &str = "tool_queries_fresh.json";
-/// The fresh held-out set, written and committed before the index was run on it; never tuned on.
-const FRESH_QUERIES: &str = "tool_queries_fresh2.json";
+/// The third held-out set, likewise reported once as the fresh set and then read: a fourth
+/// development set.
+const HELD_OUT_3_QUERIES: &str = "tool_queries_fresh2.json";
+/// The fresh held-out set, written by a session that never saw the ranking code nor a result,
+/// and committed before the index was run on it; never tuned on.
+const FRESH_QUERIES: &str = "tool_queries_fresh3.json";
 /// The arguments `discovery` takes.
 const FLAGS: [&str; 7] = [
     "--capture",
@@ -186,7 +191,12 @@ fn export_scores(path: &Path) -> Result<(), String> {
     let servers = corpus_servers(&load_corpus()?);
     let (index, _) = build(Ranking::Tuned, &servers);
     let mut sets = serde_json::Map::new();
-    for file in [TUNING_QUERIES, HELD_OUT_QUERIES, HELD_OUT_2_QUERIES] {
+    for file in [
+        TUNING_QUERIES,
+        HELD_OUT_QUERIES,
+        HELD_OUT_2_QUERIES,
+        HELD_OUT_3_QUERIES,
+    ] {
         let queries: Vec<Value> = load_queries(file)?
             .iter()
             .map(|query| {
@@ -492,6 +502,7 @@ fn evaluate(options: Options) -> Result<String, String> {
     let tuning = load_queries(TUNING_QUERIES)?;
     let held_out = load_queries(HELD_OUT_QUERIES)?;
     let held_out_2 = load_queries(HELD_OUT_2_QUERIES)?;
+    let held_out_3 = load_queries(HELD_OUT_3_QUERIES)?;
     let fresh = if options.dev_only {
         Vec::new()
     } else {
@@ -505,15 +516,17 @@ fn evaluate(options: Options) -> Result<String, String> {
         "`cargo run --release -p mcpr-bench -- discovery` (`crates/mcpr-bench/src/discovery/`). \
          Corpus: {total} tools listed live from {} servers (`--capture` installs and lists them \
          again). Queries phrased as an agent does mid-task, with near-miss distractors \
-         (`crates/mcpr-bench/data/`), in four sets: tuning ({}), on which the ranking was \
-         tuned; held-out 1 ({}) and held-out 2 ({}), each written and committed before any \
+         (`crates/mcpr-bench/data/`), in five sets: tuning ({}), on which the ranking was \
+         tuned; held-out 1 ({}), 2 ({}) and 3 ({}), each written and committed before any \
          result on it was seen, whose misses were then read while changing the ranking, so \
-         they are development sets too; and fresh held-out ({}), written and committed before \
-         the index was run on it, never used to tune and reported once, at the end.\n\n",
+         they are development sets too; and fresh held-out ({}), written by a session that \
+         never saw the ranking code nor a result, committed before the index was run on it, \
+         never used to tune and reported once, at the end.\n\n",
         servers.len(),
         tuning.len(),
         held_out.len(),
         held_out_2.len(),
+        held_out_3.len(),
         fresh.len()
     ));
     out.push_str("| server | package | version | tools |\n|---|---|---|---:|\n");
@@ -536,6 +549,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         ("tuning", &tuning),
         ("held-out 1", &held_out),
         ("held-out 2", &held_out_2),
+        ("held-out 3", &held_out_3),
     ];
     if !options.dev_only {
         sets.push(("fresh held-out", &fresh));
@@ -568,6 +582,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         .iter()
         .chain(&held_out)
         .chain(&held_out_2)
+        .chain(&held_out_3)
         .chain(&fresh)
         .collect();
     let big = replicated(&servers, 10_000);
