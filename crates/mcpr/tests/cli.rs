@@ -345,19 +345,29 @@ fn sigterm_during_start_up_leaves_no_process() {
 #[test]
 fn sigkill_of_the_gateway_leaves_no_grandchild() {
     let dir = temp_dir();
-    let grandchild_file = dir.path().join("grandchild.pid");
-    let server_file = dir.path().join("server.pid");
+    let files: Vec<[std::path::PathBuf; 2]> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            [
+                dir.path().join(format!("{name}-server.pid")),
+                dir.path().join(format!("{name}-grandchild.pid")),
+            ]
+        })
+        .collect();
+    let flags: Vec<Vec<&str>> = files
+        .iter()
+        .map(|[server, grandchild]| {
+            vec![
+                "--grandchild",
+                grandchild.to_str().unwrap(),
+                "--pid-file",
+                server.to_str().unwrap(),
+            ]
+        })
+        .collect();
     let config = config_file(
         dir.path(),
-        &[(
-            "npx_like",
-            &[
-                "--grandchild",
-                grandchild_file.to_str().unwrap(),
-                "--pid-file",
-                server_file.to_str().unwrap(),
-            ],
-        )],
+        &[("npx_like_a", &flags[0]), ("npx_like_b", &flags[1])],
     );
     // stdin stays open, so only the kill ends the gateway.
     let mut command = mcpr_command(&["--config", config.to_str().unwrap(), "serve"]);
@@ -366,26 +376,47 @@ fn sigkill_of_the_gateway_leaves_no_grandchild() {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut gateway = support::ChildGuard::spawn(&mut command);
-    let grandchild = read_pid(&grandchild_file);
-    let server = read_pid(&server_file);
+    let pids: Vec<u32> = files.iter().flatten().map(|file| read_pid(file)).collect();
+
+    // Both servers are guarded by one watchdog: the gateway's children are the two servers
+    // and it.
+    let children = children_of(gateway.0.id());
+    assert_eq!(children.len(), 3, "children of the gateway: {children:?}");
 
     // SAFETY: plain kill(2) on our own child: nothing of the gateway runs after this.
     unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
     let _ = gateway.0.wait();
 
-    let server_gone = wait_dead(server, Duration::from_secs(20));
-    let grandchild_gone = wait_dead(grandchild, Duration::from_secs(20));
-    for (pid, gone) in [(server, server_gone), (grandchild, grandchild_gone)] {
-        if !gone {
-            // SAFETY: the test's own stray process; do not leave it behind.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        }
+    let survivors: Vec<u32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| !wait_dead(*pid, Duration::from_secs(20)))
+        .collect();
+    for pid in &survivors {
+        // SAFETY: the test's own stray process; do not leave it behind.
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
     }
-    assert!(server_gone, "the server outlived the killed gateway");
     assert!(
-        grandchild_gone,
-        "the server's child outlived the killed gateway"
+        survivors.is_empty(),
+        "servers or their children outlived the killed gateway: {survivors:?} of {pids:?}"
     );
+}
+
+/// The processes `pid` started (every thread's), from `/proc`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let listed = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        children.extend(
+            listed
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok()),
+        );
+    }
+    children
 }
 
 #[test]
