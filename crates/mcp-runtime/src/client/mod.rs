@@ -119,6 +119,7 @@ pub use types::{
 
 use handler::Handler;
 use stdio::ServerProcess;
+pub(crate) use stdio::killed_groups_gone;
 pub(crate) use subscribe::LOG_LEVELS;
 
 /// Protocol versions we accept from a server, oldest first. We ask for the newest.

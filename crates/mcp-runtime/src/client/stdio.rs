@@ -210,6 +210,7 @@ impl ServerProcess {
             }
             if group_alive(self.pid) {
                 kill_group(self.pid, libc::SIGKILL);
+                remember_killed(self.pid);
             }
         }
         // Every member is gone or has been sent SIGKILL: the watchdog has nothing left to do.
@@ -228,9 +229,50 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         if self.exit_status().is_none() || group_alive(self.pid) {
             kill_group(self.pid, libc::SIGKILL);
+            remember_killed(self.pid);
         }
         // The watchdog field drops after this, once the group has been sent SIGKILL.
     }
+}
+
+/// Process groups sent SIGKILL without waiting for them (a dropped server, a grandchild that
+/// outlived its leader), until they are seen gone.
+static KILLED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn remember_killed(pid: u32) {
+    let mut killed = KILLED.lock().unwrap_or_else(|e| e.into_inner());
+    killed.retain(|pid| group_exists(*pid));
+    killed.push(pid);
+}
+
+/// Wait at most `bound` until every process group sent SIGKILL without waiting is gone: a host
+/// that exits right after stopping its servers then leaves none of their processes still dying.
+pub(crate) async fn killed_groups_gone(bound: Duration) {
+    let deadline = tokio::time::Instant::now() + bound;
+    loop {
+        let pending: Vec<libc::pid_t> = {
+            let mut killed = KILLED.lock().unwrap_or_else(|e| e.into_inner());
+            killed.retain(|pid| group_exists(*pid));
+            killed
+                .iter()
+                .filter_map(|pid| libc::pid_t::try_from(*pid).ok())
+                .collect()
+        };
+        // Zombies are gone for this purpose: their parents (or init) reap them.
+        if pending.is_empty()
+            || live_groups(&pending).is_empty()
+            || tokio::time::Instant::now() >= deadline
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Whether the group led by `pid` still has any process, a zombie included (one system call).
+fn group_exists(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    libc::pid_t::try_from(pid).is_ok_and(|pgid| pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0)
 }
 
 /// Send `signal` to the process group led by `pid`.
@@ -264,36 +306,52 @@ pub fn group_alive(pid: u32) -> bool {
 }
 
 /// Scan `/proc` for a non-zombie member of the group (Linux).
-#[cfg(target_os = "linux")]
 fn live_member_in_group(pgid: libc::pid_t) -> bool {
+    !live_groups(&[pgid]).is_empty()
+}
+
+/// Which of `pgids` have a non-zombie member, from one scan of `/proc` (Linux).
+#[cfg(target_os = "linux")]
+fn live_groups(pgids: &[libc::pid_t]) -> Vec<libc::pid_t> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return true;
+        return pgids.to_vec();
     };
-    entries.filter_map(Result::ok).any(|entry| {
+    let mut live = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
         let Some(pid) = entry
             .file_name()
             .to_str()
             .and_then(|n| n.parse::<u32>().ok())
         else {
-            return false;
+            continue;
         };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return false;
+            continue;
         };
         // After the parenthesised command name: state, ppid, pgrp, ...
         let Some((_, rest)) = stat.rsplit_once(')') else {
-            return false;
+            continue;
         };
         let mut fields = rest.split_whitespace();
         let state = fields.next().unwrap_or("Z");
         let group = fields.nth(1).and_then(|g| g.parse::<libc::pid_t>().ok());
-        group == Some(pgid) && !matches!(state, "Z" | "X")
-    })
+        if let Some(group) = group
+            && pgids.contains(&group)
+            && !matches!(state, "Z" | "X")
+            && !live.contains(&group)
+        {
+            live.push(group);
+            if live.len() == pgids.len() {
+                break;
+            }
+        }
+    }
+    live
 }
 
 #[cfg(not(target_os = "linux"))]
-fn live_member_in_group(_pgid: libc::pid_t) -> bool {
-    true
+fn live_groups(pgids: &[libc::pid_t]) -> Vec<libc::pid_t> {
+    pgids.to_vec()
 }
 
 /// On Linux, ask the kernel to SIGKILL the child when we die, so a crashed host does not leave

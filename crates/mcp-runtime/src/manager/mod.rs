@@ -79,6 +79,9 @@ enum Cached {
 /// How long shutdown waits for pending cache writes.
 const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
 
+/// How long shutting down waits for killed servers' processes to finish dying.
+const KILLED_BOUND: Duration = Duration::from_millis(500);
+
 /// Settings of a manager.
 ///
 /// [`ManagerOptions::default`] keeps nothing on disk: no tool cache (so no deferred tools) and
@@ -598,8 +601,9 @@ impl McpManager {
 
     /// [`disconnect_all`](Self::disconnect_all), giving each server `grace` to exit by itself
     /// after its stdin closes before SIGTERM and then SIGKILL to its group (see
-    /// [`McpClient::close_within`]). Servers still connecting are killed at once. A one-shot
-    /// command whose output is already printed passes a short grace.
+    /// [`McpClient::close_within`]). Servers still connecting are killed at once, and waited for
+    /// (up to half a second) until their processes are gone. A one-shot command whose output is
+    /// already printed passes a short grace.
     pub async fn disconnect_all_within(&self, grace: Duration) {
         let entries: Vec<(String, Entry<McpClient>)> = self.lock().servers.drain(..).collect();
         self.inner.notify();
@@ -613,6 +617,9 @@ impl McpManager {
             });
             self.inner.emit(ManagerEvent::ToolsChanged { server: name });
         }
+        // Servers still starting were killed, not waited for: let them finish dying, so a host
+        // that exits next leaves no process behind.
+        crate::client::killed_groups_gone(KILLED_BOUND).await;
         // The cache runs its work in order: once a job queued now has run, so have the writes
         // queued before it.
         if let Some(cache) = &self.inner.options.cache

@@ -187,6 +187,57 @@ async fn ten_servers_by_a_thousand_concurrent_calls_lose_nothing() {
 }
 
 #[tokio::test]
+async fn disconnect_all_returns_once_servers_still_starting_are_gone() {
+    let dir = temp_dir();
+    let manager = McpManager::new(
+        ManagerOptions::default()
+            .with_cache(Some(Arc::new(ToolCache::in_dir(dir.path()))))
+            .with_project(dir.path().to_owned())
+            .with_gate(Duration::from_millis(50))
+            .with_wait_for_uncached(false),
+    );
+    let mut list = Vec::new();
+    let mut files = Vec::new();
+    for i in 0..4 {
+        let (server, grandchild) = (
+            dir.path().join(format!("s{i}.pid")),
+            dir.path().join(format!("gc{i}.pid")),
+        );
+        list.push((
+            format!("s{i}"),
+            mock(&[
+                "--hang-init",
+                "--pid-file",
+                &server.to_string_lossy(),
+                "--grandchild",
+                &grandchild.to_string_lossy(),
+            ]),
+        ));
+        files.extend([server, grandchild]);
+    }
+    manager
+        .connect_servers(list.into_iter().collect(), IndexMap::new())
+        .await;
+    let pids: Vec<u32> = files.iter().map(|file| read_pid(file)).collect();
+    // Never initialized: still starting, so killed at once rather than closed.
+    manager.disconnect_all_within(Duration::ZERO).await;
+    // Not waited for here: when disconnect_all returns, they are already gone.
+    let alive: Vec<u32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| mcp_testkit::alive(*pid))
+        .collect();
+    for pid in &alive {
+        // SAFETY: the test's own stray process; do not leave it behind.
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    assert!(
+        alive.is_empty(),
+        "still alive after disconnect_all: {alive:?} of {pids:?}"
+    );
+}
+
+#[tokio::test]
 async fn disconnect_all_leaves_no_process_grandchildren_included() {
     let dir = temp_dir();
     let manager = manager(dir.path());
