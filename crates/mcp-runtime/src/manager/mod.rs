@@ -80,7 +80,7 @@ enum Cached {
 const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
 
 /// How long shutting down waits for killed servers' processes to finish dying.
-const KILLED_BOUND: Duration = Duration::from_millis(500);
+const KILLED_BOUND: Duration = Duration::from_secs(2);
 
 /// Settings of a manager.
 ///
@@ -602,7 +602,7 @@ impl McpManager {
     /// [`disconnect_all`](Self::disconnect_all), giving each server `grace` to exit by itself
     /// after its stdin closes before SIGTERM and then SIGKILL to its group (see
     /// [`McpClient::close_within`]). Servers still connecting are killed at once, and waited for
-    /// (up to half a second) until their processes are gone. A one-shot command whose output is
+    /// (up to two seconds) until their processes are gone. A one-shot command whose output is
     /// already printed passes a short grace.
     pub async fn disconnect_all_within(&self, grace: Duration) {
         let entries: Vec<(String, Entry<McpClient>)> = self.lock().servers.drain(..).collect();
