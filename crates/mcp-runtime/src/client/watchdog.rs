@@ -118,8 +118,10 @@ impl Watchdog {
                 let groups = gone.groups.clone();
                 gone.stop();
                 let mut fresh = Shared::start()?;
-                for group in &groups {
-                    fresh.name(*group, true)?;
+                if let Err(e) = groups.iter().try_for_each(|group| fresh.name(*group, true)) {
+                    // Stopped, not dropped: a closed pipe would have it kill the groups named.
+                    fresh.stop();
+                    return Err(e);
                 }
                 fresh.groups = groups;
                 *shared = Some(fresh);
