@@ -292,17 +292,7 @@ fn kill_group(pid: u32, signal: libc::c_int) {
 /// Whether any live process is still in the group led by `pid`. Zombies do not count: they are
 /// dead, and are only waiting for a parent (possibly an init that never reaps) to collect them.
 pub fn group_alive(pid: u32) -> bool {
-    let Ok(pgid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: signal 0 only checks for existence and permission.
-    if unsafe { libc::killpg(pgid, 0) } != 0 {
-        return false;
-    }
-    live_member_in_group(pgid)
+    group_exists(pid) && libc::pid_t::try_from(pid).is_ok_and(live_member_in_group)
 }
 
 /// Scan `/proc` for a non-zombie member of the group (Linux).

@@ -297,7 +297,7 @@ impl Analyzer {
                 None => at += 1,
             }
         }
-        if out.is_empty() && copied == 0 {
+        if copied == 0 {
             return Cow::Borrowed(text);
         }
         out.push_str(&text[copied..]);
