@@ -108,31 +108,31 @@ impl Watchdog {
             .filter(|pgid| *pgid > 1)
             .ok_or_else(|| std::io::Error::other("invalid process group id"))?;
         let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(running) = shared.as_mut() {
-            if running.name(pgid, true).is_ok() {
-                running.groups.push(pgid);
-                return Ok(Watchdog { pgid });
-            }
-            // The watchdog is gone (killed by someone): start another with every group.
-            if let Some(gone) = shared.take() {
-                let groups = gone.groups.clone();
-                gone.stop();
-                let mut fresh = Shared::start()?;
-                if let Err(e) = groups.iter().try_for_each(|group| fresh.name(*group, true)) {
-                    // Stopped, not dropped: a closed pipe would have it kill the groups named.
-                    fresh.stop();
-                    return Err(e);
-                }
-                fresh.groups = groups;
-                *shared = Some(fresh);
-            }
+        if let Some(running) = shared.as_mut()
+            && running.name(pgid, true).is_ok()
+        {
+            running.groups.push(pgid);
+            return Ok(Watchdog { pgid });
         }
-        let running = match shared.as_mut() {
-            Some(running) => running,
-            None => shared.insert(Shared::start()?),
+        // None runs, or it is gone (killed by someone): start one with every group still
+        // guarded, and this one.
+        let mut groups = match shared.take() {
+            Some(mut gone) => {
+                let groups = std::mem::take(&mut gone.groups);
+                gone.stop();
+                groups
+            }
+            None => Vec::new(),
         };
-        running.name(pgid, true)?;
-        running.groups.push(pgid);
+        groups.push(pgid);
+        let mut fresh = Shared::start()?;
+        if let Err(e) = groups.iter().try_for_each(|group| fresh.name(*group, true)) {
+            // Stopped, not dropped: a closed pipe would have it kill the groups named.
+            fresh.stop();
+            return Err(e);
+        }
+        fresh.groups = groups;
+        *shared = Some(fresh);
         Ok(Watchdog { pgid })
     }
 }

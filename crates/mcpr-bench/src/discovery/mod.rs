@@ -163,7 +163,7 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// `--query-cost N`, a target for `valgrind --tool=callgrind`: index the corpus replicated to
-/// 10,000 tools, then run every query of the two development sets N times through
+/// 10,000 tools, then run every query of the first two development sets N times through
 /// [`one_search`]. Run with 0 and with N: the difference divided by N × queries is the cost of
 /// one query in instructions. `--dump-after=*one_search*` gives each query's own count.
 fn query_cost(repeats: usize) -> Result<(), String> {
@@ -184,9 +184,9 @@ fn query_cost(repeats: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// `--export-scores PATH`: every development query with the default ranking's best 50 tools and
-/// their scores, as JSON, for trying a change of the ranking offline (a blend with another score)
-/// before writing it in Rust.
+/// `--export-scores PATH`: every query of the development sets with the default ranking's best
+/// 50 tools and their scores, as JSON, for trying a change of the ranking offline (a blend with
+/// another score) before writing it in Rust.
 fn export_scores(path: &Path) -> Result<(), String> {
     let servers = corpus_servers(&load_corpus()?);
     let (index, _) = build(Ranking::Tuned, &servers);
@@ -217,7 +217,7 @@ fn export_scores(path: &Path) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// `--cv`: the field weights cross-validated over both development sets.
+/// `--cv`: the field weights cross-validated over the first two development sets.
 fn cv() -> Result<String, String> {
     let servers = corpus_servers(&load_corpus()?);
     let tuning = load_queries(TUNING_QUERIES)?;
