@@ -24,6 +24,20 @@ use crate::exit::Failure;
 /// of servers starting at once must not start one each.
 const BLOCKING_THREADS: usize = 16;
 
+/// The runtime a command runs on. The stdio gateway serves one client, and each of its calls
+/// is a few short steps between pipes: on one thread a call stays where its bytes arrive,
+/// while a multi-thread runtime wakes idle workers to look for work that is not there (about
+/// 12 µs more per relayed call on 2 cores, and less throughput with many calls in flight).
+/// Everything else, the HTTP gateway with its many clients included, gets worker threads.
+fn runtime_builder(command: &Command) -> tokio::runtime::Builder {
+    match command {
+        Command::Serve(serve) if serve.args.http.is_none() => {
+            tokio::runtime::Builder::new_current_thread()
+        }
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let cli = usage::parse();
     if matches!(
@@ -42,7 +56,8 @@ fn main() -> std::process::ExitCode {
             .exit();
     }
     init_logging(&cli.command);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let mut builder = runtime_builder(&cli.command);
+    let runtime = match builder
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
         .build()
