@@ -100,6 +100,22 @@ pub(crate) struct Flight {
 }
 
 impl Flight {
+    /// Cancel the backend call, and drop `keep` once the call has ended (its cancellation
+    /// sent), on a task of its own.
+    fn cancel_keeping<T: Send + 'static>(mut self, keep: T) {
+        let call = self.call.0.take();
+        // Fires the stop token.
+        drop(self);
+        if let Some(call) = call
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = call.await;
+                drop(keep);
+            });
+        }
+    }
+
     /// The tool or prompt the call is for, as the client named it.
     pub(crate) fn tool(&self) -> &str {
         match &self.subject {
@@ -279,6 +295,11 @@ impl Inputs {
                 }
                 () = until_done(&mut answering) => answering = None,
                 () = context.ct.cancelled() => {
+                    // The question is given up only once the backend has been told the call
+                    // is cancelled: given up first, the backend would get its refusal, could
+                    // answer the call before the cancellation reached it, and would never see
+                    // one.
+                    flight.cancel_keeping(answering);
                     return Err(McpError::internal_error("request cancelled", None));
                 }
             }
