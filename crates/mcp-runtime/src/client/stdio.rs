@@ -78,17 +78,14 @@ impl ServerProcess {
         die_with_parent(&mut command);
 
         // Off the runtime's worker threads (see `spawner`); the watchdog's fork too.
-        let started = spawner::spawn_off_runtime(move || {
-            let child = command.spawn()?;
-            let pid = child.id().unwrap_or_default();
-            Ok::<_, std::io::Error>((child, pid, Watchdog::guard(pid)))
-        })
-        .await;
-        let (mut child, pid, watchdog) = started.map_err(|source| ClientError::Spawn {
-            server: server.to_owned(),
-            command: cfg.command.clone(),
-            source,
-        })?;
+        let started = spawner::spawn_off_runtime(move || Started::start(&mut command)).await;
+        let (mut child, pid, watchdog) = started
+            .map_err(|source| ClientError::Spawn {
+                server: server.to_owned(),
+                command: cfg.command.clone(),
+                source,
+            })?
+            .take();
         // Without it the server still works; only a crash of the host could leave orphans.
         let watchdog = watchdog
             .inspect_err(|e| {
@@ -232,6 +229,47 @@ impl Drop for ServerProcess {
             remember_killed(self.pid);
         }
         // The watchdog field drops after this, once the group has been sent SIGKILL.
+    }
+}
+
+/// A server process just started, with its watchdog guard. Dropped untaken (the connection
+/// gave up while the spawn ran on its thread), it kills the whole group: the child's own
+/// kill-on-drop would reach the leader only, and the guard's drop would make the watchdog
+/// forget the group.
+struct Started {
+    child: Option<tokio::process::Child>,
+    pid: u32,
+    watchdog: Option<std::io::Result<Watchdog>>,
+}
+
+impl Started {
+    fn start(command: &mut Command) -> std::io::Result<Started> {
+        let child = command.spawn()?;
+        let pid = child.id().unwrap_or_default();
+        Ok(Started {
+            child: Some(child),
+            pid,
+            watchdog: Some(Watchdog::guard(pid)),
+        })
+    }
+
+    fn take(mut self) -> (tokio::process::Child, u32, std::io::Result<Watchdog>) {
+        let child = self.child.take().expect("a started process is taken once");
+        let watchdog = self
+            .watchdog
+            .take()
+            .expect("a started process is taken once");
+        (child, self.pid, watchdog)
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            kill_group(self.pid, libc::SIGKILL);
+            remember_killed(self.pid);
+        }
+        // The child and the watchdog guard drop after this, once the group has been killed.
     }
 }
 
@@ -451,6 +489,37 @@ async fn read_bounded_line<R: tokio::io::AsyncBufRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_started_server_nobody_took_is_killed_with_its_group() {
+        // A server that has already started a child of its own when the connection that
+        // spawned it gives up (its spawn's result is dropped on the spawn thread).
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", "sleep 30 & echo started; wait"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut started = Started::start(&mut command).unwrap();
+        let pid = started.pid;
+        let stdout = started.child.as_mut().unwrap().stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).await.unwrap();
+        assert_eq!(line, "started\n");
+        assert!(group_alive(pid));
+
+        drop(started);
+
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while group_alive(pid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            !group_alive(pid),
+            "a process of the dropped server's group is still running"
+        );
+    }
 
     #[test]
     fn ring_keeps_only_the_last_lines() {
