@@ -402,6 +402,82 @@ fn sigkill_of_the_gateway_leaves_no_grandchild() {
     );
 }
 
+#[test]
+fn a_killed_watchdog_is_replaced_and_the_new_one_guards_every_server() {
+    let dir = temp_dir();
+    let file = |name: &str| dir.path().join(format!("{name}.pid"));
+    let flags = |name: &str| {
+        vec![
+            "--grandchild".to_owned(),
+            file(&format!("{name}-grandchild")).display().to_string(),
+            "--pid-file".to_owned(),
+            file(&format!("{name}-server")).display().to_string(),
+        ]
+    };
+    let (flags_a, flags_b) = (flags("a"), flags("b"));
+    let flags_a: Vec<&str> = flags_a.iter().map(String::as_str).collect();
+    let flags_b: Vec<&str> = flags_b.iter().map(String::as_str).collect();
+    let config = config_file(dir.path(), &[("npx_like_a", &flags_a)]);
+    let mut command = mcpr_command(&["--config", config.to_str().unwrap(), "serve", "--watch"]);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut gateway = support::ChildGuard::spawn(&mut command);
+    let server_a = read_pid(&file("a-server"));
+    let grandchild_a = read_pid(&file("a-grandchild"));
+
+    // Someone kills the watchdog (an OOM killer, a `pkill`): the gateway's other child.
+    let watchdogs: Vec<u32> = children_of(gateway.0.id())
+        .into_iter()
+        .filter(|pid| *pid != server_a)
+        .collect();
+    assert_eq!(
+        watchdogs.len(),
+        1,
+        "the gateway's children besides the server: {watchdogs:?}"
+    );
+    // SAFETY: kill(2) of the gateway's own watchdog, started for this test's servers.
+    unsafe { libc::kill(watchdogs[0] as i32, libc::SIGKILL) };
+    assert!(
+        wait_dead(watchdogs[0], Duration::from_secs(5)),
+        "the watchdog survived"
+    );
+
+    // A server added while none watches: the next one started must guard both.
+    config_file(
+        dir.path(),
+        &[("npx_like_a", &flags_a), ("npx_like_b", &flags_b)],
+    );
+    let server_b = read_pid(&file("b-server"));
+    let grandchild_b = read_pid(&file("b-grandchild"));
+    let children = children_of(gateway.0.id());
+    assert!(
+        children
+            .iter()
+            .any(|pid| ![server_a, server_b, watchdogs[0]].contains(pid)),
+        "no new watchdog among the gateway's children: {children:?}"
+    );
+
+    // SAFETY: plain kill(2) on our own child: nothing of the gateway runs after this.
+    unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
+    let _ = gateway.0.wait();
+    let pids = [server_a, grandchild_a, server_b, grandchild_b];
+    let survivors: Vec<u32> = pids
+        .iter()
+        .copied()
+        .filter(|pid| !wait_dead(*pid, Duration::from_secs(20)))
+        .collect();
+    for pid in &survivors {
+        // SAFETY: the test's own stray process; do not leave it behind.
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    assert!(
+        survivors.is_empty(),
+        "servers or their children outlived the killed gateway: {survivors:?} of {pids:?}"
+    );
+}
+
 /// The processes `pid` started (every thread's), from `/proc`.
 fn children_of(pid: u32) -> Vec<u32> {
     let mut children = Vec::new();
