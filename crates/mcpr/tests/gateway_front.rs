@@ -289,6 +289,39 @@ fn hostile_call_lines_get_the_answers_they_always_had() {
 }
 
 #[test]
+fn progress_reaches_only_a_client_that_asked_for_it() {
+    let mut serve = Serve::start();
+    let call = |id: &str, meta: Option<Value>| {
+        let mut params = json!({"name": "progress", "arguments": {"steps": 3, "interval_ms": 5}});
+        if let Some(meta) = meta {
+            params["_meta"] = meta;
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string()
+    };
+    // The server may report progress either way (the gateway's connection may give its
+    // requests tokens of its own); the gateway passes it on only under a token of the
+    // client's.
+    serve.send(&call("quiet", None));
+    serve.send(&call("loud", Some(json!({"progressToken": 7}))));
+    let mut answered = 0;
+    while answered < 2 {
+        let message = serve.next();
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], 7, "{message}");
+        } else if message["id"] == "quiet" || message["id"] == "loud" {
+            assert_eq!(text_of(&message), "done");
+            answered += 1;
+        }
+    }
+    let reported = serve
+        .recorded()
+        .iter()
+        .filter(|m| m["method"] == "tools/call" && m["params"]["name"] == "progress")
+        .count();
+    assert_eq!(reported, 2);
+}
+
+#[test]
 fn calls_written_at_once_get_their_own_answers_and_a_cancelled_one_none() {
     let mut serve = Serve::start();
     // A call the client gives up on, then many at once, in one write.

@@ -481,6 +481,7 @@ impl Gateway {
         let flight = self.inner.inputs.start(
             name,
             super::input::declared(&context),
+            context.meta.get_progress_token().is_some(),
             settings,
             move |settings| super::input::call_backend(manager, tool, arguments, settings),
         );

@@ -90,7 +90,8 @@ pub(crate) enum Landed {
 pub(crate) struct Flight {
     call: BackendCall,
     questions: mpsc::Receiver<Question>,
-    progress: mpsc::Receiver<ProgressUpdate>,
+    /// The backend's progress, when the client asked for progress.
+    progress: Option<mpsc::Receiver<ProgressUpdate>>,
     /// The question the client was asked and has not answered yet (2026-07-28 clients).
     waiting: Option<Question>,
     /// What the call is for, as the client named it.
@@ -195,12 +196,14 @@ impl Inputs {
     }
 
     /// Set up `call` (which calls the backend with the settings it is given) with a route
-    /// for its questions to the client that declared `declared`. It runs while the flight is
+    /// for its questions to the client that declared `declared`, and for the backend's
+    /// progress when the client asked for progress (`progress`). It runs while the flight is
     /// driven (see [`drive`](Self::drive)); parked, it waits for the client's answers.
     pub(crate) fn start<F, Fut>(
         &self,
         tool: String,
         declared: ClientCapabilities,
+        progress: bool,
         settings: CallOptions,
         call: F,
     ) -> Flight
@@ -208,10 +211,16 @@ impl Inputs {
         F: FnOnce(CallOptions) -> Fut,
         Fut: std::future::Future<Output = Result<ToolOutput, Stopped>> + Send + 'static,
     {
-        self.start_for(Subject::Tool(tool), declared, settings, move |settings| {
-            let call = call(settings);
-            async move { call.await.map(Landed::Tool) }
-        })
+        self.start_for(
+            Subject::Tool(tool),
+            declared,
+            progress,
+            settings,
+            move |settings| {
+                let call = call(settings);
+                async move { call.await.map(Landed::Tool) }
+            },
+        )
     }
 
     /// [`start`](Self::start) for any `subject`.
@@ -219,6 +228,7 @@ impl Inputs {
         &self,
         subject: Subject,
         declared: ClientCapabilities,
+        progress: bool,
         mut settings: CallOptions,
         call: F,
     ) -> Flight
@@ -227,10 +237,15 @@ impl Inputs {
         Fut: std::future::Future<Output = Result<Landed, Stopped>> + Send + 'static,
     {
         let (input, questions) = CallInput::new(declared);
-        let (progress_sender, progress) = mpsc::channel(crate::client::EVENT_BUFFER);
+        // Only for a client that asked: without it the call sets up no channel nor route, and
+        // whatever the backend reports is dropped as it arrives.
+        let progress = progress.then(|| {
+            let (sender, receiver) = mpsc::channel(crate::client::EVENT_BUFFER);
+            settings.progress = Some(sender);
+            receiver
+        });
         let stop = CancellationToken::new();
         settings.input = Some(input);
-        settings.progress = Some(progress_sender);
         settings.cancel = Some(stop.clone());
         // A panic in the call ends it as aborted, as a task's would, not the client's request.
         let call = std::panic::AssertUnwindSafe(call(settings))
@@ -282,7 +297,7 @@ impl Inputs {
         let result = loop {
             tokio::select! {
                 result = &mut flight.call => break result,
-                Some(update) = flight.progress.recv() => {
+                Some(update) = next_progress(&mut flight.progress) => {
                     if let Some(progress) = &mut progress {
                         progress.send(update).await;
                     }
@@ -306,7 +321,7 @@ impl Inputs {
         };
         // Progress handled before the result still belongs before it.
         if let Some(progress) = &mut progress {
-            while let Ok(update) = flight.progress.try_recv() {
+            while let Some(Ok(update)) = flight.progress.as_mut().map(|p| p.try_recv()) {
                 progress.send(update).await;
             }
         }
@@ -559,6 +574,16 @@ async fn ask_session(peer: Peer<RoleServer>, question: Question) {
     let _ = question.answer.send(Ok(answers));
 }
 
+/// The backend's next progress update; never, when the client asked for none.
+async fn next_progress(
+    progress: &mut Option<mpsc::Receiver<ProgressUpdate>>,
+) -> Option<ProgressUpdate> {
+    match progress {
+        Some(progress) => progress.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Resolves when `work` is done; never when there is none.
 async fn until_done(work: &mut Option<futures::future::BoxFuture<'static, ()>>) {
     match work {
@@ -634,6 +659,7 @@ mod tests {
         let flight = inputs.start(
             "t".into(),
             ClientCapabilities::default(),
+            false,
             CallOptions::default(),
             |_| std::future::pending(),
         );

@@ -80,7 +80,7 @@ impl Gateway {
             let settings = CallOptions::default();
             self.inner
                 .inputs
-                .start_for(subject, declared, settings, call)
+                .start_for(subject, declared, false, settings, call)
         };
         match self.inner.inputs.drive_any(flight, &context, None).await? {
             Outcome::Asked(asked) => Ok(asked.into()),
