@@ -26,6 +26,7 @@ use rmcp::service::InboundStreamOrigin;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 /// Questions one call may have on their way at once.
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
 const QUEUE: usize = 4;
 
 /// How long a server request that came on the response stream of a request being sent waits
@@ -34,6 +35,7 @@ const QUEUE: usize = 4;
 const SENDING_GRACE: Duration = Duration::from_secs(5);
 
 /// The server's questions of one batch, and where their answers go (keyed like the requests).
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
 pub(crate) struct Question {
     pub requests: InputRequests,
     pub answer: oneshot::Sender<Result<InputResponses, String>>,
@@ -57,6 +59,7 @@ impl std::fmt::Debug for CallInput {
 impl CallInput {
     /// A route for questions answered by someone who declared `declared`; the receiver gets
     /// them. Dropping the receiver (or a question's answer) fails the question.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) fn new(declared: ClientCapabilities) -> (CallInput, mpsc::Receiver<Question>) {
         let (questions, receiver) = mpsc::channel(QUEUE);
         let input = CallInput {

@@ -120,6 +120,7 @@ pub use types::{
 use handler::Handler;
 use stdio::ServerProcess;
 pub(crate) use stdio::killed_groups_gone;
+#[cfg(feature = "gateway")]
 pub(crate) use subscribe::LOG_LEVELS;
 
 /// Protocol versions we accept from a server, oldest first. We ask for the newest.

@@ -34,6 +34,7 @@ impl McpClient {
     /// [`get_prompt`](Self::get_prompt) for a gateway's client: what the server asks for, in
     /// either era, goes to `asker` where it declared it. `cancel` stops the request and tells
     /// the server (`notifications/cancelled`).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) async fn get_prompt_asking(
         &self,
         params: GetPromptRequestParams,
@@ -48,6 +49,7 @@ impl McpClient {
     /// and `requestState` (in `params`) go to the server unchanged, and the server's
     /// `input_required` result comes back as sent (wire format, `resultType` set) for that
     /// client to answer. A 2026-07-28 server is told `declared` as the client's capabilities.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) async fn get_prompt_relayed(
         &self,
         params: GetPromptRequestParams,

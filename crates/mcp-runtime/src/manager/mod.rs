@@ -408,6 +408,7 @@ impl McpManager {
     /// Visit each server's offered tools (as [`server_tools`](Self::server_tools) has them)
     /// under the lock, without copying names or sources, until `visit` returns `false`.
     /// Whether every visit returned `true`.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) fn visit_offered(
         &self,
         mut visit: impl FnMut(&str, &Arc<[ToolDefinition]>, bool) -> bool,
