@@ -313,7 +313,8 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         }
     }
     table.note(format!(
-        "Sequential calls timed one by one after the warm-up, the paths taking turns in \
+        "Calls made from a task on the bench's runtime, as an agent makes them. Sequential \
+             calls timed one by one after the warm-up, the paths taking turns in \
              {ROUNDS} blocks (and the in-flight runs twice each, in order and in reverse), so \
              that drift in the machine's load falls on all of them alike; the gateway runs \
              with an empty HOME and `--strict-config --config FILE` naming one `mcpr mock`. \
