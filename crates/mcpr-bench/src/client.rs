@@ -338,24 +338,22 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         .clone()
         .and_then(Result::ok);
     let elsewhere = |l: &Rates| {
-        let mut text = String::new();
-        if let Some(rt) = &runtime {
-            text.push_str(&format!(
-                "; calling from outside the runtime (`block_on`) {} ({:.1} µs, CPU {:.1} µs per call)",
-                report::ratio(l.seq / rt.seq),
-                1e6 / rt.seq,
-                rt.cpu_seq
-            ));
-        }
-        if let Some(one) = &one_thread {
-            text.push_str(&format!(
-                "; on a current-thread runtime {} ({:.1} µs, CPU {:.1} µs per call)",
-                report::ratio(l.seq / one.seq),
-                1e6 / one.seq,
-                one.cpu_seq
-            ));
-        }
-        text
+        [
+            ("calling from outside the runtime (`block_on`)", runtime),
+            ("on a current-thread runtime", one_thread),
+        ]
+        .into_iter()
+        .filter_map(|(how, rates)| {
+            rates.map(|r| {
+                format!(
+                    "; {how} {} ({:.1} µs, CPU {:.1} µs per call)",
+                    report::ratio(l.seq / r.seq),
+                    1e6 / r.seq,
+                    r.cpu_seq
+                )
+            })
+        })
+        .collect::<String>()
     };
     match (task, limit) {
         (Some(task), Some(l)) => {
