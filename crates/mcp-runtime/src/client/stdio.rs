@@ -206,8 +206,7 @@ impl ServerProcess {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             if group_alive(self.pid) {
-                kill_group(self.pid, libc::SIGKILL);
-                remember_killed(self.pid);
+                kill_unwaited(self.pid);
             }
         }
         // Every member is gone or has been sent SIGKILL: the watchdog has nothing left to do.
@@ -225,8 +224,7 @@ impl Drop for ServerProcess {
     /// A client dropped without `close` (a panic, a cancelled task) must not leak processes.
     fn drop(&mut self) {
         if self.exit_status().is_none() || group_alive(self.pid) {
-            kill_group(self.pid, libc::SIGKILL);
-            remember_killed(self.pid);
+            kill_unwaited(self.pid);
         }
         // The watchdog field drops after this, once the group has been sent SIGKILL.
     }
@@ -266,8 +264,7 @@ impl Started {
 impl Drop for Started {
     fn drop(&mut self) {
         if self.child.is_some() {
-            kill_group(self.pid, libc::SIGKILL);
-            remember_killed(self.pid);
+            kill_unwaited(self.pid);
         }
         // The child and the watchdog guard drop after this, once the group has been killed.
     }
@@ -277,7 +274,10 @@ impl Drop for Started {
 /// outlived its leader), until they are seen gone.
 static KILLED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-fn remember_killed(pid: u32) {
+/// Send the group led by `pid` SIGKILL without waiting for it, and remember it (in [`KILLED`])
+/// until it is seen gone.
+fn kill_unwaited(pid: u32) {
+    kill_group(pid, libc::SIGKILL);
     let mut killed = KILLED.lock().unwrap_or_else(|e| e.into_inner());
     killed.retain(|pid| group_exists(*pid));
     killed.push(pid);
