@@ -189,10 +189,8 @@ fn measure(ctx: &Ctx, kind: Kind, server: &Server) -> Result<Rates, String> {
         Kind::RuntimeTask => {
             let (server, calls, warmup, in_flight) =
                 (server.clone(), s.calls, s.warmup, s.in_flight);
-            ctx.within_step(async move {
-                tokio::spawn(async move { runtime_rates(&server, calls, warmup, in_flight).await })
-                    .await
-                    .map_err(|e| format!("the calling task: {e}"))?
+            ctx.within_step_in_task(async move {
+                runtime_rates(&server, calls, warmup, in_flight).await
             })?
         }
         Kind::RuntimeOneThread => {

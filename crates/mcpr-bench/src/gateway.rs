@@ -265,16 +265,10 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         ),
     ];
     let labels: Vec<String> = paths.iter().map(|(l, _, _)| (*l).to_owned()).collect();
-    // From a task on the runtime, as an agent calls (see the client section): a caller
-    // outside it would add a thread wake-up per answer to every path.
-    let (calls, warmup, in_flight) = (s.gateway_calls, s.warmup, s.in_flight);
+    // From a task on the runtime, as an agent calls: a caller outside it would add a thread
+    // wake-up per answer to every path.
     let measured = ctx
-        .within_step(async move {
-            tokio::spawn(measure_paths(paths, calls, warmup, in_flight))
-                .await
-                .map_err(|e| format!("the calling task: {e}"))
-        })
-        .and_then(|measured| measured)
+        .within_step_in_task(measure_paths(paths, s.gateway_calls, s.warmup, s.in_flight))
         .unwrap_or_else(|why| labels.into_iter().map(|l| (l, Err(why.clone()))).collect());
     // Each path's p50 and in-flight calls/s, in the order of `paths` (`None`: no figures).
     let mut figures: Vec<Option<(Duration, f64)>> = Vec::new();

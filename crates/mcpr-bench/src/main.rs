@@ -72,6 +72,22 @@ impl Ctx {
         self.within_step_on(&runtime, future)
     }
 
+    /// [`within_step`](Self::within_step) from a task spawned on the bench's runtime, as an
+    /// agent's own tasks call: an answer's wake-up then runs the caller on the thread that read
+    /// it, where a caller outside the runtime (`block_on`) is woken from another thread.
+    pub fn within_step_in_task<F>(&self, future: F) -> Result<F::Output, String>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.within_step(async move {
+            tokio::spawn(future)
+                .await
+                .map_err(|e| format!("the calling task: {e}"))
+        })
+        .and_then(|ran| ran)
+    }
+
     fn within_step_on<F: std::future::Future>(
         &self,
         runtime: &tokio::runtime::Runtime,
