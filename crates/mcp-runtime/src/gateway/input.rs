@@ -320,8 +320,8 @@ impl Inputs {
             }
         };
         // Progress handled before the result still belongs before it.
-        if let Some(progress) = &mut progress {
-            while let Some(Ok(update)) = flight.progress.as_mut().map(|p| p.try_recv()) {
+        if let (Some(progress), Some(updates)) = (&mut progress, &mut flight.progress) {
+            while let Ok(update) = updates.try_recv() {
                 progress.send(update).await;
             }
         }
