@@ -89,6 +89,24 @@ pub(crate) struct Direct {
     write: SharedWriter,
     state: Mutex<State>,
     next: AtomicU64,
+    /// Lines written while other requests were waiting, for one write by a task of their own.
+    batch: Mutex<Batch>,
+}
+
+/// Lines on their way to the server together.
+///
+/// While one request waits (subscriptions aside), the next line is written at once. While
+/// several do, lines usually come in bursts (a host that starts calls together, a gateway
+/// relaying a client's batch, answers read together waking their callers together), and a
+/// write per line costs a system call and a wake-up of the server per line. So a line written
+/// while others wait joins a batch instead, and a task spawned for the batch writes it once the
+/// tasks already woken have added theirs: one write for the burst. Everything written after a
+/// batch has begun goes through it, so lines keep their order.
+#[derive(Default)]
+struct Batch {
+    lines: Vec<u8>,
+    /// A task is writing the batch; a line written meanwhile joins it.
+    writing: bool,
 }
 
 impl fmt::Debug for Direct {
@@ -101,12 +119,24 @@ impl fmt::Debug for Direct {
 struct Waiting {
     answer: oneshot::Sender<Reply>,
     wants: Wants,
+    /// Open for as long as the connection may be (a subscription), not answered soon.
+    standing: bool,
 }
 
 #[derive(Default)]
 struct State {
     waiting: HashMap<u64, Waiting, BuildHasherDefault<IdHasher>>,
+    /// How many of `waiting` are standing.
+    standing: usize,
     closed: bool,
+}
+
+impl State {
+    fn remove(&mut self, id: u64) -> Option<Waiting> {
+        let waiting = self.waiting.remove(&id)?;
+        self.standing -= usize::from(waiting.standing);
+        Some(waiting)
+    }
 }
 
 /// Hashes the sequential ids of this connection: a multiply spreads them over the table's
@@ -138,6 +168,7 @@ impl Direct {
             write,
             state: Mutex::default(),
             next: AtomicU64::new(FIRST_ID),
+            batch: Mutex::default(),
         }
     }
 
@@ -148,20 +179,38 @@ impl Direct {
     /// A new request id and the receiver of its answer; `None` once the connection has ended.
     /// Registered before anything is written, so the answer cannot come first.
     pub(crate) fn register(&self, wants: Wants) -> Option<(u64, oneshot::Receiver<Reply>)> {
+        self.register_as(wants, false)
+    }
+
+    /// [`register`](Self::register) a request that stays open (a subscription): it does not
+    /// count as a request about to be answered when lines are [batched](Batch).
+    pub(crate) fn register_standing(&self) -> Option<(u64, oneshot::Receiver<Reply>)> {
+        self.register_as(Wants::Text, true)
+    }
+
+    fn register_as(&self, wants: Wants, standing: bool) -> Option<(u64, oneshot::Receiver<Reply>)> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (answer, receiver) = oneshot::channel();
         let mut state = self.lock();
         if state.closed {
             return None;
         }
-        state.waiting.insert(id, Waiting { answer, wants });
+        state.standing += usize::from(standing);
+        state.waiting.insert(
+            id,
+            Waiting {
+                answer,
+                wants,
+                standing,
+            },
+        );
         Some((id, receiver))
     }
 
     /// Stop waiting for request `id`; whether it was still waiting (not answered, not ended).
     pub(crate) fn forget(&self, id: u64) -> bool {
         let mut state = self.lock();
-        let was = state.waiting.remove(&id).is_some();
+        let was = state.remove(id).is_some();
         if state.waiting.is_empty() && state.waiting.capacity() > 64 {
             // A burst of concurrent calls is over: give its memory back.
             state.waiting.shrink_to(16);
@@ -172,7 +221,14 @@ impl Direct {
     /// Write one line (with its `\n`) to the server. A line whose writing has begun is
     /// always finished, even when the caller gives up half-way (by a task of its own, still
     /// holding the writer), so the server never reads half a message glued to the next.
-    pub(crate) async fn write_line(&self, line: Vec<u8>) -> std::io::Result<()> {
+    ///
+    /// While other requests wait for their answers, the line joins a [`Batch`] and `Ok` means
+    /// it will be written; a write that then fails ends the connection, which wakes every
+    /// waiting call.
+    pub(crate) async fn write_line(self: &Arc<Self>, line: Vec<u8>) -> std::io::Result<()> {
+        if self.batched(&line) {
+            return Ok(());
+        }
         let writer = self.write.clone().lock_owned().await;
         let mut line = LineWrite {
             writer: Some(writer),
@@ -182,12 +238,65 @@ impl Direct {
         line.run().await
     }
 
+    /// Add `line` to the batch if one is being written or other requests wait; `false`: write
+    /// it now.
+    fn batched(self: &Arc<Self>, line: &[u8]) -> bool {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        if !batch.writing {
+            let others_wait = {
+                let state = self.lock();
+                !state.closed && state.waiting.len() - state.standing > 1
+            };
+            if !others_wait {
+                return false;
+            }
+            batch.writing = true;
+            tokio::spawn(self.clone().write_batch());
+        }
+        batch.lines.extend_from_slice(line);
+        true
+    }
+
+    /// Write the batch, and what joins it meanwhile, until it is empty.
+    async fn write_batch(self: Arc<Self>) {
+        let mut writer = self.write.clone().lock_owned().await;
+        loop {
+            let lines = {
+                let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+                if batch.lines.is_empty() {
+                    batch.writing = false;
+                    return;
+                }
+                std::mem::take(&mut batch.lines)
+            };
+            let written = match writer.as_mut() {
+                Some(write) => match write.write_all(&lines).await {
+                    Ok(()) => write.flush().await,
+                    Err(e) => Err(e),
+                },
+                None => Err(std::io::ErrorKind::NotConnected.into()),
+            };
+            if let Err(e) = written {
+                // The lines' callers were told they would be written; ending the connection
+                // wakes them with its end rather than leaving them to their timeouts.
+                tracing::debug!("cannot write to the server: {e}");
+                let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+                batch.lines = Vec::new();
+                batch.writing = false;
+                drop(batch);
+                self.close();
+                return;
+            }
+        }
+    }
+
     /// The connection has ended: wake every waiting call (its receiver sees the sender gone)
     /// and refuse new ones.
     pub(crate) fn close(&self) {
         let waiting = {
             let mut state = self.lock();
             state.closed = true;
+            state.standing = 0;
             std::mem::take(&mut state.waiting)
         };
         drop(waiting);
@@ -216,7 +325,7 @@ impl Direct {
         let Some((id, answer)) = parse_answer(line, &wants) else {
             return false;
         };
-        let waiting = self.lock().waiting.remove(&id);
+        let waiting = self.lock().remove(id);
         match waiting {
             // The call may have just given up; then nobody wants the answer.
             Some(waiting) => drop(waiting.answer.send(answer)),

@@ -189,3 +189,67 @@ async fn a_line_dropped_half_way_is_still_written_whole() {
     all.extend(rest);
     assert_eq!(all, [line, b"next\n".to_vec()].concat());
 }
+
+#[tokio::test]
+async fn lines_written_while_others_wait_arrive_whole_and_in_order() {
+    let (direct, mut theirs) = direct();
+    let direct = Arc::new(direct);
+    let (first, _answer) = direct.register(Wants::Text).unwrap();
+    let lines: Vec<Vec<u8>> = (0..60)
+        .map(|i| format!("{{\"line\":{i}}}\n").into_bytes())
+        .collect();
+    let mut others = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match i {
+            // Others start waiting: lines from here on join a batch.
+            20 => others.extend((0..2).map(|_| direct.register(Wants::Text).unwrap())),
+            // They are answered before the batch is written: later lines still come after it.
+            40 => {
+                for (id, _) in others.drain(..) {
+                    direct.forget(id);
+                }
+            }
+            _ => {}
+        }
+        direct.write_line(line.clone()).await.unwrap();
+    }
+    assert!(direct.forget(first));
+    let expected = lines.concat();
+    let mut received = vec![0u8; expected.len()];
+    theirs.read_exact(&mut received).await.unwrap();
+    assert_eq!(received, expected);
+}
+
+#[tokio::test]
+async fn a_batch_the_server_cannot_take_ends_the_connection() {
+    let (direct, theirs) = direct();
+    let direct = Arc::new(direct);
+    // The server's stdin is gone.
+    drop(theirs);
+    let receivers: Vec<_> = (0..2)
+        .map(|_| direct.register(Wants::Text).unwrap().1)
+        .collect();
+    // Accepted into the batch; its write fails on the batch's own task.
+    direct.write_line(b"{}\n".to_vec()).await.unwrap();
+    for receiver in receivers {
+        assert!(receiver.await.is_err(), "the waiting call is woken");
+    }
+    assert!(direct.is_closed());
+}
+
+#[tokio::test]
+async fn a_standing_subscription_does_not_hold_lines_back() {
+    let (direct, mut theirs) = direct();
+    let direct = Arc::new(direct);
+    let (_subscription, _ended) = direct.register_standing().unwrap();
+    let (_call, _answer) = direct.register(Wants::Text).unwrap();
+    // Written by the caller itself, at once: no batch task has to run first.
+    direct.write_line(b"{}\n".to_vec()).await.unwrap();
+    let mut line = [0u8; 3];
+    let read = futures::FutureExt::now_or_never(theirs.read(&mut line));
+    assert_eq!(
+        read.map(|r| r.unwrap()),
+        Some(3),
+        "written before write_line returned"
+    );
+}

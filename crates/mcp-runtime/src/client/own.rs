@@ -37,7 +37,7 @@ use tokio::process::ChildStdout;
 use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use super::direct::{Direct, EraMeta, Wants, cancel_line};
+use super::direct::{Direct, EraMeta, cancel_line};
 use super::era::Probe;
 use super::handler::Handler;
 use super::pipe::{PipeTransport, to_line};
@@ -206,7 +206,7 @@ impl OwnPeer {
         &self,
         filter: SubscriptionFilter,
     ) -> Result<OwnSubscription, String> {
-        let Some((id, answer)) = self.direct.register(Wants::Text) else {
+        let Some((id, answer)) = self.direct.register_standing() else {
             return Err("the connection is closed".to_owned());
         };
         let key = wire_id(id);
@@ -528,7 +528,7 @@ impl Reader {
 }
 
 /// Write one message to the server; a failure only means the connection is going.
-async fn write(direct: &Direct, message: &ClientJsonRpcMessage) {
+async fn write(direct: &Arc<Direct>, message: &ClientJsonRpcMessage) {
     let written = match to_line(message) {
         Ok(line) => direct.write_line(line).await,
         Err(e) => Err(e),

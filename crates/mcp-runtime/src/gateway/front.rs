@@ -226,7 +226,10 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             };
             match line {
                 Ok(line) => {
-                    if let Err(e) = front.output.write(&line).await {
+                    // Other calls running may answer in the same turn: leave the line to the
+                    // draining task, which writes every answer ready by then at once.
+                    let together = front.running.load(Ordering::Acquire) > 1;
+                    if let Err(e) = front.output.write(&line, together).await {
                         tracing::debug!("gateway: an answer was not delivered: {e}");
                     }
                 }
@@ -466,10 +469,12 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Output<W> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Write whole lines, once the queue has room.
-    async fn write(self: &Arc<Self>, lines: &[u8]) -> io::Result<()> {
+    /// Write whole lines, once the queue has room; `later`: leave them to the draining task
+    /// even if the stream would take them now, so that lines written in the same turn of the
+    /// runtime go out in one write.
+    async fn write(self: &Arc<Self>, lines: &[u8], later: bool) -> io::Result<()> {
         std::future::poll_fn(|cx| self.poll_room(cx)).await?;
-        self.push(lines)
+        self.push(lines, later)
     }
 
     /// Ready when the queue has room for more.
@@ -485,15 +490,15 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Output<W> {
         Poll::Pending
     }
 
-    /// Write whole lines now, as far as the stream takes them without waiting; the rest is
-    /// queued for the draining task.
-    fn push(self: &Arc<Self>, lines: &[u8]) -> io::Result<()> {
+    /// Write whole lines now (unless `later`), as far as the stream takes them without
+    /// waiting; the rest is queued for the draining task.
+    fn push(self: &Arc<Self>, lines: &[u8], later: bool) -> io::Result<()> {
         let mut state = self.lock();
         if let Some(kind) = state.failed {
             return Err(kind.into());
         }
         let mut written = 0;
-        if state.queue.is_empty() {
+        if state.queue.is_empty() && !later {
             // Not woken by this context: whatever does not go now is the draining task's, which
             // polls the stream with its own.
             let mut cx = Context::from_waker(Waker::noop());
@@ -594,11 +599,11 @@ impl<W: AsyncWrite + Send + Unpin + 'static> AsyncWrite for SharedWriter<W> {
             return Poll::Ready(Ok(buf.len()));
         };
         if this.partial.is_empty() {
-            this.output.push(&buf[..=last])?;
+            this.output.push(&buf[..=last], false)?;
         } else {
             this.partial.extend_from_slice(&buf[..=last]);
             let lines = std::mem::take(&mut this.partial);
-            this.output.push(&lines)?;
+            this.output.push(&lines, false)?;
         }
         this.partial.extend_from_slice(&buf[last + 1..]);
         Poll::Ready(Ok(buf.len()))
