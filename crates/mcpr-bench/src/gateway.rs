@@ -1,7 +1,8 @@
 //! Section 4: the gateway. Per-call latency of `echo` on `mcpr mock`, direct, through a
-//! do-nothing byte relay (the floor of any process in the middle, see `relay`) and through
-//! `mcpr serve` (stdio), all driven by mcp-runtime's client and taking turns; then the gateway
-//! process's own cost (see `cost`).
+//! do-nothing byte relay (the floor of any process in the middle, see `relay`), through a
+//! proxy built as Rust peers build one (rmcp on both sides, see `rmcp_proxy`), through
+//! `mcpr serve` (stdio) and through a published peer, FastMCP's proxy, all driven by
+//! mcp-runtime's client and taking turns; then the gateway process's own cost (see `cost`).
 
 mod cost;
 
@@ -26,6 +27,13 @@ fn has_serve(ctx: &Ctx) -> bool {
             .any(|l| l.trim_start().starts_with("serve "))
     })
 }
+
+/// Where each path is in section 4's table.
+const DIRECT: usize = 0;
+const RELAY: usize = 1;
+const RMCP_PROXY: usize = 2;
+const GATEWAY: usize = 3;
+const FASTMCP: usize = 4;
 
 /// Rounds the sequential calls are split into: the paths take turns, a block of calls each,
 /// so that the machine's drift (other load, frequency) falls on every path alike.
@@ -251,6 +259,35 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             "mock".to_owned(),
         ],
     );
+    // A peer: a proxy built as the Rust ones are, rmcp on both sides (see `rmcp_proxy`).
+    let rmcp_proxy = ServerConfig::stdio(
+        ctx.self_exe.to_string_lossy(),
+        [
+            "--rmcp-proxy-target".to_owned(),
+            ctx.mcpr.to_string_lossy().into_owned(),
+            "mock".to_owned(),
+        ],
+    );
+    // A published peer: FastMCP serving the servers of an MCP config (the gateway's own).
+    let fastmcp = ctx
+        .peers
+        .fastmcp
+        .as_ref()
+        .map_err(|why| format!("FastMCP: {why}"))
+        .and_then(|fastmcp| {
+            server_from_json(
+                "fastmcp",
+                &json!({
+                    "command": fastmcp,
+                    "args": ["run", config_file, "--transport", "stdio", "--no-banner",
+                             "--log-level", "ERROR"],
+                    "env": env,
+                    "cwd": ctx.project_dir(),
+                }),
+            )
+            .map_err(|e| e.to_string())
+        });
+    // In the order of DIRECT, RELAY, RMCP_PROXY, GATEWAY and FASTMCP.
     let paths: Vec<(&str, Result<ServerConfig, String>, Option<&str>)> = vec![
         ("direct (McpClient → mcpr mock)", Ok(direct), Some("echo")),
         (
@@ -259,8 +296,18 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             Some("echo"),
         ),
         (
+            "through an rmcp proxy (McpClient → rmcp server → rmcp client → mcpr mock)",
+            Ok(rmcp_proxy),
+            Some("echo"),
+        ),
+        (
             "through the gateway (McpClient → mcpr serve → mcpr mock)",
             gateway.map_err(|e| e.to_string()),
+            None,
+        ),
+        (
+            "through FastMCP's proxy (McpClient → fastmcp run → mcpr mock)",
+            fastmcp,
             None,
         ),
     ];
@@ -280,7 +327,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                 let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
                 let mean = times.iter().sum::<Duration>() / times.len() as u32;
                 let added = figures
-                    .first()
+                    .get(DIRECT)
                     .copied()
                     .flatten()
                     .map(|(direct, _)| {
@@ -314,22 +361,45 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
              with an empty HOME and `--strict-config --config FILE` naming one `mcpr mock`. \
              The byte relay (`mcpr-bench --relay-target`) is the floor of any process in the \
              middle: it copies each read on at once, one blocking thread per direction, and \
-             parses nothing."
+             parses nothing. The rmcp proxy (`mcpr-bench --rmcp-proxy-target`) is a peer built \
+             here as the Rust stdio proxies build theirs: an rmcp server on its stdio (rmcp's \
+             non-blocking `stdio_pipes`, a multi-thread runtime as `#[tokio::main]` makes) whose \
+             `tools/list` and `tools/call` go on through an rmcp client to the server. \
+             FastMCP's proxy (`fastmcp run CONFIG`, Python) serves the servers of the \
+             gateway's own config over stdio."
     ));
     report.tables.push(table);
     let figure = |i: usize| figures.get(i).copied().flatten();
-    if let (Some((direct, direct_rate)), Some((through, through_rate))) = (figure(0), figure(2)) {
+    if let (Some((direct, direct_rate)), Some((through, through_rate))) =
+        (figure(DIRECT), figure(GATEWAY))
+    {
         let added = (through.as_secs_f64() - direct.as_secs_f64()) * 1e6;
-        // The relay's figures, beside the gateway's, when it ran.
-        let relay = figure(1);
-        let floor = relay.map_or_else(String::new, |(relay, _)| {
-            let floor = (relay.as_secs_f64() - direct.as_secs_f64()) * 1e6;
-            format!(" (a do-nothing byte relay: {floor:+.1} µs)")
-        });
+        // The other processes in the middle, beside the gateway's figures: those that ran.
+        let others: Vec<(&str, Duration, f64)> = [
+            ("a do-nothing byte relay", figure(RELAY)),
+            ("an rmcp proxy", figure(RMCP_PROXY)),
+            ("FastMCP's proxy", figure(FASTMCP)),
+        ]
+        .into_iter()
+        .filter_map(|(name, f)| f.map(|(p50, rate)| (name, p50, rate)))
+        .collect();
+        let beside = others
+            .iter()
+            .map(|(name, p50, _)| {
+                let other = (p50.as_secs_f64() - direct.as_secs_f64()) * 1e6;
+                format!("{name}: {other:+.1} µs")
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let beside = if beside.is_empty() {
+            beside
+        } else {
+            format!(" ({beside})")
+        };
         report.target(
             "gateway: added per sequential call (p50)",
             "≤ +50 µs",
-            format!("{added:+.1} µs{floor}"),
+            format!("{added:+.1} µs{beside}"),
             Some(added <= 50.0),
         );
         let ratio = through_rate / direct_rate;
@@ -341,10 +411,13 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                 report::ratio(ratio),
                 report::count(through_rate),
                 report::count(direct_rate),
-                relay.map_or_else(String::new, |(_, rate)| format!(
-                    "; a do-nothing byte relay: {}",
-                    report::ratio(rate / direct_rate)
-                ))
+                others
+                    .iter()
+                    .map(|(name, _, rate)| format!(
+                        "; {name}: {}",
+                        report::ratio(rate / direct_rate)
+                    ))
+                    .collect::<String>()
             ),
             Some(ratio >= 0.8),
         );

@@ -123,5 +123,22 @@ pub fn describe(mcpr: &Path, peers: &Peers) -> String {
             let _ = writeln!(out, "- Peers (Python): not installed: {why}");
         }
     }
+    match &peers.fastmcp {
+        Ok(fastmcp) => {
+            let _ = writeln!(
+                out,
+                "- Peer proxy (Python, in `{}`): {}",
+                fastmcp
+                    .parent()
+                    .and_then(Path::parent)
+                    .unwrap_or(fastmcp)
+                    .display(),
+                crate::peers::PYTHON_FASTMCP
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(out, "- Peer proxy (FastMCP): not installed: {why}");
+        }
+    }
     out
 }

@@ -23,6 +23,7 @@ mod raw;
 mod real_servers;
 mod relay;
 mod report;
+mod rmcp_proxy;
 mod scripts;
 mod settings;
 mod startup;
@@ -175,6 +176,7 @@ fn main() -> ExitCode {
         Some("--callgrind-target") => return callgrind::target(&args[1..]),
         Some("--oneshot-target") => return raw::oneshot_target(&args[1..]),
         Some("--relay-target") => return relay::relay_target(&args[1..]),
+        Some("--rmcp-proxy-target") => return rmcp_proxy::rmcp_proxy_target(&args[1..]),
         Some("--rss-target") => return memory::target(&args[1..]),
         Some("discovery") => return discovery::main(&args[1..]),
         Some("-h" | "--help") => {

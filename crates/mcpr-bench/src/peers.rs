@@ -19,6 +19,10 @@ pub const NPM_PACKAGES: &[&str] = &[
 /// The Python SDK, pinned (same venv and marker as the tests).
 pub const PYTHON_MCP: &str = "mcp==1.30.0";
 
+/// FastMCP, pinned: `fastmcp run mcp.json` is a published stdio proxy of the servers of an MCP
+/// config, a peer of `mcpr serve` in section 4. A venv of its own (it brings `mcp` 2).
+pub const PYTHON_FASTMCP: &str = "fastmcp==4.1.6";
+
 /// The installed npm peers.
 #[derive(Debug, Clone)]
 pub struct Npm {
@@ -51,6 +55,8 @@ pub struct Peers {
     pub npm: Result<Npm, String>,
     /// The venv's `python` with the MCP Python SDK.
     pub python: Result<PathBuf, String>,
+    /// The `fastmcp` command of [`PYTHON_FASTMCP`]'s venv.
+    pub fastmcp: Result<PathBuf, String>,
 }
 
 /// Install (or find) every peer under `dir`.
@@ -59,11 +65,26 @@ pub fn install(dir: &Path, bound: Duration) -> Peers {
     if let Err(why) = &npm {
         eprintln!("  npm peers unavailable: {why}");
     }
-    let python = install_python(&dir.join("py1"), bound);
+    let python = install_venv(&dir.join("py1"), PYTHON_MCP, ".installed-mcp-1.30.0", bound)
+        .map(|root| root.join("bin/python"));
     if let Err(why) = &python {
         eprintln!("  Python SDK unavailable: {why}");
     }
-    Peers { npm, python }
+    let fastmcp = install_venv(
+        &dir.join("bench-fastmcp"),
+        PYTHON_FASTMCP,
+        &format!(".installed-{PYTHON_FASTMCP}"),
+        bound,
+    )
+    .map(|root| root.join("bin/fastmcp"));
+    if let Err(why) = &fastmcp {
+        eprintln!("  FastMCP unavailable: {why}");
+    }
+    Peers {
+        npm,
+        python,
+        fastmcp,
+    }
 }
 
 /// `npm install` of [`NPM_PACKAGES`] into `root`, once. A separate prefix from the tests'
@@ -121,18 +142,23 @@ fn install_npm(root: &Path, bound: Duration) -> Result<Npm, String> {
     Ok(npm)
 }
 
-/// A venv in `root` with [`PYTHON_MCP`], once (the tests' `python_mcp` does the same).
-fn install_python(root: &Path, bound: Duration) -> Result<PathBuf, String> {
-    let python = root.join("bin/python");
-    let marker = root.join(".installed-mcp-1.30.0");
+/// A venv in `root` with `package`, once, marked done by the file `marker` (for
+/// [`PYTHON_MCP`], the tests' `python_mcp` makes the same venv and marker).
+fn install_venv(
+    root: &Path,
+    package: &str,
+    marker: &str,
+    bound: Duration,
+) -> Result<PathBuf, String> {
+    let marker = root.join(marker);
     if marker.exists() {
-        return Ok(python);
+        return Ok(root.to_owned());
     }
     let _lock = lock(root, bound)?;
     if marker.exists() {
-        return Ok(python);
+        return Ok(root.to_owned());
     }
-    eprintln!("  installing {PYTHON_MCP} into {}", root.display());
+    eprintln!("  installing {package} into {}", root.display());
     let outcome = proc::run_bounded(
         Command::new("python3").args(["-m", "venv"]).arg(root),
         bound,
@@ -142,15 +168,15 @@ fn install_python(root: &Path, bound: Duration) -> Result<PathBuf, String> {
         return Err(outcome.failure("python3 -m venv"));
     }
     let outcome = proc::run_bounded(
-        Command::new(root.join("bin/pip")).args(["install", "-q", PYTHON_MCP]),
+        Command::new(root.join("bin/pip")).args(["install", "-q", package]),
         bound,
     )
     .map_err(|e| format!("cannot run pip: {e}"))?;
     if !outcome.success() {
-        return Err(outcome.failure(&format!("pip install {PYTHON_MCP}")));
+        return Err(outcome.failure(&format!("pip install {package}")));
     }
     std::fs::write(&marker, "").map_err(|e| format!("write {}: {e}", marker.display()))?;
-    Ok(python)
+    Ok(root.to_owned())
 }
 
 /// An exclusive lock on `root/.install.lock` (the tests lock the same file), waiting at most
