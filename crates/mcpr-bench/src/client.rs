@@ -385,14 +385,19 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         ),
     }
     let ts = figures[at(Kind::TypeScript)][0].clone();
-    match (runtime, ts) {
+    match (task, ts) {
         (Some(rt), Some(Ok(ts))) => report.target(
             "calls/s vs TypeScript SDK against `mcpr mock` (sequential; in flight)",
             "≥ 3×",
             format!(
-                "{}; {}",
+                "{}; {} from a task on the runtime{}",
                 report::ratio(rt.seq / ts.seq),
-                report::ratio(rt.par / ts.par)
+                report::ratio(rt.par / ts.par),
+                runtime.map_or_else(String::new, |b| format!(
+                    "; calling from outside the runtime (`block_on`) {}; {}",
+                    report::ratio(b.seq / ts.seq),
+                    report::ratio(b.par / ts.par)
+                ))
             ),
             Some(rt.seq / ts.seq >= 3.0),
         ),
