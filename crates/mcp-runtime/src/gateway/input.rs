@@ -598,10 +598,11 @@ pub(crate) fn declared(context: &RequestContext<RoleServer>) -> ClientCapabiliti
     context.client_capabilities().unwrap_or_default()
 }
 
-/// 32 random bytes.
+/// 32 random bytes, from the operating system's generator: aws-lc's own would first seed
+/// itself from CPU jitter, some 20 ms of CPU on the gateway's way to its first answer.
 fn random() -> [u8; 32] {
     let mut bytes = [0u8; 32];
-    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+    if getrandom::fill(&mut bytes).is_err() {
         // The system's generator failed; the time and address still differ per process.
         let seed = format!("{:?}{:p}", SystemTime::now(), &bytes);
         let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, seed.as_bytes());
