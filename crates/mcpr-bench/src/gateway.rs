@@ -5,6 +5,7 @@
 //! mcp-runtime's client and taking turns; then the gateway process's own cost (see `cost`).
 
 mod cost;
+mod ready;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -312,6 +313,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         ),
     ];
     let labels: Vec<String> = paths.iter().map(|(l, _, _)| (*l).to_owned()).collect();
+    let launched = paths.clone();
     // From a task on the runtime, as an agent calls: a caller outside it would add a thread
     // wake-up per answer to every path.
     let measured = ctx
@@ -431,5 +433,6 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             Some(ratio >= 0.8),
         );
     }
+    ready::run(ctx, report, launched);
     cost::run(ctx, report);
 }
