@@ -48,6 +48,10 @@ use super::tool_result::{self, ToolRead};
 use super::types::ToolOutput;
 use super::{ClientError, McpClient, progress};
 
+/// Bytes a [`Batch`] takes before writers wait for the server to read instead: a server that
+/// stops reading holds its callers back rather than growing the batch.
+const BATCH_MAX: usize = 1024 * 1024;
+
 /// The first id of a direct request: past every id rmcp's 32-bit counter gives.
 pub(crate) const FIRST_ID: u64 = 1 << 32;
 
@@ -239,9 +243,14 @@ impl Direct {
     }
 
     /// Add `line` to the batch if one is being written or other requests wait; `false`: write
-    /// it now.
+    /// it now, or once the batch is written if it is full.
     fn batched(self: &Arc<Self>, line: &[u8]) -> bool {
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        if batch.lines.len() >= BATCH_MAX {
+            // The batch's task holds the writer until the batch is out: waiting for the writer
+            // keeps this line after it.
+            return false;
+        }
         if !batch.writing {
             let others_wait = {
                 let state = self.lock();

@@ -253,3 +253,48 @@ async fn a_standing_subscription_does_not_hold_lines_back() {
         "written before write_line returned"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_stops_reading_holds_writers_back_past_a_full_batch() {
+    // A pipe of 8 bytes that nobody reads for now.
+    let (ours, mut theirs) = duplex(8);
+    let writer: Writer = Box::new(ours);
+    let direct = Arc::new(Direct::new(Arc::new(tokio::sync::Mutex::new(Some(writer)))));
+    let _waiting: Vec<_> = (0..3)
+        .map(|_| direct.register(Wants::Text).unwrap())
+        .collect();
+    let line = |fill: u8, len: usize| {
+        let mut line = vec![fill; len - 1];
+        line.push(b'\n');
+        line
+    };
+    // The batch's task takes the first line and blocks on the full pipe.
+    let mut sent = vec![line(b'a', 16)];
+    direct.write_line(sent[0].clone()).await.unwrap();
+    tokio::task::yield_now().await;
+    // Lines written meanwhile fill the next batch up to its bound, and are accepted at once.
+    for fill in [b'b', b'c'] {
+        let big = line(fill, BATCH_MAX / 2);
+        direct.write_line(big.clone()).await.unwrap();
+        sent.push(big);
+    }
+    // Past it, a writer waits.
+    let last = line(b'd', 16);
+    let mut pending = {
+        let direct = direct.clone();
+        let last = last.clone();
+        tokio::spawn(async move { direct.write_line(last).await })
+    };
+    sent.push(last);
+    tokio::task::yield_now().await;
+    assert!(
+        futures::FutureExt::now_or_never(&mut pending).is_none(),
+        "the writer waits for the server to read"
+    );
+    // Everything arrives, in order, once the server reads.
+    let expected = sent.concat();
+    let mut received = vec![0u8; expected.len()];
+    theirs.read_exact(&mut received).await.unwrap();
+    pending.await.unwrap().unwrap();
+    assert!(received == expected, "the lines arrive whole and in order");
+}
