@@ -93,8 +93,6 @@ pub(crate) struct Direct {
     write: SharedWriter,
     state: Mutex<State>,
     next: AtomicU64,
-    /// Lines written while other requests were waiting, for one write by a task of their own.
-    batch: Mutex<Batch>,
 }
 
 /// Lines on their way to the server together.
@@ -130,9 +128,11 @@ struct Waiting {
 #[derive(Default)]
 struct State {
     waiting: HashMap<u64, Waiting, BuildHasherDefault<IdHasher>>,
-    /// How many of `waiting` are standing.
+    /// How many of `waiting` are standing (counted, so a write need not walk `waiting`).
     standing: usize,
     closed: bool,
+    /// Lines written while other requests were waiting, for one write by a task of their own.
+    batch: Batch,
 }
 
 impl State {
@@ -172,7 +172,6 @@ impl Direct {
             write,
             state: Mutex::default(),
             next: AtomicU64::new(FIRST_ID),
-            batch: Mutex::default(),
         }
     }
 
@@ -245,24 +244,20 @@ impl Direct {
     /// Add `line` to the batch if one is being written or other requests wait; `false`: write
     /// it now, or once the batch is written if it is full.
     fn batched(self: &Arc<Self>, line: &[u8]) -> bool {
-        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-        if batch.lines.len() >= BATCH_MAX {
+        let mut state = self.lock();
+        if state.batch.lines.len() >= BATCH_MAX {
             // The batch's task holds the writer until the batch is out: waiting for the writer
             // keeps this line after it.
             return false;
         }
-        if !batch.writing {
-            let others_wait = {
-                let state = self.lock();
-                !state.closed && state.waiting.len() - state.standing > 1
-            };
-            if !others_wait {
+        if !state.batch.writing {
+            if state.closed || state.waiting.len() - state.standing <= 1 {
                 return false;
             }
-            batch.writing = true;
+            state.batch.writing = true;
             tokio::spawn(self.clone().write_batch());
         }
-        batch.lines.extend_from_slice(line);
+        state.batch.lines.extend_from_slice(line);
         true
     }
 
@@ -271,12 +266,12 @@ impl Direct {
         let mut writer = self.write.clone().lock_owned().await;
         loop {
             let lines = {
-                let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-                if batch.lines.is_empty() {
-                    batch.writing = false;
+                let mut state = self.lock();
+                if state.batch.lines.is_empty() {
+                    state.batch.writing = false;
                     return;
                 }
-                std::mem::take(&mut batch.lines)
+                std::mem::take(&mut state.batch.lines)
             };
             let written = match writer.as_mut() {
                 Some(write) => match write.write_all(&lines).await {
@@ -289,10 +284,7 @@ impl Direct {
                 // The lines' callers were told they would be written; ending the connection
                 // wakes them with its end rather than leaving them to their timeouts.
                 tracing::debug!("cannot write to the server: {e}");
-                let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-                batch.lines = Vec::new();
-                batch.writing = false;
-                drop(batch);
+                self.lock().batch = Batch::default();
                 self.close();
                 return;
             }
