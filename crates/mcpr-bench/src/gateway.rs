@@ -162,6 +162,11 @@ async fn measure(
         .collect())
 }
 
+/// What a path's `p50` adds to the direct path's, in µs.
+fn added_us(p50: Duration, direct: Duration) -> f64 {
+    (p50.as_secs_f64() - direct.as_secs_f64()) * 1e6
+}
+
 /// A path's sequential call times and its in-flight calls/s, or why it has none.
 type Measured = Result<(Vec<Duration>, f64), String>;
 
@@ -332,12 +337,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
                     .get(DIRECT)
                     .copied()
                     .flatten()
-                    .map(|(direct, _)| {
-                        format!(
-                            "{:+.1} µs",
-                            (p50.as_secs_f64() - direct.as_secs_f64()) * 1e6
-                        )
-                    })
+                    .map(|(direct, _)| format!("{:+.1} µs", added_us(p50, direct)))
                     .unwrap_or_else(|| "—".into());
                 figures.push(Some((p50, rate)));
                 table.row(vec![
@@ -375,7 +375,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
     if let (Some((direct, direct_rate)), Some((through, through_rate))) =
         (figure(DIRECT), figure(GATEWAY))
     {
-        let added = (through.as_secs_f64() - direct.as_secs_f64()) * 1e6;
+        let added = added_us(through, direct);
         // The other processes in the middle, beside the gateway's figures: those that ran.
         let others: Vec<(&str, Duration, f64)> = [
             ("a do-nothing byte relay", figure(RELAY)),
@@ -387,10 +387,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         .collect();
         let beside = others
             .iter()
-            .map(|(name, p50, _)| {
-                let other = (p50.as_secs_f64() - direct.as_secs_f64()) * 1e6;
-                format!("{name}: {other:+.1} µs")
-            })
+            .map(|(name, p50, _)| format!("{name}: {:+.1} µs", added_us(*p50, direct)))
             .collect::<Vec<_>>()
             .join("; ");
         let beside = if beside.is_empty() {
@@ -401,8 +398,7 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
         // The goal was a peer's published +50 µs, measured on other hardware; here a
         // do-nothing relay alone adds more (see the table's note). So the gateway is held to a
         // peer's overhead measured in the same run, when that peer ran.
-        let peer =
-            figure(RMCP_PROXY).map(|(p50, _)| (p50.as_secs_f64() - direct.as_secs_f64()) * 1e6);
+        let peer = figure(RMCP_PROXY).map(|(p50, _)| added_us(p50, direct));
         let (goal, met) = match peer {
             Some(peer) => ("≤ an rmcp-built proxy's, same run", added <= peer),
             None => ("≤ +50 µs", added <= 50.0),

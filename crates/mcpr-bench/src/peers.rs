@@ -65,18 +65,13 @@ pub fn install(dir: &Path, bound: Duration) -> Peers {
     if let Err(why) = &npm {
         eprintln!("  npm peers unavailable: {why}");
     }
-    let python = install_venv(&dir.join("py1"), PYTHON_MCP, ".installed-mcp-1.30.0", bound)
-        .map(|root| root.join("bin/python"));
+    let python =
+        install_venv(&dir.join("py1"), PYTHON_MCP, bound).map(|root| root.join("bin/python"));
     if let Err(why) = &python {
         eprintln!("  Python SDK unavailable: {why}");
     }
-    let fastmcp = install_venv(
-        &dir.join("bench-fastmcp"),
-        PYTHON_FASTMCP,
-        &format!(".installed-{PYTHON_FASTMCP}"),
-        bound,
-    )
-    .map(|root| root.join("bin/fastmcp"));
+    let fastmcp = install_venv(&dir.join("bench-fastmcp"), PYTHON_FASTMCP, bound)
+        .map(|root| root.join("bin/fastmcp"));
     if let Err(why) = &fastmcp {
         eprintln!("  FastMCP unavailable: {why}");
     }
@@ -142,15 +137,11 @@ fn install_npm(root: &Path, bound: Duration) -> Result<Npm, String> {
     Ok(npm)
 }
 
-/// A venv in `root` with `package`, once, marked done by the file `marker` (for
-/// [`PYTHON_MCP`], the tests' `python_mcp` makes the same venv and marker).
-fn install_venv(
-    root: &Path,
-    package: &str,
-    marker: &str,
-    bound: Duration,
-) -> Result<PathBuf, String> {
-    let marker = root.join(marker);
+/// A venv in `root` with `package` (`name==version`), once, marked done by the file
+/// `.installed-name-version` (for [`PYTHON_MCP`], the tests' `python_mcp` makes the same venv
+/// and marker).
+fn install_venv(root: &Path, package: &str, bound: Duration) -> Result<PathBuf, String> {
+    let marker = root.join(format!(".installed-{}", package.replace("==", "-")));
     if marker.exists() {
         return Ok(root.to_owned());
     }
