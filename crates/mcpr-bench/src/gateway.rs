@@ -5,6 +5,7 @@
 //! mcp-runtime's client and taking turns; then the gateway process's own cost (see `cost`).
 
 mod cost;
+mod cpu;
 mod ready;
 
 use std::sync::Arc;
@@ -112,22 +113,59 @@ impl Path {
         Ok(())
     }
 
-    /// How long `calls` calls take, `in_flight` at a time.
-    async fn in_flight(&self, calls: usize, in_flight: usize) -> Result<Duration, String> {
+    /// Calls made `in_flight` at a time until `window` has passed: how many, how long they
+    /// took (until the last one answered) and the CPU the path spent meanwhile.
+    async fn in_flight(&self, window: Duration, in_flight: usize) -> Result<InFlight, String> {
+        let before = self.client.pid().and_then(cpu::spent);
         let started = Instant::now();
-        let workers = (0..in_flight.min(calls)).map(|w| {
+        let deadline = started + window;
+        let workers = (0..in_flight).map(|_| {
             let path = self.clone();
             tokio::spawn(async move {
-                for _ in (w..calls).step_by(in_flight) {
+                let mut made = 0;
+                while Instant::now() < deadline {
                     path.call().await?;
+                    made += 1;
                 }
-                Ok::<(), String>(())
+                Ok::<usize, String>(made)
             })
         });
+        let mut calls = 0;
         for worker in futures::future::join_all(workers).await {
-            worker.map_err(|e| e.to_string())??;
+            calls += worker.map_err(|e| e.to_string())??;
         }
-        Ok(started.elapsed())
+        let took = started.elapsed();
+        let after = self.client.pid().and_then(cpu::spent);
+        let cpu = before.zip(after).map(|(before, after)| after.since(before));
+        Ok(InFlight { calls, took, cpu })
+    }
+}
+
+/// One path's calls in flight (see [`Path::in_flight`]).
+#[derive(Default)]
+struct InFlight {
+    calls: usize,
+    took: Duration,
+    cpu: Option<cpu::Spent>,
+}
+
+impl InFlight {
+    fn add(&mut self, run: InFlight) {
+        let first = self.calls == 0 && self.took.is_zero();
+        self.cpu = if first {
+            run.cpu
+        } else {
+            self.cpu.zip(run.cpu).map(|(mut all, cpu)| {
+                all.add(cpu);
+                all
+            })
+        };
+        self.calls += run.calls;
+        self.took += run.took;
+    }
+
+    fn rate(&self) -> f64 {
+        self.calls as f64 / self.took.as_secs_f64()
     }
 }
 
@@ -135,14 +173,15 @@ fn echo_args() -> Option<serde_json::Map<String, serde_json::Value>> {
     json!({"message": "hello"}).as_object().cloned()
 }
 
-/// Per path: the sequential calls' times and the calls/s with `in_flight` at a time. The
-/// paths take turns: the sequential calls in [`ROUNDS`] blocks, the in-flight runs twice each,
-/// in order and then in reverse.
+/// Per path: the sequential calls' times and its calls with `in_flight` at a time, for
+/// `window` twice. The paths take turns: the sequential calls in [`ROUNDS`] blocks, the
+/// in-flight runs in order and then in reverse.
 async fn measure(
     paths: &[&Path],
     calls: usize,
     in_flight: usize,
-) -> Result<Vec<(Vec<Duration>, f64)>, String> {
+    window: Duration,
+) -> Result<Vec<(Vec<Duration>, InFlight)>, String> {
     let mut times = vec![Vec::with_capacity(calls); paths.len()];
     let block = calls.div_ceil(ROUNDS);
     for _ in 0..ROUNDS {
@@ -150,16 +189,11 @@ async fn measure(
             path.timed(block, times).await?;
         }
     }
-    let mut spent = vec![Duration::ZERO; paths.len()];
-    let half = calls.div_ceil(2);
+    let mut runs: Vec<InFlight> = paths.iter().map(|_| InFlight::default()).collect();
     for i in (0..paths.len()).chain((0..paths.len()).rev()) {
-        spent[i] += paths[i].in_flight(half, in_flight).await?;
+        runs[i].add(paths[i].in_flight(window, in_flight).await?);
     }
-    Ok(times
-        .into_iter()
-        .zip(spent)
-        .map(|(times, spent)| (times, (2 * half) as f64 / spent.as_secs_f64()))
-        .collect())
+    Ok(times.into_iter().zip(runs).collect())
 }
 
 /// What a path's `p50` adds to the direct path's, in µs.
@@ -167,8 +201,8 @@ fn added_us(p50: Duration, direct: Duration) -> f64 {
     (p50.as_secs_f64() - direct.as_secs_f64()) * 1e6
 }
 
-/// A path's sequential call times and its in-flight calls/s, or why it has none.
-type Measured = Result<(Vec<Duration>, f64), String>;
+/// A path's sequential call times and its calls in flight, or why it has none.
+type Measured = Result<(Vec<Duration>, InFlight), String>;
 
 /// Open every path (one that cannot be opened is reported and left out), measure the open
 /// ones side by side, and close them. The results are in the order of `configs`.
@@ -177,6 +211,7 @@ async fn measure_paths(
     calls: usize,
     warmup: usize,
     in_flight: usize,
+    window: Duration,
 ) -> Vec<(String, Measured)> {
     let mut opened = Vec::new();
     for (label, config, tool) in configs {
@@ -188,7 +223,9 @@ async fn measure_paths(
         opened.push((label.to_owned(), path));
     }
     let paths: Vec<&Path> = opened.iter().filter_map(|(_, p)| p.as_ref().ok()).collect();
-    let mut measured = measure(&paths, calls, in_flight).await.map(Vec::into_iter);
+    let mut measured = measure(&paths, calls, in_flight, window)
+        .await
+        .map(Vec::into_iter);
     let results = opened
         .iter()
         .map(|(label, path)| {
@@ -322,13 +359,33 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
     // From a task on the runtime, as an agent calls: a caller outside it would add a thread
     // wake-up per answer to every path.
     let measured = ctx
-        .within_step_in_task(measure_paths(paths, s.gateway_calls, s.warmup, s.in_flight))
+        .within_step_in_task(measure_paths(
+            paths,
+            s.gateway_calls,
+            s.warmup,
+            s.in_flight,
+            s.in_flight_window,
+        ))
         .unwrap_or_else(|why| labels.into_iter().map(|l| (l, Err(why.clone()))).collect());
     // Each path's p50 and in-flight calls/s, in the order of `paths` (`None`: no figures).
     let mut figures: Vec<Option<(Duration, f64)>> = Vec::new();
+    let mut cpu_table = Table::new(
+        &format!("4a. Gateway: CPU per call with {inf} in flight, by process"),
+        &[
+            "path",
+            "calls/s",
+            "time per call",
+            "client",
+            "middle",
+            "server",
+            "all",
+        ],
+    );
     for (label, result) in measured {
         match result {
-            Ok((mut times, rate)) => {
+            Ok((mut times, in_flight)) => {
+                let rate = in_flight.rate();
+                cpu_row(&mut cpu_table, &label, &in_flight);
                 times.sort();
                 let p50 = times[times.len() / 2];
                 let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
@@ -355,11 +412,13 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
             }
         }
     }
+    let window_ms = s.in_flight_window.as_millis();
     table.note(format!(
         "Calls made from a task on the bench's runtime, as an agent makes them. Sequential \
              calls timed one by one after the warm-up, the paths taking turns in \
-             {ROUNDS} blocks (and the in-flight runs twice each, in order and in reverse), so \
-             that drift in the machine's load falls on all of them alike; the gateway runs \
+             {ROUNDS} blocks, so that drift in the machine's load falls on all of them alike; \
+             in flight, {inf} callers call for {window_ms} ms, twice per path (in order, then \
+             in reverse), and calls/s counts until the last answer; the gateway runs \
              with an empty HOME and `--strict-config --config FILE` naming one `mcpr mock`. \
              The byte relay (`mcpr-bench --relay-target`) is the floor of any process in the \
              middle: it copies each read on at once, one blocking thread per direction, and \
@@ -371,6 +430,13 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
              gateway's own config over stdio."
     ));
     report.tables.push(table);
+    cpu_table.note(
+        "The time each process ran while the calls were in flight (per thread, from the \
+         kernel's `schedstat`), divided by the calls made: the client is this benchmark's \
+         process, the server its `mcpr mock`, the middle whatever runs between them. On a \
+         machine with fewer cores than busy processes, calls/s follows the sum.",
+    );
+    report.tables.push(cpu_table);
     let figure = |i: usize| figures.get(i).copied().flatten();
     if let (Some((direct, direct_rate)), Some((through, through_rate))) =
         (figure(DIRECT), figure(GATEWAY))
@@ -431,4 +497,22 @@ pub fn run(ctx: &Ctx, report: &mut Report) {
     }
     ready::run(ctx, report, launched);
     cost::run(ctx, report);
+}
+
+/// A path's CPU per call in flight, by process (see `cpu`).
+fn cpu_row(table: &mut Table, label: &str, in_flight: &InFlight) {
+    let Some(cpu) = in_flight.cpu.filter(|_| in_flight.calls > 0) else {
+        table.missing(label, "no CPU figures (needs Linux /proc)");
+        return;
+    };
+    let per_call = |spent: Duration| spent / in_flight.calls as u32;
+    table.row(vec![
+        label.to_owned(),
+        report::count(in_flight.rate()),
+        report::us(per_call(in_flight.took)),
+        report::us(per_call(cpu.client)),
+        report::us(per_call(cpu.middle)),
+        report::us(per_call(cpu.server)),
+        report::us(per_call(cpu.client + cpu.middle + cpu.server)),
+    ]);
 }

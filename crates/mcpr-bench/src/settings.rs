@@ -40,6 +40,11 @@ pub const KNOBS: &[(&str, &str, &str)] = &[
         "2000",
         "sequential calls, direct and through `mcpr serve`",
     ),
+    (
+        "BENCH_IN_FLIGHT_MS",
+        "500",
+        "how long each in-flight run of section 4 lasts",
+    ),
     ("BENCH_IDLE", "200", "idle connections for the RSS figure"),
     (
         "BENCH_CALLGRIND_CALLS",
@@ -95,6 +100,7 @@ pub struct Settings {
     pub startup_runs: usize,
     pub oneshot_runs: usize,
     pub gateway_calls: usize,
+    pub in_flight_window: Duration,
     pub idle: usize,
     pub callgrind_calls: usize,
     pub firstbyte_runs: usize,
@@ -142,6 +148,7 @@ impl Settings {
             startup_runs: number("BENCH_STARTUP_RUNS", 3).max(1),
             oneshot_runs: number("BENCH_ONESHOT_RUNS", 10).max(1),
             gateway_calls: number("BENCH_GATEWAY_CALLS", 2000).max(1),
+            in_flight_window: Duration::from_millis(number("BENCH_IN_FLIGHT_MS", 500).max(1) as u64),
             idle: number("BENCH_IDLE", 200).max(1),
             callgrind_calls: number("BENCH_CALLGRIND_CALLS", 1000).max(1),
             firstbyte_runs: number("BENCH_FIRSTBYTE_RUNS", 5).max(1),
@@ -172,8 +179,8 @@ impl Settings {
     pub fn summary(&self) -> String {
         format!(
             "BENCH_CALLS={} BENCH_WARMUP={} BENCH_IN_FLIGHT={} BENCH_ROUNDS={} BENCH_STARTUP={} \
-             BENCH_STARTUP_RUNS={} BENCH_ONESHOT_RUNS={} BENCH_GATEWAY_CALLS={} BENCH_IDLE={} \
-             BENCH_CALLGRIND_CALLS={}",
+             BENCH_STARTUP_RUNS={} BENCH_ONESHOT_RUNS={} BENCH_GATEWAY_CALLS={} \
+             BENCH_IN_FLIGHT_MS={} BENCH_IDLE={} BENCH_CALLGRIND_CALLS={}",
             self.calls,
             self.warmup,
             self.in_flight,
@@ -186,6 +193,7 @@ impl Settings {
             self.startup_runs,
             self.oneshot_runs,
             self.gateway_calls,
+            self.in_flight_window.as_millis(),
             self.idle,
             self.callgrind_calls
         )
