@@ -426,6 +426,18 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
+        self.call_tool_with(&mut params, options).await
+    }
+
+    /// [`call_tool`](Self::call_tool) with the request's parameters lent, so that a caller
+    /// that may send them again (the manager, after a connection lost before they left) keeps
+    /// them without a copy. Rounds of questions leave their answers in `params`.
+    pub(crate) async fn call_tool_with(
+        &self,
+        params: &mut CallToolRequestParams,
+        options: CallOptions,
+    ) -> Result<ToolOutput, ClientError> {
+        let tool = &*params.name;
         let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();
         // Formatted only when an error names it.
@@ -443,7 +455,7 @@ impl McpClient {
         for _round in 0..=MAX_INPUT_ROUNDS {
             let send = || {
                 self.request_with_progress(
-                    requests::Outgoing::Tool(&params),
+                    requests::Outgoing::Tool(params),
                     &method,
                     timeout,
                     options.cancel.as_ref(),

@@ -184,11 +184,11 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         {
             return false;
         }
-        let token = CancellationToken::new();
+        let mut context = RequestContext::new(id.clone(), peer.clone());
+        // The context's own token: cancelled by the client's notice (see `cancel`).
+        let token = context.ct.clone();
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock().insert(id.clone(), (number, token.clone()));
-        let mut context = RequestContext::new(id.clone(), peer.clone());
-        context.ct = token.clone();
         context.meta = meta;
         let slot = OutputSlot::default();
         context.extensions.insert(slot.clone());

@@ -351,18 +351,19 @@ impl Gateway {
         if let Some(state) = request.request_state.clone() {
             return self.resume_call(request, &state, context).await;
         }
-        let name = request.name.to_string();
-        if name == SEARCH_TOOL || name == INVOKE_TOOL {
+        if request.name == SEARCH_TOOL || request.name == INVOKE_TOOL {
             self.wait_started().await;
             let view = self.inner.scope.view();
             let all = self.listed(&view);
             if self.inner.discovery.active(&view, &all) {
+                let name = request.name.to_string();
                 return self
                     .discovery_call(&name, &view, &all, request, context)
                     .await;
             }
         }
-        self.call_named(name, request.arguments, context).await
+        self.call_named(request.name.into_owned(), request.arguments, context)
+            .await
     }
 
     /// A list of the servers' resources, templates or prompts (`method`), with their caching

@@ -43,6 +43,7 @@ use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
@@ -501,10 +502,18 @@ impl McpManager {
                 .tool_timeout(),
         };
         let started = Instant::now();
+        // Built once and lent to each attempt: sent again, it goes out as it first did.
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
         loop {
+            params.input_responses = None;
+            params.request_state = None;
             let remaining = limit.map(|l| l.saturating_sub(started.elapsed()));
             let client = match &options.cancel {
                 Some(cancel) => tokio::select! {
+                    // A connected client first: a cancellation is then the call's to see, and
+                    // the usual call does not register with the token twice.
+                    biased;
                     client = self.wait_connected(server, remaining) => client?,
                     () = cancel.cancelled() => {
                         return Err(ClientError::Cancelled {
@@ -518,10 +527,7 @@ impl McpManager {
             // The remaining time of the caller's limit, and the caller's cancel and progress.
             let mut call_options = options.clone();
             call_options.timeout = limit.map(|l| l.saturating_sub(started.elapsed()));
-            match client
-                .call_tool(tool, arguments.clone(), call_options)
-                .await
-            {
+            match client.call_tool_with(&mut params, call_options).await {
                 Err(error) if error.never_reached_server() => {
                     // The connection died before the request left; the supervisor is already
                     // reconnecting (or will mark the server failed), so wait and send it again.
