@@ -25,9 +25,11 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
+use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     ConstString as _, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, Service as _};
@@ -37,6 +39,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+use super::handler::Answered;
 use crate::client::ToolOutput;
 
 /// Longest line the fast path looks at; a longer one goes to rmcp as it comes in (rmcp has
@@ -175,32 +178,47 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
     fn start_call(self: &Arc<Self>, call: CallLine, peer: &Peer<RoleServer>) -> bool {
         let CallLine { id, mut params, .. } = call;
         let meta = params.meta.take().unwrap_or_default();
+        let initialized = peer.peer_info().is_some();
+        let version = meta.protocol_version();
         // A request of a session opened without `initialize` that names an older revision may
         // ask its client over the session; rmcp allows that only from its own request tasks.
-        if peer.peer_info().is_none()
-            && meta
-                .protocol_version()
-                .is_some_and(|version| version < ProtocolVersion::V_2026_07_28)
+        if !initialized
+            && version
+                .as_ref()
+                .is_some_and(|version| *version < ProtocolVersion::V_2026_07_28)
         {
             return false;
         }
+        // In a session opened with `initialize`, a request that names no revision of its own
+        // is one rmcp's dispatch checks nothing of (the version it names, the metadata an
+        // inline session must send): it goes to the handler directly.
+        let checked_by_rmcp = !initialized || version.is_some();
         let mut context = RequestContext::new(id.clone(), peer.clone());
         // The context's own token: cancelled by the client's notice (see `cancel`).
         let token = context.ct.clone();
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock().insert(id.clone(), (number, token.clone()));
         context.meta = meta;
-        let slot = OutputSlot::default();
-        context.extensions.insert(slot.clone());
         let front = self.clone();
         self.running.fetch_add(1, Ordering::AcqRel);
         let running = Running(self.clone());
         tokio::spawn(async move {
             let _running = running;
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            // Boxed: rmcp's dispatch holds the largest of every request type's futures (~4 KB),
-            // which would otherwise be copied into the task and around it.
-            let answered = Box::pin(front.gateway.handle_request(request, context)).await;
+            let reply = if checked_by_rmcp {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                // Boxed: rmcp's dispatch holds the largest of every request type's futures
+                // (~4 KB), which would otherwise be copied into the task and around it.
+                Box::pin(front.gateway.handle_request(request, context))
+                    .await
+                    .map(|result| Reply::Result(Box::new(result)))
+            } else {
+                Box::pin(front.gateway.answer_call(params, context))
+                    .await
+                    .map(|answered| match answered {
+                        Answered::Output(output, modern) => Reply::Output(output, modern),
+                        Answered::Response(response) => Reply::Result(Box::new(response.into())),
+                    })
+            };
             {
                 let mut in_flight = front.lock();
                 if in_flight.get(&id).is_some_and(|(n, _)| *n == number) {
@@ -211,20 +229,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             if token.is_cancelled() {
                 return;
             }
-            let line = match (answered, slot.take()) {
-                (Ok(_), Some((output, modern))) => super::relay::answer_line(&id, &output, modern),
-                (answered, _) => {
-                    let message = match answered {
-                        Ok(result) => ServerJsonRpcMessage::response(result, id),
-                        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-                    };
-                    serde_json::to_vec(&super::relay::unwrap(message)).map(|mut line| {
-                        line.push(b'\n');
-                        line
-                    })
-                }
-            };
-            match line {
+            match reply_line(id, reply) {
                 Ok(line) => {
                     // Other calls running may answer in the same turn: leave the line to the
                     // draining task, which writes every answer ready by then at once.
@@ -254,21 +259,27 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
     }
 }
 
-/// Where the handler leaves a fast call's tool output (with whether the client speaks a
-/// revision without `initialize`), for the front to write into the answer's line as it is:
-/// serialized once, with no `Value` copy of it on the way.
-#[derive(Clone, Default)]
-pub(crate) struct OutputSlot(Arc<Mutex<Option<(ToolOutput, bool)>>>);
+/// A fast call's answer.
+enum Reply {
+    /// A tool's output (and whether the client speaks a revision without `initialize`), for
+    /// the answer's line as it is: serialized once, with no `Value` copy of it on the way.
+    Output(ToolOutput, bool),
+    /// A result as rmcp's dispatch makes it (boxed: a large type, for the rarer answers).
+    Result(Box<ServerResult>),
+}
 
-impl OutputSlot {
-    /// Leave `output` for the front.
-    pub(crate) fn put(&self, output: ToolOutput, modern: bool) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some((output, modern));
-    }
-
-    fn take(&self) -> Option<(ToolOutput, bool)> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
+/// The line that answers request `id` with `reply`.
+fn reply_line(id: RequestId, reply: Result<Reply, McpError>) -> serde_json::Result<Vec<u8>> {
+    let message = match reply {
+        Ok(Reply::Output(output, modern)) => {
+            return super::relay::answer_line(&id, &output, modern);
+        }
+        Ok(Reply::Result(result)) => ServerJsonRpcMessage::response(*result, id),
+        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+    };
+    let mut line = serde_json::to_vec(&super::relay::unwrap(message))?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// Counts a fast call as running until dropped.

@@ -328,8 +328,25 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        boxed(self.call(request, context)).await
+        boxed(async move {
+            Ok(match self.answer_call(request, context).await? {
+                Answered::Output(output, modern) => self.output_response(output, modern),
+                Answered::Response(response) => response,
+            })
+        })
+        .await
     }
+}
+
+/// What a `tools/call` came to.
+pub(crate) enum Answered {
+    /// A tool's output as its server sent it, and whether the client speaks a revision
+    /// without `initialize` (its answer then says what kind of result it is). Whoever answers
+    /// the client writes it: the stream's fast path straight into the answer's line (see
+    /// `front`), rmcp's handler as a response ([`Gateway::output_response`]).
+    Output(ToolOutput, bool),
+    /// Any other answer: a question for the client, a discovery result.
+    Response(CallToolResponse),
 }
 
 /// `future` on the heap. rmcp runs each request on a task of its own whose future holds the
@@ -343,11 +360,11 @@ fn boxed<'a, T>(
 
 impl Gateway {
     /// `tools/call`: a retry with answers, a discovery tool, or a tool of a server.
-    async fn call(
+    pub(crate) async fn answer_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Answered, McpError> {
         if let Some(state) = request.request_state.clone() {
             return self.resume_call(request, &state, context).await;
         }
@@ -420,7 +437,7 @@ impl Gateway {
         all: &[Tool],
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Answered, McpError> {
         let arguments = request.arguments.as_ref();
         if name == SEARCH_TOOL {
             let filter = &self.inner.scope.filter;
@@ -439,14 +456,16 @@ impl Gateway {
                     }
                 });
             }
-            return Ok(wire_result(result).into());
+            return Ok(Answered::Response(wire_result(result).into()));
         }
         let (target, arguments) = match invoke_arguments(arguments) {
             Ok(parsed) => parsed,
-            Err(result) => return Ok(wire_result(result).into()),
+            Err(result) => return Ok(Answered::Response(wire_result(result).into())),
         };
         if self.inner.scope.route(&target).is_none() {
-            return Ok(wire_result(unknown_tool(&target)).into());
+            return Ok(Answered::Response(
+                wire_result(unknown_tool(&target)).into(),
+            ));
         }
         self.call_named(target, arguments, context).await
     }
@@ -457,7 +476,7 @@ impl Gateway {
         name: String,
         arguments: Option<serde_json::Map<String, Value>>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Answered, McpError> {
         let scope = &self.inner.scope;
         let tool = match scope.route(&name) {
             Some(tool) => tool,
@@ -495,7 +514,7 @@ impl Gateway {
         request: CallToolRequestParams,
         state: &str,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Answered, McpError> {
         let name = match request.name.as_ref() {
             INVOKE_TOOL => invoke_arguments(request.arguments.as_ref())
                 .map(|(target, _)| target)
@@ -519,7 +538,7 @@ impl Gateway {
                 };
                 self.drive(flight, context, logs).await
             }
-            Resumed::Again(asked) => Ok(asked.into()),
+            Resumed::Again(asked) => Ok(Answered::Response(asked.into())),
         }
     }
 
@@ -544,7 +563,7 @@ impl Gateway {
         flight: super::input::Flight,
         context: RequestContext<RoleServer>,
         logs: Option<subscriptions::RequestLogs>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Answered, McpError> {
         let mut forwarder = context
             .meta
             .get_progress_token()
@@ -556,7 +575,7 @@ impl Gateway {
             .await?
         {
             Outcome::Done(result) => result,
-            Outcome::Asked(asked) => return Ok(asked.into()),
+            Outcome::Asked(asked) => return Ok(Answered::Response(asked.into())),
         };
         // Log lines the server sent before its answer belong before it: the stream ends with
         // the answer.
@@ -570,25 +589,7 @@ impl Gateway {
                 let modern = context
                     .protocol_version()
                     .is_some_and(|v| !v.has_initialize());
-                // The stream's fast path writes the output itself (see `front`).
-                if let Some(slot) = context.extensions.get::<super::front::OutputSlot>() {
-                    slot.put(output, modern);
-                    return Ok(CallToolResult::success(Vec::new()).into());
-                }
-                let placeholder = self
-                    .relaying
-                    .then(|| super::relay::relayed(&output, modern));
-                Ok(match placeholder.flatten() {
-                    Some(placeholder) => placeholder,
-                    None => {
-                        let mut result = call_result(output);
-                        if modern {
-                            result.result_type.get_or_insert(ResultType::COMPLETE);
-                        }
-                        result
-                    }
-                }
-                .into())
+                Ok(Answered::Output(output, modern))
             }
             Err(Stopped::Refused(error)) => Err(error),
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
@@ -598,6 +599,27 @@ impl Gateway {
                 None,
             )),
         }
+    }
+}
+
+impl Gateway {
+    /// A tool's output as rmcp's response: for a client the gateway serves itself, a
+    /// placeholder its transport turns back into the output as sent (see `relay`).
+    fn output_response(&self, output: ToolOutput, modern: bool) -> CallToolResponse {
+        let placeholder = self
+            .relaying
+            .then(|| super::relay::relayed(&output, modern));
+        match placeholder.flatten() {
+            Some(placeholder) => placeholder,
+            None => {
+                let mut result = call_result(output);
+                if modern {
+                    result.result_type.get_or_insert(ResultType::COMPLETE);
+                }
+                result
+            }
+        }
+        .into()
     }
 }
 
