@@ -359,7 +359,9 @@ fn boxed<'a, T>(
 }
 
 impl Gateway {
-    /// `tools/call`: a retry with answers, a discovery tool, or a tool of a server.
+    /// `tools/call`: a retry with answers, a discovery tool, or a tool of a server. What
+    /// rmcp's dispatch runs for every `tools/call`, and what the stream's fast path runs for
+    /// one that dispatch would not check (see `front`).
     pub(crate) async fn answer_call(
         &self,
         request: CallToolRequestParams,
