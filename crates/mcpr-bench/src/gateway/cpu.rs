@@ -3,6 +3,7 @@
 //! two cores the three share the machine, so throughput follows their sum; this shows which
 //! of them a path's figure is made of.
 
+#[cfg(target_os = "linux")]
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -34,71 +35,68 @@ impl Spent {
 /// The CPU time spent so far by this process (the client) and by the path whose first
 /// process is `pid` and everything it started: a `mcpr mock` among them is the server, the
 /// rest is the middle (nothing, on the direct path). `None` where `/proc` cannot tell.
+#[cfg(target_os = "linux")]
 pub(super) fn spent(pid: u32) -> Option<Spent> {
-    let client = run_time(std::process::id())?;
+    use procfs::process::Process;
+
+    let client = run_time(&Process::myself().ok()?)?;
     let children = children_by_parent();
     let mut spent = Spent {
         client,
         ..Spent::default()
     };
-    let mut todo = vec![pid];
+    let mut todo = vec![i32::try_from(pid).ok()?];
     while let Some(pid) = todo.pop() {
-        let time = run_time(pid).unwrap_or_default();
-        if is_mock(pid) {
-            spent.server += time;
-        } else {
-            spent.middle += time;
+        if let Ok(process) = Process::new(pid) {
+            let time = run_time(&process).unwrap_or_default();
+            if is_mock(&process) {
+                spent.server += time;
+            } else {
+                spent.middle += time;
+            }
         }
         todo.extend(children.get(&pid).into_iter().flatten());
     }
     Some(spent)
 }
 
-/// The time every thread of `pid` has run (`schedstat`: nanoseconds, unlike the clock ticks
-/// of `stat`, too coarse for runs of a fraction of a second).
-fn run_time(pid: u32) -> Option<Duration> {
-    let threads = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let nanos = threads
+/// No `/proc`: no figures.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn spent(_pid: u32) -> Option<Spent> {
+    None
+}
+
+/// The time every thread of `process` has run (`schedstat`: nanoseconds, unlike the clock
+/// ticks of `stat`, too coarse for runs of a fraction of a second).
+#[cfg(target_os = "linux")]
+fn run_time(process: &procfs::process::Process) -> Option<Duration> {
+    let nanos = process
+        .tasks()
+        .ok()?
         .flatten()
-        .filter_map(|thread| std::fs::read_to_string(thread.path().join("schedstat")).ok())
-        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
+        .filter_map(|task| task.schedstat().ok())
+        .map(|stat| stat.sum_exec_runtime)
         .sum();
     Some(Duration::from_nanos(nanos))
 }
 
-/// Every process's children, from each one's parent in `stat`.
-fn children_by_parent() -> HashMap<u32, Vec<u32>> {
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return children;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // After the command's name in parentheses (which may hold anything): state, parent.
-        let parent = stat
-            .rfind(')')
-            .and_then(|end| stat[end + 1..].split_whitespace().nth(1))
-            .and_then(|parent| parent.parse::<u32>().ok());
-        if let Some(parent) = parent {
-            children.entry(parent).or_default().push(pid);
-        }
+/// Every process's children, from each one's parent.
+#[cfg(target_os = "linux")]
+fn children_by_parent() -> HashMap<i32, Vec<i32>> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    let processes = procfs::process::all_processes().into_iter().flatten();
+    for stat in processes.flatten().filter_map(|p| p.stat().ok()) {
+        children.entry(stat.ppid).or_default().push(stat.pid);
     }
     children
 }
 
-/// Whether `pid` runs `… mock` (the benchmark's server).
-fn is_mock(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).nth(1) == Some(b"mock"))
+/// Whether `process` runs `… mock` (the benchmark's server).
+#[cfg(target_os = "linux")]
+fn is_mock(process: &procfs::process::Process) -> bool {
+    process
+        .cmdline()
+        .is_ok_and(|args| args.get(1).is_some_and(|arg| arg == "mock"))
 }
 
 #[cfg(test)]
@@ -106,10 +104,8 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn this_process_has_run() {
-        if !std::path::Path::new("/proc/self/task").exists() {
-            return;
-        }
         let spent = spent(std::process::id()).expect("this process's run time");
         // This process is both the client and (as the path's first process) the middle.
         assert!(spent.client > Duration::ZERO);
