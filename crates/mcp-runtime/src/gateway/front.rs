@@ -28,11 +28,11 @@ use bytes::{Buf, BytesMut};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ConstString as _, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
-    ServerResult,
+    ConstString as _, JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer, Service as _};
+use rmcp::{Peer, RoleServer, ServerHandler, Service as _};
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
@@ -179,20 +179,18 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         let CallLine { id, mut params, .. } = call;
         let meta = params.meta.take().unwrap_or_default();
         let initialized = peer.peer_info().is_some();
-        let version = meta.protocol_version();
         // A request of a session opened without `initialize` that names an older revision may
         // ask its client over the session; rmcp allows that only from its own request tasks.
         if !initialized
-            && version
-                .as_ref()
-                .is_some_and(|version| *version < ProtocolVersion::V_2026_07_28)
+            && meta
+                .protocol_version()
+                .is_some_and(|version| version < ProtocolVersion::V_2026_07_28)
         {
             return false;
         }
-        // In a session opened with `initialize`, a request that names no revision of its own
-        // is one rmcp's dispatch checks nothing of (the version it names, the metadata an
-        // inline session must send): it goes to the handler directly.
-        let checked_by_rmcp = !initialized || version.is_some();
+        // A request that passes what rmcp's dispatch checks before it calls the handler goes
+        // to the handler directly; one that fails goes through rmcp, for its error.
+        let checked_by_rmcp = !passes_dispatch(&self.gateway, initialized, &meta);
         let mut context = RequestContext::new(id.clone(), peer.clone());
         // The context's own token: cancelled by the client's notice (see `cancel`).
         let token = context.ct.clone();
@@ -257,6 +255,25 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             None => false,
         }
     }
+}
+
+/// Whether rmcp's dispatch would let a `tools/call` with `meta` through to the handler: a
+/// revision the request names must be one the gateway speaks, and a request of a session
+/// opened without `initialize`, or one naming 2026-07-28 or later, must carry the metadata
+/// that revision requires. (Of a session opened with `initialize`, a request that names no
+/// revision is not checked at all. The other check of its dispatch, that a task is answered
+/// only to a client that declared tasks, does not arise: the gateway answers with none.)
+fn passes_dispatch(gateway: &Gateway, initialized: bool, meta: &RequestMetaObject) -> bool {
+    let Some(version) = meta.protocol_version() else {
+        return initialized;
+    };
+    let spoken = ServerHandler::supported_protocol_versions(gateway).contains(&version);
+    let checked = !initialized || version >= ProtocolVersion::V_2026_07_28;
+    spoken
+        && (!checked
+            || meta
+                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty())
 }
 
 /// A fast call's answer.
