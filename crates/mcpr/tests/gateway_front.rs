@@ -4,6 +4,8 @@
 //! - hostile `tools/call` lines (wrong types, bad ids, stray fields, malformed, longer than
 //!   the fast path reads) get the answers the service always gave them, and the gateway goes
 //!   on answering;
+//! - a call's revision and metadata are checked as the service checks them, in a session
+//!   opened with `initialize` and in one opened with `server/discover`;
 //! - calls written all at once each get their own answer, a cancelled call gets none (and its
 //!   server hears of it), and a progress token is honoured;
 //! - the TypeScript SDK's concurrent calls, with an abort and progress among them.
@@ -22,8 +24,9 @@ use support::{ChildGuard, MCPR, line_channel, temp_dir};
 /// Generous bound against a hang; never reached when things work.
 const HANG: Duration = Duration::from_secs(60);
 
-/// One `mcpr serve --raw-names` of a single mock (recording what it receives), initialized
-/// as a 2025-11-25 session, with a thread reading its stdout.
+/// One `mcpr serve --raw-names` of a single mock (recording what it receives), opened as a
+/// 2025-11-25 session (or a 2026-07-28 one, see [`Serve::start_modern`]), with a thread
+/// reading its stdout.
 struct Serve {
     child: ChildGuard,
     stdin: std::process::ChildStdin,
@@ -31,8 +34,26 @@ struct Serve {
     world: ServeWorld,
 }
 
+/// The `_meta` every request of a 2026-07-28 session carries.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "front", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
 impl Serve {
     fn start() -> Serve {
+        Serve::open(false)
+    }
+
+    /// A session opened with `server/discover`, as 2026-07-28 clients open one.
+    fn start_modern() -> Serve {
+        Serve::open(true)
+    }
+
+    fn open(modern: bool) -> Serve {
         let dir = temp_dir();
         let record = dir.path().join("mock.jsonl");
         let servers = json!({"mock": {"command": MCPR,
@@ -54,18 +75,31 @@ impl Serve {
             lines,
             world,
         };
-        serve.send(
-            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "front", "version": "0"}}})
-            .to_string(),
-        );
-        serve.answer(&json!("init"));
-        serve.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let list = if modern {
+            serve.send(
+                &json!({"jsonrpc": "2.0", "id": "init", "method": "server/discover",
+                    "params": {"_meta": modern_meta()}})
+                .to_string(),
+            );
+            serve.answer(&json!("init"));
+            json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list",
+                "params": {"_meta": modern_meta()}})
+            .to_string()
+        } else {
+            serve.send(
+                &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "front", "version": "0"}}})
+                .to_string(),
+            );
+            serve.answer(&json!("init"));
+            serve.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+            r#"{"jsonrpc":"2.0","id":"list","method":"tools/list"}"#.to_owned()
+        };
         // The mock's tools are listed once it is up.
         let deadline = Instant::now() + HANG;
         loop {
-            serve.send(r#"{"jsonrpc":"2.0","id":"list","method":"tools/list"}"#);
+            serve.send(&list);
             let listed = serve.answer(&json!("list"));
             if listed["result"]["tools"]
                 .as_array()
@@ -286,6 +320,55 @@ fn hostile_call_lines_get_the_answers_they_always_had() {
     assert_eq!(seen, Vec::<Value>::new());
     serve.send(&echo(json!(20), "still here"));
     assert_eq!(text_of(&serve.answer(&json!(20))), "still here");
+}
+
+/// A `tools/call` the fast path runs itself gets the checks the service makes of a request's
+/// revision and metadata: one that fails them gets the service's error, one that passes them
+/// its answer, in a session opened either way.
+#[test]
+fn revision_and_metadata_of_a_call_are_checked_as_the_service_checks_them() {
+    let call = |id: u32, meta: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "echo", "arguments": {"text": format!("call {id}")}, "_meta": meta}})
+        .to_string()
+    };
+    let mut without = modern_meta();
+    without
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let mut malformed = modern_meta();
+    malformed["io.modelcontextprotocol/clientCapabilities"] = json!(5);
+    let mut older = modern_meta();
+    older["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    for mut serve in [Serve::start(), Serve::start_modern()] {
+        for (id, meta) in [(1, without.clone()), (2, malformed.clone())] {
+            serve.send(&call(id, meta));
+            let refused = serve.answer(&json!(id));
+            assert_eq!(refused["error"]["code"], -32602, "{refused}");
+            assert!(
+                refused["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("io.modelcontextprotocol/clientCapabilities")),
+                "{refused}"
+            );
+        }
+        serve.send(&call(3, older.clone()));
+        let unknown = serve.answer(&json!(3));
+        assert_eq!(unknown["error"]["code"], -32022, "{unknown}");
+        serve.send(&call(4, modern_meta()));
+        let answered = serve.answer(&json!(4));
+        assert_eq!(text_of(&answered), "call 4", "{answered}");
+        assert_eq!(answered["result"]["resultType"], "complete", "{answered}");
+        // Only the call that passed reached the server.
+        let calls: Vec<Value> = serve
+            .recorded()
+            .into_iter()
+            .filter(|m| m["method"] == "tools/call")
+            .map(|m| m["params"]["arguments"]["text"].clone())
+            .collect();
+        assert_eq!(calls, [json!("call 4")]);
+    }
 }
 
 #[test]
