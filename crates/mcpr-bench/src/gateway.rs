@@ -141,8 +141,7 @@ impl Path {
     }
 }
 
-/// One path's calls in flight (see [`Path::in_flight`]).
-#[derive(Default)]
+/// One path's calls in flight (see [`Path::in_flight`]); `cpu` is `None` if a run had none.
 struct InFlight {
     calls: usize,
     took: Duration,
@@ -150,16 +149,20 @@ struct InFlight {
 }
 
 impl InFlight {
+    /// No run yet.
+    fn none() -> InFlight {
+        InFlight {
+            calls: 0,
+            took: Duration::ZERO,
+            cpu: Some(cpu::Spent::default()),
+        }
+    }
+
     fn add(&mut self, run: InFlight) {
-        let first = self.calls == 0 && self.took.is_zero();
-        self.cpu = if first {
-            run.cpu
-        } else {
-            self.cpu.zip(run.cpu).map(|(mut all, cpu)| {
-                all.add(cpu);
-                all
-            })
-        };
+        self.cpu = self.cpu.zip(run.cpu).map(|(mut all, cpu)| {
+            all.add(cpu);
+            all
+        });
         self.calls += run.calls;
         self.took += run.took;
     }
@@ -189,7 +192,7 @@ async fn measure(
             path.timed(block, times).await?;
         }
     }
-    let mut runs: Vec<InFlight> = paths.iter().map(|_| InFlight::default()).collect();
+    let mut runs: Vec<InFlight> = paths.iter().map(|_| InFlight::none()).collect();
     for i in (0..paths.len()).chain((0..paths.len()).rev()) {
         runs[i].add(paths[i].in_flight(window, in_flight).await?);
     }

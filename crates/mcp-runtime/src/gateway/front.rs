@@ -6,8 +6,9 @@
 //! gateway mostly serves, that is most of what it adds to a call. So the client's stream is
 //! read here first ([`FrontReader`]): a `tools/call` is recognised with a typed parse of its
 //! `jsonrpc`, `id`, `method` and `params`, run on a task of its own through the same handler
-//! rmcp would call (views, discovery, questions, progress and log lines all behave the same),
-//! and its answer is written straight to the client's stream. A `notifications/cancelled`
+//! rmcp would call (views, discovery, questions, progress and log lines all behave the same;
+//! straight into it when the request passes the checks rmcp's dispatch makes first, through
+//! that dispatch otherwise), and its answer is written straight to the client's stream. A `notifications/cancelled`
 //! naming such a call cancels it here. Every other line, and any line this parse does not
 //! accept (malformed, oversized, of the wrong types), goes on to rmcp unchanged, in order, and
 //! gets the answer or error it always got.
@@ -179,18 +180,19 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         let CallLine { id, mut params, .. } = call;
         let meta = params.meta.take().unwrap_or_default();
         let initialized = peer.peer_info().is_some();
+        let version = meta.protocol_version();
         // A request of a session opened without `initialize` that names an older revision may
         // ask its client over the session; rmcp allows that only from its own request tasks.
         if !initialized
-            && meta
-                .protocol_version()
-                .is_some_and(|version| version < ProtocolVersion::V_2026_07_28)
+            && version
+                .as_ref()
+                .is_some_and(|version| *version < ProtocolVersion::V_2026_07_28)
         {
             return false;
         }
         // A request that passes what rmcp's dispatch checks before it calls the handler goes
         // to the handler directly; one that fails goes through rmcp, for its error.
-        let checked_by_rmcp = !passes_dispatch(&self.gateway, initialized, &meta);
+        let checked_by_rmcp = !passes_dispatch(&self.gateway, initialized, version, &meta);
         let mut context = RequestContext::new(id.clone(), peer.clone());
         // The context's own token: cancelled by the client's notice (see `cancel`).
         let token = context.ct.clone();
@@ -257,14 +259,20 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
     }
 }
 
-/// Whether rmcp's dispatch would let a `tools/call` with `meta` through to the handler: a
-/// revision the request names must be one the gateway speaks, and a request of a session
-/// opened without `initialize`, or one naming 2026-07-28 or later, must carry the metadata
-/// that revision requires. (Of a session opened with `initialize`, a request that names no
-/// revision is not checked at all. The other check of its dispatch, that a task is answered
-/// only to a client that declared tasks, does not arise: the gateway answers with none.)
-fn passes_dispatch(gateway: &Gateway, initialized: bool, meta: &RequestMetaObject) -> bool {
-    let Some(version) = meta.protocol_version() else {
+/// Whether rmcp's dispatch would let a `tools/call` with `meta` (which names `version`)
+/// through to the handler: a revision the request names must be one the gateway speaks, and
+/// a request of a session opened without `initialize`, or one naming 2026-07-28 or later,
+/// must carry the metadata that revision requires. (Of a session opened with `initialize`, a
+/// request that names no revision is not checked at all. The other check of its dispatch,
+/// that a task is answered only to a client that declared tasks, does not arise: the gateway
+/// answers with none.)
+fn passes_dispatch(
+    gateway: &Gateway,
+    initialized: bool,
+    version: Option<ProtocolVersion>,
+    meta: &RequestMetaObject,
+) -> bool {
+    let Some(version) = version else {
         return initialized;
     };
     let spoken = ServerHandler::supported_protocol_versions(gateway).contains(&version);
