@@ -41,11 +41,12 @@ const FASTMCP: usize = 4;
 /// so that the machine's drift (other load, frequency) falls on every path alike.
 const ROUNDS: usize = 20;
 
-/// One way to the mock's `echo`, connected and warmed up.
+/// One way to the mock's `echo`, connected and warmed up, with its processes.
 #[derive(Clone)]
 struct Path {
     client: Arc<McpClient>,
     tool: String,
+    processes: Option<cpu::Tree>,
 }
 
 impl Path {
@@ -85,13 +86,19 @@ impl Path {
                 .find(|name| name.ends_with("echo"))
                 .ok_or("the gateway lists no echo tool")?,
         };
-        let path = Path { client, tool };
+        let mut path = Path {
+            client,
+            tool,
+            processes: None,
+        };
         for i in 0..warmup {
             let text = path.call().await?.text();
             if i == 0 && !text.contains("hello") {
                 return Err(format!("unexpected echo answer: {text}"));
             }
         }
+        // Warm: every process of the path has started.
+        path.processes = path.client.pid().and_then(cpu::Tree::of);
         Ok(path)
     }
 
@@ -116,7 +123,8 @@ impl Path {
     /// Calls made `in_flight` at a time until `window` has passed: how many, how long they
     /// took (until the last one answered) and the CPU the path spent meanwhile.
     async fn in_flight(&self, window: Duration, in_flight: usize) -> Result<InFlight, String> {
-        let before = self.client.pid().and_then(cpu::spent);
+        let spent = || self.processes.as_ref().and_then(cpu::Tree::spent);
+        let before = spent();
         let started = Instant::now();
         let deadline = started + window;
         let workers = (0..in_flight).map(|_| {
@@ -135,7 +143,7 @@ impl Path {
             calls += worker.map_err(|e| e.to_string())??;
         }
         let took = started.elapsed();
-        let after = self.client.pid().and_then(cpu::spent);
+        let after = spent();
         let cpu = before.zip(after).map(|(before, after)| after.since(before));
         Ok(InFlight { calls, took, cpu })
     }

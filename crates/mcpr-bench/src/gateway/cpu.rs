@@ -32,45 +32,65 @@ impl Spent {
     }
 }
 
-/// The CPU time spent so far by this process (the client) and by the path whose first
-/// process is `pid` and everything it started: a `mcpr mock` among them is the server, the
-/// rest is the middle (nothing, on the direct path). `None` where `/proc` cannot tell.
-#[cfg(target_os = "linux")]
-pub(super) fn spent(pid: u32) -> Option<Spent> {
-    use procfs::process::Process;
+/// The processes of one path: the server (`mcpr mock`) and whatever runs between it and the
+/// client. Found once, after the path is up (a `/proc` scan), and read at each sample.
+#[derive(Clone)]
+pub(super) struct Tree {
+    server: Vec<i32>,
+    middle: Vec<i32>,
+}
 
-    let client = run_time(&Process::myself().ok()?)?;
-    let children = children_by_parent();
-    let mut spent = Spent {
-        client,
-        ..Spent::default()
-    };
-    let mut todo = vec![i32::try_from(pid).ok()?];
-    while let Some(pid) = todo.pop() {
-        if let Ok(process) = Process::new(pid) {
-            let time = run_time(&process).unwrap_or_default();
+impl Tree {
+    /// The process `pid` and everything it started. `None` where `/proc` cannot tell.
+    #[cfg(target_os = "linux")]
+    pub fn of(pid: u32) -> Option<Tree> {
+        let children = children_by_parent();
+        let mut tree = Tree {
+            server: Vec::new(),
+            middle: Vec::new(),
+        };
+        let mut todo = vec![i32::try_from(pid).ok()?];
+        while let Some(pid) = todo.pop() {
+            let process = procfs::process::Process::new(pid).ok()?;
             if is_mock(&process) {
-                spent.server += time;
+                tree.server.push(pid);
             } else {
-                spent.middle += time;
+                tree.middle.push(pid);
             }
+            todo.extend(children.get(&pid).into_iter().flatten());
         }
-        todo.extend(children.get(&pid).into_iter().flatten());
+        Some(tree)
     }
-    Some(spent)
+
+    /// No `/proc`: no figures.
+    #[cfg(not(target_os = "linux"))]
+    pub fn of(_pid: u32) -> Option<Tree> {
+        None
+    }
+
+    /// The CPU time spent so far by this process (the client) and by the tree's.
+    #[cfg(target_os = "linux")]
+    pub fn spent(&self) -> Option<Spent> {
+        let of = |pids: &[i32]| -> Option<Duration> { pids.iter().map(|pid| run_time(*pid)).sum() };
+        Some(Spent {
+            client: run_time(i32::try_from(std::process::id()).ok()?)?,
+            middle: of(&self.middle)?,
+            server: of(&self.server)?,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn spent(&self) -> Option<Spent> {
+        None
+    }
 }
 
-/// No `/proc`: no figures.
-#[cfg(not(target_os = "linux"))]
-pub(super) fn spent(_pid: u32) -> Option<Spent> {
-    None
-}
-
-/// The time every thread of `process` has run (`schedstat`: nanoseconds, unlike the clock
-/// ticks of `stat`, too coarse for runs of a fraction of a second).
+/// The time every thread of `pid` has run (`schedstat`: nanoseconds, unlike the clock ticks
+/// of `stat`, too coarse for runs of a fraction of a second).
 #[cfg(target_os = "linux")]
-fn run_time(process: &procfs::process::Process) -> Option<Duration> {
-    let nanos = process
+fn run_time(pid: i32) -> Option<Duration> {
+    let nanos = procfs::process::Process::new(pid)
+        .ok()?
         .tasks()
         .ok()?
         .flatten()
@@ -106,7 +126,8 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn this_process_has_run() {
-        let spent = spent(std::process::id()).expect("this process's run time");
+        let tree = Tree::of(std::process::id()).expect("this process's tree");
+        let spent = tree.spent().expect("this process's run time");
         // This process is both the client and (as the path's first process) the middle.
         assert!(spent.client > Duration::ZERO);
         assert!(spent.middle >= spent.client);
