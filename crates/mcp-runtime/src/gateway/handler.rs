@@ -602,9 +602,7 @@ impl Gateway {
             )),
         }
     }
-}
 
-impl Gateway {
     /// A tool's output as rmcp's response: for a client the gateway serves itself, a
     /// placeholder its transport turns back into the output as sent (see `relay`).
     fn output_response(&self, output: ToolOutput, modern: bool) -> CallToolResponse {

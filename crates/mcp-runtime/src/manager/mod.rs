@@ -502,12 +502,10 @@ impl McpManager {
                 .tool_timeout(),
         };
         let started = Instant::now();
-        // Built once and lent to each attempt: sent again, it goes out as it first did.
+        // Built once and lent to each attempt, so a resend needs no copy of the arguments.
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         loop {
-            params.input_responses = None;
-            params.request_state = None;
             let remaining = limit.map(|l| l.saturating_sub(started.elapsed()));
             let client = match &options.cancel {
                 Some(cancel) => tokio::select! {
@@ -532,6 +530,9 @@ impl McpManager {
                     // The connection died before the request left; the supervisor is already
                     // reconnecting (or will mark the server failed), so wait and send it again.
                     tracing::debug!(server, tool, "connection lost before sending; retrying");
+                    // Sent afresh: answers to an earlier round's questions do not carry over.
+                    params.input_responses = None;
+                    params.request_state = None;
                     self.wait_for_client(server, remaining, |c| {
                         !Arc::ptr_eq(c, &client) && !c.is_closed()
                     })
