@@ -4,11 +4,11 @@
 //! type in turn), runs the request on a task of its own and hands the answer back to its
 //! service loop over a channel, which sends it from yet another task. For the request a
 //! gateway mostly serves, that is most of what it adds to a call. So the client's stream is
-//! read here first ([`FrontReader`]): a `tools/call` is recognised with a typed parse of its
-//! `jsonrpc`, `id`, `method` and `params`, run on a task of its own through the same handler
-//! rmcp would call (views, discovery, questions, progress and log lines all behave the same;
-//! straight into it when the request passes the checks rmcp's dispatch makes first, through
-//! that dispatch otherwise), and its answer is written straight to the client's stream. A `notifications/cancelled`
+//! read here first ([`FrontReader`]): a `tools/call` is recognised in one pass over the line
+//! (`client_line`), run on a task of its own through the same handler rmcp would call (views,
+//! discovery, questions, progress and log lines all behave the same; straight into it when the
+//! request passes the checks rmcp's dispatch makes first, through that dispatch otherwise),
+//! and its answer is written straight to the client's stream. A `notifications/cancelled`
 //! naming such a call cancels it here. Every other line, and any line this parse does not
 //! accept (malformed, oversized, of the wrong types), goes on to rmcp unchanged, in order, and
 //! gets the answer or error it always got.
@@ -28,18 +28,17 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    ConstString as _, JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject,
+    CallToolRequest, CancelledNotificationParam, ClientRequest, ProtocolVersion, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler, Service as _};
-use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+use super::client_line::{Call, FastLine, LineReader};
 use super::handler::Answered;
 use crate::client::ToolOutput;
 
@@ -65,6 +64,8 @@ pub(crate) struct Front<W> {
     /// The session, once rmcp has opened it; until then every line goes to rmcp.
     peer: OnceLock<Peer<RoleServer>>,
     output: Arc<Output<W>>,
+    /// Reads the lines the fast path looks at.
+    lines: LineReader,
     /// Fast calls in flight, by request id, with their cancel tokens.
     in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
     next: AtomicU64,
@@ -80,6 +81,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             gateway,
             peer: OnceLock::new(),
             output: Output::new(writer),
+            lines: LineReader::default(),
             in_flight: Mutex::default(),
             next: AtomicU64::new(0),
             running: AtomicUsize::new(0),
@@ -153,34 +155,24 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         let Some(peer) = self.peer.get() else {
             return false;
         };
-        let Ok(head) = serde_json::from_slice::<Head>(line) else {
-            return false;
-        };
-        // rmcp refuses a message with both a method and a result or an error.
-        if head.result.0 || head.error.0 {
-            return false;
-        }
-        match head.method.as_deref() {
-            Some("tools/call") if head.id.0 => match serde_json::from_slice::<CallLine>(line) {
-                Ok(call) => self.start_call(call, peer),
-                Err(_) => false,
-            },
-            Some("notifications/cancelled") if !head.id.0 => {
-                match serde_json::from_slice::<CancelLine>(line) {
-                    Ok(cancel) => self.cancel(cancel),
-                    Err(_) => false,
-                }
-            }
-            _ => false,
+        match self.lines.read(line) {
+            Some(FastLine::Call(call)) => self.start_call(call, peer),
+            Some(FastLine::Cancel(cancel)) => self.cancel(cancel),
+            None => false,
         }
     }
 
-    /// Start the call `head` makes, if it is one rmcp would accept as it is.
-    fn start_call(self: &Arc<Self>, call: CallLine, peer: &Peer<RoleServer>) -> bool {
-        let CallLine { id, mut params, .. } = call;
-        let meta = params.meta.take().unwrap_or_default();
+    /// Start `call`, if it is one rmcp would accept as it is.
+    fn start_call(self: &Arc<Self>, call: Call, peer: &Peer<RoleServer>) -> bool {
+        let Call {
+            id,
+            params,
+            meta,
+            version,
+            has_required_meta,
+            remembered,
+        } = call;
         let initialized = peer.peer_info().is_some();
-        let version = meta.protocol_version();
         // A request of a session opened without `initialize` that names an older revision may
         // ask its client over the session; rmcp allows that only from its own request tasks.
         if !initialized
@@ -192,7 +184,8 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         }
         // A request that passes what rmcp's dispatch checks before it calls the handler goes
         // to the handler directly; one that fails goes through rmcp, for its error.
-        let checked_by_rmcp = !passes_dispatch(&self.gateway, initialized, version, &meta);
+        let checked_by_rmcp =
+            !passes_dispatch(&self.gateway, initialized, version, has_required_meta);
         let mut context = RequestContext::new(id.clone(), peer.clone());
         // The context's own token: cancelled by the client's notice (see `cancel`).
         let token = context.ct.clone();
@@ -204,20 +197,22 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         let running = Running(self.clone());
         tokio::spawn(async move {
             let _running = running;
-            let reply = if checked_by_rmcp {
+            let (reply, context) = if checked_by_rmcp {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 // Boxed: rmcp's dispatch holds the largest of every request type's futures
                 // (~4 KB), which would otherwise be copied into the task and around it.
-                Box::pin(front.gateway.handle_request(request, context))
+                let reply = Box::pin(front.gateway.handle_request(request, context))
                     .await
-                    .map(|result| Reply::Result(Box::new(result)))
+                    .map(|result| Reply::Result(Box::new(result)));
+                (reply, None)
             } else {
-                Box::pin(front.gateway.answer_call(params, context))
+                let reply = Box::pin(front.gateway.answer_call(params, &context))
                     .await
                     .map(|answered| match answered {
                         Answered::Output(output, modern) => Reply::Output(output, modern),
                         Answered::Response(response) => Reply::Result(Box::new(response.into())),
-                    })
+                    });
+                (reply, Some(context))
             };
             {
                 let mut in_flight = front.lock();
@@ -240,13 +235,18 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
                 }
                 Err(e) => tracing::warn!("gateway: an answer could not be written: {e}"),
             }
+            // The handler only borrowed the context: its `_meta` is the one read, for a later
+            // call with the same metadata to reuse.
+            if let (Some(context), Some(generation)) = (context, remembered) {
+                front.lines.give_back(generation, context.meta);
+            }
         });
         true
     }
 
-    /// Cancel the fast call `head` names, if there is one.
-    fn cancel(&self, cancel: CancelLine) -> bool {
-        let Some(request_id) = cancel.params.request_id else {
+    /// Cancel the fast call `cancel` names, if there is one.
+    fn cancel(&self, cancel: CancelledNotificationParam) -> bool {
+        let Some(request_id) = cancel.request_id else {
             return false;
         };
         match self.lock().remove(&request_id) {
@@ -259,29 +259,25 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
     }
 }
 
-/// Whether rmcp's dispatch would let a `tools/call` with `meta` (which names `version`)
-/// through to the handler: a revision the request names must be one the gateway speaks, and
-/// a request of a session opened without `initialize`, or one naming 2026-07-28 or later,
-/// must carry the metadata that revision requires. (Of a session opened with `initialize`, a
-/// request that names no revision is not checked at all. The other check of its dispatch,
-/// that a task is answered only to a client that declared tasks, does not arise: the gateway
-/// answers with none.)
+/// Whether rmcp's dispatch would let a `tools/call` through to the handler: a revision the
+/// request names (`version`) must be one the gateway speaks, and a request of a session opened
+/// without `initialize`, or one naming 2026-07-28 or later, must carry the metadata that
+/// revision requires (`has_required_meta`). (Of a session opened with `initialize`, a request
+/// that names no revision is not checked at all. The other check of its dispatch, that a task
+/// is answered only to a client that declared tasks, does not arise: the gateway answers with
+/// none.)
 fn passes_dispatch(
     gateway: &Gateway,
     initialized: bool,
     version: Option<ProtocolVersion>,
-    meta: &RequestMetaObject,
+    has_required_meta: bool,
 ) -> bool {
     let Some(version) = version else {
         return initialized;
     };
     let spoken = ServerHandler::supported_protocol_versions(gateway).contains(&version);
     let checked = !initialized || version >= ProtocolVersion::V_2026_07_28;
-    spoken
-        && (!checked
-            || meta
-                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
-                .is_empty())
+    spoken && (!checked || has_required_meta)
 }
 
 /// A fast call's answer.
@@ -315,71 +311,6 @@ impl<W> Drop for Running<W> {
         if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.0.idle.notify_waiters();
         }
-    }
-}
-
-/// What a client line is, from its top-level fields (the method borrowed from the line, the
-/// rest skipped).
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    id: Present,
-    #[serde(default)]
-    result: Present,
-    #[serde(default)]
-    error: Present,
-}
-
-/// A `tools/call` request, typed as rmcp types it.
-#[derive(Deserialize)]
-struct CallLine {
-    #[allow(dead_code)] // checked: rmcp accepts no other version
-    jsonrpc: Version,
-    id: RequestId,
-    params: CallToolRequestParams,
-}
-
-/// `jsonrpc`: the string `2.0`, as rmcp's `JsonRpcVersion2_0` accepts it (escapes included),
-/// read without the `String` rmcp allocates for it.
-struct Version;
-
-impl<'de> Deserialize<'de> for Version {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct VersionVisitor;
-        impl serde::de::Visitor<'_> for VersionVisitor {
-            type Value = Version;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, version: &str) -> Result<Version, E> {
-                if version == JsonRpcVersion2_0::VALUE {
-                    Ok(Version)
-                } else {
-                    Err(E::custom("expect const string value \"2.0\""))
-                }
-            }
-        }
-        deserializer.deserialize_str(VersionVisitor)
-    }
-}
-
-/// A `notifications/cancelled`.
-#[derive(Deserialize)]
-struct CancelLine {
-    params: CancelledNotificationParam,
-}
-
-/// Whether a field is there at all (`null` included).
-#[derive(Default)]
-struct Present(bool);
-
-impl<'de> Deserialize<'de> for Present {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        serde::de::IgnoredAny::deserialize(deserializer).map(|_| Present(true))
     }
 }
 

@@ -329,7 +329,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         boxed(async move {
-            Ok(match self.answer_call(request, context).await? {
+            Ok(match self.answer_call(request, &context).await? {
                 Answered::Output(output, modern) => self.output_response(output, modern),
                 Answered::Response(response) => response,
             })
@@ -365,7 +365,7 @@ impl Gateway {
     pub(crate) async fn answer_call(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<Answered, McpError> {
         if let Some(state) = request.request_state.clone() {
             return self.resume_call(request, &state, context).await;
@@ -438,7 +438,7 @@ impl Gateway {
         view: &Arc<View>,
         all: &[Tool],
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<Answered, McpError> {
         let arguments = request.arguments.as_ref();
         if name == SEARCH_TOOL {
@@ -477,7 +477,7 @@ impl Gateway {
         &self,
         name: String,
         arguments: Option<serde_json::Map<String, Value>>,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<Answered, McpError> {
         let scope = &self.inner.scope;
         let tool = match scope.route(&name) {
@@ -498,11 +498,11 @@ impl Gateway {
             ..CallOptions::default()
         };
         // Before the call starts: the backend must have the level when it runs.
-        let logs = self.watch_logs(&context, &tool.server).await;
+        let logs = self.watch_logs(context, &tool.server).await;
         let manager = scope.manager.clone();
         let flight = self.inner.inputs.start(
             name,
-            super::input::declared(&context),
+            super::input::declared(context),
             context.meta.get_progress_token().is_some(),
             settings,
             move |settings| super::input::call_backend(manager, tool, arguments, settings),
@@ -515,7 +515,7 @@ impl Gateway {
         &self,
         request: CallToolRequestParams,
         state: &str,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<Answered, McpError> {
         let name = match request.name.as_ref() {
             INVOKE_TOOL => invoke_arguments(request.arguments.as_ref())
@@ -535,7 +535,7 @@ impl Gateway {
                     .route(flight.tool())
                     .map(|t| t.server.clone());
                 let logs = match server {
-                    Some(server) => self.watch_logs(&context, &server).await,
+                    Some(server) => self.watch_logs(context, &server).await,
                     None => None,
                 };
                 self.drive(flight, context, logs).await
@@ -563,17 +563,17 @@ impl Gateway {
     async fn drive(
         &self,
         flight: super::input::Flight,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
         logs: Option<subscriptions::RequestLogs>,
     ) -> Result<Answered, McpError> {
         let mut forwarder = context
             .meta
             .get_progress_token()
-            .map(|token| Forwarder::new(token, &context));
+            .map(|token| Forwarder::new(token, context));
         let result = match self
             .inner
             .inputs
-            .drive(flight, &context, forwarder.as_mut())
+            .drive(flight, context, forwarder.as_mut())
             .await?
         {
             Outcome::Done(result) => result,

@@ -58,6 +58,7 @@
 //! ```
 
 mod catalog;
+mod client_line;
 mod discovery;
 mod filter;
 mod front;
