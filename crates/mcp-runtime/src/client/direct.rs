@@ -46,7 +46,7 @@ use super::decode::{self, Expected, Key};
 use super::requests::{Answer, Outgoing, RequestSettings, ToolAnswer};
 use super::tool_result::{self, ToolRead};
 use super::types::ToolOutput;
-use super::{ClientError, McpClient, progress};
+use super::{ClientError, McpClient};
 
 /// Bytes a [`Batch`] takes before writers wait for the server to read instead: a server that
 /// stops reading holds its callers back rather than growing the batch.
@@ -642,8 +642,7 @@ impl McpClient {
         // registration are handed over by the router.
         let progress_route = progress.map(|sender| {
             let token = ProgressToken(NumberOrString::Number(wire_id));
-            self.progress
-                .register(progress::token_key(&token), sender.clone())
+            self.progress.register(token, sender.clone())
         });
         let line = match request {
             Outgoing::Tool(params) => self.tool_call_line(wire_id, params, meta),

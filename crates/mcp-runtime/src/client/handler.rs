@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use super::ask::ask_one;
 use super::elicitation::{ElicitationAction, ElicitationHandler, ElicitationRequest};
-use super::progress::{ProgressRouter, ProgressUpdate, token_key};
+use super::progress::{ProgressRouter, ProgressUpdate};
 
 /// Something a server told us outside a request/response pair.
 #[derive(Debug, Clone, PartialEq)]
@@ -342,7 +342,7 @@ impl Handler {
     /// Progress of one of our requests: to its caller, if it asked, and to the host.
     fn progressed(&self, params: ProgressNotificationParam) {
         self.progress.deliver(
-            token_key(&params.progress_token),
+            params.progress_token.clone(),
             ProgressUpdate {
                 progress: params.progress,
                 total: params.total,

@@ -10,6 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use rmcp::model::ProgressToken;
 use tokio::sync::mpsc;
 
 /// Early notifications kept for tokens nobody has registered yet. Servers may report progress
@@ -42,8 +43,8 @@ pub(crate) struct ProgressRouter {
 #[derive(Debug, Default)]
 struct RouterState {
     /// The receiver of each token, and whether it got anything yet.
-    routes: HashMap<String, (mpsc::Sender<ProgressUpdate>, bool)>,
-    early: VecDeque<(String, ProgressUpdate)>,
+    routes: HashMap<ProgressToken, (mpsc::Sender<ProgressUpdate>, bool)>,
+    early: VecDeque<(ProgressToken, ProgressUpdate)>,
 }
 
 impl ProgressRouter {
@@ -51,8 +52,8 @@ impl ProgressRouter {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A notification arrived for `token` (the token's JSON text, so `1` and `"1"` differ).
-    pub(crate) fn deliver(&self, token: String, update: ProgressUpdate) {
+    /// A notification arrived for `token` (`1` and `"1"` are different tokens).
+    pub(crate) fn deliver(&self, token: ProgressToken, update: ProgressUpdate) {
         let mut state = self.lock();
         match state.routes.get_mut(&token) {
             // Never waits, so the lock is never held across a wait; a full channel means the
@@ -74,21 +75,21 @@ impl ProgressRouter {
     /// with what already arrived.
     pub(crate) fn register(
         self: &Arc<Self>,
-        token: String,
+        token: ProgressToken,
         sender: mpsc::Sender<ProgressUpdate>,
     ) -> ProgressRoute {
         let mut state = self.lock();
-        let mut kept = VecDeque::with_capacity(state.early.len());
         let mut seen = false;
-        for (early_token, update) in state.early.drain(..) {
-            if early_token == token {
-                seen = true;
-                let _ = sender.try_send(update);
-            } else {
-                kept.push_back((early_token, update));
+        if !state.early.is_empty() {
+            for (early_token, update) in std::mem::take(&mut state.early) {
+                if early_token == token {
+                    seen = true;
+                    let _ = sender.try_send(update);
+                } else {
+                    state.early.push_back((early_token, update));
+                }
             }
         }
-        state.early = kept;
         state.routes.insert(token.clone(), (sender, seen));
         ProgressRoute {
             router: self.clone(),
@@ -100,7 +101,7 @@ impl ProgressRouter {
 /// A registration with the router; dropping it stops the routing.
 pub(crate) struct ProgressRoute {
     router: Arc<ProgressRouter>,
-    token: String,
+    token: ProgressToken,
 }
 
 impl ProgressRoute {
@@ -122,14 +123,14 @@ impl Drop for ProgressRoute {
     }
 }
 
-/// The routing key of an rmcp progress token: its JSON text.
-pub(crate) fn token_key(token: &rmcp::model::ProgressToken) -> String {
-    serde_json::to_string(token).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::NumberOrString;
+
+    fn token(n: i64) -> ProgressToken {
+        ProgressToken(NumberOrString::Number(n))
+    }
 
     fn update(progress: f64) -> ProgressUpdate {
         ProgressUpdate {
@@ -142,18 +143,18 @@ mod tests {
     #[test]
     fn early_notifications_are_delivered_on_registration() {
         let router = Arc::new(ProgressRouter::default());
-        router.deliver("1".into(), update(1.0));
-        router.deliver("2".into(), update(5.0));
+        router.deliver(token(1), update(1.0));
+        router.deliver(token(2), update(5.0));
         let (tx, mut rx) = mpsc::channel(8);
-        let route = router.register("1".into(), tx);
-        router.deliver("1".into(), update(2.0));
+        let route = router.register(token(1), tx);
+        router.deliver(token(1), update(2.0));
         assert_eq!(rx.try_recv().map(|u| u.progress), Ok(1.0));
         assert_eq!(rx.try_recv().map(|u| u.progress), Ok(2.0));
         assert!(rx.try_recv().is_err());
         drop(route);
         // After the route is gone, notifications for the token are kept as early ones again,
         // and the other token's early notification is still there.
-        router.deliver("1".into(), update(3.0));
+        router.deliver(token(1), update(3.0));
         assert!(rx.try_recv().is_err());
         assert_eq!(router.lock().early.len(), 2);
     }
@@ -162,9 +163,9 @@ mod tests {
     fn a_caller_that_lags_loses_updates_instead_of_growing_memory() {
         let router = Arc::new(ProgressRouter::default());
         let (tx, mut rx) = mpsc::channel(2);
-        let _route = router.register("1".into(), tx);
+        let _route = router.register(token(1), tx);
         for i in 0..100 {
-            router.deliver("1".into(), update(i as f64));
+            router.deliver(token(1), update(i as f64));
         }
         assert_eq!(rx.try_recv().map(|u| u.progress), Ok(0.0));
         assert_eq!(rx.try_recv().map(|u| u.progress), Ok(1.0));
@@ -175,7 +176,7 @@ mod tests {
     fn early_notifications_are_bounded() {
         let router = ProgressRouter::default();
         for i in 0..(EARLY_LIMIT * 2) {
-            router.deliver(i.to_string(), update(i as f64));
+            router.deliver(token(i as i64), update(i as f64));
         }
         assert_eq!(router.lock().early.len(), EARLY_LIMIT);
     }

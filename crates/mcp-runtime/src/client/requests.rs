@@ -183,7 +183,7 @@ impl McpClient {
         // registration are handed over by the router.
         let _progress_route = settings.progress.map(|sender| {
             self.progress
-                .register(progress::token_key(&handle.progress_token), sender.clone())
+                .register(handle.progress_token.clone(), sender.clone())
         });
         let response = match settings.cancel {
             None => handle.await_response().await,

@@ -33,7 +33,7 @@ const MEMO_MAX_KEYS: usize = 16;
 
 /// Copies of the remembered metadata kept for later calls, at most (as many as calls in
 /// flight give back at once, about).
-const MEMO_MAX_SPARE: usize = 32;
+const MEMO_MAX_SPARE: usize = 64;
 
 /// A line the fast path takes.
 // Not boxed: returned once per line and taken apart at once, never stored.

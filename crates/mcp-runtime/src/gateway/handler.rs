@@ -570,10 +570,13 @@ impl Gateway {
             .meta
             .get_progress_token()
             .map(|token| Forwarder::new(token, context));
+        // 2026-07-28 results say what they are; the server's own `resultType` does not survive
+        // the relay.
+        let modern = super::input::stateless(context);
         let result = match self
             .inner
             .inputs
-            .drive(flight, context, forwarder.as_mut())
+            .drive(flight, context, modern, forwarder.as_mut())
             .await?
         {
             Outcome::Done(result) => result,
@@ -585,14 +588,7 @@ impl Gateway {
             logs.settle().await;
         }
         match result {
-            Ok(output) => {
-                // 2026-07-28 results say what they are; the server's own `resultType` does not
-                // survive the relay.
-                let modern = context
-                    .protocol_version()
-                    .is_some_and(|v| !v.has_initialize());
-                Ok(Answered::Output(output, modern))
-            }
+            Ok(output) => Ok(Answered::Output(output, modern)),
             Err(Stopped::Refused(error)) => Err(error),
             // The client cancelled (or left): rmcp drops the answer; say so anyway.
             Err(Stopped::Aborted) => Err(McpError::new(

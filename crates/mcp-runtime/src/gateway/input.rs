@@ -265,20 +265,24 @@ impl Inputs {
     /// (a 2026-07-28 client: the call is parked and the client gets an `input_required`
     /// result). The backend's progress goes to `progress`, under the request's own token. The
     /// client's cancellation (or departure) drops the flight, which cancels the backend call.
+    /// `stateless`: the client speaks a revision without `initialize` (see [`stateless`]).
     pub(crate) async fn drive(
         self: &Arc<Self>,
         flight: Flight,
         context: &RequestContext<RoleServer>,
+        stateless: bool,
         progress: Option<&mut Forwarder>,
     ) -> Result<Outcome, McpError> {
-        Ok(match self.drive_any(flight, context, progress).await? {
-            Outcome::Asked(asked) => Outcome::Asked(asked),
-            Outcome::Done(Ok(Landed::Tool(output))) => Outcome::Done(Ok(output)),
-            Outcome::Done(Ok(Landed::Prompt(_))) => Outcome::Done(Err(Stopped::Refused(
-                McpError::internal_error("a prompt came back for a tool call", None),
-            ))),
-            Outcome::Done(Err(stopped)) => Outcome::Done(Err(stopped)),
-        })
+        Ok(
+            match self.drive_any(flight, context, stateless, progress).await? {
+                Outcome::Asked(asked) => Outcome::Asked(asked),
+                Outcome::Done(Ok(Landed::Tool(output))) => Outcome::Done(Ok(output)),
+                Outcome::Done(Ok(Landed::Prompt(_))) => Outcome::Done(Err(Stopped::Refused(
+                    McpError::internal_error("a prompt came back for a tool call", None),
+                ))),
+                Outcome::Done(Err(stopped)) => Outcome::Done(Err(stopped)),
+            },
+        )
     }
 
     /// [`drive`](Self::drive) for a flight of any subject.
@@ -286,11 +290,9 @@ impl Inputs {
         self: &Arc<Self>,
         mut flight: Flight,
         context: &RequestContext<RoleServer>,
+        stateless: bool,
         mut progress: Option<&mut Forwarder>,
     ) -> Result<Outcome<Landed>, McpError> {
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
         // Asked from this task, so that the request goes out with the call's own (the
         // streamable HTTP transport sends it on the call's response stream).
         let mut answering: Option<futures::future::BoxFuture<'static, ()>> = None;
@@ -590,6 +592,14 @@ async fn until_done(work: &mut Option<futures::future::BoxFuture<'static, ()>>) 
         Some(work) => work.await,
         None => std::future::pending().await,
     }
+}
+
+/// Whether the client of `context` speaks a revision without `initialize` (2026-07-28): its
+/// calls are parked while it answers, and its results say what they are.
+pub(crate) fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize())
 }
 
 /// What the client of a request declared it can be asked (per request in 2026-07-28,

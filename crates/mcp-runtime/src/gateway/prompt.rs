@@ -82,7 +82,13 @@ impl Gateway {
                 .inputs
                 .start_for(subject, declared, false, settings, call)
         };
-        match self.inner.inputs.drive_any(flight, &context, None).await? {
+        let stateless = super::input::stateless(&context);
+        match self
+            .inner
+            .inputs
+            .drive_any(flight, &context, stateless, None)
+            .await?
+        {
             Outcome::Asked(asked) => Ok(asked.into()),
             Outcome::Done(Ok(Landed::Prompt(prompt))) => answer(prompt),
             Outcome::Done(Ok(Landed::Tool(_))) => Err(McpError::internal_error(
