@@ -239,6 +239,29 @@ fn a_2026_client_answers_a_2025_backends_request() {
 }
 
 #[test]
+fn a_2026_clients_capabilities_are_read_from_each_of_its_requests() {
+    let world = world();
+    let mut client = Stateless::start(&world, &[], json!({"elicitation": {}}));
+    // Declared with this call, and with its retry: the client is asked, and answers.
+    let elicited = |client: &mut Stateless| {
+        let (state, keys) = asked(&client.call("mcp_m_elicit", json!({})));
+        let retry =
+            json!({"requestState": state, "inputResponses": {keys[0].clone(): accept("Ada")}});
+        let done = client.call("mcp_m_elicit", retry);
+        assert_eq!(text(&done), r#"accept {"name":"Ada"}"#, "{done}");
+    };
+    elicited(&mut client);
+    // Not with this one (the same session, the same metadata otherwise): the gateway declines
+    // for it.
+    client.capabilities = Some(json!({}));
+    let done = client.call("mcp_m_elicit", json!({}));
+    assert_eq!(text(&done), "decline", "{done}");
+    // With this one again.
+    client.capabilities = Some(json!({"elicitation": {}}));
+    elicited(&mut client);
+}
+
+#[test]
 fn a_forged_request_state_is_refused_and_the_real_one_still_works() {
     let world = world();
     let mut client = Stateless::start(&world, &[], json!({"elicitation": {}}));

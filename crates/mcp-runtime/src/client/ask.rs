@@ -60,11 +60,11 @@ impl CallInput {
     /// A route for questions answered by someone who declared `declared`; the receiver gets
     /// them. Dropping the receiver (or a question's answer) fails the question.
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
-    pub(crate) fn new(declared: ClientCapabilities) -> (CallInput, mpsc::Receiver<Question>) {
+    pub(crate) fn new(declared: Arc<ClientCapabilities>) -> (CallInput, mpsc::Receiver<Question>) {
         let (questions, receiver) = mpsc::channel(QUEUE);
         let input = CallInput {
             questions,
-            declared: Arc::new(declared),
+            declared,
         };
         (input, receiver)
     }
@@ -272,7 +272,7 @@ mod tests {
     use super::*;
 
     fn asker() -> CallInput {
-        CallInput::new(ClientCapabilities::default()).0
+        CallInput::new(Arc::new(ClientCapabilities::default())).0
     }
 
     fn same(route: Route, input: &CallInput) -> bool {

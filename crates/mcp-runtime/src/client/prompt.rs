@@ -59,7 +59,7 @@ impl McpClient {
         let method = "prompts/get";
         // Only its capabilities are used, and only by a 2026-07-28 server: nothing is asked
         // through it (an older server's own requests get the host handlers' answers).
-        let (asker, _) = CallInput::new(declared);
+        let (asker, _) = CallInput::new(std::sync::Arc::new(declared));
         let asker = (self.opening.era == Era::Modern).then_some(&asker);
         let timeout = self.config.request_timeout();
         let answer = self

@@ -40,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 use super::Gateway;
 use super::client_line::{Call, FastLine, LineReader};
 use super::handler::Answered;
+use super::input::Asker;
 use crate::client::ToolOutput;
 
 /// Longest line the fast path looks at; a longer one goes to rmcp as it comes in (rmcp has
@@ -64,8 +65,6 @@ pub(crate) struct Front<W> {
     /// The session, once rmcp has opened it; until then every line goes to rmcp.
     peer: OnceLock<Peer<RoleServer>>,
     output: Arc<Output<W>>,
-    /// Reads the lines the fast path looks at.
-    lines: LineReader,
     /// Fast calls in flight, by request id, with their cancel tokens.
     in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
     next: AtomicU64,
@@ -81,7 +80,6 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             gateway,
             peer: OnceLock::new(),
             output: Output::new(writer),
-            lines: LineReader::default(),
             in_flight: Mutex::default(),
             next: AtomicU64::new(0),
             running: AtomicUsize::new(0),
@@ -98,6 +96,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             buf: BytesMut::new(),
             scanned: 0,
             pass: 0,
+            lines: LineReader::default(),
             long_line: false,
             eof: false,
         };
@@ -151,11 +150,11 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
 
     /// Take `line` on the fast path if it is a call (started on a task of its own) or the
     /// cancellation of one; `false` leaves it to rmcp.
-    fn take(self: &Arc<Self>, line: &[u8]) -> bool {
+    fn take(self: &Arc<Self>, lines: &mut LineReader, line: &[u8]) -> bool {
         let Some(peer) = self.peer.get() else {
             return false;
         };
-        match self.lines.read(line) {
+        match lines.read(line) {
             Some(FastLine::Call(call)) => self.start_call(call, peer),
             Some(FastLine::Cancel(cancel)) => self.cancel(cancel),
             None => false,
@@ -163,56 +162,68 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
     }
 
     /// Start `call`, if it is one rmcp would accept as it is.
-    fn start_call(self: &Arc<Self>, call: Call, peer: &Peer<RoleServer>) -> bool {
-        let Call {
-            id,
-            params,
-            meta,
-            version,
-            has_required_meta,
-            remembered,
-        } = call;
+    fn start_call(self: &Arc<Self>, call: Call<'_>, peer: &Peer<RoleServer>) -> bool {
+        let said = &call.said;
         let initialized = peer.peer_info().is_some();
         // A request of a session opened without `initialize` that names an older revision may
         // ask its client over the session; rmcp allows that only from its own request tasks.
         if !initialized
-            && version
+            && said
+                .version
                 .as_ref()
                 .is_some_and(|version| *version < ProtocolVersion::V_2026_07_28)
         {
             return false;
         }
-        // A request that passes what rmcp's dispatch checks before it calls the handler goes
-        // to the handler directly; one that fails goes through rmcp, for its error.
-        let checked_by_rmcp =
-            !passes_dispatch(&self.gateway, initialized, version, has_required_meta);
+        let id = call.id.clone();
         let mut context = RequestContext::new(id.clone(), peer.clone());
+        // A request that passes what rmcp's dispatch checks before it calls the handler goes
+        // to the handler directly, which is told what its `_meta` says; one that fails goes
+        // through rmcp, for its error, with its `_meta` as rmcp reads it.
+        let direct = passes_dispatch(
+            &self.gateway,
+            initialized,
+            said.version.as_ref(),
+            said.has_required_meta,
+        );
+        let asker = if direct {
+            let Call { said, progress, .. } = &call;
+            Some(Asker::from_parts(
+                said.version.clone(),
+                said.declared.clone(),
+                progress.clone(),
+                said.log_level,
+                &context,
+            ))
+        } else {
+            context.meta = call.meta();
+            None
+        };
+        let params = call.params;
         // The context's own token: cancelled by the client's notice (see `cancel`).
         let token = context.ct.clone();
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock().insert(id.clone(), (number, token.clone()));
-        context.meta = meta;
         let front = self.clone();
         self.running.fetch_add(1, Ordering::AcqRel);
         let running = Running(self.clone());
         tokio::spawn(async move {
             let _running = running;
-            let (reply, context) = if checked_by_rmcp {
-                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-                // Boxed: rmcp's dispatch holds the largest of every request type's futures
-                // (~4 KB), which would otherwise be copied into the task and around it.
-                let reply = Box::pin(front.gateway.handle_request(request, context))
-                    .await
-                    .map(|result| Reply::Result(Box::new(result)));
-                (reply, None)
-            } else {
-                let reply = Box::pin(front.gateway.answer_call(params, &context))
+            let reply = match asker {
+                Some(asker) => Box::pin(front.gateway.answer_call(params, &context, asker))
                     .await
                     .map(|answered| match answered {
                         Answered::Output(output, modern) => Reply::Output(output, modern),
                         Answered::Response(response) => Reply::Result(Box::new(response.into())),
-                    });
-                (reply, Some(context))
+                    }),
+                None => {
+                    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                    // Boxed: rmcp's dispatch holds the largest of every request type's futures
+                    // (~4 KB), which would otherwise be copied into the task and around it.
+                    Box::pin(front.gateway.handle_request(request, context))
+                        .await
+                        .map(|result| Reply::Result(Box::new(result)))
+                }
             };
             {
                 let mut in_flight = front.lock();
@@ -234,11 +245,6 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
                     }
                 }
                 Err(e) => tracing::warn!("gateway: an answer could not be written: {e}"),
-            }
-            // The handler only borrowed the context: its `_meta` is the one read, for a later
-            // call with the same metadata to reuse.
-            if let (Some(context), Some(generation)) = (context, remembered) {
-                front.lines.give_back(generation, context.meta);
             }
         });
         true
@@ -269,14 +275,14 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
 fn passes_dispatch(
     gateway: &Gateway,
     initialized: bool,
-    version: Option<ProtocolVersion>,
+    version: Option<&ProtocolVersion>,
     has_required_meta: bool,
 ) -> bool {
     let Some(version) = version else {
         return initialized;
     };
-    let spoken = ServerHandler::supported_protocol_versions(gateway).contains(&version);
-    let checked = !initialized || version >= ProtocolVersion::V_2026_07_28;
+    let spoken = ServerHandler::supported_protocol_versions(gateway).contains(version);
+    let checked = !initialized || *version >= ProtocolVersion::V_2026_07_28;
     spoken && (!checked || has_required_meta)
 }
 
@@ -326,6 +332,8 @@ pub(crate) struct FrontReader<R, W> {
     scanned: usize,
     /// How much of `buf` is rmcp's to read.
     pass: usize,
+    /// Reads the lines the fast path looks at.
+    lines: LineReader,
     /// Passing on a line too long for the fast path, up to its newline.
     long_line: bool,
     eof: bool,
@@ -361,7 +369,7 @@ where
                 }
                 Some(end) => {
                     this.scanned = 0;
-                    if this.front.take(&this.buf[..end]) {
+                    if this.front.take(&mut this.lines, &this.buf[..end]) {
                         this.buf.advance(end + 1);
                     } else {
                         this.pass = end + 1;

@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
-use super::input::{Outcome, Resumed, Stopped};
+use super::input::{Asker, Outcome, Resumed, Stopped};
 use super::subscriptions::{self, Target};
 use super::view::View;
 use crate::client::CallOptions;
@@ -329,7 +329,8 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         boxed(async move {
-            Ok(match self.answer_call(request, &context).await? {
+            let asker = Asker::of(&context);
+            Ok(match self.answer_call(request, &context, asker).await? {
                 Answered::Output(output, modern) => self.output_response(output, modern),
                 Answered::Response(response) => response,
             })
@@ -361,14 +362,16 @@ fn boxed<'a, T>(
 impl Gateway {
     /// `tools/call`: a retry with answers, a discovery tool, or a tool of a server. What
     /// rmcp's dispatch runs for every `tools/call`, and what the stream's fast path runs for
-    /// one that dispatch would not check (see `front`).
+    /// one that dispatch would not check (see `front`). What the request's `_meta` says is
+    /// read from `asker`, never from `context`'s (which the fast path leaves empty).
     pub(crate) async fn answer_call(
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        asker: Asker,
     ) -> Result<Answered, McpError> {
         if let Some(state) = request.request_state.clone() {
-            return self.resume_call(request, &state, context).await;
+            return self.resume_call(request, &state, context, asker).await;
         }
         if request.name == SEARCH_TOOL || request.name == INVOKE_TOOL {
             self.wait_started().await;
@@ -377,11 +380,11 @@ impl Gateway {
             if self.inner.discovery.active(&view, &all) {
                 let name = request.name.to_string();
                 return self
-                    .discovery_call(&name, &view, &all, request, context)
+                    .discovery_call(&name, &view, &all, request, context, asker)
                     .await;
             }
         }
-        self.call_named(request.name.into_owned(), request.arguments, context)
+        self.call_named(request.name.into_owned(), request.arguments, context, asker)
             .await
     }
 
@@ -439,6 +442,7 @@ impl Gateway {
         all: &[Tool],
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        asker: Asker,
     ) -> Result<Answered, McpError> {
         let arguments = request.arguments.as_ref();
         if name == SEARCH_TOOL {
@@ -469,7 +473,7 @@ impl Gateway {
                 wire_result(unknown_tool(&target)).into(),
             ));
         }
-        self.call_named(target, arguments, context).await
+        self.call_named(target, arguments, context, asker).await
     }
 
     /// Call the tool exposed as `name` on its server.
@@ -478,6 +482,7 @@ impl Gateway {
         name: String,
         arguments: Option<serde_json::Map<String, Value>>,
         context: &RequestContext<RoleServer>,
+        asker: Asker,
     ) -> Result<Answered, McpError> {
         let scope = &self.inner.scope;
         let tool = match scope.route(&name) {
@@ -498,16 +503,16 @@ impl Gateway {
             ..CallOptions::default()
         };
         // Before the call starts: the backend must have the level when it runs.
-        let logs = self.watch_logs(context, &tool.server).await;
+        let logs = self.watch_logs(context, &asker, &tool.server).await;
         let manager = scope.manager.clone();
         let flight = self.inner.inputs.start(
             name,
-            super::input::declared(context),
-            context.meta.get_progress_token().is_some(),
+            asker.declared.clone(),
+            asker.progress.is_some(),
             settings,
             move |settings| super::input::call_backend(manager, tool, arguments, settings),
         );
-        self.drive(flight, context, logs).await
+        self.drive(flight, context, asker, logs).await
     }
 
     /// A 2026-07-28 client's retry with its answers: the parked call goes on.
@@ -516,6 +521,7 @@ impl Gateway {
         request: CallToolRequestParams,
         state: &str,
         context: &RequestContext<RoleServer>,
+        asker: Asker,
     ) -> Result<Answered, McpError> {
         let name = match request.name.as_ref() {
             INVOKE_TOOL => invoke_arguments(request.arguments.as_ref())
@@ -535,10 +541,10 @@ impl Gateway {
                     .route(flight.tool())
                     .map(|t| t.server.clone());
                 let logs = match server {
-                    Some(server) => self.watch_logs(context, &server).await,
+                    Some(server) => self.watch_logs(context, &asker, &server).await,
                     None => None,
                 };
-                self.drive(flight, context, logs).await
+                self.drive(flight, context, asker, logs).await
             }
             Resumed::Again(asked) => Ok(Answered::Response(asked.into())),
         }
@@ -548,9 +554,10 @@ impl Gateway {
     async fn watch_logs(
         &self,
         context: &RequestContext<RoleServer>,
+        asker: &Asker,
         server: &str,
     ) -> Option<subscriptions::RequestLogs> {
-        let level = context.meta.log_level().and_then(wire_rank)?;
+        let level = asker.log_level.and_then(wire_rank)?;
         Some(
             self.inner
                 .relay
@@ -564,15 +571,13 @@ impl Gateway {
         &self,
         flight: super::input::Flight,
         context: &RequestContext<RoleServer>,
+        asker: Asker,
         logs: Option<subscriptions::RequestLogs>,
     ) -> Result<Answered, McpError> {
-        let mut forwarder = context
-            .meta
-            .get_progress_token()
-            .map(|token| Forwarder::new(token, context));
+        let mut forwarder = asker.progress.map(|token| Forwarder::new(token, context));
         // 2026-07-28 results say what they are; the server's own `resultType` does not survive
         // the relay.
-        let modern = super::input::stateless(context);
+        let modern = asker.stateless;
         let result = match self
             .inner
             .inputs

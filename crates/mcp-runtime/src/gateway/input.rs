@@ -33,8 +33,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures::FutureExt as _;
+#[allow(deprecated)] // logging levels: current in the revisions with sessions
+use rmcp::model::LoggingLevel;
 use rmcp::model::{
-    ClientCapabilities, InputRequest, InputRequiredResult, InputResponses, ServerRequest,
+    ClientCapabilities, InputRequest, InputRequiredResult, InputResponses, ProgressToken,
+    ProtocolVersion, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
@@ -202,7 +205,7 @@ impl Inputs {
     pub(crate) fn start<F, Fut>(
         &self,
         tool: String,
-        declared: ClientCapabilities,
+        declared: Arc<ClientCapabilities>,
         progress: bool,
         settings: CallOptions,
         call: F,
@@ -227,7 +230,7 @@ impl Inputs {
     pub(crate) fn start_for<F, Fut>(
         &self,
         subject: Subject,
-        declared: ClientCapabilities,
+        declared: Arc<ClientCapabilities>,
         progress: bool,
         mut settings: CallOptions,
         call: F,
@@ -265,7 +268,7 @@ impl Inputs {
     /// (a 2026-07-28 client: the call is parked and the client gets an `input_required`
     /// result). The backend's progress goes to `progress`, under the request's own token. The
     /// client's cancellation (or departure) drops the flight, which cancels the backend call.
-    /// `stateless`: the client speaks a revision without `initialize` (see [`stateless`]).
+    /// `stateless`: the client speaks a revision without `initialize` (see [`Asker`]).
     pub(crate) async fn drive(
         self: &Arc<Self>,
         flight: Flight,
@@ -594,18 +597,52 @@ async fn until_done(work: &mut Option<futures::future::BoxFuture<'static, ()>>) 
     }
 }
 
-/// Whether the client of `context` speaks a revision without `initialize` (2026-07-28): its
-/// calls are parked while it answers, and its results say what they are.
-pub(crate) fn stateless(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| !v.has_initialize())
+/// What a call's request says of its client, read once per call: the revision it speaks,
+/// what it declared it can be asked, its progress token and the log level it asked for.
+#[allow(deprecated)] // logging levels: current in the revisions with sessions
+pub(crate) struct Asker {
+    /// It speaks a revision without `initialize` (2026-07-28): its calls are parked while it
+    /// answers, and its results say what they are.
+    pub(crate) stateless: bool,
+    /// What it declared it can be asked (per request in 2026-07-28, the session's before).
+    pub(crate) declared: Arc<ClientCapabilities>,
+    pub(crate) progress: Option<ProgressToken>,
+    pub(crate) log_level: Option<LoggingLevel>,
 }
 
-/// What the client of a request declared it can be asked (per request in 2026-07-28,
-/// the session's in older revisions).
-pub(crate) fn declared(context: &RequestContext<RoleServer>) -> ClientCapabilities {
-    context.client_capabilities().unwrap_or_default()
+#[allow(deprecated)] // logging levels: current in the revisions with sessions
+impl Asker {
+    /// As rmcp's accessors read it from the request of `context`.
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Asker {
+        let meta = &context.meta;
+        Asker::from_parts(
+            meta.protocol_version(),
+            meta.client_capabilities().map(Arc::new),
+            meta.get_progress_token(),
+            meta.log_level(),
+            context,
+        )
+    }
+
+    /// From what a request's `_meta` says, read beforehand, with what rmcp's accessors fall
+    /// back on where it says nothing: the revision and capabilities of `context`'s session.
+    /// (`context`'s own `_meta` says nothing that the other arguments do not.)
+    pub(crate) fn from_parts(
+        version: Option<ProtocolVersion>,
+        declared: Option<Arc<ClientCapabilities>>,
+        progress: Option<ProgressToken>,
+        log_level: Option<LoggingLevel>,
+        context: &RequestContext<RoleServer>,
+    ) -> Asker {
+        let version = version.or_else(|| context.protocol_version());
+        Asker {
+            stateless: version.is_some_and(|v| !v.has_initialize()),
+            declared: declared
+                .unwrap_or_else(|| Arc::new(context.client_capabilities().unwrap_or_default())),
+            progress,
+            log_level,
+        }
+    }
 }
 
 /// 32 random bytes, from the operating system's generator: aws-lc's own would first seed
@@ -669,7 +706,7 @@ mod tests {
     fn waiting_flight(inputs: &Inputs) -> (Flight, Question) {
         let flight = inputs.start(
             "t".into(),
-            ClientCapabilities::default(),
+            Arc::default(),
             false,
             CallOptions::default(),
             |_| std::future::pending(),

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::Gateway;
 use super::catalog::CatalogError;
-use super::input::{Landed, Outcome, Resumed, Stopped, Subject, declared};
+use super::input::{Asker, Landed, Outcome, Resumed, Stopped, Subject};
 use crate::client::{CallOptions, ClientError, Era};
 
 impl Gateway {
@@ -31,9 +31,8 @@ impl Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         self.wait_started().await;
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
+        let asker = Asker::of(&context);
+        let stateless = asker.stateless;
         let name = request.name.to_string();
         let retry = request.request_state.clone();
         let responses = request.input_responses.clone();
@@ -50,7 +49,7 @@ impl Gateway {
         let flight = if stateless && client.opening().era == Era::Modern {
             // The backend's `input_required` result goes to the client, and its retry back.
             let prompt = client
-                .get_prompt_relayed(request, declared(&context))
+                .get_prompt_relayed(request, (*asker.declared).clone())
                 .await
                 .map_err(|e| McpError::internal_error(format!("MCP error: {e}"), None))?;
             return answer(prompt);
@@ -76,13 +75,11 @@ impl Gateway {
                     ))),
                 }
             };
-            let declared = declared(&context);
             let settings = CallOptions::default();
             self.inner
                 .inputs
-                .start_for(subject, declared, false, settings, call)
+                .start_for(subject, asker.declared.clone(), false, settings, call)
         };
-        let stateless = super::input::stateless(&context);
         match self
             .inner
             .inputs
