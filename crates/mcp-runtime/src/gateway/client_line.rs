@@ -48,8 +48,8 @@ pub(super) struct Call<'a> {
     pub(super) id: RequestId,
     /// As rmcp reads them, without `_meta`.
     pub(super) params: CallToolRequestParams,
-    /// Its `_meta`'s entries as sent, if it has one (see [`meta`](Self::meta)).
-    entries: Option<Vec<(Cow<'a, str>, &'a RawValue)>>,
+    /// Its `_meta` as sent, if it has one (see [`meta`](Self::meta)).
+    meta_text: Option<&'a RawValue>,
     pub(super) said: Said,
     pub(super) progress: Option<ProgressToken>,
 }
@@ -57,9 +57,8 @@ pub(super) struct Call<'a> {
 impl Call<'_> {
     /// Its `_meta` as rmcp reads it (empty when it has none).
     pub(super) fn meta(&self) -> RequestMetaObject {
-        self.entries
-            .as_deref()
-            .and_then(meta_of)
+        self.meta_text
+            .and_then(|text| serde_json::from_str(text.get()).ok())
             .unwrap_or_default()
     }
 }
@@ -84,9 +83,11 @@ pub(super) struct LineReader {
 
 /// A call's `_meta` as it was sent, and what it said.
 struct MetaMemo {
-    /// Its entries in order: key and raw value (`None` for the progress token's, which
-    /// changes from call to call).
-    entries: Vec<(String, Option<Box<str>>)>,
+    /// Its text before its progress token's value (all of it when it has no token), and
+    /// after: the token changes from call to call.
+    before: Box<str>,
+    after: Box<str>,
+    has_token: bool,
     said: Said,
 }
 
@@ -134,37 +135,30 @@ impl LineReader {
         params.arguments = arguments;
         params.input_responses = input_responses;
         params.request_state = request_state;
-        let entries = meta.map(|MetaEntries(entries)| entries);
-        let (said, progress) = match &entries {
-            Some(entries) => self.said(entries)?,
+        let (said, progress) = match meta {
+            Some(text) => self.said(text.get())?,
             None => (Said::default(), None),
         };
         Some(FastLine::Call(Call {
             id,
             params,
-            entries,
+            meta_text: meta,
             said,
             progress,
         }))
     }
 
-    /// What `_meta` with `entries` says, and its progress token: what the last call's said
-    /// when its entries were the same.
-    fn said(
-        &mut self,
-        entries: &[(Cow<'_, str>, &RawValue)],
-    ) -> Option<(Said, Option<ProgressToken>)> {
+    /// What `_meta` with `text` says, and its progress token: what the last call's said when
+    /// the text is the same but for the token.
+    fn said(&mut self, text: &str) -> Option<(Said, Option<ProgressToken>)> {
         if let Some(memo) = &self.last_meta
-            && memo.matches(entries)
+            && let Some(progress) = memo.token_in(text)
         {
-            let progress = match entries.iter().find(|(key, _)| key == PROGRESS_TOKEN) {
-                // As rmcp's accessor: a token of the wrong type is no token.
-                Some((_, token)) => serde_json::from_str(token.get()).ok(),
-                None => None,
-            };
             return Some((memo.said.clone(), progress));
         }
-        let meta = meta_of(entries)?;
+        // An object, as rmcp requires.
+        let MetaEntries(entries) = serde_json::from_str(text).ok()?;
+        let meta = meta_of(&entries)?;
         let said = Said {
             version: meta.protocol_version(),
             has_required_meta: meta
@@ -173,15 +167,20 @@ impl LineReader {
             declared: meta.client_capabilities().map(Arc::new),
             log_level: meta.log_level(),
         };
-        if rememberable(entries) {
+        if rememberable(&entries) {
+            let token = entries.iter().find(|(key, _)| key == PROGRESS_TOKEN);
+            // The token's value is a slice of `text`: where it starts there.
+            let (start, end) = match token {
+                Some((_, value)) => {
+                    let start = value.get().as_ptr() as usize - text.as_ptr() as usize;
+                    (start, start + value.get().len())
+                }
+                None => (text.len(), text.len()),
+            };
             self.last_meta = Some(MetaMemo {
-                entries: entries
-                    .iter()
-                    .map(|(key, value)| {
-                        let value = (key != PROGRESS_TOKEN).then(|| value.get().into());
-                        (key.as_ref().to_owned(), value)
-                    })
-                    .collect(),
+                before: text[..start].into(),
+                after: text[end..].into(),
+                has_token: token.is_some(),
                 said: said.clone(),
             });
         }
@@ -203,21 +202,23 @@ fn meta_of(entries: &[(Cow<'_, str>, &RawValue)]) -> Option<RequestMetaObject> {
 }
 
 impl MetaMemo {
-    /// Whether `entries` are the ones remembered, but for the progress token's value.
-    fn matches(&self, entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
-        self.entries.len() == entries.len()
-            && self
-                .entries
-                .iter()
-                .zip(entries)
-                .all(|((key, text), (new_key, new_value))| {
-                    key == new_key && text.as_deref().is_none_or(|text| text == new_value.get())
-                })
+    /// If `text` is the remembered metadata but for its progress token's value: that token
+    /// (`None` when it has none, or one of the wrong type, as rmcp's accessor reads it).
+    fn token_in(&self, text: &str) -> Option<Option<ProgressToken>> {
+        if !self.has_token {
+            return (text == &*self.before).then_some(None);
+        }
+        let value = text
+            .strip_prefix(&*self.before)?
+            .strip_suffix(&*self.after)?;
+        // One JSON value and nothing more, or the text has another shape.
+        let value: serde_json::Value = serde_json::from_str(value).ok()?;
+        Some(ProgressToken::deserialize(&value).ok())
     }
 }
 
-/// Whether metadata is worth remembering: small, and with no key twice (whose last value
-/// counts, which a comparison entry by entry would not see).
+/// Whether metadata is worth remembering: small, and with no key twice (a key sent twice
+/// counts with its last value, and the text remembered is cut around the token's only one).
 fn rememberable(entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
     entries.len() <= MEMO_MAX_KEYS
         && entries
@@ -253,12 +254,13 @@ enum Params<'a> {
     Cancel(CancelledNotificationParam),
 }
 
-/// `tools/call` parameters as rmcp's `CallToolRequestParams` reads them, `_meta` as text.
+/// `tools/call` parameters as rmcp's `CallToolRequestParams` reads them, `_meta` as text
+/// (read further by [`LineReader`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct CallParams<'a> {
     #[serde(rename = "_meta", default, borrow)]
-    meta: Option<MetaEntries<'a>>,
+    meta: Option<&'a RawValue>,
     name: Cow<'static, str>,
     arguments: Option<JsonObject>,
     input_responses: Option<InputResponses>,
@@ -460,7 +462,14 @@ mod tests {
     #[test]
     fn a_call_reads_as_rmcp_reads_it_and_its_metadata_is_remembered_but_its_token() {
         let mut reader = LineReader::default();
-        for (id, token) in [(1, "10"), (2, "11"), (3, r#""t""#), (4, "true")] {
+        for (id, token) in [
+            (1, "10"),
+            (2, "11"),
+            (3, r#""t""#),
+            (4, "true"),
+            (5, r#"{"c":1}"#),
+            (6, " 12 "),
+        ] {
             let line = call_line(id, token);
             let call = read_call(&mut reader, &line);
             assert_eq!(call.id, RequestId::Number(id as i64));
@@ -469,6 +478,12 @@ mod tests {
             assert_as_rmcp_reads(&call, &line);
         }
         assert!(reader.last_meta.is_some());
+        // Text after the token that is not the remembered text's: another shape, read again
+        // (here a log level sent twice, whose last value counts).
+        let line = call_line(7, r#"1,"io.modelcontextprotocol/logLevel":"error""#);
+        let call = read_call(&mut reader, &line);
+        assert_as_rmcp_reads(&call, &line);
+        assert_eq!(call.said.log_level, Some(LoggingLevel::Error));
     }
 
     #[test]
