@@ -27,10 +27,10 @@ use serde_json::value::RawValue;
 /// The key of a request's progress token in its `_meta`.
 const PROGRESS_TOKEN: &str = "progressToken";
 
-/// Metadata longer than this (as text) is parsed every time rather than remembered.
+/// Metadata longer than this (as text) is read every time rather than remembered.
 const MEMO_MAX_TEXT: usize = 4 * 1024;
 
-/// Metadata with more keys than this is parsed every time rather than remembered.
+/// Metadata with more keys than this is read every time rather than remembered.
 const MEMO_MAX_KEYS: usize = 16;
 
 /// A line the fast path takes.
@@ -167,7 +167,7 @@ impl LineReader {
             declared: meta.client_capabilities().map(Arc::new),
             log_level: meta.log_level(),
         };
-        if rememberable(&entries) {
+        if rememberable(text, &entries) {
             let token = entries.iter().find(|(key, _)| key == PROGRESS_TOKEN);
             // The token's value is a slice of `text`: where it starts there.
             let (start, end) = match token {
@@ -217,15 +217,12 @@ impl MetaMemo {
     }
 }
 
-/// Whether metadata is worth remembering: small, and with no key twice (a key sent twice
-/// counts with its last value, and the text remembered is cut around the token's only one).
-fn rememberable(entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
-    entries.len() <= MEMO_MAX_KEYS
-        && entries
-            .iter()
-            .map(|(_, value)| value.get().len())
-            .sum::<usize>()
-            <= MEMO_MAX_TEXT
+/// Whether metadata `text` with `entries` is worth remembering: small, and with no key twice
+/// (a key sent twice counts with its last value, and the text remembered is cut around the
+/// token's only one).
+fn rememberable(text: &str, entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
+    text.len() <= MEMO_MAX_TEXT
+        && entries.len() <= MEMO_MAX_KEYS
         && entries
             .iter()
             .enumerate()
@@ -484,6 +481,18 @@ mod tests {
         let call = read_call(&mut reader, &line);
         assert_as_rmcp_reads(&call, &line);
         assert_eq!(call.said.log_level, Some(LoggingLevel::Error));
+    }
+
+    #[test]
+    fn large_metadata_is_read_every_time_not_remembered() {
+        let mut reader = LineReader::default();
+        let key = "k".repeat(MEMO_MAX_TEXT);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"n","_meta":{{"{key}":1,"progressToken":2}}}}}}"#
+        );
+        let call = read_call(&mut reader, &line);
+        assert_as_rmcp_reads(&call, &line);
+        assert!(reader.last_meta.is_none());
     }
 
     #[test]
