@@ -44,7 +44,9 @@ pub(crate) struct Question {
 /// Where the questions of one call go, and what the one answering them declared.
 #[derive(Clone)]
 pub(crate) struct CallInput {
-    questions: mpsc::Sender<Question>,
+    /// Boxed: the channel allocates a block of slots up front, for every call, and most calls
+    /// ask nothing; a pointer's slots keep that block small.
+    questions: mpsc::Sender<Box<Question>>,
     declared: Arc<ClientCapabilities>,
 }
 
@@ -60,7 +62,9 @@ impl CallInput {
     /// A route for questions answered by someone who declared `declared`; the receiver gets
     /// them. Dropping the receiver (or a question's answer) fails the question.
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
-    pub(crate) fn new(declared: Arc<ClientCapabilities>) -> (CallInput, mpsc::Receiver<Question>) {
+    pub(crate) fn new(
+        declared: Arc<ClientCapabilities>,
+    ) -> (CallInput, mpsc::Receiver<Box<Question>>) {
         let (questions, receiver) = mpsc::channel(QUEUE);
         let input = CallInput {
             questions,
@@ -91,7 +95,7 @@ impl CallInput {
     /// Ask the batch and wait for the answers.
     pub(crate) async fn ask(&self, requests: InputRequests) -> Result<InputResponses, String> {
         let (answer, answered) = oneshot::channel();
-        let question = Question { requests, answer };
+        let question = Box::new(Question { requests, answer });
         if self.questions.send(question).await.is_err() {
             return Err("the call that asked is over".into());
         }

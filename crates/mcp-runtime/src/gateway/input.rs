@@ -92,7 +92,7 @@ pub(crate) enum Landed {
 /// One backend call on its way, with the questions it may ask.
 pub(crate) struct Flight {
     call: BackendCall,
-    questions: mpsc::Receiver<Question>,
+    questions: mpsc::Receiver<Box<Question>>,
     /// The backend's progress, when the client asked for progress.
     progress: Option<mpsc::Receiver<ProgressUpdate>>,
     /// The question the client was asked and has not answered yet (2026-07-28 clients).
@@ -308,6 +308,7 @@ impl Inputs {
                     }
                 }
                 Some(question) = flight.questions.recv(), if answering.is_none() => {
+                    let question = *question;
                     if stateless {
                         return self.park(flight, question);
                     }
