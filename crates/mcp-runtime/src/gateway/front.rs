@@ -187,11 +187,10 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             said.has_required_meta,
         );
         let asker = if direct {
-            let Call { said, progress, .. } = &call;
             Some(Asker::from_parts(
                 said.version.clone(),
                 said.declared.clone(),
-                progress.clone(),
+                call.progress.clone(),
                 said.log_level,
                 &context,
             ))
