@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ConstString as _,
-    InputResponses, JsonObject, JsonRpcVersion2_0, LoggingLevel, MetaObject, ProgressToken,
-    ProtocolVersion, RequestId, RequestMetaObject,
+    InputResponses, JsonObject, JsonRpcVersion2_0, LoggingLevel, ProgressToken, ProtocolVersion,
+    RequestId, RequestMetaObject,
 };
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
@@ -58,7 +58,7 @@ impl Call<'_> {
     /// Its `_meta` as rmcp reads it (empty when it has none).
     pub(super) fn meta(&self) -> RequestMetaObject {
         self.meta_text
-            .and_then(|text| serde_json::from_str(text.get()).ok())
+            .and_then(|text| meta_of(text.get()))
             .unwrap_or_default()
     }
 }
@@ -156,9 +156,7 @@ impl LineReader {
         {
             return Some((memo.said.clone(), progress));
         }
-        // An object, as rmcp requires.
-        let MetaEntries(entries) = serde_json::from_str(text).ok()?;
-        let meta = meta_of(&entries)?;
+        let meta = meta_of(text)?;
         let said = Said {
             version: meta.protocol_version(),
             has_required_meta: meta
@@ -167,7 +165,11 @@ impl LineReader {
             declared: meta.client_capabilities().map(Arc::new),
             log_level: meta.log_level(),
         };
-        if rememberable(text, &entries) {
+        // Its entries as sent, for where the token's value is and whether a key comes twice.
+        if text.len() <= MEMO_MAX_TEXT
+            && let Ok(MetaEntries(entries)) = serde_json::from_str(text)
+            && rememberable(&entries)
+        {
             let token = entries.iter().find(|(key, _)| key == PROGRESS_TOKEN);
             // The token's value is a slice of `text`: where it starts there.
             let (start, end) = match token {
@@ -188,17 +190,9 @@ impl LineReader {
     }
 }
 
-/// `_meta` from its entries, as serde reads the map (a key sent twice keeps its first place
-/// and its last value).
-fn meta_of(entries: &[(Cow<'_, str>, &RawValue)]) -> Option<RequestMetaObject> {
-    let mut map = JsonObject::with_capacity(entries.len());
-    for (key, value) in entries {
-        map.insert(
-            key.as_ref().to_owned(),
-            serde_json::from_str(value.get()).ok()?,
-        );
-    }
-    Some(RequestMetaObject(MetaObject(map)))
+/// `_meta` from its text, as rmcp reads it (`None` if it is not an object).
+fn meta_of(text: &str) -> Option<RequestMetaObject> {
+    serde_json::from_str(text).ok()
 }
 
 impl MetaMemo {
@@ -217,12 +211,11 @@ impl MetaMemo {
     }
 }
 
-/// Whether metadata `text` with `entries` is worth remembering: small, and with no key twice
-/// (a key sent twice counts with its last value, and the text remembered is cut around the
-/// token's only one).
-fn rememberable(text: &str, entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
-    text.len() <= MEMO_MAX_TEXT
-        && entries.len() <= MEMO_MAX_KEYS
+/// Whether metadata with `entries` is worth remembering: few keys, none twice (a key sent
+/// twice counts with its last value, and the text remembered is cut around the token's only
+/// one).
+fn rememberable(entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
+    entries.len() <= MEMO_MAX_KEYS
         && entries
             .iter()
             .enumerate()
@@ -314,8 +307,6 @@ impl<'de> Visitor<'de> for TopVisitor {
             error: false,
             params: Params::Absent,
         };
-        let mut method_seen = false;
-        let mut params_seen = false;
         let twice = |field| Err(de::Error::duplicate_field(field));
         while let Some(Key(key)) = map.next_key()? {
             match key.as_ref() {
@@ -325,9 +316,9 @@ impl<'de> Visitor<'de> for TopVisitor {
                 }
                 "id" if top.id.is_some() => return twice("id"),
                 "id" => top.id = Some(map.next_value()?),
-                "method" if method_seen => return twice("method"),
+                // A method read is always one the fast path takes (see below).
+                "method" if top.method.is_some() => return twice("method"),
                 "method" => {
-                    method_seen = true;
                     top.method = map.next_value::<Option<Key<'de>>>()?.map(|Key(m)| m);
                     // A method the fast path does not take: no need to read further.
                     if !matches!(
@@ -341,9 +332,8 @@ impl<'de> Visitor<'de> for TopVisitor {
                 "result" => top.result = map.next_value::<IgnoredAny>().map(|_| true)?,
                 "error" if top.error => return twice("error"),
                 "error" => top.error = map.next_value::<IgnoredAny>().map(|_| true)?,
-                "params" if params_seen => return twice("params"),
+                "params" if !matches!(top.params, Params::Absent) => return twice("params"),
                 "params" => {
-                    params_seen = true;
                     top.params = match top.method.as_deref() {
                         Some("tools/call") => Params::Call(map.next_value()?),
                         Some(_) => Params::Cancel(map.next_value()?),
