@@ -42,8 +42,10 @@ pub(crate) struct ProgressRouter {
 
 #[derive(Debug, Default)]
 struct RouterState {
-    /// The receiver of each token, and whether it got anything yet.
-    routes: HashMap<ProgressToken, (mpsc::Sender<ProgressUpdate>, bool)>,
+    /// The receiver of each token, and whether it got anything yet. The tokens are ours (a
+    /// server only looks them up), so a fast hasher will do.
+    routes:
+        HashMap<ProgressToken, (mpsc::Sender<ProgressUpdate>, bool), foldhash::fast::RandomState>,
     early: VecDeque<(ProgressToken, ProgressUpdate)>,
 }
 

@@ -58,6 +58,8 @@ const DRAIN_BOUND: Duration = Duration::from_secs(5);
 /// How long the answers written last may take to reach the client once serving is over.
 const FLUSH_BOUND: Duration = Duration::from_secs(5);
 
+type InFlight = HashMap<RequestId, (u64, CancellationToken), foldhash::fast::RandomState>;
+
 /// The fast path of one client's session.
 pub(crate) struct Front<W> {
     /// The session's handler (the same one rmcp serves).
@@ -65,8 +67,10 @@ pub(crate) struct Front<W> {
     /// The session, once rmcp has opened it; until then every line goes to rmcp.
     peer: OnceLock<Peer<RoleServer>>,
     output: Arc<Output<W>>,
-    /// Fast calls in flight, by request id, with their cancel tokens.
-    in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    /// Fast calls in flight, by request id, with their cancel tokens. Hashed with a seeded
+    /// fast hasher: the ids are the client's, but a client that made them collide would only
+    /// slow its own session.
+    in_flight: Mutex<InFlight>,
     next: AtomicU64,
     /// Fast calls running, and who waits for them to end.
     running: AtomicUsize,
@@ -144,7 +148,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<RequestId, (u64, CancellationToken)>> {
+    fn lock(&self) -> MutexGuard<'_, InFlight> {
         self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
     }
 
