@@ -27,7 +27,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 
 /// Questions one call may have on their way at once.
 #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
-const QUEUE: usize = 4;
+pub(crate) const QUESTIONS_QUEUED: usize = 4;
 
 /// How long a server request that came on the response stream of a request being sent waits
 /// for that request's asker to be recorded (rmcp numbers a request only as it sends it, so
@@ -65,12 +65,21 @@ impl CallInput {
     pub(crate) fn new(
         declared: Arc<ClientCapabilities>,
     ) -> (CallInput, mpsc::Receiver<Box<Question>>) {
-        let (questions, receiver) = mpsc::channel(QUEUE);
-        let input = CallInput {
+        let (questions, receiver) = mpsc::channel(QUESTIONS_QUEUED);
+        (CallInput::with_route(declared, questions), receiver)
+    }
+
+    /// [`new`](Self::new) with the channel's sender given, a channel of
+    /// [`QUESTIONS_QUEUED`] questions.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
+    pub(crate) fn with_route(
+        declared: Arc<ClientCapabilities>,
+        questions: mpsc::Sender<Box<Question>>,
+    ) -> CallInput {
+        CallInput {
             questions,
             declared,
-        };
-        (input, receiver)
+        }
     }
 
     /// Whether the asker declared what `request` needs.

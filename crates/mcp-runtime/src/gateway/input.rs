@@ -42,12 +42,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::channels::{Pool, Pooled};
 use super::handler::Forwarder;
 use crate::client::ClientError;
-use crate::client::ask::{CallInput, Question};
+use crate::client::ask::{CallInput, QUESTIONS_QUEUED, Question};
 use crate::client::{CallOptions, ProgressUpdate, ToolOutput};
 use crate::manager::{ManagerError, McpManager};
 use crate::tools::{McpTool, error_output};
@@ -91,10 +91,12 @@ pub(crate) enum Landed {
 
 /// One backend call on its way, with the questions it may ask.
 pub(crate) struct Flight {
+    /// First: a call still running when the flight drops keeps its channels' senders, so
+    /// that they are not reused (see `channels`).
     call: BackendCall,
-    questions: mpsc::Receiver<Box<Question>>,
+    questions: Pooled<Box<Question>>,
     /// The backend's progress, when the client asked for progress.
-    progress: Option<mpsc::Receiver<ProgressUpdate>>,
+    progress: Option<Pooled<ProgressUpdate>>,
     /// The question the client was asked and has not answered yet (2026-07-28 clients).
     waiting: Option<Question>,
     /// What the call is for, as the client named it.
@@ -186,6 +188,9 @@ pub(crate) struct Inputs {
     key: [u8; 32],
     parked: Mutex<HashMap<String, Parked>>,
     park_for: Duration,
+    /// The channels of ended calls, for their backends' questions and progress.
+    question_channels: Arc<Pool<Box<Question>>>,
+    progress_channels: Arc<Pool<ProgressUpdate>>,
 }
 
 impl Inputs {
@@ -195,6 +200,8 @@ impl Inputs {
             key: random(),
             parked: Mutex::default(),
             park_for: call_timeout.unwrap_or(DEFAULT_PARK),
+            question_channels: Pool::new(QUESTIONS_QUEUED),
+            progress_channels: Pool::new(crate::client::EVENT_BUFFER),
         })
     }
 
@@ -239,13 +246,14 @@ impl Inputs {
         F: FnOnce(CallOptions) -> Fut,
         Fut: std::future::Future<Output = Result<Landed, Stopped>> + Send + 'static,
     {
-        let (input, questions) = CallInput::new(declared);
+        let questions = self.question_channels.take();
+        let input = CallInput::with_route(declared, questions.sender());
         // Only for a client that asked: without it the call sets up no channel nor route, and
         // whatever the backend reports is dropped as it arrives.
         let progress = progress.then(|| {
-            let (sender, receiver) = mpsc::channel(crate::client::EVENT_BUFFER);
-            settings.progress = Some(sender);
-            receiver
+            let channel = self.progress_channels.take();
+            settings.progress = Some(channel.sender());
+            channel
         });
         let stop = CancellationToken::new();
         settings.input = Some(input);
@@ -307,7 +315,7 @@ impl Inputs {
                         progress.send(update).await;
                     }
                 }
-                Some(question) = flight.questions.recv(), if answering.is_none() => {
+                Some(question) = flight.questions.receiver().recv(), if answering.is_none() => {
                     let question = *question;
                     if stateless {
                         return self.park(flight, question);
@@ -327,7 +335,7 @@ impl Inputs {
         };
         // Progress handled before the result still belongs before it.
         if let (Some(progress), Some(updates)) = (&mut progress, &mut flight.progress) {
-            while let Ok(update) = updates.try_recv() {
+            while let Ok(update) = updates.receiver().try_recv() {
                 progress.send(update).await;
             }
         }
@@ -581,11 +589,9 @@ async fn ask_session(peer: Peer<RoleServer>, question: Question) {
 }
 
 /// The backend's next progress update; never, when the client asked for none.
-async fn next_progress(
-    progress: &mut Option<mpsc::Receiver<ProgressUpdate>>,
-) -> Option<ProgressUpdate> {
+async fn next_progress(progress: &mut Option<Pooled<ProgressUpdate>>) -> Option<ProgressUpdate> {
     match progress {
-        Some(progress) => progress.recv().await,
+        Some(progress) => progress.receiver().recv().await,
         None => std::future::pending().await,
     }
 }

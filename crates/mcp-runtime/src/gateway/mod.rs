@@ -58,6 +58,7 @@
 //! ```
 
 mod catalog;
+mod channels;
 mod client_line;
 mod discovery;
 mod filter;
