@@ -322,6 +322,47 @@ fn hostile_call_lines_get_the_answers_they_always_had() {
     assert_eq!(text_of(&serve.answer(&json!(20))), "still here");
 }
 
+/// The fast path passes a call's arguments on as their text: what reaches the server is the
+/// object the client sent, escapes, numbers and nesting included; arguments nested deeper
+/// than the service reads still never reach it.
+#[test]
+fn arguments_reach_the_server_as_the_client_sent_them() {
+    let mut serve = Serve::start();
+    let nested = |depth: usize| format!("{}0{}", "[".repeat(depth), "]".repeat(depth));
+    let sent = [
+        r#"{"text":"caf\u00e9 \"quoted\" \\ \/ \n tab\t","n":[1,-2.5e3,18446744073709551615,0.1],"o":{"a":null,"b":[true,false,{}]},"empty":""}"#.to_owned(),
+        r#"  {  "text" : "spaced"  }  "#.to_owned(),
+        format!(r#"{{"text":"deep","d":{}}}"#, nested(100)),
+    ];
+    for (n, arguments) in sent.iter().enumerate() {
+        serve.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"echo","arguments":{arguments}}}}}"#
+        ));
+        let answer = serve.answer(&json!(n));
+        assert!(answer["result"]["content"].is_array(), "{answer}");
+    }
+    // Deeper than the service reads: refused whole, as before, and never sent on.
+    serve.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"too-deep","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"too deep","d":{}}}}}}}"#,
+        nested(200)
+    ));
+    let seen = serve.before_ping("probe-deep");
+    assert!(
+        seen.iter().all(|m| m["id"] != json!("too-deep")),
+        "{seen:?}"
+    );
+    let calls: Vec<Value> = serve
+        .recorded()
+        .into_iter()
+        .filter(|m| m["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), sent.len(), "{calls:?}");
+    for (call, arguments) in calls.iter().zip(&sent) {
+        let expected: Value = serde_json::from_str(arguments).unwrap();
+        assert_eq!(call["params"]["arguments"], expected);
+    }
+}
+
 /// A `tools/call` the fast path runs itself gets the checks the service makes of a request's
 /// revision and metadata: one that fails them gets the service's error, one that passes them
 /// its answer, in a session opened either way.

@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::fmt::Display;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta as _,
-    NumberOrString, ProgressToken, RequestId, RequestMetaObject,
+    ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta as _, NumberOrString, ProgressToken,
+    RequestId, RequestMetaObject,
 };
 use rmcp::service::ServiceError;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -44,6 +44,7 @@ use tokio::sync::oneshot;
 
 use super::decode::{self, Expected, Key};
 use super::requests::{Answer, Outgoing, RequestSettings, ToolAnswer};
+use super::tool_request::ToolRequest;
 use super::tool_result::{self, ToolRead};
 use super::types::ToolOutput;
 use super::{ClientError, McpClient};
@@ -645,7 +646,7 @@ impl McpClient {
             self.progress.register(token, sender.clone())
         });
         let line = match request {
-            Outgoing::Tool(params) => self.tool_call_line(wire_id, params, meta),
+            Outgoing::Tool(call) => self.tool_call_line(wire_id, call, meta),
             Outgoing::Request(request) => self.request_line(wire_id, *request, meta),
         };
         let line = line
@@ -744,9 +745,10 @@ impl McpClient {
     fn tool_call_line(
         &self,
         id: i64,
-        params: &CallToolRequestParams,
+        call: &ToolRequest,
         meta: Option<RequestMetaObject>,
     ) -> Result<Vec<u8>, std::io::Error> {
+        let params = &call.params;
         let full =
             (self.era_meta.is_some() || meta.is_some() || params.meta.is_some()).then(|| {
                 let mut all = params.meta.clone().unwrap_or_default();
@@ -778,7 +780,10 @@ impl McpClient {
         }
         line.extend_from_slice(br#","name":"#);
         serde_json::to_writer(&mut line, &*params.name)?;
-        if let Some(arguments) = &params.arguments {
+        if let Some(text) = &call.arguments_text {
+            line.extend_from_slice(br#","arguments":"#);
+            line.extend_from_slice(text.get().as_bytes());
+        } else if let Some(arguments) = &params.arguments {
             line.extend_from_slice(br#","arguments":"#);
             serde_json::to_writer(&mut line, arguments)?;
         }

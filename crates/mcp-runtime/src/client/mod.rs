@@ -77,6 +77,7 @@ mod stdio;
 mod streamable_http;
 mod subscribe;
 mod tally;
+pub(crate) mod tool_request;
 mod tool_result;
 mod types;
 mod watchdog;
@@ -86,13 +87,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
-use rmcp::model::{
-    CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProtocolVersion, ServerResult,
-};
+use rmcp::model::{CancelledNotificationParam, ClientRequest, ProtocolVersion, ServerResult};
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tool_request::{Arguments, ToolRequest};
 
 use crate::config::ServerConfig;
 
@@ -422,22 +422,19 @@ impl McpClient {
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<ToolOutput, ClientError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        self.call_tool_with(&mut params, options).await
+        let mut call = ToolRequest::new(tool.to_owned(), Arguments::Object(arguments));
+        self.call_tool_with(&mut call, options).await
     }
 
     /// [`call_tool`](Self::call_tool) with the request's parameters lent, so that a caller
     /// that may send them again (the manager, after a connection lost before they left) keeps
-    /// them without a copy. Rounds of questions leave their answers in `params`.
+    /// them without a copy. Rounds of questions leave their answers in `call`.
     pub(crate) async fn call_tool_with(
         &self,
-        params: &mut CallToolRequestParams,
+        call: &mut ToolRequest,
         options: CallOptions,
     ) -> Result<ToolOutput, ClientError> {
-        let tool = &*params.name;
+        let tool = &*call.params.name;
         let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();
         // Formatted only when an error names it.
@@ -455,7 +452,7 @@ impl McpClient {
         for _round in 0..=MAX_INPUT_ROUNDS {
             let send = || {
                 self.request_with_progress(
-                    requests::Outgoing::Tool(params),
+                    requests::Outgoing::Tool(call),
                     &method,
                     timeout,
                     options.cancel.as_ref(),
@@ -507,8 +504,8 @@ impl McpClient {
                         },
                         None => round.await?,
                     };
-                    params.input_responses = retry.input_responses;
-                    params.request_state = retry.request_state;
+                    call.params.input_responses = retry.input_responses;
+                    call.params.request_state = retry.request_state;
                 }
                 _ => return Err(self.protocol_error(&method, "unexpected response type")),
             }

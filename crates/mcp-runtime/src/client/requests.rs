@@ -13,7 +13,7 @@ pub(super) enum Outgoing<'a> {
     /// tool call's included, and copied with it on each move.
     Request(Box<ClientRequest>),
     /// A tool call whose result is wanted as a [`ToolOutput`].
-    Tool(&'a rmcp::model::CallToolRequestParams),
+    Tool(&'a super::tool_request::ToolRequest),
 }
 
 /// What a request got back.
@@ -145,8 +145,11 @@ impl McpClient {
         let method = settings.method;
         let request = match request {
             Outgoing::Request(request) => *request,
-            Outgoing::Tool(params) => {
-                ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params.clone()))
+            Outgoing::Tool(call) => {
+                let params = call.to_params().map_err(|e| {
+                    self.protocol_error(method, format!("cannot write the request: {e}"))
+                })?;
+                ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params))
             }
         };
         let mut options = PeerRequestOptions::no_options();

@@ -16,13 +16,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ConstString as _,
-    InputResponses, JsonObject, JsonRpcVersion2_0, LoggingLevel, ProgressToken, ProtocolVersion,
-    RequestId, RequestMetaObject,
+    CancelledNotificationParam, ClientCapabilities, ConstString as _, InputResponses,
+    JsonRpcVersion2_0, LoggingLevel, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use serde::Deserialize;
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
+
+use crate::client::tool_request::{Arguments, ToolRequest};
 
 /// The key of a request's progress token in its `_meta`.
 const PROGRESS_TOKEN: &str = "progressToken";
@@ -32,6 +33,80 @@ const MEMO_MAX_TEXT: usize = 4 * 1024;
 
 /// Metadata with more keys than this is read every time rather than remembered.
 const MEMO_MAX_KEYS: usize = 16;
+
+/// How deep a call's arguments may nest: serde_json reads 127 levels of arrays and objects,
+/// of which the line and its `params` take two.
+const ARGUMENTS_NESTING: Nesting = Nesting { levels: 125 };
+
+/// A JSON value read only to know that it opens no more than `levels` arrays and objects
+/// inside one another (itself included).
+#[derive(Clone, Copy)]
+struct Nesting {
+    levels: u8,
+}
+
+impl Nesting {
+    fn inside<E: de::Error>(self) -> Result<Nesting, E> {
+        match self.levels.checked_sub(1) {
+            Some(levels) => Ok(Nesting { levels }),
+            None => Err(E::custom("nested too deep")),
+        }
+    }
+}
+
+impl<'de> de::DeserializeSeed<'de> for Nesting {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Nesting {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inside = self.inside()?;
+        while seq.next_element_seed(inside)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inside = self.inside()?;
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value_seed(inside)?;
+        }
+        Ok(())
+    }
+}
 
 /// A line the fast path takes.
 // Not boxed: returned once per line and taken apart at once, never stored.
@@ -46,8 +121,8 @@ pub(super) enum FastLine<'a> {
 /// A `tools/call` request, with what its `_meta` says.
 pub(super) struct Call<'a> {
     pub(super) id: RequestId,
-    /// As rmcp reads them, without `_meta`.
-    pub(super) params: CallToolRequestParams,
+    /// As rmcp reads them, without `_meta`, and with the arguments as their text.
+    pub(super) request: ToolRequest,
     /// Its `_meta` as sent, if it has one (see [`meta`](Self::meta)).
     meta_text: Option<&'a RawValue>,
     pub(super) said: Said,
@@ -131,8 +206,18 @@ impl LineReader {
             input_responses,
             request_state,
         } = params;
-        let mut params = CallToolRequestParams::new(name);
-        params.arguments = arguments;
+        let arguments = match arguments {
+            None => Arguments::Object(None),
+            Some(text) => {
+                // Skipped as text: an object nested no deeper than rmcp's own parse of the
+                // line allows, or rmcp refuses the call.
+                let mut arguments = serde_json::Deserializer::from_str(text.get());
+                ARGUMENTS_NESTING.deserialize(&mut arguments).ok()?;
+                Arguments::text(text)?
+            }
+        };
+        let mut request = ToolRequest::new(name, arguments);
+        let params = &mut request.params;
         params.input_responses = input_responses;
         params.request_state = request_state;
         let (said, progress) = match meta {
@@ -141,7 +226,7 @@ impl LineReader {
         };
         Some(FastLine::Call(Call {
             id,
-            params,
+            request,
             meta_text: meta,
             said,
             progress,
@@ -252,7 +337,9 @@ struct CallParams<'a> {
     #[serde(rename = "_meta", default, borrow)]
     meta: Option<&'a RawValue>,
     name: Cow<'static, str>,
-    arguments: Option<JsonObject>,
+    /// As text: a relay passes them on as they are (see `ToolRequest`).
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
     input_responses: Option<InputResponses>,
     request_state: Option<String>,
 }
@@ -425,10 +512,15 @@ mod tests {
     /// rmcp's accessors say of that `_meta`.
     fn assert_as_rmcp_reads(call: &Call, line: &str) {
         let value: Value = serde_json::from_str(line).unwrap();
-        let mut expected: CallToolRequestParams =
+        let mut expected: rmcp::model::CallToolRequestParams =
             serde_json::from_value(value["params"].clone()).unwrap();
         let meta = expected.meta.take().unwrap_or_default();
-        assert_eq!(call.params, expected, "{line}");
+        // The arguments as text, the same object once parsed.
+        let params = ToolRequest {
+            params: call.request.params.clone(),
+            arguments_text: call.request.arguments_text.clone(),
+        };
+        assert_eq!(params.into_params().unwrap(), expected, "{line}");
         assert_eq!(call.meta(), meta, "{line}");
         assert_eq!(call.said.version, meta.protocol_version(), "{line}");
         assert_eq!(
@@ -550,6 +642,28 @@ mod tests {
                 _ => panic!("not taken as a cancellation: {line}"),
             }
         }
+    }
+
+    #[test]
+    fn arguments_are_taken_as_deep_as_rmcp_reads_them() {
+        let mut reader = LineReader::default();
+        let mut taken = 0;
+        // Around serde_json's limit of 128 levels, in arrays and in objects.
+        for depth in 120..132 {
+            for (open, close) in [("[", "]"), (r#"{"k":"#, "}")] {
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"n","arguments":{{"a":{}1{}}}}}}}"#,
+                    open.repeat(depth),
+                    close.repeat(depth)
+                );
+                let rmcp_reads =
+                    serde_json::from_str::<rmcp::model::ClientJsonRpcMessage>(&line).is_ok();
+                let read = reader.read(line.as_bytes()).is_some();
+                assert_eq!(read, rmcp_reads, "depth {depth} in {open}");
+                taken += usize::from(read);
+            }
+        }
+        assert!(taken > 0 && taken < 24, "the limit lies inside the range");
     }
 
     #[test]

@@ -28,8 +28,8 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequest, CancelledNotificationParam, ClientRequest, ProtocolVersion, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler, Service as _};
@@ -42,6 +42,7 @@ use super::client_line::{Call, FastLine, LineReader};
 use super::handler::Answered;
 use super::input::Asker;
 use crate::client::ToolOutput;
+use crate::client::tool_request::ToolRequest;
 
 /// Longest line the fast path looks at; a longer one goes to rmcp as it comes in (rmcp has
 /// its own bound, past which it drops the line).
@@ -190,19 +191,23 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             said.version.as_ref(),
             said.has_required_meta,
         );
-        let asker = if direct {
-            Some(Asker::from_parts(
+        let route = if direct {
+            let asker = Asker::from_parts(
                 said.version.clone(),
                 said.declared.clone(),
                 call.progress.clone(),
                 said.log_level,
                 &context,
-            ))
+            );
+            Route::Direct(asker, call.request)
         } else {
             context.meta = call.meta();
-            None
+            // rmcp's dispatch takes the arguments parsed (they were read as an object).
+            let Ok(params) = call.request.into_params() else {
+                return false;
+            };
+            Route::Dispatch(params)
         };
-        let params = call.params;
         // The context's own token: cancelled by the client's notice (see `cancel`).
         let token = context.ct.clone();
         let number = self.next.fetch_add(1, Ordering::Relaxed);
@@ -212,14 +217,18 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
         let running = Running(self.clone());
         tokio::spawn(async move {
             let _running = running;
-            let reply = match asker {
-                Some(asker) => Box::pin(front.gateway.answer_call(params, &context, asker))
-                    .await
-                    .map(|answered| match answered {
-                        Answered::Output(output, modern) => Reply::Output(output, modern),
-                        Answered::Response(response) => Reply::Result(Box::new(response.into())),
-                    }),
-                None => {
+            let reply = match route {
+                Route::Direct(asker, request) => {
+                    Box::pin(front.gateway.answer_call(request, &context, asker))
+                        .await
+                        .map(|answered| match answered {
+                            Answered::Output(output, modern) => Reply::Output(output, modern),
+                            Answered::Response(response) => {
+                                Reply::Result(Box::new(response.into()))
+                            }
+                        })
+                }
+                Route::Dispatch(params) => {
                     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                     // Boxed: rmcp's dispatch holds the largest of every request type's futures
                     // (~4 KB), which would otherwise be copied into the task and around it.
@@ -287,6 +296,14 @@ fn passes_dispatch(
     let spoken = ServerHandler::supported_protocol_versions(gateway).contains(version);
     let checked = !initialized || *version >= ProtocolVersion::V_2026_07_28;
     spoken && (!checked || has_required_meta)
+}
+
+/// Which way a fast call goes to the handler.
+enum Route {
+    /// Straight to it, told what the call's `_meta` says.
+    Direct(Asker, ToolRequest),
+    /// Through rmcp's dispatch, for the checks it makes (or its error).
+    Dispatch(CallToolRequestParams),
 }
 
 /// A fast call's answer.

@@ -31,6 +31,7 @@ use super::input::{Asker, Outcome, Resumed, Stopped};
 use super::subscriptions::{self, Target};
 use super::view::View;
 use crate::client::CallOptions;
+use crate::client::tool_request::{Arguments, ToolRequest};
 use crate::client::{ProgressUpdate, ToolOutput};
 use crate::tools::error_output;
 use crate::tools::{McpTool, NamingStyle};
@@ -330,6 +331,7 @@ impl ServerHandler for Gateway {
     ) -> Result<CallToolResponse, McpError> {
         boxed(async move {
             let asker = Asker::of(&context);
+            let request = ToolRequest::from_params(request);
             Ok(match self.answer_call(request, &context, asker).await? {
                 Answered::Output(output, modern) => self.output_response(output, modern),
                 Answered::Response(response) => response,
@@ -366,10 +368,23 @@ impl Gateway {
     /// read from `asker`, never from `context`'s (which the fast path leaves empty).
     pub(crate) async fn answer_call(
         &self,
-        request: CallToolRequestParams,
+        request: ToolRequest,
         context: &RequestContext<RoleServer>,
         asker: Asker,
     ) -> Result<Answered, McpError> {
+        let plain = request.params.request_state.is_none()
+            && request.params.name != SEARCH_TOOL
+            && request.params.name != INVOKE_TOOL;
+        if plain {
+            // Its arguments go to the server as they came.
+            let (params, arguments) = request.into_parts();
+            return self
+                .call_named(params.name.into_owned(), arguments, context, asker)
+                .await;
+        }
+        let request = request
+            .into_params()
+            .map_err(|e| McpError::invalid_params(format!("arguments: {e}"), None))?;
         if let Some(state) = request.request_state.clone() {
             return self.resume_call(request, &state, context, asker).await;
         }
@@ -384,8 +399,13 @@ impl Gateway {
                     .await;
             }
         }
-        self.call_named(request.name.into_owned(), request.arguments, context, asker)
-            .await
+        self.call_named(
+            request.name.into_owned(),
+            Arguments::Object(request.arguments),
+            context,
+            asker,
+        )
+        .await
     }
 
     /// A list of the servers' resources, templates or prompts (`method`), with their caching
@@ -473,14 +493,15 @@ impl Gateway {
                 wire_result(unknown_tool(&target)).into(),
             ));
         }
-        self.call_named(target, arguments, context, asker).await
+        self.call_named(target, Arguments::Object(arguments), context, asker)
+            .await
     }
 
     /// Call the tool exposed as `name` on its server.
     async fn call_named(
         &self,
         name: String,
-        arguments: Option<serde_json::Map<String, Value>>,
+        arguments: Arguments,
         context: &RequestContext<RoleServer>,
         asker: Asker,
     ) -> Result<Answered, McpError> {

@@ -48,6 +48,7 @@ use super::channels::{Pool, Pooled};
 use super::handler::Forwarder;
 use crate::client::ClientError;
 use crate::client::ask::{CallInput, QUESTIONS_QUEUED, Question};
+use crate::client::tool_request::Arguments;
 use crate::client::{CallOptions, ProgressUpdate, ToolOutput};
 use crate::manager::{ManagerError, McpManager};
 use crate::tools::{McpTool, error_output};
@@ -529,12 +530,12 @@ pub(crate) enum Stopped {
 pub(crate) async fn call_backend(
     manager: McpManager,
     tool: Arc<McpTool>,
-    arguments: Option<serde_json::Map<String, Value>>,
+    arguments: Arguments,
     mut settings: CallOptions,
 ) -> Result<ToolOutput, Stopped> {
     let cap = settings.output_cap.take();
     match manager
-        .call_tool(&tool.server, &tool.tool, arguments, settings)
+        .call_tool_with(&tool.server, &tool.tool, arguments, settings)
         .await
     {
         Ok(output) => Ok(match &cap {

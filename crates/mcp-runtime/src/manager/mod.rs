@@ -43,11 +43,11 @@ use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
-use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::cache::{CacheKey, ToolCache};
+use crate::client::tool_request::{Arguments, ToolRequest};
 use crate::client::{
     CallOptions, ClientError, ConnectOptions, DEFAULT_EXIT_GRACE, McpClient, ToolDefinition,
     ToolOutput,
@@ -491,6 +491,19 @@ impl McpManager {
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<ToolOutput, ManagerError> {
+        self.call_tool_with(server, tool, Arguments::Object(arguments), options)
+            .await
+    }
+
+    /// [`call_tool`](Self::call_tool) with the arguments as the caller has them (a relay:
+    /// their text).
+    pub(crate) async fn call_tool_with(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Arguments,
+        options: CallOptions,
+    ) -> Result<ToolOutput, ManagerError> {
         let limit = match options.timeout {
             Some(limit) => Some(limit),
             None => self
@@ -503,8 +516,7 @@ impl McpManager {
         };
         let started = Instant::now();
         // Built once and lent to each attempt, so a resend needs no copy of the arguments.
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = arguments;
+        let mut call = ToolRequest::new(tool.to_owned(), arguments);
         loop {
             let remaining = limit.map(|l| l.saturating_sub(started.elapsed()));
             let client = match &options.cancel {
@@ -525,14 +537,14 @@ impl McpManager {
             // The remaining time of the caller's limit, and the caller's cancel and progress.
             let mut call_options = options.clone();
             call_options.timeout = limit.map(|l| l.saturating_sub(started.elapsed()));
-            match client.call_tool_with(&mut params, call_options).await {
+            match client.call_tool_with(&mut call, call_options).await {
                 Err(error) if error.never_reached_server() => {
                     // The connection died before the request left; the supervisor is already
                     // reconnecting (or will mark the server failed), so wait and send it again.
                     tracing::debug!(server, tool, "connection lost before sending; retrying");
                     // Sent afresh: answers to an earlier round's questions do not carry over.
-                    params.input_responses = None;
-                    params.request_state = None;
+                    call.params.input_responses = None;
+                    call.params.request_state = None;
                     self.wait_for_client(server, remaining, |c| {
                         !Arc::ptr_eq(c, &client) && !c.is_closed()
                     })
