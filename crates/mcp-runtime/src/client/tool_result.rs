@@ -416,6 +416,10 @@ impl Fields {
     /// The fields left as a map in their order, with `kind` (`type`) put back before the
     /// field that followed it; `None` when a name came twice.
     fn into_map(self, kind: Option<(usize, Value)>) -> Option<Map<String, Value>> {
+        // Every field taken by the block's type (a text block's usual case): nothing is left.
+        if kind.is_none() && self.others.is_empty() && self.known.iter().all(Option::is_none) {
+            return Some(Map::new());
+        }
         let Fields { known, mut others } = self;
         let mut known_left = false;
         for (name, slot) in Known::ALL.into_iter().zip(known) {
