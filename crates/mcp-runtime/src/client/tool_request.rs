@@ -18,6 +18,7 @@ pub(crate) enum Arguments {
 
 impl Arguments {
     /// `text` as arguments, if it is a JSON object.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) fn text(text: &RawValue) -> Option<Arguments> {
         // A `RawValue` is valid JSON, its text the value alone: an object starts with `{`.
         text.get()
@@ -60,6 +61,7 @@ impl ToolRequest {
     }
 
     /// A call of rmcp's parameters, as they are.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) fn from_params(params: CallToolRequestParams) -> ToolRequest {
         ToolRequest {
             params,
