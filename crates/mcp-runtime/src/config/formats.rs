@@ -101,7 +101,7 @@ pub(crate) fn parse(text: &str, format: Format) -> Result<Value, ParseError> {
 /// Refuse text nested deeper than [`MAX_DEPTH`], at the position where it gets too deep.
 pub(crate) fn check_depth(text: &str, format: Format) -> Result<(), ParseError> {
     let too_deep = match format {
-        Format::Json | Format::Jsonc => json_too_deep(text.as_bytes()),
+        Format::Json | Format::Jsonc => json_too_deep(text.as_bytes(), MAX_DEPTH),
         Format::Toml => toml_too_deep(text.as_bytes()),
         Format::Yaml => yaml_too_deep(text),
     };
@@ -119,8 +119,8 @@ pub(crate) fn check_depth(text: &str, format: Format) -> Result<(), ParseError> 
 }
 
 /// JSON, JSONC and JSON5: brackets outside strings and comments. Returns the offset of the
-/// first bracket beyond [`MAX_DEPTH`].
-fn json_too_deep(bytes: &[u8]) -> Option<usize> {
+/// first bracket beyond `max` levels.
+pub(crate) fn json_too_deep(bytes: &[u8], max: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < bytes.len() {
@@ -132,7 +132,7 @@ fn json_too_deep(bytes: &[u8]) -> Option<usize> {
             }
             b'[' | b'{' => {
                 depth += 1;
-                if depth > MAX_DEPTH {
+                if depth > max {
                     return Some(i);
                 }
                 i += 1;

@@ -20,10 +20,11 @@ use rmcp::model::{
     JsonRpcVersion2_0, LoggingLevel, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed as _, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::client::tool_request::{Arguments, ToolRequest};
+use crate::config::json_too_deep;
 
 /// The key of a request's progress token in its `_meta`.
 const PROGRESS_TOKEN: &str = "progressToken";
@@ -36,77 +37,7 @@ const MEMO_MAX_KEYS: usize = 16;
 
 /// How deep a call's arguments may nest: serde_json reads 127 levels of arrays and objects,
 /// of which the line and its `params` take two.
-const ARGUMENTS_NESTING: Nesting = Nesting { levels: 125 };
-
-/// A JSON value read only to know that it opens no more than `levels` arrays and objects
-/// inside one another (itself included).
-#[derive(Clone, Copy)]
-struct Nesting {
-    levels: u8,
-}
-
-impl Nesting {
-    fn inside<E: de::Error>(self) -> Result<Nesting, E> {
-        match self.levels.checked_sub(1) {
-            Some(levels) => Ok(Nesting { levels }),
-            None => Err(E::custom("nested too deep")),
-        }
-    }
-}
-
-impl<'de> de::DeserializeSeed<'de> for Nesting {
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Nesting {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let inside = self.inside()?;
-        while seq.next_element_seed(inside)?.is_some() {}
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let inside = self.inside()?;
-        while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value_seed(inside)?;
-        }
-        Ok(())
-    }
-}
+const ARGUMENTS_NESTING: usize = 125;
 
 /// A line the fast path takes.
 // Not boxed: returned once per line and taken apart at once, never stored.
@@ -210,9 +141,11 @@ impl LineReader {
             None => Arguments::Object(None),
             Some(text) => {
                 // Skipped as text: an object nested no deeper than rmcp's own parse of the
-                // line allows, or rmcp refuses the call.
-                let mut arguments = serde_json::Deserializer::from_str(text.get());
-                ARGUMENTS_NESTING.deserialize(&mut arguments).ok()?;
+                // line allows, or rmcp refuses the call. (Valid JSON: every bracket outside a
+                // string nests.)
+                if json_too_deep(text.get().as_bytes(), ARGUMENTS_NESTING).is_some() {
+                    return None;
+                }
                 Arguments::text(text)?
             }
         };
