@@ -40,6 +40,7 @@ pub use discover::{
     discover_mcp_servers, load_all_mcp_configs, provider_list, revoke_project_trust, trust_project,
 };
 pub use error::ConfigError;
+#[cfg(feature = "gateway")] // the gateway's fast path checks a call's arguments with it
 pub(crate) use formats::json_too_deep;
 pub use redact::RedactedServer;
 pub use resolve::{COMMAND_TIMEOUT, resolve_connect_values, resolve_connect_values_with};
