@@ -11,11 +11,12 @@
 //! The corpus is the tools listed live from real MCP servers installed from npm and PyPI
 //! (`--capture` lists them again, see [`capture`]), so the evaluation itself runs offline. The
 //! queries are needs as an agent phrases them mid-task, each with the tool(s) that answer it, in
-//! six sets: `data/tool_queries.json`, on which the ranking was tuned;
+//! seven sets: `data/tool_queries.json`, on which the ranking was tuned;
 //! `data/tool_queries_heldout.json`, `data/tool_queries_fresh.json`,
-//! `data/tool_queries_fresh2.json` and `data/tool_queries_fresh3.json`, each written before any
-//! result on it was seen but whose misses were read later, so they are development sets too; and
-//! `data/tool_queries_fresh4.json`,
+//! `data/tool_queries_fresh2.json`, `data/tool_queries_fresh3.json` and
+//! `data/tool_queries_fresh4.json`, each written before any result on it was seen but whose
+//! misses were read later, so they are development sets too; and
+//! `data/tool_queries_fresh5.json`,
 //! written by a session that never saw the ranking, committed before the index was run on it and
 //! never used to tune. The run prints recall@1,
 //! recall@5 and MRR of plain BM25 and of the default ranking on each set, index build time,
@@ -63,9 +64,12 @@ const HELD_OUT_3_QUERIES: &str = "tool_queries_fresh2.json";
 /// The fourth held-out set, written by a session that never saw the ranking, reported once as
 /// the fresh set and then read: a fifth development set.
 const HELD_OUT_4_QUERIES: &str = "tool_queries_fresh3.json";
+/// The fifth held-out set, written by a session that never saw the ranking, reported once as
+/// the fresh set; its misses were then read: a sixth development set.
+const HELD_OUT_5_QUERIES: &str = "tool_queries_fresh4.json";
 /// The fresh held-out set, written by a session that never saw the ranking code nor a result,
 /// and committed before the index was run on it; never tuned on.
-const FRESH_QUERIES: &str = "tool_queries_fresh4.json";
+const FRESH_QUERIES: &str = "tool_queries_fresh5.json";
 /// The arguments `discovery` takes.
 const FLAGS: [&str; 7] = [
     "--capture",
@@ -201,6 +205,7 @@ fn export_scores(path: &Path) -> Result<(), String> {
         HELD_OUT_2_QUERIES,
         HELD_OUT_3_QUERIES,
         HELD_OUT_4_QUERIES,
+        HELD_OUT_5_QUERIES,
     ] {
         let queries: Vec<Value> = load_queries(file)?
             .iter()
@@ -509,6 +514,7 @@ fn evaluate(options: Options) -> Result<String, String> {
     let held_out_2 = load_queries(HELD_OUT_2_QUERIES)?;
     let held_out_3 = load_queries(HELD_OUT_3_QUERIES)?;
     let held_out_4 = load_queries(HELD_OUT_4_QUERIES)?;
+    let held_out_5 = load_queries(HELD_OUT_5_QUERIES)?;
     let fresh = if options.dev_only {
         Vec::new()
     } else {
@@ -522,8 +528,8 @@ fn evaluate(options: Options) -> Result<String, String> {
         "`cargo run --release -p mcpr-bench -- discovery` (`crates/mcpr-bench/src/discovery/`). \
          Corpus: {total} tools listed live from {} servers (`--capture` installs and lists them \
          again). Queries phrased as an agent does mid-task, with near-miss distractors \
-         (`crates/mcpr-bench/data/`), in six sets: tuning ({}), on which the ranking was \
-         tuned; held-out 1 ({}), 2 ({}), 3 ({}) and 4 ({}), each written and committed before any \
+         (`crates/mcpr-bench/data/`), in seven sets: tuning ({}), on which the ranking was \
+         tuned; held-out 1 ({}), 2 ({}), 3 ({}), 4 ({}) and 5 ({}), each written and committed before any \
          result on it was seen, whose misses were then read while changing the ranking, so \
          they are development sets too; and fresh held-out ({}), written by a session that \
          never saw the ranking code nor a result, committed before the index was run on it, \
@@ -534,6 +540,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         held_out_2.len(),
         held_out_3.len(),
         held_out_4.len(),
+        held_out_5.len(),
         fresh.len()
     ));
     out.push_str("| server | package | version | tools |\n|---|---|---|---:|\n");
@@ -558,6 +565,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         ("held-out 2", &held_out_2),
         ("held-out 3", &held_out_3),
         ("held-out 4", &held_out_4),
+        ("held-out 5", &held_out_5),
     ];
     if !options.dev_only {
         sets.push(("fresh held-out", &fresh));
@@ -592,6 +600,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         .chain(&held_out_2)
         .chain(&held_out_3)
         .chain(&held_out_4)
+        .chain(&held_out_5)
         .chain(&fresh)
         .collect();
     let big = replicated(&servers, 10_000);
