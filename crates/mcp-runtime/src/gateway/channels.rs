@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc;
 
-/// Most channels a pool keeps: enough for the calls of a busy client in flight at once.
+/// Most channels a pool keeps: enough for the calls of a busy client in flight at once. A
+/// kept channel holds its first block of 32 slots: at most ~110 KiB for the progress pool
+/// (48-byte updates), ~25 KiB for the questions' (boxed).
 const KEPT: usize = 64;
 
 /// Idle channels of one kind, all made with the same capacity.
