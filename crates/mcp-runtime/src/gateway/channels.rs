@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc;
 
 /// Most channels a pool keeps: enough for the calls of a busy client in flight at once. A
-/// kept channel holds its first block of 32 slots: at most ~110 KiB for the progress pool
-/// (48-byte updates), ~25 KiB for the questions' (boxed).
+/// kept channel holds its state and its first block of 32 slots: about 2 KiB for progress
+/// (48-byte updates), under 1 KiB for questions (boxed), so at most ~130 and ~50 KiB.
 const KEPT: usize = 64;
 
 /// Idle channels of one kind, all made with the same capacity.
