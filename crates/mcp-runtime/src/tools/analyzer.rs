@@ -130,6 +130,27 @@ const QUESTION_WORDS: &[&str] = &[
 /// The (stemmed) terms a question implies.
 const QUESTION_IMPLIES: &[&str] = &["list", "get"];
 
+/// Verbs that read and verbs that change, as a tool's name or a request starts with them: a
+/// request to read is rarely answered by a tool that changes things, and the other way round.
+#[rustfmt::skip]
+const READING_VERBS: &[&str] = &[
+    "get", "list", "read", "search", "find", "fetch", "retrieve", "show", "view", "describe",
+    "inspect", "lookup", "print", "display", "browse", "see",
+];
+#[rustfmt::skip]
+const CHANGING_VERBS: &[&str] = &[
+    "create", "add", "update", "delete", "remove", "set", "push", "merge", "write", "edit",
+    "move", "post", "send", "patch", "put", "insert", "drop", "fork", "close", "reply", "upload",
+    "rename", "archive", "save", "store", "erase", "destroy", "modify", "change",
+];
+
+/// What a verb does to what it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Effect {
+    Reads,
+    Changes,
+}
+
 /// Words that carry no meaning in a query ("I need to ... the ...").
 const STOPWORDS: &[&str] = &[
     "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
@@ -146,6 +167,8 @@ pub(super) struct Analyzer {
     tuned: bool,
     /// Stemmed word → the stemmed words of its synonym groups.
     synonyms: HashMap<String, Vec<String>>,
+    /// Stemmed verb → whether it reads or changes.
+    effects: HashMap<String, Effect>,
 }
 
 impl Analyzer {
@@ -167,7 +190,28 @@ impl Analyzer {
                 }
             }
         }
-        Analyzer { tuned, synonyms }
+        let mut effects = HashMap::new();
+        if tuned {
+            let stemmer = Stemmer::create(Algorithm::English);
+            for (verbs, effect) in [
+                (READING_VERBS, Effect::Reads),
+                (CHANGING_VERBS, Effect::Changes),
+            ] {
+                for verb in verbs {
+                    effects.insert(stemmer.stem(verb).into_owned(), effect);
+                }
+            }
+        }
+        Analyzer {
+            tuned,
+            synonyms,
+            effects,
+        }
+    }
+
+    /// Whether the (stemmed) `term` is a verb that reads or one that changes.
+    pub(super) fn effect(&self, term: &str) -> Option<Effect> {
+        self.effects.get(term).copied()
     }
 
     pub(super) fn tokens(&self, text: &str) -> Vec<String> {

@@ -46,6 +46,9 @@ pub struct RankingParams {
     /// Factor of a tool whose description sends the reader elsewhere ("Deprecated", "use X
     /// instead"): it loses ties to the tool it points at.
     pub deprecated: f32,
+    /// Factor of a tool whose name changes things when the request asks to read (a question,
+    /// or a first word such as show or list), or reads when the request changes.
+    pub crossed: f32,
 }
 
 impl Default for RankingParams {
@@ -64,6 +67,7 @@ impl Default for RankingParams {
             action: 0.3,
             phrase: 0.3,
             deprecated: 0.8,
+            crossed: 0.5,
         }
     }
 }

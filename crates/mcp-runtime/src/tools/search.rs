@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::McpTool;
-use super::analyzer::Analyzer;
 pub use super::analyzer::split_words;
+use super::analyzer::{Analyzer, Effect};
 pub use super::rank::RankingParams;
 use super::rank::{K1, Scores, Weighted, points_elsewhere, posting_weight};
 
@@ -76,6 +76,8 @@ struct QueryTerms {
     pairs: Vec<(u32, u32)>,
     /// The request's first word and the words it means (for the action bonus).
     actions: Vec<u32>,
+    /// Whether the request asks to read or to change something, when it says.
+    effect: Option<Effect>,
 }
 
 /// What the ranking needs of each tool id, dense and small so that a query reads it without
@@ -88,6 +90,8 @@ struct DocStats {
     server_key: u32,
     /// Factor of the tool's score: below 1 when its description points at another tool.
     prior: f32,
+    /// Whether the tool's name says it reads or changes (`None`: neither, or both).
+    effect: Option<Effect>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -376,6 +380,7 @@ impl ToolIndex {
         }
         self.server_sizes[server_key as usize] += 1;
         let description = tool.definition.description.as_deref().unwrap_or_default();
+        let effect = name_effect(&self.analyzer, &fields[NAME]);
         self.stats[id as usize] = DocStats {
             name_len: u16::try_from(name_terms.len()).unwrap_or(u16::MAX),
             server_key,
@@ -384,6 +389,7 @@ impl ToolIndex {
             } else {
                 1.0
             },
+            effect,
         };
         self.docs[id as usize] = Some(Doc {
             tool,
@@ -486,9 +492,13 @@ impl ToolIndex {
         let said = self.analyzer.tokens(query);
         // A request starts with what to do; a question (what, which, show…) does not.
         let mut actions: Vec<u32> = Vec::new();
-        if self.analyzer.implied_by(query).is_empty()
-            && let Some(first) = said.first()
-        {
+        let mut effect = None;
+        if !self.analyzer.implied_by(query).is_empty() {
+            effect = Some(Effect::Reads);
+        } else if let Some(first) = said.first() {
+            effect = std::iter::once(first)
+                .chain(self.analyzer.synonyms(first))
+                .find_map(|token| self.analyzer.effect(token));
             let first_and_meant = std::iter::once(first).chain(self.analyzer.synonyms(first));
             actions.extend(first_and_meant.filter_map(|token| self.vocab.get(token).copied()));
             for meant in self.analyzer.verb_synonyms(first) {
@@ -549,6 +559,7 @@ impl ToolIndex {
             terms: out,
             pairs,
             actions,
+            effect,
         }
     }
 
@@ -590,6 +601,7 @@ impl ToolIndex {
             terms,
             pairs,
             actions,
+            effect,
         } = self.query_terms(query);
         let weighted = self.weighted();
         let mut scores = Scores::new(self.docs.len());
@@ -642,6 +654,14 @@ impl ToolIndex {
                 if acted[doc as usize] {
                     value *= 1.0 + self.params.action;
                 }
+                // A request to read is rarely answered by a tool that changes things ("what
+                // has been posted": the channel's history, not post_message), and the other
+                // way round.
+                if let (Some(wanted), Some(does)) = (effect, stats.effect)
+                    && wanted != does
+                {
+                    value *= self.params.crossed;
+                }
                 // A tool whose whole name the query says (a word it means, through a synonym,
                 // counts at its weight) is very likely the one meant (read_file rather than
                 // read_multiple_files for "read the file").
@@ -653,6 +673,21 @@ impl ToolIndex {
             })
             .collect()
     }
+}
+
+/// Whether a tool's name says it reads or changes: the one kind of verb it has (a name with
+/// both, `post-search`, says neither).
+fn name_effect(analyzer: &Analyzer, name: &str) -> Option<Effect> {
+    let mut found = None;
+    for token in analyzer.tokens(name) {
+        match (found, analyzer.effect(&token)) {
+            (_, None) => {}
+            (None, Some(effect)) => found = Some(effect),
+            (Some(seen), Some(effect)) if seen != effect => return None,
+            (Some(_), Some(_)) => {}
+        }
+    }
+    found
 }
 
 /// A server name as a query would say it: lower-case letters and digits only (`google-maps` →

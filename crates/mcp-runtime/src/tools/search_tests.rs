@@ -112,3 +112,19 @@ fn removing_a_server_unlinks_its_phrases_and_weights() {
     index.set_server("b", &[tool("b", "merge", "Merge a pull request")]);
     assert_eq!(index.search("pull request", 5)[0].tool.tool, "merge");
 }
+
+#[test]
+fn a_request_to_read_prefers_a_tool_that_reads() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "chat",
+        &[
+            tool("chat", "post_message", "Post a message to a channel"),
+            tool("chat", "get_channel_history", "Messages of a channel"),
+        ],
+    );
+    let hits = index.search("what has been posted in the channel", 2);
+    assert_eq!(hits[0].tool.tool, "get_channel_history");
+    let hits = index.search("post a message in the channel", 2);
+    assert_eq!(hits[0].tool.tool, "post_message");
+}
