@@ -333,6 +333,8 @@ impl ToolIndex {
         let mut lens = [0u32; FIELDS];
         let mut name_terms: Vec<u32> = Vec::new();
         let mut phrases: Vec<(u32, u32)> = Vec::new();
+        // Whether the name has a verb that reads, and one that changes.
+        let (mut reads, mut changes) = (false, false);
         for (field, text) in fields.iter().enumerate() {
             let mut previous: Option<u32> = None;
             for token in self.analyzer.tokens(text) {
@@ -340,8 +342,15 @@ impl ToolIndex {
                 let tf = &mut counts.entry(term).or_insert([0; FIELDS])[field];
                 *tf = tf.saturating_add(1);
                 lens[field] += 1;
-                if field == NAME && !name_terms.contains(&term) {
-                    name_terms.push(term);
+                if field == NAME {
+                    if !name_terms.contains(&term) {
+                        name_terms.push(term);
+                    }
+                    match self.analyzer.effect(&token) {
+                        Some(Effect::Reads) => reads = true,
+                        Some(Effect::Changes) => changes = true,
+                        None => {}
+                    }
                 }
                 if matches!(field, NAME | TITLE | DESCRIPTION)
                     && let Some(previous) = previous
@@ -380,7 +389,12 @@ impl ToolIndex {
         }
         self.server_sizes[server_key as usize] += 1;
         let description = tool.definition.description.as_deref().unwrap_or_default();
-        let effect = name_effect(&self.analyzer, &fields[NAME]);
+        // The one kind of verb the name has (`post-search`, with both, says neither).
+        let effect = match (reads, changes) {
+            (true, false) => Some(Effect::Reads),
+            (false, true) => Some(Effect::Changes),
+            _ => None,
+        };
         self.stats[id as usize] = DocStats {
             name_len: u16::try_from(name_terms.len()).unwrap_or(u16::MAX),
             server_key,
@@ -496,11 +510,10 @@ impl ToolIndex {
         if !self.analyzer.implied_by(query).is_empty() {
             effect = Some(Effect::Reads);
         } else if let Some(first) = said.first() {
-            effect = std::iter::once(first)
-                .chain(self.analyzer.synonyms(first))
-                .find_map(|token| self.analyzer.effect(token));
-            let first_and_meant = std::iter::once(first).chain(self.analyzer.synonyms(first));
-            actions.extend(first_and_meant.filter_map(|token| self.vocab.get(token).copied()));
+            for token in std::iter::once(first).chain(self.analyzer.synonyms(first)) {
+                effect = effect.or_else(|| self.analyzer.effect(token));
+                actions.extend(self.vocab.get(token).copied());
+            }
             for meant in self.analyzer.verb_synonyms(first) {
                 if let Some(&term) = self.vocab.get(&meant) {
                     actions.push(term);
@@ -673,21 +686,6 @@ impl ToolIndex {
             })
             .collect()
     }
-}
-
-/// Whether a tool's name says it reads or changes: the one kind of verb it has (a name with
-/// both, `post-search`, says neither).
-fn name_effect(analyzer: &Analyzer, name: &str) -> Option<Effect> {
-    let mut found = None;
-    for token in analyzer.tokens(name) {
-        match (found, analyzer.effect(&token)) {
-            (_, None) => {}
-            (None, Some(effect)) => found = Some(effect),
-            (Some(seen), Some(effect)) if seen != effect => return None,
-            (Some(_), Some(_)) => {}
-        }
-    }
-    found
 }
 
 /// A server name as a query would say it: lower-case letters and digits only (`google-maps` →
