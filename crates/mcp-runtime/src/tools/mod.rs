@@ -4,6 +4,7 @@
 //! tools of discovery mode and the checks of their arguments are defined once (`meta.rs`).
 
 mod analyzer;
+mod arguments;
 mod bridge;
 mod meta;
 mod naming;

@@ -49,6 +49,13 @@ pub struct RankingParams {
     /// Factor of a tool whose name changes things when the request asks to read (a question,
     /// or a first word such as show or list), or reads when the request changes.
     pub crossed: f32,
+    /// Relative gain for each kind of value the query carries (a URL, a path, a time zone,
+    /// coordinates, an SQL statement; a bare number counts half) that a parameter of the tool
+    /// takes.
+    pub argument: f32,
+    /// Power of the share of the query's words (by rarity) that the tool matches: above 0, a
+    /// tool matching one rare word of the request ranks below one matching most of it.
+    pub query_coverage: f32,
 }
 
 impl Default for RankingParams {
@@ -68,6 +75,8 @@ impl Default for RankingParams {
             phrase: 0.3,
             deprecated: 0.8,
             crossed: 0.5,
+            argument: 0.2,
+            query_coverage: 0.25,
         }
     }
 }
@@ -103,6 +112,8 @@ pub(super) struct Scores {
     pub(super) covered: Vec<f32>,
     /// Whether the tool's name says the query's action (its first word, or a synonym).
     pub(super) acted: Vec<bool>,
+    /// The rarity (idf × weight) of the query's terms each tool matches.
+    pub(super) matched: Vec<f32>,
     pub(super) touched: Vec<u32>,
 }
 
@@ -112,6 +123,7 @@ impl Scores {
             score: vec![0.0; docs],
             covered: vec![0.0; docs],
             acted: vec![false; docs],
+            matched: vec![0.0; docs],
             touched: Vec::new(),
         }
     }
@@ -136,6 +148,7 @@ impl Scores {
                 self.touched.push(posting.doc);
             }
             *slot += factor * posting.weight;
+            self.matched[doc] += factor;
             if posting.in_name {
                 self.covered[doc] += weight;
                 self.acted[doc] |= action;

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::McpTool;
 pub use super::analyzer::split_words;
 use super::analyzer::{Analyzer, Effect};
+use super::arguments::ArgumentKinds;
 pub use super::rank::RankingParams;
 use super::rank::{K1, Scores, Weighted, points_elsewhere, posting_weight};
 
@@ -92,6 +93,8 @@ struct DocStats {
     prior: f32,
     /// Whether the tool's name says it reads or changes (`None`: neither, or both).
     effect: Option<Effect>,
+    /// The kinds of value its parameters take.
+    arguments: ArgumentKinds,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -328,7 +331,8 @@ impl ToolIndex {
     }
 
     fn add(&mut self, tool: McpTool) -> u32 {
-        let fields = fields_of(&tool);
+        let schema = tool.definition.input_schema.to_value();
+        let fields = fields_of(&tool, &schema);
         let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
         let mut lens = [0u32; FIELDS];
         let mut name_terms: Vec<u32> = Vec::new();
@@ -404,6 +408,7 @@ impl ToolIndex {
                 1.0
             },
             effect,
+            arguments: ArgumentKinds::of_schema(&schema),
         };
         self.docs[id as usize] = Some(Doc {
             tool,
@@ -618,10 +623,15 @@ impl ToolIndex {
         } = self.query_terms(query);
         let weighted = self.weighted();
         let mut scores = Scores::new(self.docs.len());
+        // The rarity of what the query says, against which each tool's match is a share.
+        let mut said_idf = 0.0f32;
         for &(term, weight) in &terms {
             let postings = &weighted[term as usize];
             if postings.is_empty() {
                 continue;
+            }
+            if weight >= 1.0 {
+                said_idf += self.idf(postings.len());
             }
             let action = actions.contains(&term);
             scores.add_term(postings, weight, self.idf(postings.len()), action);
@@ -638,8 +648,10 @@ impl ToolIndex {
             score,
             covered,
             acted,
+            matched,
             touched,
         } = scores;
+        let carried = ArgumentKinds::of_request(query);
         // How well each server matches as a whole: the average score of its tools.
         let mut topic = vec![0.0f32; self.server_sizes.len()];
         for &doc in &touched {
@@ -656,6 +668,21 @@ impl ToolIndex {
             .map(|doc| {
                 let stats = &self.stats[doc as usize];
                 let mut value = score[doc as usize] * stats.prior;
+                // A tool that matches most of what the request says beats one that matches a
+                // single rare word of it ("cat /etc/hosts from the local disk" is no local
+                // business search).
+                if said_idf > 0.0 {
+                    let share = (matched[doc as usize] / said_idf).min(1.0);
+                    value *= coverage_factor(share, self.params.query_coverage);
+                }
+                // The request carries values the tool takes (a path, a URL, a time zone…).
+                let common = carried.common(stats.arguments);
+                if common != ArgumentKinds::default() {
+                    value *= (1.0 + self.params.argument).powi(common.strong() as i32);
+                    if common.contains(ArgumentKinds::NUMBER) {
+                        value *= 1.0 + self.params.argument / 2.0;
+                    }
+                }
                 value *= 1.0 + self.params.topic * topic[stats.server_key as usize] / best_topic;
                 // The query names the server: among near-equal matches, the one on that server
                 // is meant (create_issue "on GitHub", not on GitLab).
@@ -688,6 +715,16 @@ impl ToolIndex {
     }
 }
 
+/// `share` to the power `power`; the default's fourth root as two square roots, since `powf`
+/// for every tool a query touches cost a sixth of the query at 10,000 tools.
+fn coverage_factor(share: f32, power: f32) -> f32 {
+    if power == 0.25 {
+        share.sqrt().sqrt()
+    } else {
+        share.powf(power)
+    }
+}
+
 /// A server name as a query would say it: lower-case letters and digits only (`google-maps` →
 /// `googlemaps`, `GitHub` → `github`).
 fn server_key(server: &str) -> String {
@@ -698,11 +735,10 @@ fn server_key(server: &str) -> String {
         .collect()
 }
 
-/// The indexed text of a tool, by field.
-fn fields_of(tool: &McpTool) -> [String; FIELDS] {
+/// The indexed text of a tool, by field (`schema` is its input schema).
+fn fields_of(tool: &McpTool, schema: &Value) -> [String; FIELDS] {
     let definition = &tool.definition;
     let mut params = String::new();
-    let schema = definition.input_schema.to_value();
     if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         for (name, schema) in properties {
             params.push_str(name);

@@ -128,3 +128,58 @@ fn a_request_to_read_prefers_a_tool_that_reads() {
     let hits = index.search("post a message in the channel", 2);
     assert_eq!(hits[0].tool.tool, "post_message");
 }
+
+fn tool_taking(server: &str, name: &str, description: &str, schema: serde_json::Value) -> McpTool {
+    let mut tool = tool(server, name, description);
+    tool.definition = serde_json::from_value(
+        serde_json::json!({"name": name, "description": description, "inputSchema": schema}),
+    )
+    .unwrap();
+    tool
+}
+
+#[test]
+fn a_value_the_request_carries_finds_the_tool_that_takes_it() {
+    let mut index = ToolIndex::new();
+    let takes = |param: &str| serde_json::json!({"type": "object", "properties": {param: {"type": "string"}}});
+    index.set_server(
+        "viewer",
+        &[
+            tool_taking("viewer", "open_page", "Open it", takes("url")),
+            tool_taking("viewer", "open_file", "Open it", takes("path")),
+        ],
+    );
+    assert_eq!(
+        index.search("open ~/notes/todo.md", 2)[0].tool.tool,
+        "open_file"
+    );
+    assert_eq!(
+        index.search("open https://example.org/todo", 2)[0]
+            .tool
+            .tool,
+        "open_page"
+    );
+}
+
+#[test]
+fn a_tool_matching_one_word_of_the_request_loses_ground_to_one_matching_it_all() {
+    let tools = [
+        tool("files", "read_file", "Lines of a file on disk"),
+        tool("files", "write_file", "Write a file to disk"),
+        tool("places", "local_search", "Search for local businesses"),
+    ];
+    // How far ahead the full match is: its score over the one-word match's.
+    let lead = |query_coverage: f32| {
+        let mut index = ToolIndex::with_params(RankingParams {
+            query_coverage,
+            ..RankingParams::default()
+        });
+        index.set_server("files", &tools[..2]);
+        index.set_server("places", &tools[2..]);
+        let hits = index.search("lines of a file on the local disk", 3);
+        let score = |name: &str| hits.iter().find(|h| h.tool.tool == name).unwrap().score;
+        score("read_file") / score("local_search")
+    };
+    let (with, without) = (lead(RankingParams::default().query_coverage), lead(0.0));
+    assert!(with > without * 1.1, "{with} against {without}");
+}

@@ -1,0 +1,273 @@
+//! The kinds of value a request carries and a tool takes: a request that names a URL, a path, a
+//! time zone, coordinates or an SQL statement most likely wants a tool with a parameter for it
+//! ("cat /etc/hosts" a file tool, "2pm Australia/Sydney in Europe/Madrid" a time tool). Words
+//! do not say this; the shape of the values does.
+
+use serde_json::Value;
+
+/// A set of argument kinds, one bit each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct ArgumentKinds(u8);
+
+impl ArgumentKinds {
+    pub(super) const URL: Self = Self(1);
+    pub(super) const PATH: Self = Self(1 << 1);
+    pub(super) const TIME_ZONE: Self = Self(1 << 2);
+    pub(super) const COORDINATES: Self = Self(1 << 3);
+    pub(super) const SQL: Self = Self(1 << 4);
+    /// A bare number: weaker evidence (most list tools take a limit), so it counts half.
+    pub(super) const NUMBER: Self = Self(1 << 5);
+
+    fn insert(&mut self, kind: Self) {
+        self.0 |= kind.0;
+    }
+
+    pub(super) fn contains(self, kind: Self) -> bool {
+        self.0 & kind.0 == kind.0
+    }
+
+    /// The kinds both sets have.
+    pub(super) fn common(self, other: Self) -> Self {
+        Self(self.0 & other.0)
+    }
+
+    /// How many kinds the set has, `NUMBER` aside.
+    pub(super) fn strong(self) -> u32 {
+        (self.0 & !Self::NUMBER.0).count_ones()
+    }
+
+    /// The kinds of the values written in a request.
+    pub(super) fn of_request(text: &str) -> Self {
+        let mut kinds = Self::default();
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let sql_words = words.iter().filter(|w| SQL_WORDS.contains(w)).count();
+        if sql_words >= 2 {
+            kinds.insert(Self::SQL);
+        }
+        for (at, raw) in words.iter().enumerate() {
+            let word = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!".contains(c));
+            if word.contains("://") || word.starts_with("www.") {
+                kinds.insert(Self::URL);
+                continue;
+            }
+            if is_time_zone(word) {
+                kinds.insert(Self::TIME_ZONE);
+            } else if is_path(word) {
+                kinds.insert(Self::PATH);
+            }
+            let next = words.get(at + 1).copied().unwrap_or_default();
+            if is_coordinate_pair(raw.trim_end_matches(['?', '.', ')']), next) {
+                kinds.insert(Self::COORDINATES);
+            }
+            if word
+                .trim_start_matches('#')
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                && !word.trim_start_matches('#').is_empty()
+            {
+                kinds.insert(Self::NUMBER);
+            }
+        }
+        kinds
+    }
+
+    /// The kinds of value `schema`'s parameters take, from their names, types and descriptions.
+    pub(super) fn of_schema(schema: &Value) -> Self {
+        let mut kinds = Self::default();
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            return kinds;
+        };
+        for (name, property) in properties {
+            let name = name.to_lowercase();
+            let description = property
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_lowercase();
+            let opening: Vec<&str> = description.split_whitespace().take(6).collect();
+            if ["url", "uri", "href"].iter().any(|k| name.contains(k))
+                || opening
+                    .iter()
+                    .any(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) == "url")
+            {
+                kinds.insert(Self::URL);
+            }
+            if name.ends_with("path")
+                || name.ends_with("paths")
+                || ["source", "destination", "directory", "dir"].contains(&name.as_str())
+            {
+                kinds.insert(Self::PATH);
+            }
+            if name.contains("timezone") || description.contains("timezone") {
+                kinds.insert(Self::TIME_ZONE);
+            }
+            if [
+                "latitude",
+                "longitude",
+                "lat",
+                "lng",
+                "location",
+                "locations",
+            ]
+            .contains(&name.as_str())
+                || description.contains("latitude")
+            {
+                kinds.insert(Self::COORDINATES);
+            }
+            if (name == "query" || name == "sql") && description.contains("sql") {
+                kinds.insert(Self::SQL);
+            }
+            let numeric = matches!(
+                property.get("type").and_then(Value::as_str),
+                Some("integer" | "number")
+            );
+            if numeric || name.ends_with("number") {
+                kinds.insert(Self::NUMBER);
+            }
+        }
+        kinds
+    }
+}
+
+/// SQL keywords as a statement writes them (upper case): two of them make a statement.
+const SQL_WORDS: &[&str] = &[
+    "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "DROP", "FROM", "INTO", "WHERE",
+    "VALUES", "TABLE", "SET", "JOIN",
+];
+
+/// File extensions that make a word a file's name (`package.json`, `deploy.log`).
+const EXTENSIONS: &[&str] = &[
+    "c", "cfg", "conf", "cpp", "cs", "css", "csv", "env", "gif", "go", "h", "html", "ini", "java",
+    "jpeg", "jpg", "js", "json", "jsx", "kt", "lock", "log", "md", "pdf", "php", "png", "py", "rb",
+    "rs", "sh", "sql", "svg", "swift", "toml", "ts", "tsx", "txt", "xml", "yaml", "yml", "zip",
+];
+
+/// The areas of IANA time zone names (`Europe/Madrid`), and the abbreviations agents write.
+const ZONE_AREAS: &[&str] = &[
+    "Africa",
+    "America",
+    "Antarctica",
+    "Asia",
+    "Atlantic",
+    "Australia",
+    "Europe",
+    "Indian",
+    "Pacific",
+    "Etc",
+];
+const ZONE_NAMES: &[&str] = &[
+    "UTC", "GMT", "PST", "PDT", "EST", "EDT", "CET", "CEST", "JST",
+];
+
+fn is_time_zone(word: &str) -> bool {
+    if ZONE_NAMES.contains(&word) {
+        return true;
+    }
+    let Some((area, city)) = word.split_once('/') else {
+        return false;
+    };
+    ZONE_AREAS.contains(&area) && city.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// A path (`~/code/shop`, `src/main.rs`, `/etc/hosts`) or a file's name (`package.json`).
+fn is_path(word: &str) -> bool {
+    let word = word.trim_end_matches('.');
+    if word.starts_with("~/") || word.starts_with("./") || word.starts_with("../") {
+        return true;
+    }
+    let inner_slash = word
+        .char_indices()
+        .any(|(at, c)| c == '/' && at > 0 && at + 1 < word.len())
+        || (word.starts_with('/') && word.len() > 1);
+    if inner_slash && word.chars().any(char::is_alphabetic) {
+        return true;
+    }
+    match word.rsplit_once('.') {
+        Some((stem, extension)) => {
+            !stem.is_empty()
+                && stem.chars().any(char::is_alphabetic)
+                && EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        }
+        None => false,
+    }
+}
+
+/// A latitude and longitude written as `46.85,-121.76` (one word) or `41.40, 2.17` (two).
+fn is_coordinate_pair(word: &str, next: &str) -> bool {
+    let (first, second) = match word.split_once(',') {
+        Some((first, "")) => (first, next.trim_end_matches(['?', '.', ')', ';'])),
+        Some((first, second)) => (first, second),
+        None => return false,
+    };
+    is_degrees(first.trim_start_matches('(')) && is_degrees(second)
+}
+
+fn is_degrees(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let Some((whole, fraction)) = digits.split_once('.') else {
+        return false;
+    };
+    (1..=3).contains(&whole.len())
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && !fraction.is_empty()
+        && fraction.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_request_names_the_kinds_of_its_values() {
+        let kinds = ArgumentKinds::of_request;
+        assert!(kinds("cat /etc/hosts please").contains(ArgumentKinds::PATH));
+        assert!(kinds("last 5 commits of ~/code/shop").contains(ArgumentKinds::PATH));
+        assert!(kinds("how big is package.json?").contains(ArgumentKinds::PATH));
+        assert!(!kinds("ship 2.4.1 today").contains(ArgumentKinds::PATH));
+        assert!(kinds("open https://example.org/a").contains(ArgumentKinds::URL));
+        assert!(!kinds("open https://example.org/a").contains(ArgumentKinds::PATH));
+        let zones = kinds("2pm Australia/Sydney in Europe/Madrid");
+        assert!(zones.contains(ArgumentKinds::TIME_ZONE));
+        assert!(!zones.contains(ArgumentKinds::PATH));
+        assert!(kinds("elevation of 46.8523,-121.7603?").contains(ArgumentKinds::COORDINATES));
+        assert!(kinds("EXIF says 41.4036, 2.1744; address?").contains(ArgumentKinds::COORDINATES));
+        assert!(!kinds("version 41.4036").contains(ArgumentKinds::COORDINATES));
+        assert!(kinds("SELECT sku FROM products").contains(ArgumentKinds::SQL));
+        assert!(!kinds("select the second tab").contains(ArgumentKinds::SQL));
+        assert!(kinds("merge PR #230").contains(ArgumentKinds::NUMBER));
+        assert_eq!(
+            kinds("what changed since yesterday"),
+            ArgumentKinds::default()
+        );
+    }
+
+    #[test]
+    fn a_schema_names_the_kinds_its_parameters_take() {
+        let schema = json!({"properties": {
+            "repo_path": {"type": "string"},
+            "url": {"type": "string"},
+            "source_timezone": {"type": "string", "description": "IANA timezone name"},
+            "latitude": {"type": "number"},
+            "query": {"type": "string", "description": "SELECT SQL query to run"},
+        }});
+        let kinds = ArgumentKinds::of_schema(&schema);
+        for kind in [
+            ArgumentKinds::PATH,
+            ArgumentKinds::URL,
+            ArgumentKinds::TIME_ZONE,
+            ArgumentKinds::COORDINATES,
+            ArgumentKinds::SQL,
+            ArgumentKinds::NUMBER,
+        ] {
+            assert!(kinds.contains(kind), "{kind:?}");
+        }
+        let search =
+            json!({"properties": {"query": {"type": "string", "description": "Search terms"}}});
+        assert_eq!(ArgumentKinds::of_schema(&search), ArgumentKinds::default());
+        assert_eq!(
+            ArgumentKinds::of_schema(&json!({})),
+            ArgumentKinds::default()
+        );
+    }
+}
