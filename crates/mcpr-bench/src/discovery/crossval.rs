@@ -48,7 +48,11 @@ fn params_of(point: &Point) -> RankingParams {
 }
 
 /// The rank (0-based) of the first expected tool for each query, if in the top 10.
-fn ranks(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> Vec<Option<usize>> {
+pub(super) fn ranks(
+    servers: &[ServerTools],
+    params: RankingParams,
+    queries: &[&Query],
+) -> Vec<Option<usize>> {
     let tools = tools_of(servers);
     let mut index = ToolIndex::with_params(params);
     for server in servers {
@@ -71,7 +75,7 @@ fn ranks(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> 
         .collect()
 }
 
-fn rr(rank: &Option<usize>) -> f64 {
+pub(super) fn rr(rank: &Option<usize>) -> f64 {
     rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0))
 }
 

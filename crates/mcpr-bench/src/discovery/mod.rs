@@ -11,15 +11,13 @@
 //! The corpus is the tools listed live from real MCP servers installed from npm and PyPI
 //! (`--capture` lists them again, see [`capture`]), so the evaluation itself runs offline. The
 //! queries are needs as an agent phrases them mid-task, each with the tool(s) that answer it, in
-//! seven sets: `data/tool_queries.json`, on which the ranking was tuned;
-//! `data/tool_queries_heldout.json`, `data/tool_queries_fresh.json`,
-//! `data/tool_queries_fresh2.json`, `data/tool_queries_fresh3.json` and
-//! `data/tool_queries_fresh4.json`, each written before any result on it was seen but whose
+//! eight sets: `data/tool_queries.json`, on which the ranking was tuned;
+//! `data/tool_queries_heldout.json` and `data/tool_queries_fresh.json` to
+//! `data/tool_queries_fresh5.json`, each written before any result on it was seen but whose
 //! misses were read later, so they are development sets too; and
-//! `data/tool_queries_fresh5.json`,
-//! written by a session that never saw the ranking, committed before the index was run on it and
-//! never used to tune. The run prints recall@1,
-//! recall@5 and MRR of plain BM25 and of the default ranking on each set, index build time,
+//! `data/tool_queries_fresh6.json`, written by a session that never saw the ranking, committed
+//! before the index was run on it and never used to tune. The run prints recall@1, recall@5 and
+//! MRR of plain BM25 and of the default ranking on each set, index build time,
 //! query latency at the corpus size and at 10,000 tools, and the size of the tool list in
 //! discovery mode against the full list. The development sets' misses at rank 1 go to stderr;
 //! the fresh set's only with `--fresh-misses`. `--dev` leaves the fresh set out (while the
@@ -29,6 +27,7 @@
 
 mod capture;
 mod crossval;
+mod retune;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,13 +66,27 @@ const HELD_OUT_4_QUERIES: &str = "tool_queries_fresh3.json";
 /// The fifth held-out set, written by a session that never saw the ranking, reported once as
 /// the fresh set; its misses were then read: a sixth development set.
 const HELD_OUT_5_QUERIES: &str = "tool_queries_fresh4.json";
+/// The sixth held-out set, written by a session that never saw the ranking, reported once as
+/// the fresh set; its misses were then read: a seventh development set.
+const HELD_OUT_6_QUERIES: &str = "tool_queries_fresh5.json";
 /// The fresh held-out set, written by a session that never saw the ranking code nor a result,
 /// and committed before the index was run on it; never tuned on.
-const FRESH_QUERIES: &str = "tool_queries_fresh5.json";
+const FRESH_QUERIES: &str = "tool_queries_fresh6.json";
+/// Every development set, in the order they were written.
+const DEVELOPMENT_SETS: [&str; 7] = [
+    TUNING_QUERIES,
+    HELD_OUT_QUERIES,
+    HELD_OUT_2_QUERIES,
+    HELD_OUT_3_QUERIES,
+    HELD_OUT_4_QUERIES,
+    HELD_OUT_5_QUERIES,
+    HELD_OUT_6_QUERIES,
+];
 /// The arguments `discovery` takes.
-const FLAGS: [&str; 7] = [
+const FLAGS: [&str; 8] = [
     "--capture",
     "--cv",
+    "--loso",
     "--update",
     "--dev",
     "--fresh-misses",
@@ -138,8 +151,15 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if args.iter().any(|a| a == "--cv") {
-        return match cv() {
+    let table = if args.iter().any(|a| a == "--cv") {
+        Some(cv())
+    } else if args.iter().any(|a| a == "--loso") {
+        Some(leave_one_set_out())
+    } else {
+        None
+    };
+    if let Some(table) = table {
+        return match table {
             Ok(table) => {
                 println!("{table}");
                 ExitCode::SUCCESS
@@ -199,14 +219,7 @@ fn export_scores(path: &Path) -> Result<(), String> {
     let servers = corpus_servers(&load_corpus()?);
     let (index, _) = build(Ranking::Tuned, &servers);
     let mut sets = serde_json::Map::new();
-    for file in [
-        TUNING_QUERIES,
-        HELD_OUT_QUERIES,
-        HELD_OUT_2_QUERIES,
-        HELD_OUT_3_QUERIES,
-        HELD_OUT_4_QUERIES,
-        HELD_OUT_5_QUERIES,
-    ] {
+    for file in DEVELOPMENT_SETS {
         let queries: Vec<Value> = load_queries(file)?
             .iter()
             .map(|query| {
@@ -234,6 +247,17 @@ fn cv() -> Result<String, String> {
     let held_out = load_queries(HELD_OUT_QUERIES)?;
     let queries: Vec<&Query> = tuning.iter().chain(&held_out).collect();
     Ok(crossval::cross_validate(&servers, &queries))
+}
+
+/// `--loso`: every ranking constant re-tuned on all development sets but one and scored on that
+/// one, for each set in turn.
+fn leave_one_set_out() -> Result<String, String> {
+    let servers = corpus_servers(&load_corpus()?);
+    let mut sets = Vec::new();
+    for file in DEVELOPMENT_SETS {
+        sets.push((file, load_queries(file)?));
+    }
+    Ok(retune::leave_one_set_out(&servers, &sets))
 }
 
 /// One `search(query, 5)`, never inlined so that callgrind can count it on its own.
@@ -515,6 +539,7 @@ fn evaluate(options: Options) -> Result<String, String> {
     let held_out_3 = load_queries(HELD_OUT_3_QUERIES)?;
     let held_out_4 = load_queries(HELD_OUT_4_QUERIES)?;
     let held_out_5 = load_queries(HELD_OUT_5_QUERIES)?;
+    let held_out_6 = load_queries(HELD_OUT_6_QUERIES)?;
     let fresh = if options.dev_only {
         Vec::new()
     } else {
@@ -528,8 +553,8 @@ fn evaluate(options: Options) -> Result<String, String> {
         "`cargo run --release -p mcpr-bench -- discovery` (`crates/mcpr-bench/src/discovery/`). \
          Corpus: {total} tools listed live from {} servers (`--capture` installs and lists them \
          again). Queries phrased as an agent does mid-task, with near-miss distractors \
-         (`crates/mcpr-bench/data/`), in seven sets: tuning ({}), on which the ranking was \
-         tuned; held-out 1 ({}), 2 ({}), 3 ({}), 4 ({}) and 5 ({}), each written and committed before any \
+         (`crates/mcpr-bench/data/`), in eight sets: tuning ({}), on which the ranking was \
+         tuned; held-out 1 ({}), 2 ({}), 3 ({}), 4 ({}), 5 ({}) and 6 ({}), each written and committed before any \
          result on it was seen, whose misses were then read while changing the ranking, so \
          they are development sets too; and fresh held-out ({}), written by a session that \
          never saw the ranking code nor a result, committed before the index was run on it, \
@@ -541,6 +566,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         held_out_3.len(),
         held_out_4.len(),
         held_out_5.len(),
+        held_out_6.len(),
         fresh.len()
     ));
     out.push_str("| server | package | version | tools |\n|---|---|---|---:|\n");
@@ -566,6 +592,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         ("held-out 3", &held_out_3),
         ("held-out 4", &held_out_4),
         ("held-out 5", &held_out_5),
+        ("held-out 6", &held_out_6),
     ];
     if !options.dev_only {
         sets.push(("fresh held-out", &fresh));
