@@ -1,7 +1,8 @@
 //! The kinds of value a request carries and a tool takes: a request that names a URL, a path, a
 //! time zone, coordinates or an SQL statement most likely wants a tool with a parameter for it
 //! ("cat /etc/hosts" a file tool, "2pm Australia/Sydney in Europe/Madrid" a time tool). Words
-//! do not say this; the shape of the values does.
+//! do not say this; the shape of the values does. The index makes each kind a term of its own,
+//! in a field of its own, so that BM25F weighs it by its rarity like any word.
 
 use serde_json::Value;
 
@@ -15,25 +16,31 @@ impl ArgumentKinds {
     pub(super) const TIME_ZONE: Self = Self(1 << 2);
     pub(super) const COORDINATES: Self = Self(1 << 3);
     pub(super) const SQL: Self = Self(1 << 4);
-    /// A bare number: weaker evidence (most list tools take a limit), so it counts half.
+    /// A bare number (many tools take one, so as a term it is common and weighs little).
     pub(super) const NUMBER: Self = Self(1 << 5);
 
     fn insert(&mut self, kind: Self) {
         self.0 |= kind.0;
     }
 
-    pub(super) fn contains(self, kind: Self) -> bool {
+    #[cfg(test)]
+    fn contains(self, kind: Self) -> bool {
         self.0 & kind.0 == kind.0
     }
 
-    /// The kinds both sets have.
-    pub(super) fn common(self, other: Self) -> Self {
-        Self(self.0 & other.0)
-    }
-
-    /// How many kinds the set has, `NUMBER` aside.
-    pub(super) fn strong(self) -> u32 {
-        (self.0 & !Self::NUMBER.0).count_ones()
+    /// One index term per kind in the set: strings no text analysis produces.
+    pub(super) fn terms(self) -> impl Iterator<Item = &'static str> {
+        const TERMS: [&str; 6] = [
+            "\u{1}url",
+            "\u{1}path",
+            "\u{1}time-zone",
+            "\u{1}coordinates",
+            "\u{1}sql",
+            "\u{1}number",
+        ];
+        (0..TERMS.len())
+            .filter(move |bit| self.0 & (1 << bit) != 0)
+            .map(|bit| TERMS[bit])
     }
 
     /// The kinds of the values written in a request.

@@ -49,9 +49,9 @@ pub struct RankingParams {
     /// Factor of a tool whose name changes things when the request asks to read (a question,
     /// or a first word such as show or list), or reads when the request changes.
     pub crossed: f32,
-    /// Relative gain for each kind of value the query carries (a URL, a path, a time zone,
-    /// coordinates, an SQL statement; a bare number counts half) that a parameter of the tool
-    /// takes.
+    /// Weight of a kind of value the query carries (a URL, a path, a time zone, coordinates, an
+    /// SQL statement, a number) that a parameter of the tool takes: each kind is a term of its
+    /// own, so a rare kind (a time zone) weighs more than a common one (a number).
     pub argument: f32,
     /// Power of the share of the query's words (by rarity) that the tool matches: above 0, a
     /// tool matching one rare word of the request ranks below one matching most of it.
@@ -75,7 +75,7 @@ impl Default for RankingParams {
             phrase: 0.3,
             deprecated: 0.8,
             crossed: 0.5,
-            argument: 0.2,
+            argument: 2.0,
             query_coverage: 0.25,
         }
     }
@@ -84,7 +84,8 @@ impl Default for RankingParams {
 impl RankingParams {
     /// The field weights in the index's field order.
     pub(super) fn field_weights(&self) -> [f32; FIELDS] {
-        // Order of `search::NAME`, `TITLE`, `DESCRIPTION`, `SERVER`, `PARAMS`, `DETAILS`.
+        // Order of `search::NAME`, `TITLE`, `DESCRIPTION`, `SERVER`, `PARAMS`, `DETAILS`,
+        // `ARGUMENTS`.
         [
             self.name,
             self.title,
@@ -92,6 +93,7 @@ impl RankingParams {
             self.server,
             self.params,
             self.details,
+            self.argument,
         ]
     }
 }

@@ -42,7 +42,7 @@ pub enum Ranking {
 }
 
 /// The fields of a tool that are indexed.
-pub(super) const FIELDS: usize = 6;
+pub(super) const FIELDS: usize = 7;
 const NAME: usize = 0;
 const TITLE: usize = 1;
 const DESCRIPTION: usize = 2;
@@ -51,11 +51,13 @@ const PARAMS: usize = 4;
 /// The description after its first sentence: details, caveats and pointers to other tools
 /// ("use browser_snapshot instead"), which say less about what the tool does.
 const DETAILS: usize = 5;
+/// The kinds of value the tool's parameters take, one term each (never a word of a text).
+const ARGUMENTS: usize = 6;
 
 /// Length normalisation of plain BM25.
 const B: f32 = 0.75;
 /// BM25F length normalisation of each field (names are short and alike, so barely normalised).
-const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75];
+const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75, 0.0];
 /// Weight of a term a question implies.
 const QUESTION_WEIGHT: f32 = 0.5;
 
@@ -93,8 +95,6 @@ struct DocStats {
     prior: f32,
     /// Whether the tool's name says it reads or changes (`None`: neither, or both).
     effect: Option<Effect>,
-    /// The kinds of value its parameters take.
-    arguments: ArgumentKinds,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -366,6 +366,13 @@ impl ToolIndex {
                 previous = Some(term);
             }
         }
+        if self.ranking == Ranking::Tuned {
+            for kind in ArgumentKinds::of_schema(&schema).terms() {
+                let term = self.term_id(kind);
+                counts.entry(term).or_insert([0; FIELDS])[ARGUMENTS] = 1;
+                lens[ARGUMENTS] += 1;
+            }
+        }
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
@@ -408,7 +415,6 @@ impl ToolIndex {
                 1.0
             },
             effect,
-            arguments: ArgumentKinds::of_schema(&schema),
         };
         self.docs[id as usize] = Some(Doc {
             tool,
@@ -506,8 +512,15 @@ impl ToolIndex {
     /// expansion weight); terms unknown to the index are dropped. Also the adjacent pairs of
     /// what it says, for the phrase bonus.
     fn query_terms(&self, query: &str) -> QueryTerms {
-        let query = &*self.analyzer.rewrite_phrases(query);
         let mut out: Vec<(u32, f32)> = Vec::new();
+        // The kinds of value the request carries (a path, a URL, a time zone…) are terms it
+        // says, matched by the tools whose parameters take them.
+        for kind in ArgumentKinds::of_request(query).terms() {
+            if let Some(&term) = self.vocab.get(kind) {
+                out.push((term, 1.0));
+            }
+        }
+        let query = &*self.analyzer.rewrite_phrases(query);
         let said = self.analyzer.tokens(query);
         // A request starts with what to do; a question (what, which, show…) does not.
         let mut actions: Vec<u32> = Vec::new();
@@ -651,7 +664,6 @@ impl ToolIndex {
             matched,
             touched,
         } = scores;
-        let carried = ArgumentKinds::of_request(query);
         // How well each server matches as a whole: the average score of its tools.
         let mut topic = vec![0.0f32; self.server_sizes.len()];
         for &doc in &touched {
@@ -674,14 +686,6 @@ impl ToolIndex {
                 if said_idf > 0.0 {
                     let share = (matched[doc as usize] / said_idf).min(1.0);
                     value *= coverage_factor(share, self.params.query_coverage);
-                }
-                // The request carries values the tool takes (a path, a URL, a time zone…).
-                let common = carried.common(stats.arguments);
-                if common != ArgumentKinds::default() {
-                    value *= (1.0 + self.params.argument).powi(common.strong() as i32);
-                    if common.contains(ArgumentKinds::NUMBER) {
-                        value *= 1.0 + self.params.argument / 2.0;
-                    }
                 }
                 value *= 1.0 + self.params.topic * topic[stats.server_key as usize] / best_topic;
                 // The query names the server: among near-equal matches, the one on that server
