@@ -1,5 +1,5 @@
 //! The kinds of value a request carries and a tool takes: a request that names a URL, a path, a
-//! time zone, coordinates or an SQL statement most likely wants a tool with a parameter for it
+//! time zone, coordinates, an SQL statement, a date or a commit most likely wants a tool with a parameter for it
 //! ("cat /etc/hosts" a file tool, "2pm Australia/Sydney in Europe/Madrid" a time tool). Words
 //! do not say this; the shape of the values does. The index makes each kind a term of its own,
 //! in a field of its own, so that BM25F weighs it by its rarity like any word.
@@ -18,6 +18,10 @@ impl ArgumentKinds {
     pub(super) const SQL: Self = Self(1 << 4);
     /// A bare number (many tools take one, so as a term it is common and weighs little).
     pub(super) const NUMBER: Self = Self(1 << 5);
+    /// A calendar date (`2025-05-10`).
+    pub(super) const DATE: Self = Self(1 << 6);
+    /// A commit (`a1b2c3d`, `HEAD~3`).
+    pub(super) const REVISION: Self = Self(1 << 7);
 
     fn insert(&mut self, kind: Self) {
         self.0 |= kind.0;
@@ -30,13 +34,15 @@ impl ArgumentKinds {
 
     /// One index term per kind in the set: strings no text analysis produces.
     pub(super) fn terms(self) -> impl Iterator<Item = &'static str> {
-        const TERMS: [&str; 6] = [
+        const TERMS: [&str; 8] = [
             "\u{1}url",
             "\u{1}path",
             "\u{1}time-zone",
             "\u{1}coordinates",
             "\u{1}sql",
             "\u{1}number",
+            "\u{1}date",
+            "\u{1}revision",
         ];
         (0..TERMS.len())
             .filter(move |bit| self.0 & (1 << bit) != 0)
@@ -61,6 +67,12 @@ impl ArgumentKinds {
                 kinds.insert(Self::TIME_ZONE);
             } else if is_path(word) {
                 kinds.insert(Self::PATH);
+            }
+            if is_date(word) {
+                kinds.insert(Self::DATE);
+            }
+            if is_revision(word) {
+                kinds.insert(Self::REVISION);
             }
             let next = words.get(at + 1).copied().unwrap_or_default();
             if is_coordinate_pair(raw.trim_end_matches(['?', '.', ')']), next) {
@@ -104,6 +116,21 @@ impl ArgumentKinds {
                 || ["source", "destination", "directory", "dir"].contains(&name.as_str())
             {
                 kinds.insert(Self::PATH);
+            }
+            if name.ends_with("date")
+                || name.ends_with("timestamp")
+                || name == "since"
+                || description.contains("iso 8601")
+                || description.contains("yyyy-mm-dd")
+                || description.contains("rfc3339")
+            {
+                kinds.insert(Self::DATE);
+            }
+            if ["sha", "revision", "commit_id", "ref", "contains"].contains(&name.as_str())
+                || description.contains("commit sha")
+                || description.contains("the sha")
+            {
+                kinds.insert(Self::REVISION);
             }
             if name.contains("timezone") || description.contains("timezone") {
                 kinds.insert(Self::TIME_ZONE);
@@ -199,6 +226,30 @@ fn is_path(word: &str) -> bool {
     }
 }
 
+/// `2025-05-10`, alone or opening an ISO 8601 date and time.
+fn is_date(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    bytes.len() >= 10
+        && bytes[..10].iter().enumerate().all(|(at, b)| match at {
+            4 | 7 => *b == b'-',
+            _ => b.is_ascii_digit(),
+        })
+        && bytes.get(10).is_none_or(|b| matches!(b, b'T' | b' '))
+}
+
+/// A commit: 7 to 40 hexadecimal digits with a letter and a digit, or `HEAD` with `~` or `^`.
+fn is_revision(word: &str) -> bool {
+    if word.starts_with("HEAD~") || word.starts_with("HEAD^") {
+        return true;
+    }
+    (7..=40).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
 /// A latitude and longitude written as `46.85,-121.76` (one word) or `41.40, 2.17` (two).
 fn is_coordinate_pair(word: &str, next: &str) -> bool {
     let (first, second) = match word.split_once(',') {
@@ -243,6 +294,12 @@ mod tests {
         assert!(kinds("SELECT sku FROM products").contains(ArgumentKinds::SQL));
         assert!(!kinds("select the second tab").contains(ArgumentKinds::SQL));
         assert!(kinds("merge PR #230").contains(ArgumentKinds::NUMBER));
+        assert!(kinds("commits since 2025-05-10").contains(ArgumentKinds::DATE));
+        assert!(kinds("after 2024-01-15T14:30:25").contains(ArgumentKinds::DATE));
+        assert!(!kinds("v2025-05").contains(ArgumentKinds::DATE));
+        assert!(kinds("show commit a1b2c3d").contains(ArgumentKinds::REVISION));
+        assert!(kinds("src/cart.ts at HEAD~3").contains(ArgumentKinds::REVISION));
+        assert!(!kinds("a deadbeef moment").contains(ArgumentKinds::REVISION));
         assert_eq!(
             kinds("what changed since yesterday"),
             ArgumentKinds::default()
@@ -257,6 +314,8 @@ mod tests {
             "source_timezone": {"type": "string", "description": "IANA timezone name"},
             "latitude": {"type": "number"},
             "query": {"type": "string", "description": "SELECT SQL query to run"},
+            "start_timestamp": {"type": "string", "description": "ISO 8601 start"},
+            "revision": {"type": "string"},
         }});
         let kinds = ArgumentKinds::of_schema(&schema);
         for kind in [
@@ -266,6 +325,8 @@ mod tests {
             ArgumentKinds::COORDINATES,
             ArgumentKinds::SQL,
             ArgumentKinds::NUMBER,
+            ArgumentKinds::DATE,
+            ArgumentKinds::REVISION,
         ] {
             assert!(kinds.contains(kind), "{kind:?}");
         }
