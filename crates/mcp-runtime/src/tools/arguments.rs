@@ -50,46 +50,90 @@ impl ArgumentKinds {
     }
 
     /// The kinds of the values written in a request.
+    #[cfg(test)]
     pub(super) fn of_request(text: &str) -> Self {
-        let mut kinds = Self::default();
-        let words: Vec<&str> = text.split_whitespace().collect();
-        let sql_words = words.iter().filter(|w| SQL_WORDS.contains(w)).count();
-        if sql_words >= 2 {
-            kinds.insert(Self::SQL);
-        }
-        for (at, raw) in words.iter().enumerate() {
-            let word = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!".contains(c));
-            if word.contains("://") || word.starts_with("www.") {
-                kinds.insert(Self::URL);
-                continue;
-            }
-            if is_time_zone(word) {
-                kinds.insert(Self::TIME_ZONE);
-            } else if is_path(word) {
-                kinds.insert(Self::PATH);
-            }
-            if is_date(word) {
-                kinds.insert(Self::DATE);
-            }
-            if is_revision(word) {
-                kinds.insert(Self::REVISION);
-            }
-            let next = words.get(at + 1).copied().unwrap_or_default();
-            if is_coordinate_pair(raw.trim_end_matches(['?', '.', ')']), next) {
-                kinds.insert(Self::COORDINATES);
-            }
-            if word
-                .trim_start_matches('#')
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                && !word.trim_start_matches('#').is_empty()
-            {
-                kinds.insert(Self::NUMBER);
-            }
-        }
-        kinds
+        read_request(text).kinds
     }
+}
 
+/// A request read for its values.
+pub(super) struct RequestValues {
+    /// The kinds of value it carries.
+    pub(super) kinds: ArgumentKinds,
+    /// The request with its values (paths, URLs, time zones, dates, commits) blanked out: what
+    /// it asks for, in words.
+    pub(super) prose: String,
+    /// The values, as written.
+    pub(super) values: String,
+}
+
+/// Reads the values a request carries and separates them from its prose.
+pub(super) fn read_request(text: &str) -> RequestValues {
+    let mut kinds = ArgumentKinds::default();
+    let mut prose = String::with_capacity(text.len());
+    let mut values = String::new();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.iter().filter(|w| SQL_WORDS.contains(w)).count() >= 2 {
+        kinds.insert(ArgumentKinds::SQL);
+    }
+    for (at, raw) in words.iter().enumerate() {
+        let next = words.get(at + 1).copied().unwrap_or_default();
+        let value = value_kind(raw, next);
+        if let Some(kind) = value {
+            kinds.insert(kind);
+        }
+        let bare = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!.".contains(c));
+        let digits = bare.trim_start_matches('#');
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            kinds.insert(ArgumentKinds::NUMBER);
+        }
+        let out = if value.is_some() {
+            &mut values
+        } else {
+            &mut prose
+        };
+        out.push_str(raw);
+        out.push(' ');
+        // A file's extension says what it holds (an image, a log): that is prose.
+        if value == Some(ArgumentKinds::PATH)
+            && let Some((_, extension)) = raw
+                .trim_end_matches(|c: char| !c.is_alphanumeric())
+                .rsplit_once('.')
+            && EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        {
+            prose.push_str(extension);
+            prose.push(' ');
+        }
+    }
+    RequestValues {
+        kinds,
+        prose,
+        values,
+    }
+}
+
+/// The kind of value `raw` is, if it is one (`next` is the word after it, for coordinates
+/// written as two words).
+fn value_kind(raw: &str, next: &str) -> Option<ArgumentKinds> {
+    let word = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!".contains(c));
+    if word.contains("://") || word.starts_with("www.") {
+        Some(ArgumentKinds::URL)
+    } else if is_time_zone(word) {
+        Some(ArgumentKinds::TIME_ZONE)
+    } else if is_date(word) {
+        Some(ArgumentKinds::DATE)
+    } else if is_revision(word) {
+        Some(ArgumentKinds::REVISION)
+    } else if is_coordinate_pair(raw.trim_end_matches(['?', '.', ')']), next) {
+        Some(ArgumentKinds::COORDINATES)
+    } else if is_path(word) {
+        Some(ArgumentKinds::PATH)
+    } else {
+        None
+    }
+}
+
+impl ArgumentKinds {
     /// The kinds of value `schema`'s parameters take, from their names, types and descriptions.
     pub(super) fn of_schema(schema: &Value) -> Self {
         let mut kinds = Self::default();
@@ -304,6 +348,22 @@ mod tests {
             kinds("what changed since yesterday"),
             ArgumentKinds::default()
         );
+    }
+
+    #[test]
+    fn a_request_s_values_are_told_from_its_prose() {
+        let request = read_request("last 5 commits of ~/code/shop since 2025-05-10");
+        assert_eq!(request.prose.trim(), "last 5 commits of since");
+        assert_eq!(request.values.trim(), "~/code/shop 2025-05-10");
+        let request = read_request("show me screenshots/login-bug.png");
+        assert_eq!(
+            request.prose.trim(),
+            "show me png",
+            "the extension says what it is"
+        );
+        let request = read_request("SELECT id FROM users");
+        assert_eq!(request.prose.trim(), "SELECT id FROM users");
+        assert!(request.values.is_empty());
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub struct RankingParams {
     /// Power of the share of the query's words (by rarity) that the tool matches: above 0, a
     /// tool matching one rare word of the request ranks below one matching most of it.
     pub query_coverage: f32,
+    /// Weight of a word inside a value the query carries (`shop` in `~/code/shop`): it names
+    /// a thing rather than saying what to do with it.
+    pub value_words: f32,
 }
 
 impl Default for RankingParams {
@@ -77,6 +80,7 @@ impl Default for RankingParams {
             crossed: 0.5,
             argument: 2.0,
             query_coverage: 0.25,
+            value_words: 0.4,
         }
     }
 }

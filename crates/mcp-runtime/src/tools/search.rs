@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::McpTool;
 pub use super::analyzer::split_words;
 use super::analyzer::{Analyzer, Effect};
-use super::arguments::ArgumentKinds;
+use super::arguments::{ArgumentKinds, read_request};
 pub use super::rank::RankingParams;
 use super::rank::{K1, Scores, Weighted, points_elsewhere, posting_weight};
 
@@ -513,14 +513,17 @@ impl ToolIndex {
     /// what it says, for the phrase bonus.
     fn query_terms(&self, query: &str) -> QueryTerms {
         let mut out: Vec<(u32, f32)> = Vec::new();
+        let request = read_request(query);
         // The kinds of value the request carries (a path, a URL, a time zone…) are terms it
         // says, matched by the tools whose parameters take them.
-        for kind in ArgumentKinds::of_request(query).terms() {
+        for kind in request.kinds.terms() {
             if let Some(&term) = self.vocab.get(kind) {
                 out.push((term, 1.0));
             }
         }
-        let query = &*self.analyzer.rewrite_phrases(query);
+        // What the request asks for is in its prose; the words inside its values (`shop` in
+        // `~/code/shop`, `logs` in `logs/app.log`) name things, so they weigh less.
+        let query = &*self.analyzer.rewrite_phrases(&request.prose);
         let said = self.analyzer.tokens(query);
         // A request starts with what to do; a question (what, which, show…) does not.
         let mut actions: Vec<u32> = Vec::new();
@@ -575,6 +578,13 @@ impl ToolIndex {
                 {
                     out.push((term, self.params.expansion));
                 }
+            }
+        }
+        for token in self.analyzer.tokens(&request.values) {
+            if let Some(&term) = self.vocab.get(&token)
+                && !out.iter().any(|(t, _)| *t == term)
+            {
+                out.push((term, self.params.value_words));
             }
         }
         // A question asks to read: "what tables does the database have" wants a list, "who is

@@ -12,7 +12,7 @@ use super::crossval::{ranks, rr};
 /// The tunable constants, by name, with how to read and write each.
 type Constant = (&'static str, fn(&mut RankingParams) -> &mut f32);
 
-const CONSTANTS: [Constant; 16] = [
+const CONSTANTS: [Constant; 17] = [
     ("name", |p| &mut p.name),
     ("title", |p| &mut p.title),
     ("summary", |p| &mut p.summary),
@@ -29,6 +29,7 @@ const CONSTANTS: [Constant; 16] = [
     ("crossed", |p| &mut p.crossed),
     ("argument", |p| &mut p.argument),
     ("query_coverage", |p| &mut p.query_coverage),
+    ("value_words", |p| &mut p.value_words),
 ];
 
 /// Factors (of at most 1) that must stay at most 1.
