@@ -72,7 +72,7 @@ impl Default for RankingParams {
             params: 0.2,
             expansion: 0.6,
             coverage: 0.3,
-            server_named: 0.5,
+            server_named: 1.0,
             topic: 0.3,
             action: 0.3,
             phrase: 0.3,
