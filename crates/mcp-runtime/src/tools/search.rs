@@ -7,7 +7,10 @@
 //! tool does and weighs more than the rest), the query is widened with a small table of verbs
 //! and nouns that tools describe in different words (and a question with list/get), tools whose
 //! name the query covers rank higher, and so do the tools of a server the query names ("in
-//! git", "on GitHub"). Plain BM25 stays available as the baseline.
+//! git", "on GitHub"). The values a query carries (a path, a URL, a time zone, a date…) are
+//! matched by their kind against what the tools' parameters take, and their own words weigh
+//! less; a tool matching only a small share of the query loses ground to one matching most of
+//! it. Plain BM25 stays available as the baseline.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::OnceLock;
