@@ -662,8 +662,12 @@ fn evaluate(options: Options) -> Result<String, String> {
          (what, which, who, show…) implies list/get; bonuses for saying the words of the \
          tool's name, for its name saying the request's first word, for two words adjacent in \
          its summary, for naming its server (\"in git\", \"on GitHub\") and for the server \
-         that matches best as a whole; a tool whose description says \"deprecated\" or \
-         \"use X instead\" loses ties. \
+         that matches best as a whole; a request to read against a tool that changes (and \
+         the other way round) is marked down; the kinds of value a request carries (a path, a \
+         URL, a time zone, coordinates, SQL, a date, a commit, a number) are terms matched by \
+         the tools whose parameters take them, and the words inside those values weigh less; \
+         a tool's score is scaled by the fourth root of the share of the request it matches; \
+         a tool whose description says \"deprecated\" or \"use X instead\" loses ties. \
          Latency is one `search(query, 5)` call: each query of every set runs five times, its \
          median is its time, and p50/p99 are over the queries; at 10,000 tools the corpus is \
          replicated under renamed servers.\n\n",
