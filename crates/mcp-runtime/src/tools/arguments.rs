@@ -1,8 +1,8 @@
 //! The kinds of value a request carries and a tool takes: a request that names a URL, a path, a
-//! time zone, coordinates, an SQL statement, a date or a commit most likely wants a tool with a parameter for it
-//! ("cat /etc/hosts" a file tool, "2pm Australia/Sydney in Europe/Madrid" a time tool). Words
-//! do not say this; the shape of the values does. The index makes each kind a term of its own,
-//! in a field of its own, so that BM25F weighs it by its rarity like any word.
+//! time zone, coordinates, an SQL statement, a date or a commit most likely wants a tool with a
+//! parameter for it ("cat /etc/hosts" a file tool, "2pm Australia/Sydney in Europe/Madrid" a
+//! time tool). Words do not say this; the shape of the values does. The index makes each kind a
+//! term of its own, in a field of its own, so that BM25F weighs it by its rarity like any word.
 
 use serde_json::Value;
 
@@ -49,91 +49,6 @@ impl ArgumentKinds {
             .map(|bit| TERMS[bit])
     }
 
-    /// The kinds of the values written in a request.
-    #[cfg(test)]
-    pub(super) fn of_request(text: &str) -> Self {
-        read_request(text).kinds
-    }
-}
-
-/// A request read for its values.
-pub(super) struct RequestValues {
-    /// The kinds of value it carries.
-    pub(super) kinds: ArgumentKinds,
-    /// The request with its values (paths, URLs, time zones, dates, commits) blanked out: what
-    /// it asks for, in words.
-    pub(super) prose: String,
-    /// The values, as written.
-    pub(super) values: String,
-}
-
-/// Reads the values a request carries and separates them from its prose.
-pub(super) fn read_request(text: &str) -> RequestValues {
-    let mut kinds = ArgumentKinds::default();
-    let mut prose = String::with_capacity(text.len());
-    let mut values = String::new();
-    let words: Vec<&str> = text.split_whitespace().collect();
-    if words.iter().filter(|w| SQL_WORDS.contains(w)).count() >= 2 {
-        kinds.insert(ArgumentKinds::SQL);
-    }
-    for (at, raw) in words.iter().enumerate() {
-        let next = words.get(at + 1).copied().unwrap_or_default();
-        let value = value_kind(raw, next);
-        if let Some(kind) = value {
-            kinds.insert(kind);
-        }
-        let bare = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!.".contains(c));
-        let digits = bare.trim_start_matches('#');
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            kinds.insert(ArgumentKinds::NUMBER);
-        }
-        let out = if value.is_some() {
-            &mut values
-        } else {
-            &mut prose
-        };
-        out.push_str(raw);
-        out.push(' ');
-        // A file's extension says what it holds (an image, a log): that is prose.
-        if value == Some(ArgumentKinds::PATH)
-            && let Some((_, extension)) = raw
-                .trim_end_matches(|c: char| !c.is_alphanumeric())
-                .rsplit_once('.')
-            && EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
-        {
-            prose.push_str(extension);
-            prose.push(' ');
-        }
-    }
-    RequestValues {
-        kinds,
-        prose,
-        values,
-    }
-}
-
-/// The kind of value `raw` is, if it is one (`next` is the word after it, for coordinates
-/// written as two words).
-fn value_kind(raw: &str, next: &str) -> Option<ArgumentKinds> {
-    let word = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!".contains(c));
-    if word.contains("://") || word.starts_with("www.") {
-        Some(ArgumentKinds::URL)
-    } else if is_time_zone(word) {
-        Some(ArgumentKinds::TIME_ZONE)
-    } else if is_date(word) {
-        Some(ArgumentKinds::DATE)
-    } else if is_revision(word) {
-        Some(ArgumentKinds::REVISION)
-    } else if is_coordinate_pair(raw.trim_end_matches(['?', '.', ')']), next) {
-        Some(ArgumentKinds::COORDINATES)
-    } else if is_path(word) {
-        Some(ArgumentKinds::PATH)
-    } else {
-        None
-    }
-}
-
-impl ArgumentKinds {
     /// The kinds of value `schema`'s parameters take, from their names, types and descriptions.
     pub(super) fn of_schema(schema: &Value) -> Self {
         let mut kinds = Self::default();
@@ -204,6 +119,83 @@ impl ArgumentKinds {
             }
         }
         kinds
+    }
+}
+
+/// A request read for its values.
+pub(super) struct RequestValues {
+    /// The kinds of value it carries.
+    pub(super) kinds: ArgumentKinds,
+    /// The request without its values (paths, URLs, time zones, dates, commits): what it asks
+    /// for, in words.
+    pub(super) prose: String,
+    /// The values, as written.
+    pub(super) values: String,
+}
+
+/// Reads the values a request carries and separates them from its prose.
+pub(super) fn read_request(text: &str) -> RequestValues {
+    let mut kinds = ArgumentKinds::default();
+    let mut prose = String::with_capacity(text.len());
+    let mut values = String::new();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.iter().filter(|w| SQL_WORDS.contains(w)).count() >= 2 {
+        kinds.insert(ArgumentKinds::SQL);
+    }
+    for (at, raw) in words.iter().enumerate() {
+        let next = words.get(at + 1).copied().unwrap_or_default();
+        let value = value_kind(raw, next);
+        if let Some(kind) = value {
+            kinds.insert(kind);
+        }
+        let bare = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!.".contains(c));
+        let digits = bare.trim_start_matches('#');
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            kinds.insert(ArgumentKinds::NUMBER);
+        }
+        let out = if value.is_some() {
+            &mut values
+        } else {
+            &mut prose
+        };
+        out.push_str(raw);
+        out.push(' ');
+        // A file's extension says what it holds (an image, a log): that is prose.
+        if value == Some(ArgumentKinds::PATH)
+            && let Some((_, extension)) = raw
+                .trim_end_matches(|c: char| !c.is_alphanumeric())
+                .rsplit_once('.')
+            && EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        {
+            prose.push_str(extension);
+            prose.push(' ');
+        }
+    }
+    RequestValues {
+        kinds,
+        prose,
+        values,
+    }
+}
+
+/// The kind of value `raw` is, if it is one (`next` is the word after it, for coordinates
+/// written as two words).
+fn value_kind(raw: &str, next: &str) -> Option<ArgumentKinds> {
+    let word = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!".contains(c));
+    if word.contains("://") || word.starts_with("www.") {
+        Some(ArgumentKinds::URL)
+    } else if is_time_zone(word) {
+        Some(ArgumentKinds::TIME_ZONE)
+    } else if is_date(word) {
+        Some(ArgumentKinds::DATE)
+    } else if is_revision(word) {
+        Some(ArgumentKinds::REVISION)
+    } else if is_coordinate_pair(raw.trim_end_matches(['?', '.', ')']), next) {
+        Some(ArgumentKinds::COORDINATES)
+    } else if is_path(word) {
+        Some(ArgumentKinds::PATH)
+    } else {
+        None
     }
 }
 
@@ -322,7 +314,7 @@ mod tests {
 
     #[test]
     fn a_request_names_the_kinds_of_its_values() {
-        let kinds = ArgumentKinds::of_request;
+        let kinds = |text: &str| read_request(text).kinds;
         assert!(kinds("cat /etc/hosts please").contains(ArgumentKinds::PATH));
         assert!(kinds("last 5 commits of ~/code/shop").contains(ArgumentKinds::PATH));
         assert!(kinds("how big is package.json?").contains(ArgumentKinds::PATH));
