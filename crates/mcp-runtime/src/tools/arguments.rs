@@ -359,6 +359,40 @@ mod tests {
     }
 
     #[test]
+    fn odd_requests_are_read_without_panicking() {
+        for text in [
+            "",
+            " ",
+            "/",
+            "~/",
+            "./",
+            "é/ü",
+            "/é",
+            "a.",
+            ".png",
+            "1.,",
+            "1.5,",
+            ",2.5",
+            "-.5,1.",
+            "HEAD~",
+            "HEAD^^",
+            "2025-13-99",
+            "2025-01-0",
+            "ﬁle.ｊｓｏｎ",
+            "🦀/🦀.rs",
+            "#",
+            "##1",
+            "SELECT",
+            "a\u{0}b/c",
+            "x://",
+            "www.",
+        ] {
+            let request = read_request(text);
+            assert!(request.prose.len() + request.values.len() <= 2 * text.len() + 8);
+        }
+    }
+
+    #[test]
     fn a_schema_names_the_kinds_its_parameters_take() {
         let schema = json!({"properties": {
             "repo_path": {"type": "string"},
