@@ -11,11 +11,11 @@
 //! The corpus is the tools listed live from real MCP servers installed from npm and PyPI
 //! (`--capture` lists them again, see [`capture`]), so the evaluation itself runs offline. The
 //! queries are needs as an agent phrases them mid-task, each with the tool(s) that answer it, in
-//! ten sets: `data/tool_queries.json`, on which the ranking was tuned;
+//! eleven sets: `data/tool_queries.json`, on which the ranking was tuned;
 //! `data/tool_queries_heldout.json` and `data/tool_queries_fresh.json` to
-//! `data/tool_queries_fresh7.json`, each written before any result on it was seen but whose
-//! misses were read later, so they are development sets too; and
-//! `data/tool_queries_fresh8.json`, written by a session that never saw the ranking, committed
+//! `data/tool_queries_fresh8.json`, each written before any result on it was seen (the last
+//! two reported once as the fresh set), so they are development sets too; and
+//! `data/tool_queries_fresh9.json`, written by a session that never saw the ranking, committed
 //! before the index was run on it and never used to tune. The run prints recall@1, recall@5 and
 //! MRR of plain BM25 and of the default ranking on each set, index build time,
 //! query latency at the corpus size and at 10,000 tools, and the size of the tool list in
@@ -75,11 +75,14 @@ const HELD_OUT_7_QUERIES: &str = "tool_queries_fresh6.json";
 /// The eighth held-out set, written by a session that never saw the ranking, reported once as
 /// the fresh set; its misses were then read: a ninth development set.
 const HELD_OUT_8_QUERIES: &str = "tool_queries_fresh7.json";
+/// The ninth held-out set, written by a session that never saw the ranking, reported once as
+/// the fresh set; its misses were then read: a tenth development set.
+const HELD_OUT_9_QUERIES: &str = "tool_queries_fresh8.json";
 /// The fresh held-out set, written by a session that never saw the ranking code nor a result,
 /// and committed before the index was run on it; never tuned on.
-const FRESH_QUERIES: &str = "tool_queries_fresh8.json";
+const FRESH_QUERIES: &str = "tool_queries_fresh9.json";
 /// Every development set, in the order they were written.
-const DEVELOPMENT_SETS: [&str; 9] = [
+const DEVELOPMENT_SETS: [&str; 10] = [
     TUNING_QUERIES,
     HELD_OUT_QUERIES,
     HELD_OUT_2_QUERIES,
@@ -89,6 +92,7 @@ const DEVELOPMENT_SETS: [&str; 9] = [
     HELD_OUT_6_QUERIES,
     HELD_OUT_7_QUERIES,
     HELD_OUT_8_QUERIES,
+    HELD_OUT_9_QUERIES,
 ];
 /// The arguments `discovery` takes.
 const FLAGS: [&str; 8] = [
@@ -550,6 +554,7 @@ fn evaluate(options: Options) -> Result<String, String> {
     let held_out_6 = load_queries(HELD_OUT_6_QUERIES)?;
     let held_out_7 = load_queries(HELD_OUT_7_QUERIES)?;
     let held_out_8 = load_queries(HELD_OUT_8_QUERIES)?;
+    let held_out_9 = load_queries(HELD_OUT_9_QUERIES)?;
     let fresh = if options.dev_only {
         Vec::new()
     } else {
@@ -563,8 +568,9 @@ fn evaluate(options: Options) -> Result<String, String> {
         "`cargo run --release -p mcpr-bench -- discovery` (`crates/mcpr-bench/src/discovery/`). \
          Corpus: {total} tools listed live from {} servers (`--capture` installs and lists them \
          again). Queries phrased as an agent does mid-task, with near-miss distractors \
-         (`crates/mcpr-bench/data/`), in ten sets: tuning ({}), on which the ranking was \
-         tuned; held-out 1 ({}), 2 ({}), 3 ({}), 4 ({}), 5 ({}), 6 ({}), 7 ({}) and 8 ({}), each written and committed before any \
+         (`crates/mcpr-bench/data/`), in eleven sets: tuning ({}), on which the ranking was \
+         tuned; held-out 1 ({}), 2 ({}), 3 ({}), 4 ({}), 5 ({}), 6 ({}), 7 ({}), 8 ({}) and 9 ({}), \
+         each written and committed before any \
          result on it was seen, whose misses were then read while changing the ranking, so \
          they are development sets too; and fresh held-out ({}), written by a session that \
          never saw the ranking code nor a result, committed before the index was run on it, \
@@ -579,6 +585,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         held_out_6.len(),
         held_out_7.len(),
         held_out_8.len(),
+        held_out_9.len(),
         fresh.len()
     ));
     out.push_str("| server | package | version | tools |\n|---|---|---|---:|\n");
@@ -607,6 +614,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         ("held-out 6", &held_out_6),
         ("held-out 7", &held_out_7),
         ("held-out 8", &held_out_8),
+        ("held-out 9", &held_out_9),
     ];
     if !options.dev_only {
         sets.push(("fresh held-out", &fresh));
