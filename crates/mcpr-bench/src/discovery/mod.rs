@@ -51,49 +51,27 @@ type CorpusServer = (String, String, String, Vec<ToolDefinition>);
 
 /// The tuning set of queries (the ranking was tuned on it).
 const TUNING_QUERIES: &str = "tool_queries.json";
-/// The first held-out set: its misses have since been read, so it is a second development set.
+/// The first held-out set (its misses have since been read).
 const HELD_OUT_QUERIES: &str = "tool_queries_heldout.json";
-/// The second held-out set: committed before the index was run on it and reported once as the
-/// fresh set, its misses were then read while widening the vocabulary, so it is a third
-/// development set.
-const HELD_OUT_2_QUERIES: &str = "tool_queries_fresh.json";
-/// The third held-out set, likewise reported once as the fresh set and then read: a fourth
-/// development set.
-const HELD_OUT_3_QUERIES: &str = "tool_queries_fresh2.json";
-/// The fourth held-out set, written by a session that never saw the ranking, reported once as
-/// the fresh set and then read: a fifth development set.
-const HELD_OUT_4_QUERIES: &str = "tool_queries_fresh3.json";
-/// The fifth held-out set, written by a session that never saw the ranking, reported once as
-/// the fresh set; its misses were then read: a sixth development set.
-const HELD_OUT_5_QUERIES: &str = "tool_queries_fresh4.json";
-/// The sixth held-out set, written by a session that never saw the ranking, reported once as
-/// the fresh set; its misses were then read: a seventh development set.
-const HELD_OUT_6_QUERIES: &str = "tool_queries_fresh5.json";
-/// The seventh held-out set, written by a session that never saw the ranking, reported once as
-/// the fresh set; its misses were then read: an eighth development set.
-const HELD_OUT_7_QUERIES: &str = "tool_queries_fresh6.json";
-/// The eighth held-out set, written by a session that never saw the ranking, reported once as
-/// the fresh set; its misses were then read: a ninth development set.
-const HELD_OUT_8_QUERIES: &str = "tool_queries_fresh7.json";
-/// The ninth held-out set, written by a session that never saw the ranking, reported once as
-/// the fresh set; its misses were then read: a tenth development set.
-const HELD_OUT_9_QUERIES: &str = "tool_queries_fresh8.json";
+/// Every development set, labelled, in the order they were written. Each held-out set was
+/// committed before the index was run on it; from held-out 2 on, each was then reported once as
+/// the fresh set, and from held-out 4 on, written by a session that never saw the ranking. Their
+/// misses were read afterwards while changing the ranking, so they are development sets now.
+const DEVELOPMENT_SETS: [(&str, &str); 10] = [
+    ("tuning", TUNING_QUERIES),
+    ("held-out 1", HELD_OUT_QUERIES),
+    ("held-out 2", "tool_queries_fresh.json"),
+    ("held-out 3", "tool_queries_fresh2.json"),
+    ("held-out 4", "tool_queries_fresh3.json"),
+    ("held-out 5", "tool_queries_fresh4.json"),
+    ("held-out 6", "tool_queries_fresh5.json"),
+    ("held-out 7", "tool_queries_fresh6.json"),
+    ("held-out 8", "tool_queries_fresh7.json"),
+    ("held-out 9", "tool_queries_fresh8.json"),
+];
 /// The fresh held-out set, written by a session that never saw the ranking code nor a result,
 /// and committed before the index was run on it; never tuned on.
 const FRESH_QUERIES: &str = "tool_queries_fresh9.json";
-/// Every development set, in the order they were written.
-const DEVELOPMENT_SETS: [&str; 10] = [
-    TUNING_QUERIES,
-    HELD_OUT_QUERIES,
-    HELD_OUT_2_QUERIES,
-    HELD_OUT_3_QUERIES,
-    HELD_OUT_4_QUERIES,
-    HELD_OUT_5_QUERIES,
-    HELD_OUT_6_QUERIES,
-    HELD_OUT_7_QUERIES,
-    HELD_OUT_8_QUERIES,
-    HELD_OUT_9_QUERIES,
-];
 /// The arguments `discovery` takes.
 const FLAGS: [&str; 8] = [
     "--capture",
@@ -231,7 +209,7 @@ fn export_scores(path: &Path) -> Result<(), String> {
     let servers = corpus_servers(&load_corpus()?);
     let (index, _) = build(Ranking::Tuned, &servers);
     let mut sets = serde_json::Map::new();
-    for file in DEVELOPMENT_SETS {
+    for (_, file) in DEVELOPMENT_SETS {
         let queries: Vec<Value> = load_queries(file)?
             .iter()
             .map(|query| {
@@ -266,7 +244,7 @@ fn cv() -> Result<String, String> {
 fn leave_one_set_out() -> Result<String, String> {
     let servers = corpus_servers(&load_corpus()?);
     let mut sets = Vec::new();
-    for file in DEVELOPMENT_SETS {
+    for (_, file) in DEVELOPMENT_SETS {
         sets.push((file, load_queries(file)?));
     }
     Ok(retune::leave_one_set_out(&servers, &sets))
@@ -539,22 +517,27 @@ fn listed(definition: &ToolDefinition, name: &str) -> Value {
     value
 }
 
+/// `n` in words, as the report's prose writes small numbers.
+fn number_word(n: usize) -> String {
+    const WORDS: [&str; 13] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    WORDS
+        .get(n)
+        .map_or_else(|| n.to_string(), |word| (*word).to_owned())
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn evaluate(options: Options) -> Result<String, String> {
     let corpus = load_corpus()?;
-    let tuning = load_queries(TUNING_QUERIES)?;
-    let held_out = load_queries(HELD_OUT_QUERIES)?;
-    let held_out_2 = load_queries(HELD_OUT_2_QUERIES)?;
-    let held_out_3 = load_queries(HELD_OUT_3_QUERIES)?;
-    let held_out_4 = load_queries(HELD_OUT_4_QUERIES)?;
-    let held_out_5 = load_queries(HELD_OUT_5_QUERIES)?;
-    let held_out_6 = load_queries(HELD_OUT_6_QUERIES)?;
-    let held_out_7 = load_queries(HELD_OUT_7_QUERIES)?;
-    let held_out_8 = load_queries(HELD_OUT_8_QUERIES)?;
-    let held_out_9 = load_queries(HELD_OUT_9_QUERIES)?;
+    let mut sets: Vec<(&str, Vec<Query>)> = Vec::new();
+    for (label, file) in DEVELOPMENT_SETS {
+        sets.push((label, load_queries(file)?));
+    }
     let fresh = if options.dev_only {
         Vec::new()
     } else {
@@ -564,28 +547,34 @@ fn evaluate(options: Options) -> Result<String, String> {
     let total: usize = servers.iter().map(|s| s.tools.len()).sum();
     let mut out = String::new();
     out.push_str("## Tool discovery\n\n");
+    // "held-out 1 (79), 2 (182), … and 9 (256)".
+    let held_out: Vec<String> = sets[1..]
+        .iter()
+        .enumerate()
+        .map(|(at, (label, queries))| {
+            let label = if at == 0 {
+                label
+            } else {
+                label.trim_start_matches("held-out ")
+            };
+            format!("{label} ({})", queries.len())
+        })
+        .collect();
+    let (last, rest) = held_out.split_last().ok_or("no held-out set")?;
     out.push_str(&format!(
         "`cargo run --release -p mcpr-bench -- discovery` (`crates/mcpr-bench/src/discovery/`). \
          Corpus: {total} tools listed live from {} servers (`--capture` installs and lists them \
          again). Queries phrased as an agent does mid-task, with near-miss distractors \
-         (`crates/mcpr-bench/data/`), in eleven sets: tuning ({}), on which the ranking was \
-         tuned; held-out 1 ({}), 2 ({}), 3 ({}), 4 ({}), 5 ({}), 6 ({}), 7 ({}), 8 ({}) and 9 ({}), \
-         each written and committed before any \
-         result on it was seen, whose misses were then read while changing the ranking, so \
-         they are development sets too; and fresh held-out ({}), written by a session that \
-         never saw the ranking code nor a result, committed before the index was run on it, \
-         never used to tune and reported once, at the end.\n\n",
+         (`crates/mcpr-bench/data/`), in {} sets: tuning ({}), on which the ranking was \
+         tuned; {} and {last}, each written and committed before any result on it was seen, \
+         whose misses were then read while changing the ranking, so they are development sets \
+         too; and fresh held-out ({}), written by a session that never saw the ranking code nor \
+         a result, committed before the index was run on it, never used to tune and reported \
+         once, at the end.\n\n",
         servers.len(),
-        tuning.len(),
-        held_out.len(),
-        held_out_2.len(),
-        held_out_3.len(),
-        held_out_4.len(),
-        held_out_5.len(),
-        held_out_6.len(),
-        held_out_7.len(),
-        held_out_8.len(),
-        held_out_9.len(),
+        number_word(sets.len() + 1),
+        sets[0].1.len(),
+        rest.join(", "),
         fresh.len()
     ));
     out.push_str("| server | package | version | tools |\n|---|---|---|---:|\n");
@@ -604,26 +593,14 @@ fn evaluate(options: Options) -> Result<String, String> {
         ("plain BM25", Ranking::Bm25),
         ("mcpr (BM25F, stemming, expansion)", Ranking::Tuned),
     ];
-    let mut sets = vec![
-        ("tuning", &tuning),
-        ("held-out 1", &held_out),
-        ("held-out 2", &held_out_2),
-        ("held-out 3", &held_out_3),
-        ("held-out 4", &held_out_4),
-        ("held-out 5", &held_out_5),
-        ("held-out 6", &held_out_6),
-        ("held-out 7", &held_out_7),
-        ("held-out 8", &held_out_8),
-        ("held-out 9", &held_out_9),
-    ];
     if !options.dev_only {
-        sets.push(("fresh held-out", &fresh));
+        sets.push(("fresh held-out", fresh));
     }
     out.push_str("| ranking | queries | recall@1 | recall@5 | MRR |\n|---|---|---:|---:|---:|\n");
     let mut tuned = Vec::new();
     for (label, ranking) in rankings {
         let (index, _) = build(ranking, &servers);
-        for &(set, queries) in &sets {
+        for (set, queries) in &sets {
             let q = quality(&index, queries);
             out.push_str(&format!(
                 "| {label} | {set} ({}) | {:.2} | {:.2} | {:.3} |\n",
@@ -633,7 +610,7 @@ fn evaluate(options: Options) -> Result<String, String> {
                 q.mrr
             ));
             if ranking == Ranking::Tuned {
-                tuned.push((set, q));
+                tuned.push((*set, q));
             }
         }
     }
@@ -643,15 +620,7 @@ fn evaluate(options: Options) -> Result<String, String> {
         "| ranking | index build | query p50 | query p99 | build at 10,000 tools | p50 at 10,000 | \
          p99 at 10,000 |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
-    let every: Vec<&Query> = tuning
-        .iter()
-        .chain(&held_out)
-        .chain(&held_out_2)
-        .chain(&held_out_3)
-        .chain(&held_out_4)
-        .chain(&held_out_5)
-        .chain(&fresh)
-        .collect();
+    let every: Vec<&Query> = sets.iter().flat_map(|(_, queries)| queries).collect();
     let big = replicated(&servers, 10_000);
     for (label, ranking) in rankings {
         let (index, built) = build(ranking, &servers);

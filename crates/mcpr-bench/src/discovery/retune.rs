@@ -35,14 +35,16 @@ const CONSTANTS: [Constant; 17] = [
 /// Factors (of at most 1) that must stay at most 1.
 const AT_MOST_ONE: [&str; 2] = ["deprecated", "crossed"];
 
-fn mrr(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> f64 {
+/// Recall@1 and MRR of `params` on `queries`.
+fn quality(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> (f64, f64) {
     let ranks = ranks(servers, params, queries);
-    ranks.iter().map(rr).sum::<f64>() / ranks.len().max(1) as f64
+    let n = ranks.len().max(1) as f64;
+    let first = ranks.iter().filter(|r| **r == Some(0)).count() as f64;
+    (first / n, ranks.iter().map(rr).sum::<f64>() / n)
 }
 
-fn recall_at_1(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> f64 {
-    let ranks = ranks(servers, params, queries);
-    ranks.iter().filter(|r| **r == Some(0)).count() as f64 / ranks.len().max(1) as f64
+fn mrr(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> f64 {
+    quality(servers, params, queries).1
 }
 
 /// Coordinate ascent on the MRR of `train`, from the defaults.
@@ -95,12 +97,11 @@ pub(super) fn leave_one_set_out(servers: &[ServerTools], sets: &[(&str, Vec<Quer
                 ((from - to).abs() > 1e-6).then(|| format!("{name} {from} → {to:.2}"))
             })
             .collect();
+        let (default_first, default_mrr) = quality(servers, defaults, &test);
+        let (tuned_first, tuned_mrr) = quality(servers, tuned, &test);
         out.push_str(&format!(
-            "| {file} | {:.2}, {:.3} | {:.2}, {:.3} | {} |\n",
-            recall_at_1(servers, defaults, &test),
-            mrr(servers, defaults, &test),
-            recall_at_1(servers, tuned, &test),
-            mrr(servers, tuned, &test),
+            "| {file} | {default_first:.2}, {default_mrr:.3} | {tuned_first:.2}, {tuned_mrr:.3} | \
+             {} |\n",
             moved.join(", ")
         ));
     }
