@@ -148,8 +148,9 @@ pub(super) fn read_request(text: &str) -> RequestValues {
         if let Some(kind) = value {
             kinds.insert(kind);
         }
-        let bare = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!.".contains(c));
-        let digits = bare.trim_start_matches('#');
+        let digits = raw
+            .trim_matches(|c: char| c == '.' || AROUND.contains(c))
+            .trim_start_matches('#');
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
             kinds.insert(ArgumentKinds::NUMBER);
         }
@@ -181,7 +182,7 @@ pub(super) fn read_request(text: &str) -> RequestValues {
 /// The kind of value `raw` is, if it is one (`next` is the word after it, for coordinates
 /// written as two words).
 fn value_kind(raw: &str, next: &str) -> Option<ArgumentKinds> {
-    let word = raw.trim_matches(|c: char| "'\"`()[]{}<>,;:?!".contains(c));
+    let word = bare(raw);
     if word.contains("://") || word.starts_with("www.") {
         Some(ArgumentKinds::URL)
     } else if is_time_zone(word) {
@@ -197,6 +198,14 @@ fn value_kind(raw: &str, next: &str) -> Option<ArgumentKinds> {
     } else {
         None
     }
+}
+
+/// Quotes, brackets and punctuation that stand around a word.
+const AROUND: &str = "'\"`()[]{}<>,;:?!";
+
+/// `raw` without the quotes, brackets and punctuation around it (a dot stays: `.env`).
+fn bare(raw: &str) -> &str {
+    raw.trim_matches(|c: char| AROUND.contains(c))
 }
 
 /// SQL keywords as a statement writes them (upper case): two of them make a statement.

@@ -656,11 +656,12 @@ impl ToolIndex {
             if postings.is_empty() {
                 continue;
             }
+            let idf = self.idf(postings.len());
             if weight >= 1.0 {
-                said_idf += self.idf(postings.len());
+                said_idf += idf;
             }
             let action = actions.contains(&term);
-            scores.add_term(postings, weight, self.idf(postings.len()), action);
+            scores.add_term(postings, weight, idf, action);
         }
         // Two words said together that stand together in a tool's name or summary ("pull
         // request", "knowledge graph") mean that tool more than the same words apart.

@@ -2,12 +2,21 @@
 use super::*;
 
 fn tool(server: &str, name: &str, description: &str) -> McpTool {
+    tool_taking(
+        server,
+        name,
+        description,
+        serde_json::json!({"type": "object"}),
+    )
+}
+
+fn tool_taking(server: &str, name: &str, description: &str, schema: serde_json::Value) -> McpTool {
     McpTool {
         name: format!("mcp_{server}_{name}"),
         server: server.into(),
         tool: name.into(),
         definition: serde_json::from_value(
-            serde_json::json!({"name": name, "description": description}),
+            serde_json::json!({"name": name, "description": description, "inputSchema": schema}),
         )
         .unwrap(),
         label: format!("mcp:{server}"),
@@ -127,15 +136,6 @@ fn a_request_to_read_prefers_a_tool_that_reads() {
     assert_eq!(hits[0].tool.tool, "get_channel_history");
     let hits = index.search("post a message in the channel", 2);
     assert_eq!(hits[0].tool.tool, "post_message");
-}
-
-fn tool_taking(server: &str, name: &str, description: &str, schema: serde_json::Value) -> McpTool {
-    let mut tool = tool(server, name, description);
-    tool.definition = serde_json::from_value(
-        serde_json::json!({"name": name, "description": description, "inputSchema": schema}),
-    )
-    .unwrap();
-    tool
 }
 
 #[test]
