@@ -1,6 +1,7 @@
 //! Where mcpr keeps its files on disk and how it reads and writes them: the XDG base
-//! directories, private (0700) directories, private (0600) files, atomic replacement, bounded
-//! reads of regular files, hex digests, and the one form in which messages show a path
+//! directories, private (0700) directories (and [`PrivateDir`], one held open so that no link
+//! is followed in it), private (0600) files, atomic replacement, bounded reads of regular files,
+//! hex digests, and the one form in which messages show a path
 //! (`~/...` inside the home).
 //!
 //! A leaf module: it uses nothing else of the crate, so every other module (config, auth,
@@ -118,6 +119,120 @@ pub fn make_private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(not(unix))]
     let _ = dir;
     Ok(())
+}
+
+/// A private directory held open by a handle: files are created, checked and removed relative
+/// to it, so that a symbolic link put in place of the directory, or of an entry in it, is never
+/// followed.
+///
+/// For directories whose files mcpr also deletes on its own (the spill folder of cut tool
+/// outputs): a directory reached through a link could delete or expose files elsewhere.
+#[derive(Debug)]
+pub struct PrivateDir {
+    path: PathBuf,
+    fd: std::os::fd::OwnedFd,
+}
+
+impl PrivateDir {
+    /// Open `dir`, creating it and its missing parents with mode 0700; an existing `dir` is
+    /// made 0700 again. Refused, with an error naming `dir`: a `dir` that is itself a symbolic
+    /// link (its parents may be links), that is not a directory, or that belongs to another
+    /// user.
+    pub fn open(dir: &Path) -> std::io::Result<PrivateDir> {
+        use rustix::fs::{Mode, OFlags};
+        let refuse = |why: &str| {
+            std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("{} {why}", display_path(dir)),
+            )
+        };
+        if std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            return Err(refuse("is a symbolic link"));
+        }
+        create_private_dir(dir)?;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            // Swapped for a link since the check above.
+            Err(rustix::io::Errno::LOOP) => return Err(refuse("is a symbolic link")),
+            Err(rustix::io::Errno::NOTDIR) => return Err(refuse("is not a directory")),
+            Err(e) => return Err(e.into()),
+        };
+        let stat = rustix::fs::fstat(&fd)?;
+        if stat.st_uid != rustix::process::geteuid().as_raw() {
+            return Err(refuse("belongs to another user"));
+        }
+        if stat.st_mode & 0o7777 != 0o700 {
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700))?;
+        }
+        Ok(PrivateDir {
+            path: dir.to_owned(),
+            fd,
+        })
+    }
+
+    /// The directory's path, as it was opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Create the new file `name` (one path component) in the directory, mode 0600. An
+    /// existing entry of that name, a link included, is an error.
+    pub fn create_new(&self, name: &str) -> std::io::Result<std::fs::File> {
+        use rustix::fs::{Mode, OFlags};
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("`{}` is not a file name", name.escape_debug()),
+            ));
+        }
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o600))?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Remove the regular files of this directory that belong to this user, were last
+    /// modified before `before`, and whose names `wanted` accepts; returns how many went.
+    /// Links, directories and anything else are never removed, nor followed (best effort: an
+    /// entry that cannot be checked or removed is left).
+    pub fn remove_files_older_than(
+        &self,
+        before: std::time::SystemTime,
+        wanted: impl Fn(&str) -> bool,
+    ) -> usize {
+        use rustix::fs::{AtFlags, FileType};
+        let Ok(before) = before.duration_since(std::time::UNIX_EPOCH) else {
+            return 0;
+        };
+        let before = i64::try_from(before.as_secs()).unwrap_or(i64::MAX);
+        let Ok(entries) = rustix::fs::Dir::read_from(&self.fd) else {
+            return 0;
+        };
+        let me = rustix::process::geteuid().as_raw();
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_str().is_ok_and(&wanted) {
+                continue;
+            }
+            let Ok(stat) = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            // `st_mtime` is a C long, whose width depends on the target.
+            #[allow(clippy::unnecessary_cast)]
+            let modified = stat.st_mtime as i64;
+            let is_file = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
+            if is_file
+                && stat.st_uid == me
+                && modified < before
+                && rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+        removed
+    }
 }
 
 /// Create the parent directory of `file` (see [`create_private_dir`]).

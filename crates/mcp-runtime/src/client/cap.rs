@@ -3,12 +3,13 @@
 //! to a private file, and the cut result says where.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
 use super::{Content, ToolOutput};
+use crate::fsutil::PrivateDir;
 
 /// The cap agent-facing paths use by default, in bytes: about 25,000 tokens at ~4 bytes per
 /// token, which is what today's agents allow one tool result before they cut it themselves.
@@ -20,8 +21,12 @@ pub const MAX_OUTPUT_VARIABLE: &str = "MCPR_MAX_OUTPUT";
 /// Spill files older than this are removed when the next one is written.
 const SPILL_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Every spill file's name starts with this; only such files are ever removed.
+/// Every spill file's name starts with this and ends with [`SPILL_SUFFIX`]; only such files
+/// are ever removed.
 const SPILL_PREFIX: &str = "mcpr-output-";
+
+/// The end of every spill file's name.
+const SPILL_SUFFIX: &str = ".json";
 
 /// Cap on what a tool result may carry into the conversation.
 ///
@@ -32,6 +37,11 @@ const SPILL_PREFIX: &str = "mcpr-output-";
 /// format JSON) goes to a file of mode 0600 in `spill_dir`, and a last text block says how much
 /// was shown and where the rest is. Spill files older than a day are removed when the next one
 /// is written.
+///
+/// `spill_dir` is created mode 0700, and made 0700 again if it exists. A `spill_dir` that is a
+/// symbolic link or belongs to another user is refused: the result is still cut, and the last
+/// block says that the whole result could not be kept, and why. The clean-up removes only this
+/// user's regular files named as spill files, and follows no link.
 ///
 /// The gateway (`mcpr serve`), sub-agent handles and `Session` apply
 /// [`OutputCap::for_agents`] unless told otherwise; a bare [`McpClient`](super::McpClient),
@@ -52,7 +62,8 @@ pub struct OutputCap {
     /// Most bytes kept: text bytes of text blocks, the JSON of other blocks and of
     /// `structuredContent`.
     pub max_bytes: usize,
-    /// Where the whole result is written when it is cut (created 0700 if missing).
+    /// Where the whole result is written when it is cut (created 0700 if missing, made 0700
+    /// if not; never a symbolic link).
     pub spill_dir: PathBuf,
 }
 
@@ -163,7 +174,7 @@ impl OutputCap {
                 path.display()
             ),
             Err(e) => format!(
-                "[output truncated: {shown} of {total} bytes shown; the rest could not be saved: {e}]"
+                "[output truncated: {shown} of {total} bytes shown; the whole result could not be kept: {e}]"
             ),
         };
         kept.push(Content::text(marker));
@@ -172,15 +183,17 @@ impl OutputCap {
     }
 
     /// Write the whole `output` to a new private file; first remove spill files older than
-    /// [`SPILL_MAX_AGE`].
+    /// [`SPILL_MAX_AGE`]. The error says why the output could not be kept.
     fn spill(&self, tool: &str, output: &ToolOutput) -> std::io::Result<PathBuf> {
         if self.spill_dir.as_os_str().is_empty() {
             return Err(std::io::Error::other(
                 "no cache directory is known (set XDG_CACHE_HOME or HOME)",
             ));
         }
-        crate::fsutil::create_private_dir(&self.spill_dir)?;
-        remove_old_spills(&self.spill_dir);
+        // Refuses a folder that is a link or someone else's: its clean-up would delete, and
+        // its files would land, wherever the link points.
+        let dir = PrivateDir::open(&self.spill_dir)?;
+        remove_old_spills(&dir);
         let stamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -195,49 +208,28 @@ impl OutputCap {
             })
             .take(64)
             .collect();
-        let path = self.spill_dir.join(format!(
-            "{SPILL_PREFIX}{name}-{}-{:09}-{}.json",
+        let name = format!(
+            "{SPILL_PREFIX}{name}-{}-{:09}-{}{SPILL_SUFFIX}",
             stamp.as_secs(),
             stamp.subsec_nanos(),
             std::process::id()
-        ));
+        );
         let json = serde_json::to_vec_pretty(output).map_err(std::io::Error::other)?;
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&path)?;
+        let mut file = dir.create_new(&name)?;
         file.write_all(&json)?;
-        Ok(path)
+        Ok(dir.path().join(name))
     }
 }
 
-/// Remove this directory's spill files older than [`SPILL_MAX_AGE`] (best effort).
-fn remove_old_spills(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
+/// Remove the folder's spill files older than [`SPILL_MAX_AGE`] (best effort): only regular
+/// files of this user named as spill files, never through a link.
+fn remove_old_spills(dir: &PrivateDir) {
     let Some(limit) = SystemTime::now().checked_sub(SPILL_MAX_AGE) else {
         return;
     };
-    for entry in entries.flatten() {
-        let is_spill = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|name| name.starts_with(SPILL_PREFIX) && name.ends_with(".json"));
-        let old = entry
-            .metadata()
-            .ok()
-            .filter(std::fs::Metadata::is_file)
-            .and_then(|meta| meta.modified().ok())
-            .is_some_and(|modified| modified < limit);
-        if is_spill && old {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    dir.remove_files_older_than(limit, |name| {
+        name.starts_with(SPILL_PREFIX) && name.ends_with(SPILL_SUFFIX)
+    });
 }
 
 /// Bytes a block contributes: a text block's text plus its other fields' JSON; any other
@@ -273,6 +265,8 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
 
     fn cap(max_bytes: usize, dir: &Path) -> OutputCap {
         OutputCap::new(max_bytes, dir)
@@ -315,12 +309,8 @@ mod tests {
             let path = spill_path(&cut);
             let saved: ToolOutput = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
             assert_eq!(saved, output);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-                assert_eq!(mode & 0o777, 0o600);
-            }
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
         }
     }
 
@@ -393,5 +383,114 @@ mod tests {
         assert!(spill_path(&cut).exists());
         assert!(!old.exists(), "an old spill file is removed");
         assert!(foreign.exists(), "only spill files are ever removed");
+    }
+
+    fn make_old(path: &Path) {
+        let two_days_ago = SystemTime::now() - Duration::from_secs(2 * 24 * 60 * 60);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(two_days_ago)
+            .unwrap();
+    }
+
+    fn big() -> ToolOutput {
+        ToolOutput {
+            content: vec![Content::text("x".repeat(100))],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_spill_folder_that_is_a_link_is_refused_and_nothing_behind_it_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        // The link's target: someone's directory holding an old file named like a spill file.
+        let target = dir.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let victim = target.join(format!("{SPILL_PREFIX}precious{SPILL_SUFFIX}"));
+        std::fs::write(&victim, "keep me").unwrap();
+        make_old(&victim);
+        let link = dir.path().join("outputs");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+
+        let cut = cap(10, &link).apply("t", big());
+
+        assert!(
+            victim.exists(),
+            "the clean-up deleted a file behind the link"
+        );
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            1,
+            "nothing written there"
+        );
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "the link's target is left as it was");
+        let text = cut.text();
+        assert!(text.starts_with(&"x".repeat(10)), "{text}");
+        assert!(
+            text.contains("10 of 100 bytes shown; the whole result could not be kept:")
+                && text.contains("outputs is a symbolic link"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_existing_spill_folder_is_made_private_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = dir.path().join("outputs");
+        std::fs::create_dir(&outputs).unwrap();
+        std::fs::set_permissions(&outputs, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+        let cut = cap(10, &outputs).apply("t", big());
+
+        let mode = std::fs::metadata(&outputs).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert!(spill_path(&cut).starts_with(&outputs), "{}", cut.text());
+
+        // A new folder is private from the start.
+        let fresh = dir.path().join("new/outputs");
+        cap(10, &fresh).apply("t", big());
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn the_clean_up_removes_only_old_regular_spill_files_and_follows_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = dir.path().join("outputs");
+        std::fs::create_dir(&outputs).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let victim = elsewhere.join("notes.json");
+        std::fs::write(&victim, "keep me").unwrap();
+        make_old(&victim);
+        // An entry named like a spill file that is a link to a file elsewhere, and one that is
+        // a directory holding an old spill-named file.
+        let linked = outputs.join(format!("{SPILL_PREFIX}link{SPILL_SUFFIX}"));
+        std::os::unix::fs::symlink(&victim, &linked).unwrap();
+        let subdir = outputs.join(format!("{SPILL_PREFIX}dir{SPILL_SUFFIX}"));
+        std::fs::create_dir(&subdir).unwrap();
+        let inside = subdir.join(format!("{SPILL_PREFIX}inside{SPILL_SUFFIX}"));
+        std::fs::write(&inside, "{}").unwrap();
+        make_old(&inside);
+        let old = outputs.join(format!("{SPILL_PREFIX}old{SPILL_SUFFIX}"));
+        std::fs::write(&old, "{}").unwrap();
+        make_old(&old);
+
+        cap(10, &outputs).apply("t", big());
+
+        assert!(!old.exists(), "an old spill file is removed");
+        assert!(victim.exists(), "a link's target is never removed");
+        assert!(
+            std::fs::symlink_metadata(&linked).is_ok(),
+            "a link is not a spill file"
+        );
+        assert!(
+            inside.exists() && subdir.is_dir(),
+            "directories are left alone"
+        );
     }
 }
