@@ -6,7 +6,8 @@
 //! - the stdin pump tees raw lines to the `--record` file, and keeps reading (to notice EOF)
 //!   while rmcp is stuck in a delayed or hung `initialize`;
 //! - the stdout pump copies whole lines and injects `--garbage` lines between them, so a JSON
-//!   frame is never split.
+//!   frame is never split; with `--endless-answer` it turns the first `tools/call` answer into
+//!   a line that never ends.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -31,8 +32,10 @@ const EOF_FALLBACK: Duration = Duration::from_millis(25);
 pub struct IoOptions {
     /// Tee stdin lines to this file.
     pub record: Option<PathBuf>,
-    /// Garbage lines to inject on stdout (0: no stdout pump).
+    /// Garbage lines to inject on stdout.
     pub garbage: usize,
+    /// Answer the first `tools/call` with a line that never ends.
+    pub endless_answer: bool,
     /// Read stdin through a pump even without `record`.
     pub read_pump: bool,
 }
@@ -75,13 +78,16 @@ impl Stdio {
             Box::new(tokio::io::stdin())
         };
         let (writer, call_ids, out_pump): (Box<dyn AsyncWrite + Send + Unpin>, _, _) =
-            if options.garbage > 0 {
+            if options.garbage > 0 || options.endless_answer {
                 let (from_server, to_pump) = tokio::io::duplex(PIPE_CAPACITY);
                 let call_ids = Arc::new(CallIds::default());
                 let pump = tokio::spawn(pump_stdout(
                     to_pump,
                     tokio::io::stdout(),
-                    options.garbage,
+                    OutKnobs {
+                        garbage: options.garbage,
+                        endless_answer: options.endless_answer,
+                    },
                     call_ids.clone(),
                 ));
                 (Box::new(from_server), Some(call_ids), Some(pump))
@@ -217,8 +223,8 @@ impl CallIds {
             .insert(id_json);
     }
 
-    /// True (once) if `line` is the response to a remembered `tools/call`.
-    fn take_response(&self, line: &[u8]) -> bool {
+    /// The id (as compact JSON), once, if `line` is the response to a remembered `tools/call`.
+    fn take_response(&self, line: &[u8]) -> Option<String> {
         /// Just enough of a JSON-RPC message to tell a response and its id.
         #[derive(Deserialize)]
         struct Head {
@@ -230,15 +236,14 @@ impl CallIds {
             method: None,
         }) = serde_json::from_slice::<Head>(line)
         else {
-            return false;
+            return None;
         };
-        let Ok(id_json) = serde_json::to_string(&id) else {
-            return false;
-        };
+        let id_json = serde_json::to_string(&id).ok()?;
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&id_json)
+            .then_some(id_json)
     }
 }
 
@@ -339,14 +344,26 @@ async fn pump_stdin(
     eof.cancel();
 }
 
-/// Copies rmcp's output to stdout line by line, with garbage lines before the first line and
-/// before every `tools/call` response.
+/// What the stdout pump does to rmcp's output.
+#[derive(Clone, Copy)]
+struct OutKnobs {
+    /// Garbage lines before the first line and before every `tools/call` response.
+    garbage: usize,
+    /// The first `tools/call` response becomes a line that never ends.
+    endless_answer: bool,
+}
+
+/// Copies rmcp's output to stdout line by line, as `knobs` say.
 async fn pump_stdout(
     from_server: impl AsyncRead + Unpin,
     mut stdout: impl AsyncWrite + Unpin,
-    garbage: usize,
+    knobs: OutKnobs,
     call_ids: Arc<CallIds>,
 ) {
+    let OutKnobs {
+        garbage,
+        endless_answer,
+    } = knobs;
     let mut reader = BufReader::new(from_server);
     let mut line = Vec::new();
     let mut first = true;
@@ -357,7 +374,14 @@ async fn pump_stdout(
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        if first || call_ids.take_response(&line) {
+        let call_answer = call_ids.take_response(&line);
+        if let Some(id) = call_answer.as_deref()
+            && endless_answer
+        {
+            write_endless_answer(&mut stdout, id).await;
+            return;
+        }
+        if first || call_answer.is_some() {
             first = false;
             let mut lines = String::new();
             for _ in 0..garbage {
@@ -379,6 +403,18 @@ async fn pump_stdout(
     let _ = stdout.flush().await;
 }
 
+/// The start of the answer to request `id`, then text without end, until stdout fails (the
+/// client went away) or the process exits (its stdin closed).
+async fn write_endless_answer(stdout: &mut (impl AsyncWrite + Unpin), id: &str) {
+    let start =
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#);
+    if stdout.write_all(start.as_bytes()).await.is_err() {
+        return;
+    }
+    let filler = vec![b'x'; 64 * 1024];
+    while stdout.write_all(&filler).await.is_ok() {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,11 +424,21 @@ mod tests {
         let ids = CallIds::default();
         ids.insert("7".into());
         ids.insert("\"a\"".into());
-        assert!(!ids.take_response(br#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#));
-        assert!(ids.take_response(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#));
-        assert!(!ids.take_response(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#));
-        assert!(ids.take_response(br#"{"jsonrpc":"2.0","id":"a","error":{"code":1}}"#));
-        assert!(!ids.take_response(b"not json"));
+        let answer = |line: &[u8]| ids.take_response(line);
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#),
+            None
+        );
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#).as_deref(),
+            Some("7")
+        );
+        assert_eq!(answer(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#), None);
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","id":"a","error":{"code":1}}"#).as_deref(),
+            Some("\"a\"")
+        );
+        assert_eq!(answer(b"not json"), None);
     }
 
     #[tokio::test]
@@ -401,7 +447,11 @@ mod tests {
         let (pump_out, mut client) = tokio::io::duplex(1024 * 1024);
         let ids = Arc::new(CallIds::default());
         ids.insert("2".into());
-        let pump = tokio::spawn(pump_stdout(pump_in, pump_out, 2, ids));
+        let knobs = OutKnobs {
+            garbage: 2,
+            endless_answer: false,
+        };
+        let pump = tokio::spawn(pump_stdout(pump_in, pump_out, knobs, ids));
         server
             .write_all(b"{\"id\":1,\"result\":{}}\n{\"id\":2,\"res")
             .await

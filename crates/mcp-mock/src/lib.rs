@@ -14,7 +14,7 @@
 //!   `--elicit-prompt`, which asks the client first;
 //! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
 //! - [`era`]: which era of MCP the mock speaks (`--era`, `--ignore-unknown`);
-//! - [`io`]: the stdin/stdout pumps behind `--record` and `--garbage`;
+//! - [`io`]: the stdin/stdout pumps behind `--record`, `--garbage` and `--endless-answer`;
 //! - [`process`]: process-level knobs (pid files, grandchild, stderr, signals);
 //! - [`conformance`]: `--conformance`, the reference server of the official conformance
 //!   suite in both eras (2025-11-25 sessions and stateless 2026-07-28), answered by hand.
@@ -278,6 +278,11 @@ pub struct MockArgs {
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Faults")]
     pub garbage: usize,
 
+    /// Answer the first `tools/call` with a line that never ends: the start of its answer,
+    /// then text without a line break for as long as the client reads (stdio only).
+    #[arg(long, help_heading = "Faults")]
+    pub endless_answer: bool,
+
     /// Write TEXT as one line on stderr at start.
     #[arg(long, value_name = "TEXT", help_heading = "Process")]
     pub stderr: Option<String>,
@@ -539,6 +544,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     let stdio = io::Stdio::open(&io::IoOptions {
         record: args.record.clone(),
         garbage: args.garbage,
+        endless_answer: args.endless_answer,
         read_pump,
     })
     .await?;
@@ -571,8 +577,8 @@ fn http_options(
             return Ok(None);
         }
     };
-    if args.garbage > 0 {
-        anyhow::bail!("--garbage applies to stdio only");
+    if args.garbage > 0 || args.endless_answer {
+        anyhow::bail!("--garbage and --endless-answer apply to stdio only");
     }
     if args.oauth && flavour != http::Flavour::Streamable {
         anyhow::bail!("--oauth needs --http");
