@@ -609,3 +609,67 @@ async fn a_tool_list_past_the_byte_cap_is_refused() {
     assert!(message.contains("more than 64 MiB"), "{message}");
     client.close().await;
 }
+
+/// A timeout far longer than any of these tests may take: a call that fails must fail for its
+/// own reason, not for this.
+const LONG_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[tokio::test]
+async fn an_answer_past_the_line_limit_fails_its_call_at_once_and_the_connection_goes_on() {
+    let client = connect(&mock(&[])).await.unwrap();
+    let options = CallOptions::default().with_timeout(LONG_TIMEOUT);
+    // One text block of 17 MiB: one line of more than 16 MiB on the wire.
+    let error = client
+        .call_tool("huge", args(json!({"bytes": 17 << 20})), options)
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("server `mock`")
+            && message.contains("tools/call `huge`")
+            && message.contains("a line of more than 16 MiB; the limit is 16 MiB"),
+        "{message}"
+    );
+    assert!(!matches!(error, ClientError::Timeout { .. }), "{error}");
+    // The line ended: the connection reads on.
+    assert!(!client.is_closed());
+    assert_eq!(echo(&client, "after").await.unwrap(), "after");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_answer_that_never_ends_fails_its_call_and_then_the_connection() {
+    let client = connect(&mock(&["--endless-answer"])).await.unwrap();
+    let pid = client.pid().expect("stdio pid");
+    let call = |text: &'static str| {
+        let options = CallOptions::default().with_timeout(LONG_TIMEOUT);
+        client.call_tool("echo", args(json!({ "text": text })), options)
+    };
+    // Two calls at once: the first answer written is a line without end, the other answer
+    // never comes after it.
+    let (a, b) = tokio::join!(call("a"), call("b"));
+    let mut messages = [a.unwrap_err().to_string(), b.unwrap_err().to_string()];
+    messages.sort_by_key(|message| message.contains("without ending it"));
+    let [dropped, given_up] = messages;
+    // The call answered fails as soon as the line passes the limit.
+    assert!(
+        dropped.contains("tools/call `echo`")
+            && dropped.contains("a line of more than 16 MiB; the limit is 16 MiB"),
+        "{dropped}"
+    );
+    // The other fails when the connection is given up.
+    assert!(
+        given_up.contains("tools/call `echo`")
+            && given_up.contains("a line of more than 64 MiB without ending it")
+            && given_up.contains("the connection is closed"),
+        "{given_up}"
+    );
+    tokio::time::timeout(LONG_TIMEOUT, client.closed())
+        .await
+        .expect("closed() resolves although the server still runs");
+    assert!(client.is_closed(), "the connection is reported failed");
+    let next = echo(&client, "again").await.unwrap_err();
+    assert!(matches!(next, ClientError::NotSent { .. }), "{next}");
+    client.close().await;
+    assert!(wait_dead(pid, Duration::from_secs(10)));
+}

@@ -131,6 +131,16 @@ impl Decoder {
         }
     }
 
+    /// Forget request `id`, whose answer could not be read; whether it was in flight.
+    pub(crate) fn forget(&mut self, id: &RequestId) -> bool {
+        self.pending.remove(id).is_some()
+    }
+
+    /// Forget every request in flight (their answers will never be read), returning their ids.
+    pub(crate) fn take_pending(&mut self) -> Vec<RequestId> {
+        self.pending.drain().map(|(id, _)| id).collect()
+    }
+
     /// Decode one received line (without its line break).
     pub(crate) fn decode(&mut self, line: &[u8]) -> Decoded {
         let line = trim(line);

@@ -19,9 +19,11 @@
 //! decoder.
 //!
 //! When the connection ends (the server's stdout closes, the transport is closed or dropped),
-//! every waiting call is woken with the connection's end, and no new call can register.
+//! every waiting call is woken with the connection's end, and no new call can register. An
+//! answer the transport could not read (a line past the longest accepted) fails its call at
+//! once with what happened, rather than leaving it to its timeout; so does a line that never
+//! ends, which ends the connection.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -35,14 +37,15 @@ use rmcp::model::{
     RequestId, RequestMetaObject,
 };
 use rmcp::service::ServiceError;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
-use super::decode::{self, Expected, Key};
+use super::answer::parse_answer;
+use super::decode::{self, Expected};
 use super::requests::{Answer, Outgoing, RequestSettings, ToolAnswer};
 use super::tool_request::ToolRequest;
 use super::tool_result::{self, ToolRead};
@@ -62,8 +65,27 @@ pub(crate) type SharedWriter = Arc<tokio::sync::Mutex<Option<Writer>>>;
 /// A writer of any kind (a child's stdin, or a test's pipe).
 pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
-/// What a direct request gets back: its `result`, or the server's error.
-pub(crate) type Reply = Result<Delivered, ErrorData>;
+/// What a direct request gets back: its `result`, or why there is none.
+pub(crate) type Reply = Result<Delivered, NoResult>;
+
+/// Why a direct request has no `result`.
+#[derive(Debug)]
+pub(crate) enum NoResult {
+    /// The server answered with a JSON-RPC error.
+    Server(ErrorData),
+    /// The server's answer could not be read (a line past the longest accepted): what happened,
+    /// for the caller's error.
+    Unreadable(String),
+}
+
+impl fmt::Display for NoResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoResult::Server(error) => write!(f, "{} (code {})", error.message, error.code.0),
+            NoResult::Unreadable(why) => f.write_str(why),
+        }
+    }
+}
 
 /// A direct request's `result` as the reader hands it over.
 #[derive(Debug)]
@@ -94,6 +116,8 @@ pub(crate) struct Direct {
     write: SharedWriter,
     state: Mutex<State>,
     next: AtomicU64,
+    /// Cancelled when the connection ends.
+    ended: CancellationToken,
 }
 
 /// Lines on their way to the server together.
@@ -173,6 +197,7 @@ impl Direct {
             write,
             state: Mutex::default(),
             next: AtomicU64::new(FIRST_ID),
+            ended: CancellationToken::new(),
         }
     }
 
@@ -295,18 +320,55 @@ impl Direct {
     /// The connection has ended: wake every waiting call (its receiver sees the sender gone)
     /// and refuse new ones.
     pub(crate) fn close(&self) {
+        self.close_with(None);
+    }
+
+    /// The connection has ended because the server's output cannot be read on: every waiting
+    /// call gets `why` (see [`NoResult::Unreadable`]); new ones are refused.
+    pub(crate) fn fail_all(&self, why: &str) {
+        self.close_with(Some(why));
+    }
+
+    fn close_with(&self, why: Option<&str>) {
         let waiting = {
             let mut state = self.lock();
             state.closed = true;
             state.standing = 0;
             std::mem::take(&mut state.waiting)
         };
-        drop(waiting);
+        self.ended.cancel();
+        if let Some(why) = why {
+            for waiting in waiting.into_values() {
+                let _ = waiting
+                    .answer
+                    .send(Err(NoResult::Unreadable(why.to_owned())));
+            }
+        }
     }
 
     /// Whether the connection has ended.
     pub(crate) fn is_closed(&self) -> bool {
         self.lock().closed
+    }
+
+    /// Resolves once the connection has ended.
+    pub(crate) async fn ended(&self) {
+        self.ended.cancelled().await;
+    }
+
+    /// Answer request `id` with `why` instead of a result: its answer could not be read (see
+    /// [`NoResult::Unreadable`]). `false` when nobody waits for it.
+    pub(crate) fn fail(&self, id: u64, why: &str) -> bool {
+        let waiting = self.lock().remove(id);
+        match waiting {
+            Some(waiting) => {
+                let _ = waiting
+                    .answer
+                    .send(Err(NoResult::Unreadable(why.to_owned())));
+                true
+            }
+            None => false,
+        }
     }
 
     /// Requests waiting for an answer.
@@ -391,160 +453,6 @@ impl Drop for LineWrite {
             let mut rest = rest;
             let _ = rest.run().await;
         });
-    }
-}
-
-/// The id and answer of a line that answers a direct request; `None` for anything else.
-/// `wants` says how the request with an id wants its result.
-pub(crate) fn parse_answer(line: &[u8], wants: &dyn Fn(u64) -> Wants) -> Option<(u64, Reply)> {
-    // JSON is UTF-8 throughout: checked once for the whole line, rather than string by
-    // string as the parse meets them and again for the result's text.
-    let line = std::str::from_utf8(super::decode::trim(line)).ok()?;
-    let read_tool = Cell::new(false);
-    match parse_line(line, Some(wants), &read_tool) {
-        // The one-pass tool reader stopped the parse (it leaves this result to the slow
-        // reader, or it is no output): read the line again, the result as text.
-        None if read_tool.get() => parse_line(line, None, &read_tool),
-        parsed => parsed,
-    }
-}
-
-fn parse_line(
-    line: &str,
-    wants: Option<&dyn Fn(u64) -> Wants>,
-    read_tool: &Cell<bool>,
-) -> Option<(u64, Reply)> {
-    let mut deserializer = serde_json::Deserializer::from_str(line);
-    let visitor = AnswerVisitor { wants, read_tool };
-    let (id, answer) = deserializer.deserialize_map(visitor).ok()??;
-    deserializer.end().ok()?;
-    Some((id, answer))
-}
-
-/// An id as far as the direct path cares: in our range, or not.
-enum Id {
-    Ours(u64),
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Id {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
-        deserializer.deserialize_any(IdVisitor)
-    }
-}
-
-struct IdVisitor;
-
-impl<'de> Visitor<'de> for IdVisitor {
-    type Value = Id;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a request id")
-    }
-
-    fn visit_u64<E: de::Error>(self, id: u64) -> Result<Id, E> {
-        Ok(if id >= FIRST_ID {
-            Id::Ours(id)
-        } else {
-            Id::Other
-        })
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Id, E> {
-        Ok(Id::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Id, E> {
-        Ok(Id::Other)
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Id, E> {
-        Ok(Id::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Id, E> {
-        Ok(Id::Other)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Id, E> {
-        Ok(Id::Other)
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Id, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Id::Other)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Id, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Id::Other)
-    }
-}
-
-/// Reads an answer to a direct request; gives up (with an error, which ends the parse at
-/// once) as soon as the message shows it is something else, so rmcp's traffic costs little.
-struct AnswerVisitor<'a> {
-    /// How a request wants its result; `None`: as text, whatever it wants.
-    wants: Option<&'a dyn Fn(u64) -> Wants>,
-    /// Set when the result was read as a tool's output.
-    read_tool: &'a Cell<bool>,
-}
-
-/// Why the parse stopped early: the message is not ours (never shown to anyone).
-const NOT_OURS: &str = "not a direct answer";
-
-impl<'de> Visitor<'de> for AnswerVisitor<'_> {
-    type Value = Option<(u64, Reply)>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON-RPC answer")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut version = false;
-        let mut id = None::<u64>;
-        let mut result = None::<Delivered>;
-        let mut error = None::<ErrorData>;
-        while let Some(key) = map.next_key::<Key>()? {
-            match key {
-                // A borrowed string: "2.0" has no escapes (one that does is not ours).
-                Key::Jsonrpc if !version => {
-                    version = map.next_value::<&'de str>()? == "2.0";
-                    if !version {
-                        return Err(de::Error::custom(NOT_OURS));
-                    }
-                }
-                Key::Id if id.is_none() => match map.next_value::<Id>()? {
-                    Id::Ours(ours) => id = Some(ours),
-                    Id::Other => return Err(de::Error::custom(NOT_OURS)),
-                },
-                Key::Result if result.is_none() && error.is_none() => {
-                    let as_output = match (id, self.wants) {
-                        (Some(id), Some(wants)) => wants(id) == Wants::ToolOutput,
-                        _ => false,
-                    };
-                    result = Some(if as_output {
-                        self.read_tool.set(true);
-                        Delivered::Tool(Box::new(map.next_value_seed(tool_result::OutputSeed)?))
-                    } else {
-                        Delivered::Text(map.next_value()?)
-                    });
-                }
-                Key::Error if result.is_none() && error.is_none() => {
-                    error = Some(map.next_value()?);
-                }
-                Key::Unknown => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-                // A request or notification (`method`), or a field twice: not ours.
-                _ => return Err(de::Error::custom(NOT_OURS)),
-            }
-        }
-        Ok(match (version, id, result, error) {
-            (true, Some(id), Some(result), None) => Some((id, Ok(result))),
-            (true, Some(id), None, Some(error)) => Some((id, Err(error))),
-            _ => None,
-        })
     }
 }
 
@@ -702,11 +610,12 @@ impl McpClient {
         match answer {
             Ok(Delivered::Tool(output)) => Ok(Answer::Tool(ToolAnswer::Output(*output))),
             Ok(Delivered::Text(result)) => self.direct_result(expected, &result, method),
-            Err(error) => {
+            Err(NoResult::Server(error)) => {
                 let error = self.service_error(method, ServiceError::McpError(error));
                 self.forget_refuted_discovery(&error);
                 Err(error)
             }
+            Err(NoResult::Unreadable(why)) => Err(self.protocol_error(method, why)),
         }
     }
 

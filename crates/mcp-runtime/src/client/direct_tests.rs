@@ -31,7 +31,7 @@ fn only_answers_with_an_id_in_our_range_are_ours() {
             .as_bytes(),
         &|_| Wants::Text,
     );
-    assert!(matches!(error, Some((_, Err(e))) if e.message == "no"));
+    assert!(matches!(error, Some((_, Err(NoResult::Server(e)))) if e.message == "no"));
     for line in [
         // rmcp's ids, other types, out of every range.
         r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_owned(),

@@ -13,8 +13,10 @@
 //!
 //! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
 //! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
-//! transport), `decode` (received messages parsed once, answers decoded by their method),
+//! transport), `overlong` (a line past the longest accepted: the request it answers fails at
+//! once), `decode` (received messages parsed once, answers decoded by their method),
 //! `direct` (a stdio connection's own requests, written and answered outside rmcp's service),
+//! `answer` (a direct request's answer read in one pass),
 //! `own` (a stdio connection after its opening: one reader, no rmcp service), `link` (the
 //! server after the opening, through rmcp's service or our own reader),
 //! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
@@ -46,6 +48,7 @@
 //! # let _ = tools; Ok(()) }
 //! ```
 
+mod answer;
 pub(crate) mod ask;
 mod cap;
 mod decode;
@@ -63,6 +66,7 @@ mod lost;
 mod mrtr;
 mod open;
 mod options;
+mod overlong;
 mod own;
 mod pipe;
 mod progress;
@@ -363,12 +367,19 @@ impl McpClient {
     }
 
     /// Resolves when the connection is gone, for whatever reason (for a stdio server: when
-    /// its process exits).
+    /// its process exits, or its output ended or could not be read on).
     pub async fn closed(&self) {
         match &self.process {
-            Some(process) => {
-                process.exited().await;
-            }
+            Some(process) => match &self.direct {
+                // A server that writes a line without end is given up while it still runs.
+                Some(direct) => tokio::select! {
+                    _ = process.exited() => {}
+                    () = direct.ended() => {}
+                },
+                None => {
+                    process.exited().await;
+                }
+            },
             None => {
                 while !self.peer.is_transport_closed() {
                     tokio::time::sleep(Duration::from_millis(100)).await;

@@ -247,7 +247,7 @@ impl OwnPeer {
         let acknowledged = tokio::select! {
             acknowledged = acknowledgement => acknowledged,
             answer = &mut subscription.answer => return Err(match answer {
-                Ok(Err(error)) => format!("{} (code {})", error.message, error.code.0),
+                Ok(Err(refused)) => refused.to_string(),
                 Ok(Ok(_)) => "answered before it was acknowledged".to_owned(),
                 Err(_) => "the connection closed before the acknowledgement".to_owned(),
             }),

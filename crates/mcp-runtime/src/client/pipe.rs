@@ -4,23 +4,30 @@
 //! once, by the [`Decoder`] that knows what every request in flight expects, and so that a
 //! connection holds little memory while idle: one read buffer that starts small, grows for a
 //! long line and shrinks back once the line is consumed. Everything else follows rmcp's
-//! transport: a line is at most [`MAX_LINE`] bytes (a longer one is dropped and the connection
-//! goes on), a byte order mark and a carriage return are ignored, text that is not JSON is
-//! skipped, and well-formed JSON of the wrong shape is answered with "Invalid request".
+//! transport: a line is at most [`MAX_LINE`] bytes, a byte order mark and a carriage return are
+//! ignored, text that is not JSON is skipped, and well-formed JSON of the wrong shape is
+//! answered with "Invalid request".
+//!
+//! A longer line is dropped as it comes, and the connection goes on after it; but the request
+//! it answers fails at once, with an error naming the limit, rather than waiting for its
+//! timeout (see `overlong`: a direct request through [`Direct::fail`], one of rmcp's during the
+//! opening through an error answer made up for it). A line that runs on past
+//! [`ENDLESS_LINE`] ends the connection, failing every request waiting on it.
 //! Answers to the client's direct requests are taken out first (see [`Direct`]). rmcp reads it
 //! during the opening; the connection's own reader afterwards (see `own`).
 
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{ClientJsonRpcMessage, ErrorData};
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
 use super::decode::{Decoded, Decoder};
-use super::direct::{Direct, SharedWriter};
+use super::direct::{Direct, FIRST_ID, SharedWriter};
+use super::overlong::{self, ENDLESS_LINE, Head, TAIL};
 use super::raw::RawResults;
 
 /// The longest line accepted (rmcp's bound for stdio and for an SSE event alike).
@@ -42,6 +49,11 @@ pub(crate) struct PipeTransport<R> {
     decoder: Decoder,
     /// An "Invalid request" answer still to be written (kept across a cancelled receive).
     invalid_pending: bool,
+    /// The line being dropped is an answer whose id its start did not show: look at its end.
+    id_at_end: bool,
+    /// rmcp's requests whose answers a line that never ended took with it: each is answered
+    /// with an error before the stream ends.
+    unanswered: Vec<RequestId>,
 }
 
 impl<R> PipeTransport<R>
@@ -61,12 +73,32 @@ where
             write,
             decoder: Decoder::new(raw),
             invalid_pending: false,
+            id_at_end: false,
+            unanswered: Vec::new(),
         }
     }
 
     /// The direct request path over this transport's pipes.
     pub(crate) fn direct(&self) -> Arc<Direct> {
         self.direct.clone()
+    }
+
+    /// Fail request `id`, whose answer was a line past the limit: a direct request through the
+    /// direct path; one of rmcp's (the opening) by the error returned here for rmcp to read.
+    fn unreadable_answer(
+        &mut self,
+        id: RequestId,
+        why: &str,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if let RequestId::Number(number) = &id
+            && let Ok(number) = u64::try_from(*number)
+            && number >= FIRST_ID
+        {
+            self.direct.fail(number, why);
+            return None;
+        }
+        // Only for a request rmcp is waiting for: an answer to nothing would only be dropped.
+        self.decoder.forget(&id).then(|| unreadable(id, why))
     }
 
     /// Write "Invalid request" (no id: the message had none we could read).
@@ -110,6 +142,12 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            if self.direct.is_closed() && self.lines.endless {
+                // Ended by a line that never ended: rmcp's requests get their errors, then
+                // the stream ends.
+                let id = self.unanswered.pop()?;
+                return Some(unreadable(id, &overlong::endless()));
+            }
             if self.invalid_pending {
                 if let Err(e) = self.answer_invalid().await {
                     tracing::debug!("cannot answer an invalid message: {e}");
@@ -120,11 +158,40 @@ where
             // Cancellation-safe: a line read only partly stays in the buffer for the next call.
             let line = match self.lines.next_line().await {
                 Ok(Line::Whole(line)) => line,
-                Ok(Line::TooLong) => {
+                Ok(Line::TooLong(head)) => {
                     tracing::error!(
                         max_line_length = MAX_LINE,
                         "a message from the server exceeded the longest line accepted; dropped"
                     );
+                    match overlong::read_head(head) {
+                        Head::Answer(Some(id)) => {
+                            if let Some(answer) = self.unreadable_answer(id, &overlong::too_long())
+                            {
+                                return Some(answer);
+                            }
+                        }
+                        Head::Answer(None) => self.id_at_end = true,
+                        Head::Other => {}
+                    }
+                    continue;
+                }
+                Ok(Line::TooLongEnded(tail)) => {
+                    if std::mem::take(&mut self.id_at_end)
+                        && let Some(id) = overlong::id_at_end(tail.bytes())
+                        && let Some(answer) = self.unreadable_answer(id, &overlong::too_long())
+                    {
+                        return Some(answer);
+                    }
+                    continue;
+                }
+                Ok(Line::Endless) => {
+                    tracing::error!(
+                        max_line_length = MAX_LINE,
+                        "the server wrote a line of more than {ENDLESS_LINE} bytes without \
+                         ending it; the connection is closed"
+                    );
+                    self.direct.fail_all(&overlong::endless());
+                    self.unanswered = self.decoder.take_pending();
                     continue;
                 }
                 Ok(Line::End) => {
@@ -178,6 +245,14 @@ impl<R> Drop for PipeTransport<R> {
     }
 }
 
+/// The error answer, made up for rmcp, of its request `id` whose answer could not be read.
+fn unreadable(id: RequestId, why: &str) -> RxJsonRpcMessage<RoleClient> {
+    JsonRpcMessage::error(
+        ErrorData::new(ErrorCode::PARSE_ERROR, why.to_owned(), None),
+        Some(id),
+    )
+}
+
 /// A message as one line of JSON.
 pub(crate) fn to_line(message: &ClientJsonRpcMessage) -> Result<Vec<u8>, std::io::Error> {
     let mut line = Vec::with_capacity(256);
@@ -194,10 +269,54 @@ fn closed() -> std::io::Error {
 enum Line<'a> {
     /// One line, without its `\n`; call [`LineReader::consume`] when done with it.
     Whole(&'a [u8]),
-    /// A line longer than [`MAX_LINE`], dropped.
-    TooLong,
+    /// The start of a line longer than [`MAX_LINE`] (at least that much of it); the line is
+    /// dropped, its rest as it comes.
+    TooLong(&'a [u8]),
+    /// The line last reported [`Line::TooLong`] has ended; its last bytes.
+    TooLongEnded(Tail),
+    /// The line last reported [`Line::TooLong`] ran on past [`ENDLESS_LINE`] without ending:
+    /// where the next message starts cannot be known. Nothing more is read.
+    Endless,
     /// The stream ended (a last line without `\n` is dropped, as rmcp drops it).
     End,
+}
+
+/// The last bytes (at most [`TAIL`]) of a line being dropped, without its line break.
+#[derive(Clone, Copy)]
+struct Tail {
+    bytes: [u8; TAIL],
+    len: usize,
+}
+
+impl Tail {
+    const EMPTY: Tail = Tail {
+        bytes: [0; TAIL],
+        len: 0,
+    };
+
+    fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Keep the last bytes of what was kept and `more`.
+    fn push(&mut self, more: &[u8]) {
+        if more.len() >= TAIL {
+            self.bytes.copy_from_slice(&more[more.len() - TAIL..]);
+            self.len = TAIL;
+            return;
+        }
+        let keep = self.len.min(TAIL - more.len());
+        self.bytes.copy_within(self.len - keep..self.len, 0);
+        self.bytes[keep..keep + more.len()].copy_from_slice(more);
+        self.len = keep + more.len();
+    }
+}
+
+/// A line past [`MAX_LINE`], being dropped.
+struct Dropping {
+    /// Bytes of it seen so far.
+    seen: usize,
+    tail: Tail,
 }
 
 /// Lines from a byte stream through one buffer, bounded by [`MAX_LINE`].
@@ -211,7 +330,9 @@ struct LineReader<R> {
     /// Length (with its `\n`) of the line last returned, consumed by `consume`.
     returned: usize,
     /// Dropping the rest of a line that was too long.
-    discarding: bool,
+    dropping: Option<Dropping>,
+    /// A line ran on past [`ENDLESS_LINE`]: nothing more is read.
+    endless: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -222,55 +343,86 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             start: 0,
             searched: 0,
             returned: 0,
-            discarding: false,
+            dropping: None,
+            endless: false,
         }
     }
 
     /// The next line. Cancellation-safe: bytes are only appended to the buffer by completed
-    /// reads, and a line is only dropped from it by [`consume`](Self::consume).
+    /// reads, and a line is only dropped from it by [`consume`](Self::consume) or once it has
+    /// been reported too long.
     async fn next_line(&mut self) -> std::io::Result<Line<'_>> {
         self.consume();
+        if self.endless {
+            return Ok(Line::Endless);
+        }
         loop {
-            let unsearched = &self.buf[self.start + self.searched..];
-            if let Some(at) = memchr::memchr(b'\n', unsearched) {
-                let end = self.start + self.searched + at;
-                if self.discarding {
-                    self.discarding = false;
-                    self.start = end + 1;
+            if let Some(dropping) = &mut self.dropping {
+                let unseen = &self.buf[self.start..];
+                if let Some(at) = memchr::memchr(b'\n', unseen) {
+                    dropping.tail.push(&unseen[..at]);
+                    let tail = dropping.tail;
+                    self.dropping = None;
+                    self.start += at + 1;
                     self.searched = 0;
-                    continue;
+                    return Ok(Line::TooLongEnded(tail));
                 }
-                if end - self.start > MAX_LINE {
-                    self.start = end + 1;
-                    self.searched = 0;
-                    return Ok(Line::TooLong);
-                }
-                self.returned = end + 1 - self.start;
-                return Ok(Line::Whole(&self.buf[self.start..end]));
-            }
-            self.searched = self.buf.len() - self.start;
-            if self.searched > MAX_LINE {
-                // Drop what is buffered and the rest of the line as it comes.
+                dropping.seen += unseen.len();
+                dropping.tail.push(unseen);
+                let endless = dropping.seen > ENDLESS_LINE;
                 self.buf.clear();
                 self.start = 0;
                 self.searched = 0;
-                if !self.discarding {
-                    self.discarding = true;
-                    return Ok(Line::TooLong);
+                if self.buf.capacity() > KEEP_CAPACITY {
+                    self.buf = Vec::new();
                 }
-            } else if self.discarding && self.searched > 0 {
-                self.buf.clear();
-                self.start = 0;
-                self.searched = 0;
+                if endless {
+                    self.endless = true;
+                    self.dropping = None;
+                    return Ok(Line::Endless);
+                }
+            } else {
+                let unsearched = &self.buf[self.start + self.searched..];
+                if let Some(at) = memchr::memchr(b'\n', unsearched) {
+                    let end = self.start + self.searched + at;
+                    if end - self.start > MAX_LINE {
+                        // Whole in the buffer, and still too long: dropped like one that is
+                        // not, whose end the next call finds.
+                        self.searched = 0;
+                        self.dropping = Some(Dropping {
+                            seen: 0,
+                            tail: Tail::EMPTY,
+                        });
+                        return Ok(Line::TooLong(&self.buf[self.start..end]));
+                    }
+                    self.returned = end + 1 - self.start;
+                    return Ok(Line::Whole(&self.buf[self.start..end]));
+                }
+                self.searched = self.buf.len() - self.start;
+                if self.searched > MAX_LINE {
+                    // Reported with what is buffered, which the next call drops.
+                    self.searched = 0;
+                    self.dropping = Some(Dropping {
+                        seen: 0,
+                        tail: Tail::EMPTY,
+                    });
+                    return Ok(Line::TooLong(&self.buf[self.start..]));
+                }
+                if self.start > 0 && self.start == self.buf.len() {
+                    self.buf.clear();
+                    self.start = 0;
+                } else if self.start > 0 && self.buf.capacity() - self.buf.len() < READ_CHUNK {
+                    self.buf.drain(..self.start);
+                    self.start = 0;
+                }
             }
-            if self.start > 0 && self.start == self.buf.len() {
-                self.buf.clear();
-                self.start = 0;
-            } else if self.start > 0 && self.buf.capacity() - self.buf.len() < READ_CHUNK {
-                self.buf.drain(..self.start);
-                self.start = 0;
-            }
-            self.buf.reserve(READ_CHUNK);
+            // A line being dropped is read in larger pieces: nothing of it is kept.
+            let chunk = if self.dropping.is_some() {
+                KEEP_CAPACITY
+            } else {
+                READ_CHUNK
+            };
+            self.buf.reserve(chunk);
             if self.read.read_buf(&mut self.buf).await? == 0 {
                 return Ok(Line::End);
             }
