@@ -297,6 +297,17 @@ pub struct MockArgs {
     #[arg(long, value_name = "PIDFILE", help_heading = "Process")]
     pub grandchild: Option<PathBuf>,
 
+    /// At start, spawn a grandchild process (`sleep 3600`) in a session of its own (setsid),
+    /// hence out of the mock's process group, and write its pid to PIDFILE: a signal to the
+    /// group misses it.
+    #[arg(long, value_name = "PIDFILE", help_heading = "Process")]
+    pub grandchild_setsid: Option<PathBuf>,
+
+    /// At start, leave a process behind as a daemon does (`sleep 3600` in a session of its
+    /// own, whose parent has already exited) and write its pid to PIDFILE.
+    #[arg(long, value_name = "PIDFILE", help_heading = "Process")]
+    pub orphan: Option<PathBuf>,
+
     /// Write the mock's own pid to FILE at start.
     #[arg(long, value_name = "FILE", help_heading = "Process")]
     pub pid_file: Option<PathBuf>,
@@ -514,6 +525,8 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         ignore_sigterm: args.ignore_sigterm,
         pid_file: args.pid_file.clone(),
         grandchild: args.grandchild.clone(),
+        grandchild_setsid: args.grandchild_setsid.clone(),
+        orphan: args.orphan.clone(),
         stderr_line: args.stderr.clone(),
         stderr_flood: args.stderr_flood,
     })?;

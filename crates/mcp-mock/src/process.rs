@@ -1,4 +1,5 @@
-//! Process-level knobs: pid files, a grandchild, stderr output and SIGTERM handling.
+//! Process-level knobs: pid files, grandchildren (in the mock's process group, in a session of
+//! their own, or orphaned), stderr output and SIGTERM handling.
 //!
 //! These exist to test how clients manage the server *process* (process groups, stderr
 //! draining, kill escalation) rather than the protocol.
@@ -17,6 +18,11 @@ pub struct ProcessKnobs {
     pub pid_file: Option<PathBuf>,
     /// Spawn `sleep 3600` and write its pid here.
     pub grandchild: Option<PathBuf>,
+    /// Spawn `sleep 3600` in a session of its own and write its pid here.
+    pub grandchild_setsid: Option<PathBuf>,
+    /// Leave `sleep 3600` behind in a session of its own, its parent gone, and write its pid
+    /// here.
+    pub orphan: Option<PathBuf>,
     /// One line for stderr at start.
     pub stderr_line: Option<String>,
     /// Flood stderr from a thread.
@@ -41,7 +47,36 @@ pub fn prepare(knobs: &ProcessKnobs) -> anyhow::Result<()> {
             .context("cannot spawn the --grandchild process `sleep 3600`")?;
         write_pid(path, child.id())?;
     }
-    // After spawning the grandchild: an ignored signal stays ignored across exec, and only
+    if let Some(path) = &knobs.grandchild_setsid {
+        // Out of the mock's process group and session: a signal to the group misses it.
+        let child = detached_sleep()
+            .spawn()
+            .context("cannot spawn the --grandchild-setsid process `sleep 3600`")?;
+        write_pid(path, child.id())?;
+    }
+    if let Some(path) = &knobs.orphan {
+        // As a daemon leaves itself: a shell in a session of its own starts the sleep and
+        // exits, so the sleep's parent is gone before the mock serves.
+        let mut shell = Command::new("sh");
+        shell
+            .args([
+                "-c",
+                "sleep 3600 </dev/null >/dev/null 2>&1 & echo $! > \"$1\"",
+                "sh",
+            ])
+            .arg(path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        in_own_session(&mut shell);
+        let status = shell
+            .status()
+            .context("cannot run the --orphan shell (`sh -c 'sleep 3600 &'`)")?;
+        if !status.success() {
+            anyhow::bail!("the --orphan shell failed: {status}");
+        }
+    }
+    // After spawning the grandchildren: an ignored signal stays ignored across exec, and only
     // the mock itself should be stubborn.
     if knobs.ignore_sigterm {
         ignore_sigterm()?;
@@ -56,6 +91,32 @@ pub fn prepare(knobs: &ProcessKnobs) -> anyhow::Result<()> {
             .context("cannot start the --stderr-flood thread")?;
     }
     Ok(())
+}
+
+/// `sleep 3600` with its stdio detached, in a session of its own.
+fn detached_sleep() -> Command {
+    let mut command = Command::new("sleep");
+    command
+        .arg("3600")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    in_own_session(&mut command);
+    command
+}
+
+/// Start `command` in a new session (`setsid`), hence a new process group.
+fn in_own_session(command: &mut Command) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the closure makes one async-signal-safe call (setsid) between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Writes `pid` to `path` (the whole file, newline-terminated).
