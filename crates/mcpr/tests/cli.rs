@@ -378,10 +378,14 @@ fn sigkill_of_the_gateway_leaves_no_grandchild() {
     let mut gateway = support::ChildGuard::spawn(&mut command);
     let pids: Vec<u32> = files.iter().flatten().map(|file| read_pid(file)).collect();
 
-    // Both servers are guarded by one watchdog: the gateway's children are the two servers
-    // and it.
+    // One watchdog for both servers: the gateway's only child, and the servers' parent.
     let children = children_of(gateway.0.id());
-    assert_eq!(children.len(), 3, "children of the gateway: {children:?}");
+    assert_eq!(children.len(), 1, "children of the gateway: {children:?}");
+    let mut servers = children_of(children[0]);
+    servers.sort_unstable();
+    let mut expected = vec![pids[0], pids[2]];
+    expected.sort_unstable();
+    assert_eq!(servers, expected, "children of the watchdog");
 
     // SAFETY: plain kill(2) on our own child: nothing of the gateway runs after this.
     unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
@@ -391,7 +395,64 @@ fn sigkill_of_the_gateway_leaves_no_grandchild() {
 }
 
 #[test]
-fn a_killed_watchdog_is_replaced_and_the_new_one_guards_every_server() {
+fn sigkill_of_the_gateway_leaves_no_process_that_escaped_a_group() {
+    let dir = temp_dir();
+    let file = |name: &str| dir.path().join(format!("{name}.pid"));
+    let flags: Vec<String> = [
+        ("--pid-file", "server"),
+        ("--grandchild-setsid", "setsid"),
+        ("--orphan", "orphan"),
+    ]
+    .iter()
+    .flat_map(|(flag, name)| [flag.to_string(), file(name).display().to_string()])
+    .collect();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let config = config_file(dir.path(), &[("daemonizing", &flags)]);
+    let mut command = mcpr_command(&["--config", config.to_str().unwrap(), "serve"]);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut gateway = support::ChildGuard::spawn(&mut command);
+    let pids: Vec<u32> = ["server", "setsid", "orphan"]
+        .iter()
+        .map(|name| read_pid(&file(name)))
+        .collect();
+
+    // SAFETY: plain kill(2) on our own child: nothing of the gateway runs after this.
+    unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
+    let _ = gateway.0.wait();
+
+    assert_all_gone(&pids);
+}
+
+#[test]
+fn a_one_shot_command_leaves_no_process_that_escaped_a_group() {
+    let dir = temp_dir();
+    let setsid = dir.path().join("setsid.pid");
+    let orphan = dir.path().join("orphan.pid");
+    let flags = [
+        "--grandchild-setsid",
+        setsid.to_str().unwrap(),
+        "--orphan",
+        orphan.to_str().unwrap(),
+    ];
+    let config = config_file(dir.path(), &[("daemonizing", &flags)]);
+    let out = mcpr(&[
+        "call",
+        "--config",
+        config.to_str().unwrap(),
+        "daemonizing",
+        "echo",
+        r#"{"text": "hi"}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("hi"));
+    assert_all_gone(&[read_pid(&setsid), read_pid(&orphan)]);
+}
+
+#[test]
+fn a_killed_watchdog_takes_its_servers_and_new_ones_are_guarded_again() {
     let dir = temp_dir();
     let file = |name: &str| dir.path().join(format!("{name}.pid"));
     let flags = |name: &str| {
@@ -415,46 +476,43 @@ fn a_killed_watchdog_is_replaced_and_the_new_one_guards_every_server() {
     let server_a = read_pid(&file("a-server"));
     let grandchild_a = read_pid(&file("a-grandchild"));
 
-    // Someone kills the watchdog (an OOM killer, a `pkill`): the gateway's other child.
-    let watchdogs: Vec<u32> = children_of(gateway.0.id())
-        .into_iter()
-        .filter(|pid| *pid != server_a)
-        .collect();
-    assert_eq!(
-        watchdogs.len(),
-        1,
-        "the gateway's children besides the server: {watchdogs:?}"
-    );
+    // Someone kills the watchdog (an OOM killer, a `pkill`): the gateway's only child. Its
+    // server dies with it, and the gateway kills what was left of the server's group.
+    let watchdogs = children_of(gateway.0.id());
+    assert_eq!(watchdogs.len(), 1, "the gateway's children: {watchdogs:?}");
+    std::fs::remove_file(file("a-server")).unwrap();
+    std::fs::remove_file(file("a-grandchild")).unwrap();
     // SAFETY: kill(2) of the gateway's own watchdog, started for this test's servers.
     unsafe { libc::kill(watchdogs[0] as i32, libc::SIGKILL) };
-    assert!(
-        wait_dead(watchdogs[0], Duration::from_secs(5)),
-        "the watchdog survived"
-    );
+    assert_all_gone(&[watchdogs[0], server_a, grandchild_a]);
 
-    // A server added while none watches: the next one started must guard both.
+    // The gateway reconnects the server under a new watchdog, and one added now joins it.
+    let again_a = read_pid(&file("a-server"));
     config_file(
         dir.path(),
         &[("npx_like_a", &flags_a), ("npx_like_b", &flags_b)],
     );
     let server_b = read_pid(&file("b-server"));
-    let grandchild_b = read_pid(&file("b-grandchild"));
     let children = children_of(gateway.0.id());
+    assert_eq!(children.len(), 1, "the gateway's children: {children:?}");
+    assert_ne!(children[0], watchdogs[0]);
+    let guarded = children_of(children[0]);
     assert!(
-        children
-            .iter()
-            .any(|pid| ![server_a, server_b, watchdogs[0]].contains(pid)),
-        "no new watchdog among the gateway's children: {children:?}"
+        guarded.contains(&again_a) && guarded.contains(&server_b),
+        "children of the new watchdog: {guarded:?}"
     );
+    let grandchildren = [
+        read_pid(&file("a-grandchild")),
+        read_pid(&file("b-grandchild")),
+    ];
 
     // SAFETY: plain kill(2) on our own child: nothing of the gateway runs after this.
     unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
     let _ = gateway.0.wait();
-    let pids = [server_a, grandchild_a, server_b, grandchild_b];
-    assert_all_gone(&pids);
+    assert_all_gone(&[again_a, server_b, grandchildren[0], grandchildren[1]]);
 }
 
-/// Every one of `pids` ends soon after the gateway was killed; any survivor is killed here and
+/// Every one of `pids` ends soon after mcpr was killed or exited; any survivor is killed here and
 /// fails the test.
 fn assert_all_gone(pids: &[u32]) {
     let survivors: Vec<u32> = pids
@@ -468,7 +526,7 @@ fn assert_all_gone(pids: &[u32]) {
     }
     assert!(
         survivors.is_empty(),
-        "servers or their children outlived the killed gateway: {survivors:?} of {pids:?}"
+        "servers or what they started outlived mcpr: {survivors:?} of {pids:?}"
     );
 }
 

@@ -538,10 +538,12 @@ fn non_loopback_address_without_token_is_refused_before_binding() {
     assert!(world.spawns("mock").is_empty());
 }
 
-/// The gateway of a stdio client: the parent of its first backend.
+/// The gateway of a stdio client: the parent of the watchdog that started its first backend
+/// (on Linux a backend is the child of the gateway's watchdog).
 fn gateway_of(world: &World, backend: &str) -> u32 {
     let pid = world.wait_spawns(backend, 1)[0];
-    parent_of(pid).expect("backend's parent")
+    let watchdog = parent_of(pid).expect("backend's parent");
+    parent_of(watchdog).expect("the watchdog's parent")
 }
 
 #[test]

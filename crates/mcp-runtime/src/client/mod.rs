@@ -31,7 +31,8 @@
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
 //! as sent), `tool_result` (a tool result read from its text straight into `ToolOutput`),
 //! `types` (what calls
-//! return), `watchdog` (kills a server's process group when the host dies), `error`.
+//! return), `spawn` (starting a server's process), `watchdog` (starts the servers, and kills
+//! everything below them when the host is gone), `error`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -75,6 +76,7 @@ mod raw;
 mod remote;
 mod requests;
 mod skills;
+mod spawn;
 mod spawner;
 mod sse;
 mod stdio;
@@ -549,6 +551,11 @@ impl McpClient {
     /// ~350 ms) must not hold up the exit.
     pub async fn close_within(&self, grace: Duration) -> Option<std::process::ExitStatus> {
         let started = Instant::now();
+        if let Some(process) = &self.process {
+            // While it still runs: a server may exit as soon as its stdin closes, and then
+            // what it started is no longer found below it.
+            process.note_descendants();
+        }
         let service = self
             .service
             .lock()

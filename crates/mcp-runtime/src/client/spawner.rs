@@ -2,15 +2,16 @@
 //! worker threads.
 //!
 //! Why: starting a process blocks the calling thread until the child has called `exec` (and the
-//! watchdog's `fork` until the kernel has copied the page tables). With a couple of dozen
-//! servers booting on a two-core machine the child may wait tens of milliseconds to be
-//! scheduled, and on a worker thread that wait stalls every other task, the start-up gate's
-//! timer among them: the gate then opens late, however early it was due.
+//! watchdog's `fork` until the kernel has copied the page tables; a request to the watchdog
+//! until the watchdog reads it). With a couple of dozen servers booting on a two-core machine
+//! the child may wait tens of milliseconds to be scheduled, and on a worker thread that wait
+//! stalls every other task, the start-up gate's timer among them: the gate then opens late,
+//! however early it was due.
 //!
-//! The threads live as long as the process. That matters because each server is started with
-//! a parent-death signal, which the kernel sends when the *thread* that started it exits: a
-//! thread of tokio's blocking pool idles out after ten seconds and would take its servers with
-//! it.
+//! The threads live as long as the process. That matters where the host starts a server itself
+//! (see `spawn`): it is started with a parent-death signal, which the kernel sends when the
+//! *thread* that started it exits, and a thread of tokio's blocking pool idles out after ten
+//! seconds and would take its servers with it.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::mpsc::{Receiver, Sender, channel};

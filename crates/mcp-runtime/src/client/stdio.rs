@@ -1,20 +1,22 @@
-//! The child process behind a stdio server: spawned in its own process group, stderr kept in a
-//! bounded ring buffer, and shut down on our own deadline (stdin EOF, then SIGTERM to the
-//! group, then SIGKILL) so that neither it nor its grandchildren outlive the client. If the host
-//! itself dies, a [`Watchdog`] kills the group.
+//! The child process behind a stdio server: started in its own process group (see `spawn`),
+//! stderr kept in a bounded ring buffer, and shut down on our own deadline (stdin EOF, then
+//! SIGTERM to the group, then SIGKILL) so that neither it nor its grandchildren outlive the
+//! client. The processes below it that left its group are noted while it runs (see
+//! `watchdog::Descendants`) and get the same TERM-then-KILL. If the host itself dies, its
+//! watchdog kills them all.
 
 use std::collections::VecDeque;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
 use super::ClientError;
-use super::spawner;
-use super::watchdog::Watchdog;
+use super::spawn::{self, Guard, Spawned};
+use super::watchdog::{self, Descendants};
 use crate::config::StdioConfig;
 
 /// How long a server gets to exit by itself after its stdin closes (server-everything needs
@@ -45,8 +47,10 @@ pub(crate) struct ServerProcess {
     /// Becomes `true` when the stderr pipe reached EOF (everything the process wrote is in the
     /// ring).
     stderr_done: watch::Receiver<bool>,
-    /// Kills the group if the host dies; taken (stopped) once the group is gone.
-    watchdog: Mutex<Option<Watchdog>>,
+    /// Keeps the processes from outliving the host; dropped once the group is gone.
+    guard: Mutex<Option<Guard>>,
+    /// Processes below the server, noted while it runs, that a signal to the group may miss.
+    below: Mutex<Descendants>,
 }
 
 /// The pipes the MCP transport talks over.
@@ -61,49 +65,21 @@ impl ServerProcess {
         server: &str,
         cfg: &StdioConfig,
     ) -> Result<(ServerProcess, ServerPipes), ClientError> {
-        let mut command = Command::new(&cfg.command);
-        command
-            .args(&cfg.args)
-            .envs(&cfg.env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // A new process group led by the child: shutdown signals reach its grandchildren.
-            .process_group(0)
-            // Safety net only; `close` is the orderly path and the Drop impl kills the group.
-            .kill_on_drop(true);
-        if let Some(cwd) = &cfg.cwd {
-            command.current_dir(cwd);
-        }
-        die_with_parent(&mut command);
-
-        // Off the runtime's worker threads (see `spawner`); the watchdog's fork too.
-        let started = spawner::spawn_off_runtime(move || Started::start(&mut command)).await;
-        let (mut child, pid, watchdog) = started
+        let Spawned {
+            pid,
+            stdin,
+            stdout,
+            stderr,
+            exit,
+            guard,
+            below,
+        } = spawn::start(server, cfg)
+            .await
             .map_err(|source| ClientError::Spawn {
                 server: server.to_owned(),
                 command: cfg.command.clone(),
                 source,
-            })?
-            .take();
-        // Without it the server still works; only a crash of the host could leave orphans.
-        let watchdog = watchdog
-            .inspect_err(|e| {
-                tracing::warn!(server, pid, "cannot start the process watchdog: {e}");
-            })
-            .ok();
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            // Cannot happen with all three piped; kill rather than leak if it ever does.
-            kill_group(pid, libc::SIGKILL);
-            return Err(ClientError::Spawn {
-                server: server.to_owned(),
-                command: cfg.command.clone(),
-                source: std::io::Error::other("child pipes unavailable"),
-            });
-        };
-
+            })?;
         let ring = Arc::new(StderrRing::default());
         let (stderr_done_tx, stderr_done) = watch::channel(false);
         tokio::spawn(drain_stderr(
@@ -113,23 +89,13 @@ impl ServerProcess {
             stderr_done_tx,
         ));
 
-        // The reaper owns the child; everyone else learns about its exit through the watch.
-        let (exit_tx, exit) = watch::channel(None);
-        tokio::spawn(async move {
-            match child.wait().await {
-                Ok(status) => {
-                    let _ = exit_tx.send(Some(status));
-                }
-                Err(e) => tracing::warn!(pid, "waiting for server process failed: {e}"),
-            }
-        });
-
         let process = ServerProcess {
             pid,
             exit,
             stderr: ring,
             stderr_done,
-            watchdog: Mutex::new(watchdog),
+            guard: Mutex::new(Some(guard)),
+            below: Mutex::new(below),
         };
         Ok((process, ServerPipes { stdin, stdout }))
     }
@@ -178,44 +144,60 @@ impl ServerProcess {
         self.stderr.tail(n)
     }
 
+    /// Note the processes now below the server (while it still runs: once it has exited,
+    /// its children are no longer found below it). Called before its stdin closes, and again
+    /// before each signal.
+    pub(crate) fn note_descendants(&self) {
+        if self.exit_status().is_none() {
+            lock(&self.below).note(self.pid);
+        }
+    }
+
     /// Stop the process and its group. The caller has already closed stdin (the polite
     /// request); this waits `grace` for the exit, escalates to SIGTERM (then waits `grace`, at
     /// least [`MIN_TERM_GRACE`]) and then SIGKILL for the whole group, and finally makes sure
-    /// no member of the group (a grandchild) survives.
+    /// no member of the group (a grandchild), and no process noted below the server that left
+    /// the group, survives.
     pub(crate) async fn terminate(&self, grace: Duration) -> ExitStatus {
         let term_grace = grace.max(MIN_TERM_GRACE);
         let status = match self.exited_within(grace).await {
             Some(status) => status,
             None => {
+                self.note_descendants();
                 kill_group(self.pid, libc::SIGTERM);
                 match self.exited_within(term_grace).await {
                     Some(status) => status,
                     None => {
+                        self.note_descendants();
                         kill_group(self.pid, libc::SIGKILL);
                         self.exited().await
                     }
                 }
             }
         };
-        // The leader is gone; grandchildren that stayed in its group are not. Give them the same
-        // TERM-then-KILL treatment.
-        if group_alive(self.pid) {
+        // The leader is gone; grandchildren that stayed in its group are not, nor those that
+        // left it. Give them the same TERM-then-KILL treatment.
+        let mut below = std::mem::take(&mut *lock(&self.below));
+        // The leader's death handed its children to the watchdog: those that carry its mark.
+        below.note_orphans(self.pid);
+        if group_alive(self.pid) || below.any_running() {
             kill_group(self.pid, libc::SIGTERM);
+            below.signal(false);
             let deadline = tokio::time::Instant::now() + term_grace;
-            while group_alive(self.pid) && tokio::time::Instant::now() < deadline {
+            while (group_alive(self.pid) || below.any_running())
+                && tokio::time::Instant::now() < deadline
+            {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             if group_alive(self.pid) {
                 kill_unwaited(self.pid);
             }
+            if below.any_running() {
+                below.signal(true);
+            }
         }
-        // Every member is gone or has been sent SIGKILL: the watchdog has nothing left to do.
-        drop(
-            self.watchdog
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take(),
-        );
+        // Every member is gone or has been sent SIGKILL: the watchdog may let the server go.
+        drop(lock(&self.guard).take());
         status
     }
 }
@@ -223,51 +205,24 @@ impl ServerProcess {
 impl Drop for ServerProcess {
     /// A client dropped without `close` (a panic, a cancelled task) must not leak processes.
     fn drop(&mut self) {
-        if self.exit_status().is_none() || group_alive(self.pid) {
+        let running = self.exit_status().is_none();
+        let below = self.below.get_mut().unwrap_or_else(|e| e.into_inner());
+        if running {
+            below.note(self.pid);
+        }
+        if running || group_alive(self.pid) {
             kill_unwaited(self.pid);
         }
-        // The watchdog field drops after this, once the group has been sent SIGKILL.
-    }
-}
-
-/// A server process just started, with its watchdog guard. Dropped untaken (the connection
-/// gave up while the spawn ran on its thread), it kills the whole group: the child's own
-/// kill-on-drop would reach the leader only, and the guard's drop would make the watchdog
-/// forget the group.
-struct Started {
-    child: Option<tokio::process::Child>,
-    pid: u32,
-    watchdog: Option<std::io::Result<Watchdog>>,
-}
-
-impl Started {
-    fn start(command: &mut Command) -> std::io::Result<Started> {
-        let child = command.spawn()?;
-        let pid = child.id().unwrap_or_default();
-        Ok(Started {
-            child: Some(child),
-            pid,
-            watchdog: Some(Watchdog::guard(pid)),
-        })
-    }
-
-    fn take(mut self) -> (tokio::process::Child, u32, std::io::Result<Watchdog>) {
-        let child = self.child.take().expect("a started process is taken once");
-        let watchdog = self
-            .watchdog
-            .take()
-            .expect("a started process is taken once");
-        (child, self.pid, watchdog)
-    }
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        if self.child.is_some() {
-            kill_unwaited(self.pid);
+        below.note_orphans(self.pid);
+        if !below.is_empty() {
+            below.signal(true);
         }
-        // The child and the watchdog guard drop after this, once the group has been killed.
+        // The guard drops after this, once the group has been sent SIGKILL.
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Process groups sent SIGKILL without waiting for them (a dropped server, a grandchild that
@@ -276,17 +231,19 @@ static KILLED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Send the group led by `pid` SIGKILL without waiting for it, and remember it (in [`KILLED`])
 /// until it is seen gone.
-fn kill_unwaited(pid: u32) {
+pub(super) fn kill_unwaited(pid: u32) {
     kill_group(pid, libc::SIGKILL);
     let mut killed = KILLED.lock().unwrap_or_else(|e| e.into_inner());
     killed.retain(|pid| group_exists(*pid));
     killed.push(pid);
 }
 
-/// Wait at most `bound` until every process group sent SIGKILL without waiting is gone: a host
-/// that exits right after stopping its servers then leaves none of their processes still dying.
+/// Wait at most `bound` until every process group sent SIGKILL without waiting is gone, and
+/// every watchdog let go has killed what it held: a host that exits right after stopping its
+/// servers then leaves none of their processes still dying.
 pub(crate) async fn killed_groups_gone(bound: Duration) {
     let deadline = tokio::time::Instant::now() + bound;
+    watchdog::stopped_within(bound).await;
     loop {
         let pending: Vec<libc::pid_t> = {
             let mut killed = KILLED.lock().unwrap_or_else(|e| e.into_inner());
@@ -382,31 +339,6 @@ fn live_groups(pgids: &[libc::pid_t]) -> Vec<libc::pid_t> {
     pgids.to_vec()
 }
 
-/// On Linux, ask the kernel to SIGKILL the child when we die, so a crashed host does not leave
-/// servers behind. (It fires when the spawning thread exits: the spawn threads live as long as
-/// the process.)
-#[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut Command) {
-    // SAFETY: getpid is async-signal-safe.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure only calls async-signal-safe functions (prctl, getppid, _exit).
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died between fork and prctl.
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut Command) {}
-
 /// The last lines a server wrote on stderr.
 #[derive(Default)]
 struct StderrRing {
@@ -489,37 +421,6 @@ async fn read_bounded_line<R: tokio::io::AsyncBufRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn a_started_server_nobody_took_is_killed_with_its_group() {
-        // A server that has already started a child of its own when the connection that
-        // spawned it gives up (its spawn's result is dropped on the spawn thread).
-        let mut command = Command::new("sh");
-        command
-            .args(["-c", "sleep 30 & echo started; wait"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut started = Started::start(&mut command).unwrap();
-        let pid = started.pid;
-        let stdout = started.child.as_mut().unwrap().stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).await.unwrap();
-        assert_eq!(line, "started\n");
-        assert!(group_alive(pid));
-
-        drop(started);
-
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while group_alive(pid) && std::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert!(
-            !group_alive(pid),
-            "a process of the dropped server's group is still running"
-        );
-    }
 
     #[test]
     fn ring_keeps_only_the_last_lines() {

@@ -1,4 +1,6 @@
-//! A small process that kills the stdio servers' process groups if the host dies.
+//! A small process that kills the stdio servers' process groups if the host dies: the
+//! watchdog where the host starts the servers itself (other systems than Linux, or a Linux
+//! host that could not start the watchdog that starts them; see the parent module).
 //!
 //! Why: when the host is killed outright (SIGKILL, OOM killer), the kernel kills a stdio server
 //! through its parent-death signal, but not the server's own children. Those are often the real
@@ -16,17 +18,12 @@
 //! watchdog never signals a group id that was reused since. When the last group is forgotten,
 //! the host kills and reaps the watchdog; the next server starts a new one.
 //!
-//! One watchdog rather than one per server: a fork copies the host's page tables and makes
-//! every page the host writes afterwards a copy-on-write fault, which with many servers starting
-//! at once took a sixth of the start-up's CPU.
-//!
-//! Forking, rather than running a helper program, keeps this working in any host that embeds
-//! the library: no mcpr executable, no shell, no `PATH` needed. The child of a fork in a
-//! multithreaded process may only make async-signal-safe calls; it makes plain system calls only
-//! (setpgid, dup2, close_range/close, read, killpg, _exit) on values prepared before the fork,
-//! and never allocates. It leaves the host's process group so that a Ctrl-C at the terminal
-//! goes to the host, not to it. A subreaper was not chosen because it dies with the host, and a
-//! cgroup needs privileges or a systemd session that a host cannot count on.
+//! The child of a fork in a multithreaded process may only make async-signal-safe calls; it
+//! makes plain system calls only (setpgid, dup2, close_range/close, read, killpg, _exit) on
+//! values prepared before the fork, and never allocates. It leaves the host's process group so
+//! that a Ctrl-C at the terminal goes to the host, not to it. A process that left its group
+//! (`setsid`) is not reached: the servers' parent is the host, so no watchdog can adopt their
+//! orphans.
 
 use std::io::{PipeWriter, Write as _};
 use std::os::fd::{AsRawFd, OwnedFd};
