@@ -13,6 +13,7 @@ use super::super::trust::{
     ProjectTrust, ProjectTrustState, executable_identity, is_in_project, run_files,
 };
 use super::super::{ConfigError, ServerConfig, Transport, server_from_json};
+use super::itself;
 use super::scan::{Origin, Scan};
 use super::{
     DiscoveredServer, Discovery, DiscoveryOptions, Level, PendingReason, ServerSource, ServerState,
@@ -34,6 +35,8 @@ pub(super) struct Prepared {
     project_reads: Vec<PathBuf>,
     /// The files inside the project it would run.
     runs: Vec<PathBuf>,
+    /// It runs mcpr's gateway over the configs being read (see [`super::itself`]).
+    starts_itself: bool,
 }
 
 /// Validate and expand every definition, recording the files each reads and, for a local
@@ -99,6 +102,18 @@ pub(super) fn prepare(
                 .collect(),
             _ => Vec::new(),
         };
+        let starts_itself = match &expanded {
+            Some(Ok(ServerConfig {
+                transport: Transport::Stdio(stdio),
+                ..
+            })) => itself::starts_gateway_over_same_configs(
+                stdio,
+                &entry.path,
+                &scan.cx,
+                process_cwd.as_deref(),
+            ),
+            _ => false,
+        };
         for path in &runs {
             if !extra.iter().any(|(p, _)| p == path)
                 && let Some(identity) = executable_identity(path)
@@ -115,6 +130,7 @@ pub(super) fn prepare(
             reads: reads.into_iter().map(|(p, _)| p).collect(),
             project_reads,
             runs,
+            starts_itself,
         });
     }
 
@@ -157,6 +173,7 @@ pub(super) fn merge(
         reads,
         project_reads,
         runs,
+        starts_itself,
     } in prepared
     {
         let source = ServerSource {
@@ -262,6 +279,8 @@ pub(super) fn merge(
                 };
                 if !enabled {
                     shown.state = ServerState::Disabled;
+                } else if starts_itself {
+                    shown.state = ServerState::StartsItself;
                 } else {
                     match expand(&cfg) {
                         Ok(mut expanded) => {

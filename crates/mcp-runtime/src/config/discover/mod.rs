@@ -38,6 +38,7 @@
 //! assert!(found.configs.contains_key("echo"));
 //! ```
 
+mod itself;
 mod merge;
 mod scan;
 mod types;

@@ -69,6 +69,10 @@ pub enum ServerState {
     },
     /// The definition is invalid or cannot be expanded; the reason names the field.
     Invalid(String),
+    /// Skipped: it runs an mcpr gateway (`mcpr serve`) over these same configs, which would
+    /// start itself again without bound. A gateway in front of chosen servers reads only its
+    /// own files: `mcpr serve --strict-config --config FILE`.
+    StartsItself,
 }
 
 impl fmt::Display for ServerState {
@@ -79,6 +83,9 @@ impl fmt::Display for ServerState {
             ServerState::PendingApproval => f.write_str("pending approval"),
             ServerState::Shadowed { by } => write!(f, "shadowed by {by}"),
             ServerState::Invalid(reason) => write!(f, "invalid: {reason}"),
+            ServerState::StartsItself => {
+                f.write_str("skipped: runs `mcpr serve` over these same configs")
+            }
         }
     }
 }
