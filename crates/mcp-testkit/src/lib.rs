@@ -175,7 +175,9 @@ pub fn isolate_env(command: &mut Command, home: &Path) {
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("MCPR_TIMEOUT_MS")
-        .env_remove("MCPR_MAX_OUTPUT");
+        .env_remove("MCPR_MAX_OUTPUT")
+        // A test run started under mcpr must not count as nested.
+        .env_remove(mcp_runtime::nesting::NESTING_ENV);
 }
 
 /// Whether `pid` is a live process (zombies count as dead: they only wait to be reaped).

@@ -65,6 +65,8 @@ impl ServerProcess {
         command
             .args(&cfg.args)
             .envs(&cfg.env)
+            // After the configured values, so that no config resets the count.
+            .env(crate::nesting::NESTING_ENV, crate::nesting::child_value())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

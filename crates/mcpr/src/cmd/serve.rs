@@ -27,6 +27,24 @@ use crate::exit::{self, Failure, Outcome};
 /// The environment variable holding the HTTP bearer token (when no --token-file is given).
 const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
 
+/// Refuse to serve when too many mcpr processes stand above this one: a config that runs
+/// `mcpr serve` through a wrapper, which discovery cannot see through, would otherwise start
+/// gateways without bound.
+fn refuse_too_deep() -> Result<(), Failure> {
+    use mcp_runtime::nesting::{self, MAX_GATEWAY_DEPTH, NESTING_ENV};
+    if !nesting::gateway_too_deep() {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "refusing to start a gateway nested {} levels deep ({NESTING_ENV}={}; at most \
+         {MAX_GATEWAY_DEPTH}): a config that mcpr reads starts `mcpr serve`, through a script or \
+         `sh -c`, so each gateway would start another. Give a gateway that another mcpr starts its \
+         own servers: `mcpr serve --strict-config --config FILE`",
+        nesting::depth(),
+        nesting::depth(),
+    )))
+}
+
 /// Arguments of `mcpr serve`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -116,6 +134,7 @@ pub struct ServeArgs {
 }
 
 pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
+    refuse_too_deep()?;
     let mut discovery = crate::discovery::discover_some(global)?;
     if !args.servers.is_empty() {
         let unknown: Vec<&str> = args
