@@ -1,10 +1,10 @@
 //! What a registry entry may decide, checked before mcpr writes it: package names of each
 //! ecosystem, exact versions, the environment variables a registry may not set, and the URLs an
-//! entry may point at. Runner options (`runtimeArguments`) are checked by [`super::options`].
+//! entry may point at. Runner options (`runtimeArguments`) are checked by the `options` module.
 //!
-//! A registry entry is written by whoever published it, so these rules hold whatever the user
-//! passes (`--force` only replaces an entry of the same name) and apply to the final command line,
-//! values typed by the user included: whoever wants more writes the entry by hand.
+//! A registry entry is written by whoever published it, so no option of the user's lifts these
+//! rules, and they apply to the final command line, values typed by the user included: whoever
+//! wants more writes the entry by hand.
 
 use super::InstallKind;
 use crate::registry::model::Package;
