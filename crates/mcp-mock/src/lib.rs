@@ -466,6 +466,20 @@ pub struct MockArgs {
     /// testing what a client opens.
     #[arg(long, value_name = "URL", requires = "oauth", help_heading = "OAuth")]
     pub oauth_authorize_endpoint: Option<String>,
+    /// Advertise URL, as it is, as FIELD of the authorization server metadata (`issuer`,
+    /// `token_endpoint`, `registration_endpoint`, ...; repeatable), the real endpoints staying
+    /// where they are: a hostile authorization server for testing where a client sends what.
+    #[arg(
+        long,
+        value_name = "FIELD=URL",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_endpoint: Vec<String>,
+    /// Name URL, as it is, as the only authorization server of the protected resource
+    /// metadata (the mock still serves its own at its origin).
+    #[arg(long, value_name = "URL", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_authorization_server: Option<String>,
     /// The `scope` every token response carries, verbatim, whatever was granted: a hostile
     /// authorization server for testing what a client prints.
     #[arg(long, value_name = "TEXT", requires = "oauth", help_heading = "OAuth")]
@@ -619,6 +633,18 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         },
         None => None,
     };
+    let mut endpoints = Vec::new();
+    for entry in &args.oauth_endpoint {
+        match entry.split_once('=') {
+            Some((field, url))
+                if !field.is_empty()
+                    && field.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') =>
+            {
+                endpoints.push((field.to_owned(), url.to_owned()));
+            }
+            _ => anyhow::bail!("invalid --oauth-endpoint `{entry}`: expected FIELD=URL"),
+        }
+    }
     Ok(oauth::OAuthKnobs {
         scopes,
         clients: args.oauth_client.clone(),
@@ -633,6 +659,8 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         hide_expiry: args.oauth_hide_expiry,
         call_scope,
         authorize_endpoint: args.oauth_authorize_endpoint.clone(),
+        endpoints,
+        authorization_server: args.oauth_authorization_server.clone(),
         token_scope: args.oauth_token_scope.clone(),
         migrate_to: args.oauth_migrate_to.clone(),
         dpop: args.oauth_dpop,
