@@ -52,8 +52,10 @@ fn refuse_too_deep() -> Result<(), Failure> {
         of --tools and --deny-tools match that name or `<server>/<name>`. Resources keep their \
         URI; patterns of --resources and --deny-resources match `<server>/<uri>`. Once any \
         allow pattern (--tools or --resources) is given, the view offers only what the allow \
-        patterns name: --tools alone offers no resource. A resource is read from a server only \
-        if that server listed its URI or has a resource template for it.\n\n\
+        patterns name: --tools alone offers no resource. Patterns match without regard to \
+        case (--deny-tools '*delete*' hides Delete_File and DELETE-ALL), except --resources, \
+        which matches the URI's case as written. A resource is read from a server only if that \
+        server listed its URI or has a resource template for it.\n\n\
         Over HTTP, a request with an Origin header other than the gateway's own is refused \
         (403). On a loopback address without a token, every local user and process can call \
         your tools: give --token-file (or MCPR_GATEWAY_TOKEN) to require a bearer token there \
