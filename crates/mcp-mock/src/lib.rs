@@ -7,6 +7,7 @@
 //! - `lib.rs`: the command line ([`MockArgs`]), [`run`] and the stdio wiring;
 //! - [`http`]: the HTTP modes (`--http`, `--sse`); [`legacy`]: the legacy SSE endpoint;
 //!   [`faults`]: the HTTP-level fault knobs; [`events`]: the event store behind resumption;
+//!   [`sessions`]: 404, never 500, for a streamable HTTP session that has ended;
 //!   [`oauth`]: `--oauth`, the mock as an OAuth 2.1 protected resource and its own
 //!   authorization server;
 //! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
@@ -31,6 +32,7 @@ mod legacy;
 mod oauth;
 mod process;
 mod server;
+mod sessions;
 mod tools;
 pub use tools::rich_result;
 mod transport;
@@ -335,7 +337,8 @@ pub struct MockArgs {
     pub http_500: usize,
 
     /// Expire each session after N JSON-RPC requests: request N+1 and everything after it on
-    /// that session get 404, so the client must initialize a new one.
+    /// that session get 404, so the client must initialize a new one. Requests the session
+    /// took before are still answered; the session then ends (its GET stream too).
     #[arg(long, value_name = "N", requires = "http", help_heading = "HTTP")]
     pub expire_session_after: Option<usize>,
 
