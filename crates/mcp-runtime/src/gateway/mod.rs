@@ -57,6 +57,7 @@
 //! # }
 //! ```
 
+mod admission;
 mod catalog;
 mod channels;
 mod client_line;
@@ -70,6 +71,7 @@ mod input;
 mod notify;
 mod prompt;
 mod relay;
+mod sessions;
 #[cfg(unix)]
 mod stdio;
 mod subagent;
