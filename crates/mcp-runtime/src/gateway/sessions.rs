@@ -2,8 +2,9 @@
 //! [`super::admission`], and answered as the streamable HTTP transport asks.
 //!
 //! - A client past a cap gets `503 Service Unavailable` with `Retry-After`.
-//! - A session not initialised within [`INIT_GRACE`](super::admission::INIT_GRACE) is closed; an initialised one is closed
-//!   after [`IDLE_EXPIRY`] without a message (rmcp's keep-alive).
+//! - A session not initialised within [`INIT_GRACE`](super::admission::INIT_GRACE) is
+//!   closed; an initialised one is closed after [`IDLE_EXPIRY`] without a message (rmcp's
+//!   keep-alive).
 //! - A request for a session that is unknown, expired, closed or whose service has ended gets
 //!   `404 Not Found`, so that its client opens a new one. rmcp answers 404 for a session id
 //!   it does not hold, but a session whose service has just ended stays in its table for a
@@ -246,7 +247,7 @@ where
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         let result = self.inner.initialize_session(id, message).await;
-        if result.as_ref().is_err_and(is_gone) {
+        if result.as_ref().is_err_and(is_gone) && !self.lock().contains(id) {
             // Closed for room before its first answer: the sessions are full right now. (A
             // 404 answers only requests that name their session.)
             tell(Verdict::Full(Duration::from_secs(1)));
