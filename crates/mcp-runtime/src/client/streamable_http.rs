@@ -4,9 +4,10 @@
 //! SSE responses, the GET listener, resuming a dropped stream with `Last-Event-ID` after the
 //! server's `retry:` delay, one re-initialisation when the session expires (404), and `DELETE`
 //! on close. A 404 reaches rmcp once the answers still coming on the expired session's streams
-//! have arrived (see [`super::drain`]). It does so through [`HttpClient`], our implementation of its HTTP backend, so that
-//! requests go through the process's pooled client and failures keep what a person needs to
-//! know: the status, the start of the body and the `WWW-Authenticate` challenge.
+//! have arrived (see [`super::drain`]). It does so through [`HttpClient`], our implementation
+//! of its HTTP backend, so that requests go through the process's pooled client and failures
+//! keep what a person needs to know: the status, the start of the body and the
+//! `WWW-Authenticate` challenge.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -247,6 +248,7 @@ impl HttpClient {
         if status == StatusCode::NOT_FOUND
             && let Some(session) = &session_id
         {
+            drop(response);
             self.open.settled(session, DRAIN_BOUND).await;
             return Err(StreamableHttpError::SessionExpired);
         }
