@@ -3,6 +3,8 @@
 //!
 //! - `--require-token`: 401 with a `WWW-Authenticate` challenge without the right bearer token;
 //! - `--expire-session-after N`: a session's request N+1 (and everything after) gets 404;
+//!   requests the session had already taken are still answered, and the session ends in the
+//!   server once they have been, as a server that expires sessions does;
 //! - `--http-500 N`: the first N `tools/call` POSTs get 500 with a text body;
 //! - `--drop-stream N`: the SSE responses of the first N `tools/call` POSTs end right after
 //!   their first (priming) event, so the client must resume with `Last-Event-ID`;
@@ -62,11 +64,50 @@ pub struct Faults {
     drops_left: AtomicUsize,
     /// `--drop-answer` keys not used yet (a key given twice drops two answers).
     answers_to_drop: Mutex<Vec<String>>,
-    /// JSON-RPC requests seen per session.
-    requests: Mutex<HashMap<String, usize>>,
-    expired: Mutex<HashSet<String>>,
+    /// What `--expire-session-after` knows of each session.
+    sessions: Mutex<Expiry>,
     recorder: Option<Mutex<std::fs::File>>,
     on_expire: Option<OnExpire>,
+}
+
+/// The sessions of `--expire-session-after`.
+#[derive(Default)]
+struct Expiry {
+    /// JSON-RPC requests taken per session.
+    seen: HashMap<String, usize>,
+    /// Requests taken and not answered yet, per session.
+    running: HashMap<String, usize>,
+    expired: HashSet<String>,
+}
+
+/// Why a request is refused by `--expire-session-after`.
+#[derive(Debug, PartialEq, Eq)]
+struct Expired;
+
+/// A request a session took before it expired: until this is dropped (its answer sent, or
+/// its client gone), the session is not ended in the server.
+struct Taken {
+    faults: Arc<Faults>,
+    session: String,
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        let ends = {
+            let mut sessions = self.faults.lock_sessions();
+            let left = sessions.running.get_mut(&self.session).map(|running| {
+                *running -= 1;
+                *running
+            });
+            if left == Some(0) {
+                sessions.running.remove(&self.session);
+            }
+            left == Some(0) && sessions.expired.contains(&self.session)
+        };
+        if ends {
+            self.faults.end(&self.session);
+        }
+    }
 }
 
 impl Faults {
@@ -91,8 +132,7 @@ impl Faults {
             drops_left: AtomicUsize::new(knobs.drop_stream),
             answers_to_drop: Mutex::new(knobs.drop_answer.clone()),
             knobs,
-            requests: Mutex::new(HashMap::new()),
-            expired: Mutex::new(HashSet::new()),
+            sessions: Mutex::default(),
             recorder,
             on_expire,
         })
@@ -132,30 +172,48 @@ impl Faults {
         let _ = writeln!(file, "{line}").and_then(|()| file.flush());
     }
 
-    /// Whether `session` is (or now becomes) expired. Only JSON-RPC requests count.
-    fn expired(&self, session: &str, is_request: bool) -> bool {
+    fn lock_sessions(&self) -> std::sync::MutexGuard<'_, Expiry> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Let a message of `session` through, unless the session is (or now becomes) expired.
+    /// Only JSON-RPC requests count; one let through is [`Taken`] until it is answered.
+    fn admit(self: &Arc<Self>, session: &str, is_request: bool) -> Result<Option<Taken>, Expired> {
         let Some(limit) = self.knobs.expire_session_after else {
-            return false;
+            return Ok(None);
         };
-        let mut expired = self.expired.lock().unwrap_or_else(PoisonError::into_inner);
-        if expired.contains(session) {
-            return true;
+        let ends_now = {
+            let mut sessions = self.lock_sessions();
+            if sessions.expired.contains(session) {
+                return Err(Expired);
+            }
+            if !is_request {
+                return Ok(None);
+            }
+            let count = sessions.seen.entry(session.to_owned()).or_default();
+            *count += 1;
+            if *count <= limit {
+                *sessions.running.entry(session.to_owned()).or_default() += 1;
+                return Ok(Some(Taken {
+                    faults: self.clone(),
+                    session: session.to_owned(),
+                }));
+            }
+            sessions.seen.remove(session);
+            sessions.expired.insert(session.to_owned());
+            !sessions.running.contains_key(session)
+        };
+        if ends_now {
+            self.end(session);
         }
-        if !is_request {
-            return false;
-        }
-        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = requests.entry(session.to_owned()).or_default();
-        *count += 1;
-        if *count <= limit {
-            return false;
-        }
-        requests.remove(session);
-        expired.insert(session.to_owned());
+        Err(Expired)
+    }
+
+    /// End an expired session in the server.
+    fn end(&self, session: &str) {
         if let Some(on_expire) = &self.on_expire {
             on_expire(session.to_owned());
         }
-        true
     }
 }
 
@@ -222,14 +280,18 @@ pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Ne
         .unwrap_or_default()
         .to_owned();
     let is_request = message.as_ref().is_some_and(|m| m.get("id").is_some()) && !method.is_empty();
-    if let Some(session) = header_str(&parts.headers, "mcp-session-id")
-        && faults.expired(&session, is_request)
-    {
-        return text(
-            StatusCode::NOT_FOUND,
-            "session expired (mcpr mock --expire-session-after)",
-        );
-    }
+    let taken = match header_str(&parts.headers, "mcp-session-id") {
+        Some(session) => match faults.admit(&session, is_request) {
+            Ok(taken) => taken,
+            Err(Expired) => {
+                return text(
+                    StatusCode::NOT_FOUND,
+                    "session expired (mcpr mock --expire-session-after)",
+                );
+            }
+        },
+        None => None,
+    };
     if knobs.fail_resume
         && parts.method == Method::GET
         && parts.headers.contains_key("last-event-id")
@@ -260,7 +322,15 @@ pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Ne
     {
         parts.headers.remove("mcp-protocol-version");
     }
-    let response = next.run(Request::from_parts(parts, Body::from(body))).await;
+    let mut response = next.run(Request::from_parts(parts, Body::from(body))).await;
+    if let Some(taken) = taken {
+        // The request counts as running until its answer has gone out.
+        let body = std::mem::take(response.body_mut()).into_data_stream();
+        *response.body_mut() = Body::from_stream(body.map(move |chunk| {
+            let _running = &taken;
+            chunk
+        }));
+    }
 
     let is_sse = response
         .headers()
@@ -459,20 +529,32 @@ mod tests {
 
     #[test]
     fn sessions_expire_after_n_requests_and_stay_expired() {
-        let faults = Faults::new(
-            HttpKnobs {
-                expire_session_after: Some(2),
-                ..HttpKnobs::default()
-            },
-            None,
-            None,
-        )
-        .unwrap();
-        assert!(!faults.expired("a", true));
-        assert!(!faults.expired("a", false));
-        assert!(!faults.expired("a", true));
-        assert!(faults.expired("a", true));
-        assert!(faults.expired("a", false));
-        assert!(!faults.expired("b", true));
+        let ended = Arc::new(Mutex::new(Vec::new()));
+        let on_expire: OnExpire = {
+            let ended = ended.clone();
+            Arc::new(move |session| ended.lock().unwrap().push(session))
+        };
+        let faults = Arc::new(
+            Faults::new(
+                HttpKnobs {
+                    expire_session_after: Some(2),
+                    ..HttpKnobs::default()
+                },
+                None,
+                Some(on_expire),
+            )
+            .unwrap(),
+        );
+        let first = faults.admit("a", true).unwrap();
+        assert!(first.is_some());
+        assert!(faults.admit("a", false).unwrap().is_none());
+        drop(faults.admit("a", true).unwrap());
+        assert_eq!(faults.admit("a", true).err(), Some(Expired));
+        assert_eq!(faults.admit("a", false).err(), Some(Expired));
+        assert!(faults.admit("b", true).unwrap().is_some());
+        // The session ends in the server only once the request it took is answered.
+        assert!(ended.lock().unwrap().is_empty());
+        drop(first);
+        assert_eq!(*ended.lock().unwrap(), ["a"]);
     }
 }

@@ -1,7 +1,8 @@
 //! `mcpr mock --http ADDR` and `--sse ADDR`: the same [`MockServer`] over HTTP.
 //!
 //! - Streamable HTTP at `/mcp`: rmcp's tower service with in-memory sessions and an event store
-//!   ([`super::events`]), so a client can resume any stream with `Last-Event-ID`.
+//!   ([`super::events`]), so a client can resume any stream with `Last-Event-ID`. A request
+//!   for a session that has ended gets 404 ([`super::sessions`]).
 //! - Legacy HTTP+SSE (2024-11-05) at `/sse` (`GET`, first event `endpoint`) and
 //!   `/message?sessionId=` (`POST`): see [`super::legacy`].
 //!
@@ -29,6 +30,7 @@ use super::faults::{self, Faults, HttpKnobs, OnExpire};
 use super::legacy;
 use super::oauth::{self, OAuth, OAuthKnobs};
 use super::server::MockServer;
+use super::sessions::{self, Sessions};
 
 /// How long open connections may take to end after SIGINT or SIGTERM.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
@@ -126,7 +128,7 @@ fn streamable(
     let mut sessions =
         LocalSessionManager::default().with_event_store(Arc::new(MemoryEvents::default()));
     sessions.session_config.sse_retry = Some(options.sse_retry);
-    let sessions = Arc::new(sessions);
+    let sessions = Arc::new(Sessions(sessions));
     // Only loopback names are accepted by default (DNS rebinding); a mock bound elsewhere
     // must also accept its own address.
     let ip = bound.ip().to_string();
@@ -152,6 +154,8 @@ fn streamable(
     )?;
     let mcp = Router::new()
         .nest_service("/mcp", service)
+        // Right around the service: it answers for the session the service was asked about.
+        .layer(axum::middleware::from_fn(sessions::not_found_when_ended))
         // Inside the fault knobs, so `--record` still sees the refused openings; on `/mcp`
         // only, so other paths keep their 404.
         .route_layer(axum::middleware::from_fn_with_state(

@@ -7,6 +7,7 @@
 //! - `lib.rs`: the command line ([`MockArgs`]), [`run`] and the stdio wiring;
 //! - [`http`]: the HTTP modes (`--http`, `--sse`); [`legacy`]: the legacy SSE endpoint;
 //!   [`faults`]: the HTTP-level fault knobs; [`events`]: the event store behind resumption;
+//!   [`sessions`]: 404, never 500, for a streamable HTTP session that has ended;
 //!   [`oauth`]: `--oauth`, the mock as an OAuth 2.1 protected resource and its own
 //!   authorization server;
 //! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
@@ -31,6 +32,7 @@ mod legacy;
 mod oauth;
 mod process;
 mod server;
+mod sessions;
 mod tools;
 pub use tools::rich_result;
 mod transport;
@@ -351,7 +353,8 @@ pub struct MockArgs {
     pub http_500: usize,
 
     /// Expire each session after N JSON-RPC requests: request N+1 and everything after it on
-    /// that session get 404, so the client must initialize a new one.
+    /// that session get 404, so the client must initialize a new one. Requests the session
+    /// took before are still answered; the session then ends (its GET stream too).
     #[arg(long, value_name = "N", requires = "http", help_heading = "HTTP")]
     pub expire_session_after: Option<usize>,
 
@@ -482,6 +485,20 @@ pub struct MockArgs {
     /// testing what a client opens.
     #[arg(long, value_name = "URL", requires = "oauth", help_heading = "OAuth")]
     pub oauth_authorize_endpoint: Option<String>,
+    /// Advertise URL, as it is, as FIELD of the authorization server metadata (`issuer`,
+    /// `token_endpoint`, `registration_endpoint`, ...; repeatable), the real endpoints staying
+    /// where they are: a hostile authorization server for testing where a client sends what.
+    #[arg(
+        long,
+        value_name = "FIELD=URL",
+        requires = "oauth",
+        help_heading = "OAuth"
+    )]
+    pub oauth_endpoint: Vec<String>,
+    /// Name URL, as it is, as the only authorization server of the protected resource
+    /// metadata (the mock still serves its own at its origin).
+    #[arg(long, value_name = "URL", requires = "oauth", help_heading = "OAuth")]
+    pub oauth_authorization_server: Option<String>,
     /// The `scope` every token response carries, verbatim, whatever was granted: a hostile
     /// authorization server for testing what a client prints.
     #[arg(long, value_name = "TEXT", requires = "oauth", help_heading = "OAuth")]
@@ -638,6 +655,18 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         },
         None => None,
     };
+    let mut endpoints = Vec::new();
+    for entry in &args.oauth_endpoint {
+        match entry.split_once('=') {
+            Some((field, url))
+                if !field.is_empty()
+                    && field.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') =>
+            {
+                endpoints.push((field.to_owned(), url.to_owned()));
+            }
+            _ => anyhow::bail!("invalid --oauth-endpoint `{entry}`: expected FIELD=URL"),
+        }
+    }
     Ok(oauth::OAuthKnobs {
         scopes,
         clients: args.oauth_client.clone(),
@@ -652,6 +681,8 @@ fn oauth_knobs(args: &MockArgs) -> anyhow::Result<oauth::OAuthKnobs> {
         hide_expiry: args.oauth_hide_expiry,
         call_scope,
         authorize_endpoint: args.oauth_authorize_endpoint.clone(),
+        endpoints,
+        authorization_server: args.oauth_authorization_server.clone(),
         token_scope: args.oauth_token_scope.clone(),
         migrate_to: args.oauth_migrate_to.clone(),
         dpop: args.oauth_dpop,

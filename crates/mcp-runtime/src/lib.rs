@@ -10,9 +10,10 @@
 //! [`session`] (a host's tool registry). [`loader`] strings them together for a host, and
 //! [`gateway`] serves all the tools again as one MCP server (or hands them to a sub-agent).
 //! [`registry`] finds servers in an MCP Registry and turns them into config entries.
-//! Three leaf modules serve every step and depend on none: [`net`] (the HTTP client, which a host
-//! may replace, and TLS set-up), [`fsutil`] (where mcpr's files live and how they are written)
-//! and [`json`] (JSON kept as compact text, as tool schemas are).
+//! Four leaf modules serve every step and depend on none: [`net`] (the HTTP client, which a host
+//! may replace, and TLS set-up), [`fsutil`] (where mcpr's files live and how they are written),
+//! [`json`] (JSON kept as compact text, as tool schemas are) and [`nesting`] (how deep in a
+//! chain of mcpr processes this one runs).
 //!
 //! ```no_run
 //! # async fn host() {
@@ -39,6 +40,7 @@ pub mod identity;
 pub mod json;
 pub mod loader;
 pub mod manager;
+pub mod nesting;
 pub mod net;
 pub mod registry;
 pub mod session;

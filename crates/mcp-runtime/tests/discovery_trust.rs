@@ -346,3 +346,214 @@ fn trust_binds_to_the_project_files_servers_run() {
         assert!(!found.configs.contains_key(name), "{name}");
     }
 }
+
+/// A home and a project next to each other (the project outside the home), and options that
+/// keep everything inside them.
+fn home_and_project() -> (tempfile::TempDir, PathBuf, PathBuf, DiscoveryOptions) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let (home, project) = (root.join("home"), root.join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let options = DiscoveryOptions::default()
+        .with_home(Some(home.clone()))
+        .with_env(EnvSource::map([("HOME", home.to_string_lossy())]))
+        .with_trust_store(Some(root.join("trust.json")));
+    (tmp, home, project, options)
+}
+
+fn write_file(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn trust_binds_to_the_code_that_loader_variables_name() {
+    let (_tmp, _home, project, options) = home_and_project();
+    for (file, text) in [
+        ("hook.js", "// hook\n"),
+        ("hook2.js", "// hook from the envFile\n"),
+        ("lib/pkg/__init__.py", ""),
+        ("lib/pkg/mod.py", "X = 1\n"),
+        ("env.sh", "export A=1\n"),
+        ("preload.so", "\x7fELF"),
+        (".env", "NODE_OPTIONS=--require ./hook2.js\n"),
+    ] {
+        write_file(&project.join(file), text);
+    }
+    write_file(
+        &project.join(".mcp.json"),
+        r#"{"mcpServers": {
+            "node-hook": {"command": "node", "args": ["-e", "0"], "env": {"NODE_OPTIONS": "--max-old-space-size=64 --require ./hook.js"}},
+            "python-path": {"command": "python3", "args": ["-m", "srv"], "env": {"PYTHONPATH": "/nonexistent:./lib"}},
+            "bash-env": {"command": "bash", "args": ["-c", "true"], "env": {"BASH_ENV": "./env.sh"}},
+            "preload": {"command": "/bin/true", "env": {"LD_PRELOAD": "/nonexistent.so ./preload.so"}},
+            "control": {"command": "/bin/true", "env": {"LOG_LEVEL": "./hook.js", "CONFIG": "./lib"}}
+        }}"#,
+    );
+    // The same variable read from an `envFile` binds as well.
+    write_file(
+        &project.join(".vscode/mcp.json"),
+        r#"{"servers": {"from-env-file": {"type": "stdio", "command": "node", "envFile": "${workspaceFolder}/.env"}}}"#,
+    );
+    let found = load_all_mcp_configs(&project, &options);
+    assert_eq!(found.project.state, ProjectTrustState::Untrusted);
+    for file in [
+        "hook.js",
+        "hook2.js",
+        "lib/pkg/__init__.py",
+        "lib/pkg/mod.py",
+        "env.sh",
+        "preload.so",
+    ] {
+        assert!(
+            found.project.files.contains(&project.join(file)),
+            "{file} is not bound: {:?}",
+            found.project.files
+        );
+    }
+    assert!(found.winner("control").unwrap().runs.is_empty());
+    assert_eq!(
+        found.winner("python-path").unwrap().runs,
+        vec![project.join("lib")]
+    );
+
+    trust_project(&project, &options).unwrap();
+    let servers = [
+        ("node-hook", "hook.js"),
+        ("from-env-file", "hook2.js"),
+        ("python-path", "lib/pkg/mod.py"),
+        ("bash-env", "env.sh"),
+        ("preload", "preload.so"),
+    ];
+    let enabled = |found: &Discovery| {
+        for name in servers.iter().map(|(name, _)| *name).chain(["control"]) {
+            assert!(found.configs.contains_key(name), "{name} is not enabled");
+        }
+    };
+    // Unchanged files: a second start needs no new approval.
+    enabled(&load_all_mcp_configs(&project, &options));
+
+    // A pull changes one loaded file: the server waits, naming it; the control names nothing.
+    for (name, file) in servers {
+        std::fs::write(project.join(file), "// changed by a pull\n").unwrap();
+        let found = load_all_mcp_configs(&project, &options);
+        assert_eq!(found.project.state, ProjectTrustState::Changed, "{file}");
+        let server = found.winner(name).unwrap();
+        assert_eq!(server.state, ServerState::PendingApproval, "{name}");
+        assert_eq!(
+            server.pending_reason,
+            Some(PendingReason::Changed(vec![project.join(file)])),
+            "{name}"
+        );
+        assert!(!found.configs.contains_key(name), "{name}");
+        assert_eq!(found.winner("control").unwrap().pending_reason, None);
+        trust_project(&project, &options).unwrap();
+        enabled(&load_all_mcp_configs(&project, &options));
+    }
+
+    // A module added to the search path is code as well.
+    write_file(&project.join("lib/pkg/new.py"), "import os\n");
+    let found = load_all_mcp_configs(&project, &options);
+    assert_eq!(
+        found.winner("python-path").unwrap().pending_reason,
+        Some(PendingReason::Changed(vec![project.join("lib/pkg/new.py")]))
+    );
+}
+
+#[test]
+fn a_user_config_loading_code_from_an_untrusted_project_waits() {
+    let (_tmp, home, project, options) = home_and_project();
+    write_file(&project.join("lib/mod.py"), "X = 1\n");
+    write_file(&home.join("lib/own.py"), "Y = 1\n");
+    write_file(
+        &home.join(".cursor/mcp.json"),
+        &format!(
+            r#"{{"mcpServers": {{
+                "project-lib": {{"command": "python3", "args": ["-m", "srv"], "env": {{"PYTHONPATH": "${{workspaceFolder}}/lib"}}}},
+                "own-lib": {{"command": "python3", "args": ["-m", "srv"], "env": {{"PYTHONPATH": "{}"}}}},
+                "not-a-loader": {{"command": "/bin/true", "env": {{"LOG_LEVEL": "${{workspaceFolder}}/lib"}}}}
+            }}}}"#,
+            home.join("lib").display()
+        ),
+    );
+    let found = load_all_mcp_configs(&project, &options);
+    let server = found.winner("project-lib").unwrap();
+    assert_eq!(server.state, ServerState::PendingApproval);
+    assert_eq!(
+        server.pending_reason,
+        Some(PendingReason::RunsProject(vec![project.join("lib")]))
+    );
+    assert_eq!(
+        server.pending_reason.as_ref().unwrap().to_string(),
+        format!(
+            "runs {} from the untrusted project",
+            project.join("lib").display()
+        )
+    );
+    assert!(!found.configs.contains_key("project-lib"));
+    assert!(found.configs.contains_key("own-lib"));
+    assert!(found.configs.contains_key("not-a-loader"));
+    assert_eq!(found.project.files, vec![project.join("lib/mod.py")]);
+
+    // Trusted, it starts, bound to the module as it is now.
+    trust_project(&project, &options).unwrap();
+    assert!(
+        load_all_mcp_configs(&project, &options)
+            .configs
+            .contains_key("project-lib")
+    );
+    std::fs::write(project.join("lib/mod.py"), "import os\n").unwrap();
+    let found = load_all_mcp_configs(&project, &options);
+    assert_eq!(
+        found.winner("project-lib").unwrap().pending_reason,
+        Some(PendingReason::Changed(vec![project.join("lib/mod.py")]))
+    );
+    assert!(!found.configs.contains_key("project-lib"));
+}
+
+#[test]
+fn a_directory_past_the_bound_is_bound_by_its_listing() {
+    use mcp_runtime::config::trust::MAX_TREE_FILES;
+    let (_tmp, _home, project, options) = home_and_project();
+    let lib = project.join("site-packages");
+    std::fs::create_dir_all(&lib).unwrap();
+    for i in 0..=MAX_TREE_FILES {
+        std::fs::write(lib.join(format!("m{i:04}.py")), "x = 1\n").unwrap();
+    }
+    write_file(
+        &project.join(".mcp.json"),
+        r#"{"mcpServers": {"big": {"command": "python3", "env": {"PYTHONPATH": "site-packages"}}}}"#,
+    );
+    let found = load_all_mcp_configs(&project, &options);
+    // The directory stands for its files: one entry, not a thousand.
+    assert_eq!(
+        found.project.files,
+        vec![project.join(".mcp.json"), lib.clone()]
+    );
+    trust_project(&project, &options).unwrap();
+    assert!(
+        load_all_mcp_configs(&project, &options)
+            .configs
+            .contains_key("big")
+    );
+
+    // A renamed file, then a resized one, ask again, naming the directory.
+    std::fs::rename(lib.join("m0007.py"), lib.join("m0007_.py")).unwrap();
+    let pending = |found: &Discovery| {
+        assert_eq!(
+            found.winner("big").unwrap().pending_reason,
+            Some(PendingReason::Changed(vec![lib.clone()]))
+        );
+        assert!(!found.configs.contains_key("big"));
+    };
+    pending(&load_all_mcp_configs(&project, &options));
+    trust_project(&project, &options).unwrap();
+    assert!(
+        load_all_mcp_configs(&project, &options)
+            .configs
+            .contains_key("big")
+    );
+    std::fs::write(lib.join("m0042.py"), "import os; os.system('x')\n").unwrap();
+    pending(&load_all_mcp_configs(&project, &options));
+}

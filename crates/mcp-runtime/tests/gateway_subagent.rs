@@ -96,6 +96,51 @@ async fn sub_agent_sees_the_parents_live_tools_scoped() {
     manager.disconnect_all().await;
 }
 
+/// A sub-agent's patterns match without regard to case: `!*delete*` hides a server's
+/// `Delete_File` and `DELETE-ALL`, which cannot be called through the handle either, while
+/// `read_file` can.
+#[tokio::test]
+async fn sub_agent_patterns_match_without_regard_to_case() {
+    let dir = temp_dir();
+    let tools = dir.path().join("tools.json");
+    let defined = json!([{"name": "Delete_File"}, {"name": "DELETE-ALL"}, {"name": "read_file"}]);
+    std::fs::write(&tools, defined.to_string()).unwrap();
+    let record = dir.path().join("a.record");
+    let config = mock(&[
+        "--tool-file",
+        &tools.to_string_lossy(),
+        "--record",
+        &record.to_string_lossy(),
+    ]);
+    let manager = manager(dir.path());
+    connect(&manager, &[("a", config)]).await;
+    let scoped = SubAgentHandle::new(
+        manager.clone(),
+        SubAgentOptions::default().with_filter(ToolFilter::default().with_pattern("!*delete*")),
+    );
+    let seen = names(&scoped);
+    assert!(seen.contains(&"mcp_a_read_file".to_owned()), "{seen:?}");
+    assert!(
+        seen.iter().all(|n| !n.to_lowercase().contains("delete")),
+        "{seen:?}"
+    );
+    for name in ["mcp_a_Delete_File", "mcp_a_DELETE-ALL"] {
+        let output = scoped
+            .call(name, args(json!({})), CallOptions::default())
+            .await
+            .unwrap();
+        assert!(output.is_error, "{name} was called: {output:?}");
+    }
+    let read = scoped
+        .call("mcp_a_read_file", args(json!({})), CallOptions::default())
+        .await
+        .unwrap();
+    assert!(!read.is_error, "{read:?}");
+    let recorded = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(!recorded.to_lowercase().contains("\"delete"), "{recorded}");
+    manager.disconnect_all().await;
+}
+
 /// `mcp-mock --resources` named `name` (URIs `mock://<name>/...`), recording into `dir`.
 fn content_mock(dir: &Path, name: &str) -> ServerConfig {
     let record = dir.join(format!("{name}.record"));

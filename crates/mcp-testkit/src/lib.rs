@@ -1,7 +1,7 @@
 //! Test support shared by the workspace's integration tests and benchmarks (dev-only, never
 //! published): the mock server as a fresh binary and as a config, process checks, HTTP by
-//! hand, and external peers installed from the package registries into `target/peers` on first
-//! use.
+//! hand, an [`Eavesdropper`] for requests that must never be sent, and external peers
+//! installed from the package registries into `target/peers` on first use.
 //!
 //! The mock is a binary of another package (`mcp-mock`), for which cargo sets no
 //! `CARGO_BIN_EXE_*`; [`mock_bin`] builds it with cargo once per test process, so tests always
@@ -13,6 +13,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::config::ServerConfig;
+
+mod eavesdropper;
+pub use eavesdropper::Eavesdropper;
 
 /// The `mcp-mock` binary of the current source: the one `cargo test` built when it is newer
 /// than the mock's source, else built the first time a test process asks
@@ -175,7 +178,9 @@ pub fn isolate_env(command: &mut Command, home: &Path) {
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("MCPR_TIMEOUT_MS")
-        .env_remove("MCPR_MAX_OUTPUT");
+        .env_remove("MCPR_MAX_OUTPUT")
+        // A test run started under mcpr must not count as nested.
+        .env_remove(mcp_runtime::nesting::NESTING_ENV);
 }
 
 /// Whether `pid` is a live process (zombies count as dead: they only wait to be reaped).

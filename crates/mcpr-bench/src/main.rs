@@ -14,6 +14,7 @@ mod client;
 mod discovery;
 mod firstbyte;
 mod gateway;
+mod gateway_http;
 mod machine;
 mod memory;
 mod oneshot;
@@ -176,6 +177,7 @@ fn main() -> ExitCode {
         Some("--callgrind-target") => return callgrind::target(&args[1..]),
         Some("--oneshot-target") => return raw::oneshot_target(&args[1..]),
         Some("--relay-target") => return relay::relay_target(&args[1..]),
+        Some("--tcp-relay-target") => return relay::tcp_relay_target(&args[1..]),
         Some("--rmcp-proxy-target") => return rmcp_proxy::rmcp_proxy_target(&args[1..]),
         Some("--rss-target") => return memory::target(&args[1..]),
         Some("discovery") => return discovery::main(&args[1..]),
@@ -278,11 +280,12 @@ fn run(update: bool) -> ExitCode {
 
     let mut report = Report::default();
     type Section = fn(&Ctx, &mut Report);
-    let sections: [(&str, Section); 7] = [
+    let sections: [(&str, Section); 8] = [
         ("client", client::run),
         ("startup", startup::run),
         ("oneshot", oneshot::run),
         ("gateway", gateway::run),
+        ("http", gateway_http::run),
         ("memory", memory::run),
         ("callgrind", callgrind::run),
         // Installs ~20 real servers: only when asked for by name.

@@ -54,3 +54,42 @@ pub fn relay_target(args: &[String]) -> ExitCode {
     let _ = child.wait();
     ExitCode::SUCCESS
 }
+
+/// `mcpr-bench --tcp-relay-target HOST:PORT`: the same floor for HTTP. It listens on a
+/// loopback port of its own (printed as `listening on http://ADDR`), and copies bytes between
+/// each connection it accepts and a new connection to `HOST:PORT`, one thread per direction.
+pub fn tcp_relay_target(args: &[String]) -> ExitCode {
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let [target] = args else {
+        eprintln!("usage: mcpr-bench --tcp-relay-target HOST:PORT");
+        return ExitCode::from(2);
+    };
+    let listener = match TcpListener::bind("127.0.0.1:0").and_then(|l| Ok((l.local_addr()?, l))) {
+        Ok((address, listener)) => {
+            eprintln!("listening on http://{address}");
+            listener
+        }
+        Err(e) => {
+            eprintln!("relay: cannot listen: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for client in listener.incoming().map_while(Result::ok) {
+        let Ok(server) = TcpStream::connect(target.as_str()) else {
+            continue;
+        };
+        let _ = (client.set_nodelay(true), server.set_nodelay(true));
+        let (Ok(client_out), Ok(server_out)) = (client.try_clone(), server.try_clone()) else {
+            continue;
+        };
+        std::thread::spawn(move || {
+            pump(&client, &server);
+            let _ = server.shutdown(Shutdown::Write);
+        });
+        std::thread::spawn(move || {
+            pump(&server_out, &client_out);
+            let _ = client_out.shutdown(Shutdown::Write);
+        });
+    }
+    ExitCode::SUCCESS
+}

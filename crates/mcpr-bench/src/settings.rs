@@ -41,6 +41,11 @@ pub const KNOBS: &[(&str, &str, &str)] = &[
         "sequential calls, direct and through `mcpr serve`",
     ),
     (
+        "BENCH_HTTP_SESSIONS",
+        "1,8,32",
+        "concurrent sessions of the HTTP gateway section",
+    ),
+    (
         "BENCH_IN_FLIGHT_MS",
         "500",
         "how long each in-flight run of section 4 lasts",
@@ -75,7 +80,7 @@ pub const KNOBS: &[(&str, &str, &str)] = &[
     (
         "BENCH_ONLY",
         "all",
-        "sections to run: client,startup,oneshot,gateway,memory,callgrind \
+        "sections to run: client,startup,oneshot,gateway,http,memory,callgrind \
          (and firstbyte, which runs only when named)",
     ),
     (
@@ -100,6 +105,7 @@ pub struct Settings {
     pub startup_runs: usize,
     pub oneshot_runs: usize,
     pub gateway_calls: usize,
+    pub http_sessions: Vec<usize>,
     pub in_flight_window: Duration,
     pub idle: usize,
     pub callgrind_calls: usize,
@@ -148,6 +154,10 @@ impl Settings {
             startup_runs: number("BENCH_STARTUP_RUNS", 3).max(1),
             oneshot_runs: number("BENCH_ONESHOT_RUNS", 10).max(1),
             gateway_calls: number("BENCH_GATEWAY_CALLS", 2000).max(1),
+            http_sessions: var("BENCH_HTTP_SESSIONS")
+                .map(|v| parse_counts(&v))
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| vec![1, 8, 32]),
             in_flight_window: Duration::from_millis(number("BENCH_IN_FLIGHT_MS", 500).max(1) as u64),
             idle: number("BENCH_IDLE", 200).max(1),
             callgrind_calls: number("BENCH_CALLGRIND_CALLS", 1000).max(1),

@@ -10,6 +10,7 @@ use mcp_runtime::auth::AuthFailure;
 use mcp_runtime::client::ClientError;
 use mcp_runtime::config::ConfigError;
 use mcp_runtime::manager::{ManagerError, ServerError};
+use mcp_runtime::registry::RegistryError;
 
 /// An error that may come with advice for a person at the terminal.
 pub trait Advise: Display {
@@ -80,6 +81,19 @@ impl Advise for mcp_runtime::config::writer::StillOff {
     fn advice(&self) -> Option<String> {
         match self {
             Self::PendingApproval => Some("run `mcpr trust`".into()),
+            _ => None,
+        }
+    }
+}
+
+impl Advise for RegistryError {
+    fn advice(&self) -> Option<String> {
+        match self {
+            RegistryError::Refused { .. } => Some(
+                "nothing was written, and --force does not change this; to run it anyway, write \
+                 the entry yourself: mcpr add NAME -- COMMAND ARGS..."
+                    .into(),
+            ),
             _ => None,
         }
     }

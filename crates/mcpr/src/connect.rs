@@ -297,7 +297,12 @@ impl LiveView {
         let live = progress == Progress::Show && std::io::stderr().is_terminal();
         let bars = live.then(|| {
             let multi = MultiProgress::new();
-            let style = ProgressStyle::with_template("{spinner:.cyan} {msg}")
+            let template = if crate::term::colour_on_stderr() {
+                "{spinner:.cyan} {msg}"
+            } else {
+                "{spinner} {msg}"
+            };
+            let style = ProgressStyle::with_template(template)
                 .unwrap_or_else(|_| ProgressStyle::default_spinner());
             let bars = names
                 .iter()

@@ -94,6 +94,19 @@ pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
             crate::term::line(&pending.join(", "))
         );
     }
+    for server in discovery
+        .servers
+        .iter()
+        .filter(|s| s.state == ServerState::StartsItself)
+    {
+        eprintln!(
+            "note: skipped {} ({}): it runs `mcpr serve` over these same configs, which would \
+             start itself again (a gateway in front of chosen servers takes `--strict-config \
+             --config FILE`)",
+            crate::term::line(&server.name),
+            crate::term::line(&display_path(&server.source.path)),
+        );
+    }
     Ok(discovery)
 }
 

@@ -1,5 +1,7 @@
 //! Logs on stderr, filtered by `RUST_LOG`, with known secret values scrubbed: third-party crates
-//! may print a URL or a header at debug level, and secrets must never reach the terminal.
+//! may print a URL or a header at debug level, and secrets must never reach the terminal. Log
+//! lines are coloured only on a terminal without `NO_COLOR` ([`crate::term::colour_on_stderr`]):
+//! colour codes in a pipe or a log file are noise to whatever reads it.
 
 use std::io::Write;
 use std::sync::RwLock;
@@ -28,6 +30,7 @@ pub fn init(default: &str) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(ScrubbedStderr)
+        .with_ansi(crate::term::colour_on_stderr())
         .with_target(false)
         .init();
 }

@@ -6,9 +6,26 @@
 //! shows every control character as a Rust-style escape (`ESC` as `\u{1b}`), as well as the
 //! invisible bidirectional-text controls that can make text read differently than it is.
 //! JSON output needs none of this: serde already escapes control characters.
+//!
+//! mcpr's own colour (log levels, the connection spinner) follows one rule,
+//! [`colour_on_stderr`]: only on a terminal, and never with `NO_COLOR` set, so that pipes and
+//! log files get plain text.
 
 use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::fmt::Write as _;
+use std::io::IsTerminal;
+
+/// Whether mcpr may colour what it writes to stderr: only when stderr is a terminal, and never
+/// when `NO_COLOR` holds a non-empty value (<https://no-color.org>).
+pub fn colour_on_stderr() -> bool {
+    std::io::stderr().is_terminal() && !no_colour(std::env::var_os("NO_COLOR").as_deref())
+}
+
+/// Whether a `NO_COLOR` of `value` turns colour off: set, and not empty.
+fn no_colour(value: Option<&OsStr>) -> bool {
+    value.is_some_and(|value| !value.is_empty())
+}
 
 /// `text` as one line: every control character escaped, newlines and tabs included.
 pub fn line(text: &str) -> Cow<'_, str> {
@@ -61,5 +78,14 @@ mod tests {
         // C1 CSI, DEL and a right-to-left override.
         assert_eq!(line("\u{9b}\u{7f}\u{202e}"), "\\u{9b}\\u{7f}\\u{202e}");
         assert!(matches!(line("plain text, ünïcode"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn no_color_with_any_value_turns_colour_off() {
+        assert!(!no_colour(None));
+        assert!(!no_colour(Some(OsStr::new(""))));
+        for value in ["1", "0", "false", "yes"] {
+            assert!(no_colour(Some(OsStr::new(value))), "{value}");
+        }
     }
 }

@@ -28,6 +28,9 @@ enum Backend<'a> {
     /// A mock that hangs in `initialize` once the file `<name>.hang` exists (before, it also
     /// offers a generated tool `tool_0`).
     HangsWhenFlagged(&'a str, u64),
+    /// A mock offering the generated tool `tool_0`, and `tool_1` too once the file
+    /// `<name>.grow` exists.
+    GrowsWhenFlagged(&'a str),
 }
 
 impl ServeWorld {
@@ -63,6 +66,14 @@ impl ServeWorld {
                         flag = path(&format!("{name}.hang"))
                     ),
                     json!({ "startup_timeout_ms": startup_ms }),
+                ),
+                Backend::GrowsWhenFlagged(name) => (
+                    *name,
+                    format!(
+                        "if [ -e '{flag}' ]; then exec '{MCPR}' mock --tools 2; else exec '{MCPR}' mock --tools 1; fi",
+                        flag = path(&format!("{name}.grow"))
+                    ),
+                    json!({}),
                 ),
             };
             // `$$` is the pid of the shell, which `exec` turns into the server.
@@ -389,23 +400,34 @@ fn five_concurrent_http_clients_share_one_process_per_backend() {
 }
 
 #[test]
-fn killed_backend_is_reconnected_and_clients_get_one_list_changed() {
-    let world = World::new(&[Backend::Mock("mock", &[])]);
+fn killed_backend_is_reconnected_and_clients_are_told_only_when_its_tools_changed() {
+    let world = World::new(&[Backend::GrowsWhenFlagged("mock")]);
     let (mut gateway, url) = world.http_gateway(&[], &[]);
     let mut clients = [
         world.connect(Sdk::TypeScript, Target::Http(&url, None)),
         world.connect(Sdk::Python, Target::Http(&url, None)),
     ];
     for client in &mut clients {
-        assert!(client.tool_names().contains(&"mcp_mock_echo".to_owned()));
-        // Forget whatever start-up announced.
-        client.step(json!({"op": "wait_list_changed", "timeout_ms": 200}));
+        assert!(client.tool_names().contains(&"mcp_mock_tool_0".to_owned()));
     }
+    // A crash, and a reconnect to the same tools: the clients' lists did not change.
     let first = world.wait_spawns("mock", 1)[0];
     send_signal(first, libc::SIGKILL);
-    let pids = world.wait_spawns("mock", 2);
-    assert_eq!(pids.len(), 2);
+    world.wait_spawns("mock", 2);
+    for client in &mut clients {
+        assert_eq!(
+            text(&client.call("mcp_mock_tool_0", json!({"text": "back"}))),
+            "back"
+        );
+        let changed = client.step(json!({"op": "wait_list_changed", "timeout_ms": 1000}));
+        assert_eq!(changed["count"], 0, "{:?}: {changed}", client.sdk);
+    }
 
+    // A crash, and a reconnect to one tool more: one notification, then the new list.
+    std::fs::write(world.path("mock.grow"), "").unwrap();
+    let second = world.wait_spawns("mock", 2)[1];
+    send_signal(second, libc::SIGKILL);
+    let pids = world.wait_spawns("mock", 3);
     for client in &mut clients {
         let changed = client.step(json!({"op": "wait_list_changed", "timeout_ms": 15000}));
         assert!(
@@ -413,16 +435,12 @@ fn killed_backend_is_reconnected_and_clients_get_one_list_changed() {
             "{:?}: {changed}",
             client.sdk
         );
-        // One reconnect, one notification.
         let more = client.step(json!({"op": "wait_list_changed", "timeout_ms": 300}));
         assert_eq!(
             changed["count"].as_u64().unwrap() + more["count"].as_u64().unwrap(),
             1
         );
-        assert_eq!(
-            text(&client.call("mcp_mock_echo", json!({"text": "back"}))),
-            "back"
-        );
+        assert!(client.tool_names().contains(&"mcp_mock_tool_1".to_owned()));
     }
     for client in clients {
         client.close();
@@ -642,4 +660,41 @@ fn a_large_tool_list_is_answered_whole_and_the_gateway_goes_on() {
         "after the lists"
     );
     client.close();
+}
+
+#[test]
+fn twelve_servers_starting_one_after_another_send_no_list_changed_burst() {
+    // Twelve servers whose handshakes end 100 ms apart, as real servers' start-ups spread.
+    let delays: Vec<String> = (0..12)
+        .map(|i| format!("--init-delay {}", i * 100))
+        .collect();
+    let flags: Vec<[&str; 1]> = delays.iter().map(|d| [d.as_str()]).collect();
+    let names: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+    let backends: Vec<Backend<'_>> = names
+        .iter()
+        .zip(&flags)
+        .map(|(name, flags)| Backend::Mock(name, &flags[..]))
+        .collect();
+    let world = World::new(&backends);
+    // A cold start (nothing cached: listing waits for every server), then a warm one (cached
+    // tools at once, the servers replacing them as they connect), each with the full list and
+    // with discovery mode.
+    for run in ["cold", "warm"] {
+        for extra in [&[][..], &["--discovery"][..]] {
+            let mut client = world.connect(Sdk::TypeScript, Target::Stdio(extra));
+            let names = client.tool_names();
+            if extra.is_empty() {
+                assert!(
+                    names.contains(&"mcp_s11_echo".to_owned()),
+                    "{run}: {names:?}"
+                );
+            }
+            // Every change since the client connected is counted here.
+            let changed = client.step(json!({"op": "wait_list_changed", "timeout_ms": 2500}));
+            assert_eq!(changed["count"], 0, "{run} {extra:?}: {changed}");
+            assert_eq!(client.tool_names(), names, "{run} {extra:?}");
+            client.close();
+        }
+        world.wait_cached("s11");
+    }
 }

@@ -1,8 +1,8 @@
 //! `mcpr serve` as a boundary, attacked over real stdio and HTTP with `mcpr mock --resources`
-//! backends: a narrow view must not list, read or get what it was not given; a read must reach
-//! a server only for a URI that server listed or that one of its templates produces; the HTTP
-//! endpoint refuses foreign `Origin`s, answers on any loopback address it is bound to, and
-//! requires its token on loopback too when one is given.
+//! backends: a narrow view must not list, read or get what it was not given, whatever the case
+//! of a name; a read must reach a server only for a URI that server listed or that one of its
+//! templates produces; the HTTP endpoint refuses foreign `Origin`s, answers on any loopback
+//! address it is bound to, and requires its token on loopback too when one is given.
 //!
 //! Each backend records every line it receives, so a test can tell that a refused request never
 //! reached it. Every wait is bounded; every address is loopback.
@@ -30,18 +30,33 @@ struct World {
 
 impl World {
     fn new(servers: &[&str]) -> World {
+        World::with_tools(servers, None)
+    }
+
+    /// [`World::new`], each backend also serving `tools` (a `--tool-file` array) when given.
+    fn with_tools(servers: &[&str], tools: Option<Value>) -> World {
         let dir = temp_dir();
+        let tool_file = tools.map(|tools| {
+            let path = dir.path().join("tools.json");
+            std::fs::write(&path, tools.to_string()).unwrap();
+            path
+        });
         let mut entries = serde_json::Map::new();
         for name in servers {
             let record = dir.path().join(format!("{name}.record"));
-            entries.insert(
+            let mut args = vec![
+                "mock".to_owned(),
+                "--resources".to_owned(),
+                "--name".to_owned(),
                 name.to_string(),
-                json!({
-                    "command": MCPR,
-                    "args": ["mock", "--resources", "--name", name,
-                             "--record", record.to_string_lossy()],
-                }),
-            );
+                "--record".to_owned(),
+                record.to_string_lossy().into_owned(),
+            ];
+            if let Some(path) = &tool_file {
+                args.push("--tool-file".to_owned());
+                args.push(path.to_string_lossy().into_owned());
+            }
+            entries.insert(name.to_string(), json!({ "command": MCPR, "args": args }));
         }
         let config = dir.path().join("mcp.json");
         let text = serde_json::to_string_pretty(&json!({ "mcpServers": entries })).unwrap();
@@ -358,6 +373,84 @@ fn encoded_uris_neither_slip_past_deny_patterns_nor_climb_out_of_a_template() {
         assert_not_found(&gateway.read(uri), uri);
     }
     assert_eq!(world.reads("a"), ["mock://a/items/7"]);
+}
+
+/// The requests of `method` that `server` received, as sent.
+fn requests_of(world: &World, server: &str, method: &str) -> Vec<Value> {
+    world
+        .received(server)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["method"] == method)
+        .collect()
+}
+
+/// A server names its tools, prompts and resources in any case it likes: patterns match them
+/// without regard to case. Behind `--deny-tools '*delete*'`, neither `Delete_File` nor
+/// `DELETE-ALL` is listed or callable while `read_file` is; `--deny-tools '*SECRET*'` hides the
+/// prompt `secret`, `--deny-resources '*PRIVATE*'` the resource `mock://a/private`; and
+/// `--tools 'A/READ_*'` offers `read_file` alone.
+#[test]
+fn patterns_match_without_regard_to_case() {
+    let tools = json!([{"name": "Delete_File"}, {"name": "DELETE-ALL"}, {"name": "read_file"}]);
+    let world = World::with_tools(&["a"], Some(tools));
+    let mut gateway = StdioClient::start(
+        &world,
+        &[
+            "--deny-tools",
+            "*delete*",
+            "--deny-tools",
+            "*SECRET*",
+            "--deny-resources",
+            "*PRIVATE*",
+        ],
+    );
+    let listed = gateway.list("tools/list", "tools", "name");
+    assert!(listed.contains(&"mcp_a_read_file".to_owned()), "{listed:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|name| !name.to_lowercase().contains("delete")),
+        "a denied tool is listed: {listed:?}"
+    );
+    // The attack: call them by the names an unscoped gateway gives them.
+    for name in ["mcp_a_Delete_File", "mcp_a_DELETE-ALL"] {
+        let answer = gateway.request("tools/call", json!({"name": name, "arguments": {}}));
+        let refused = answer["error"].is_object() || answer["result"]["isError"] == true;
+        assert!(refused, "{name} was called: {answer}");
+    }
+    let read = gateway.request(
+        "tools/call",
+        json!({"name": "mcp_a_read_file", "arguments": {"path": "x"}}),
+    );
+    assert!(read["result"]["isError"] != true, "{read}");
+    let calls: Vec<String> = requests_of(&world, "a", "tools/call")
+        .iter()
+        .map(|call| call["params"]["name"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(calls, ["read_file"], "a denied tool reached the server");
+
+    assert_eq!(
+        gateway.list("prompts/list", "prompts", "name"),
+        ["mcp_a_greet"]
+    );
+    let secret = gateway.request("prompts/get", json!({"name": "mcp_a_secret"}));
+    assert!(secret["result"].is_null(), "the prompt was got: {secret}");
+    assert!(requests_of(&world, "a", "prompts/get").is_empty());
+
+    assert_eq!(
+        gateway.list("resources/list", "resources", "uri"),
+        ["mock://a/public"]
+    );
+    assert_not_found(&gateway.read("mock://a/private"), "mock://a/private");
+    assert!(world.reads("a").is_empty(), "{:?}", world.reads("a"));
+
+    // Allow patterns too, the server's part included.
+    let mut gateway = StdioClient::start(&world, &["--tools", "A/READ_*"]);
+    assert_eq!(
+        gateway.list("tools/list", "tools", "name"),
+        ["mcp_a_read_file"]
+    );
 }
 
 /// `mcpr serve --http ADDR` with `flags`, running until dropped; its printed URL.

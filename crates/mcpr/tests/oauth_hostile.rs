@@ -7,6 +7,8 @@
 //!   set, so an opened URL would be seen.
 //! - A credential store that is garbage, a directory, or unreadable: servers that need no
 //!   login still work, and an OAuth server's error is the store's own.
+//! - Metadata naming a plain-http token or registration endpoint, or authorization server, on
+//!   another host: nothing is sent there.
 //! - A token whose `expires_in` is near `u64::MAX`.
 //!
 //! Each test has its own home (credential store, configs) and every process and wait is bounded.
@@ -187,6 +189,51 @@ fn login_opens_and_prints_nothing_but_a_web_page() {
         let stats = mock.stats();
         assert_eq!(stats["registrations"], 0, "{endpoint}: {stats}");
         assert_eq!(stats["authorizations"], 0, "{endpoint}: {stats}");
+    }
+}
+
+/// An authorization server whose metadata names a plain-http `token_endpoint` or
+/// `registration_endpoint` on another host, or a resource that names a plain-http
+/// authorization server: `mcpr login` fails naming the field, the URL and the rule, before it
+/// registers or opens anything, and the host named (an eavesdropper on this machine's
+/// non-loopback address) hears nothing.
+#[test]
+fn login_sends_nothing_to_a_plain_http_endpoint() {
+    const ENDPOINT_RULE: &str = "an OAuth endpoint must be https, or http on loopback";
+    for (field, path) in [
+        ("token_endpoint", "/token"),
+        ("registration_endpoint", "/register"),
+        ("authorization_servers", "/"),
+    ] {
+        let eve = support::Eavesdropper::start();
+        let hostile = eve.url(path);
+        let knob = match field {
+            "authorization_servers" => ["--oauth-authorization-server".to_owned(), hostile.clone()],
+            _ => ["--oauth-endpoint".to_owned(), format!("{field}={hostile}")],
+        };
+        let mock = Mock::start(&["--oauth", &knob[0], &knob[1]]);
+        let home = Home::new(json!({ "svc": { "url": mock.url } }));
+        let mut command = home.command(&["login", "svc"]);
+        // A login that did open the browser would wait for the redirect: not for long.
+        command.env("MCPR_LOGIN_TIMEOUT_MS", "2000");
+        let run = home.run_command(command, "mcpr login svc");
+        let what = format!("{field}:\n{}", run.both());
+        assert_eq!(
+            eve.heard(),
+            Vec::<String>::new(),
+            "sent in the clear: {what}"
+        );
+        assert_eq!(home.opened(), None, "the opener ran: {what}");
+        assert_ne!(run.code(), Some(0), "{what}");
+        assert!(!run.stderr.contains("panicked"), "{what}");
+        assert!(
+            run.stderr
+                .contains(&format!("{field} {hostile}: {ENDPOINT_RULE}")),
+            "the error does not name the field, the URL and the rule: {what}"
+        );
+        let stats = mock.stats();
+        assert_eq!(stats["registrations"], 0, "{field}: {stats}");
+        assert_eq!(stats["authorizations"], 0, "{field}: {stats}");
     }
 }
 

@@ -477,3 +477,78 @@ fn a_project_file_in_an_interpreter_flag_is_bound() {
     );
     waits_for_the_project(&m, "bin/hook.js");
 }
+
+#[test]
+fn a_changed_bash_env_file_asks_again_and_runs_nothing() {
+    let m = Machine::new();
+    // The project's server is bash, which sources `BASH_ENV` before its command; the server
+    // starts in the project, where `./env.sh` resolves.
+    m.write(
+        ".mcp.json",
+        &serde_json::json!({"mcpServers": {"probe": {
+            "command": "/bin/bash",
+            "args": ["-c", format!("exec '{MCPR}' mock")],
+            "env": {"BASH_ENV": "./env.sh", "LOG_LEVEL": "./log.txt"},
+        }}})
+        .to_string(),
+    );
+    m.write(
+        "env.sh",
+        &format!("env > '{}'\n", m.marker("probe").display()),
+    );
+    m.write("log.txt", "not code\n");
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(
+        text(&out.stdout).contains(&m.shown("env.sh")),
+        "{}",
+        all(&out)
+    );
+    // A value that names a file but loads nothing binds nothing.
+    assert!(!text(&out.stdout).contains("log.txt"), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("probe").is_some(), "{}", all(&out));
+    m.write("log.txt", "changed\n");
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("probe").is_some(), "{}", all(&out));
+
+    // A pull changes only the file bash sources: nothing of it runs until it is trusted.
+    m.write(
+        "env.sh",
+        &format!("env > '{}'\n", m.marker("evil").display()),
+    );
+    assert_pending(&m, "probe", "env.sh changed since the project was trusted");
+    assert!(m.started("evil").is_none(), "the changed env.sh was run");
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("evil").is_some(), "{}", all(&out));
+}
+
+#[test]
+fn a_user_config_loading_project_code_through_its_env_waits_and_trust_lists_it() {
+    let m = Machine::new();
+    m.write("hook.js", "// the project's\n");
+    m.write("lib/pkg/mod.py", "X = 1\n");
+    m.write(
+        "~/.cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {
+            "node-hook": {"command": "node", "env": {"NODE_OPTIONS": "--require=${workspaceFolder}/hook.js"}},
+            "python-path": {"command": "python3", "env": {"PYTHONPATH": "${workspaceFolder}/lib"}},
+        }})
+        .to_string(),
+    );
+    for (name, named) in [("node-hook", "hook.js"), ("python-path", "lib")] {
+        let reason = format!("runs {} from the untrusted project", m.shown(named));
+        let row = servers_row(&m, name);
+        assert!(
+            row.contains("pending approval") && row.contains(&reason),
+            "{row}"
+        );
+    }
+    let out = m.mcpr(&["trust"]);
+    assert!(out.status.success(), "{}", all(&out));
+    for file in ["hook.js", "lib/pkg/mod.py"] {
+        assert!(text(&out.stdout).contains(&m.shown(file)), "{}", all(&out));
+    }
+}

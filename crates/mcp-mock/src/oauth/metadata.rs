@@ -8,8 +8,11 @@ pub(super) async fn resource_metadata(
     headers: HeaderMap,
 ) -> Response {
     let origin = oauth.origin(&headers);
-    let issuer = match &oauth.next {
-        Some(next) if next.moved.load(Ordering::SeqCst) => format!("http://{}/as2", next.authority),
+    let issuer = match (&oauth.next, &oauth.knobs.authorization_server) {
+        (Some(next), _) if next.moved.load(Ordering::SeqCst) => {
+            format!("http://{}/as2", next.authority)
+        }
+        (_, Some(named)) => named.clone(),
         _ => origin.clone(),
     };
     json_response(
@@ -56,6 +59,9 @@ pub(super) fn metadata_of(oauth: &OAuth, origin: &str) -> Response {
     }
     if oauth.knobs.registration {
         metadata["registration_endpoint"] = format!("{origin}/register").into();
+    }
+    for (field, url) in &oauth.knobs.endpoints {
+        metadata[field] = url.clone().into();
     }
     json_response(StatusCode::OK, &metadata)
 }

@@ -10,6 +10,8 @@
 //!   `client_credentials`, each client authenticating the way it registered;
 //! - `GET /__oauth/stats`: counters for tests (no authorization needed);
 //! - [`guard`], in front of `/mcp`: every request needs a live bearer token from `/token`;
+//! - with `--oauth-endpoint FIELD=URL` and `--oauth-authorization-server URL`, metadata that
+//!   names other endpoints or another authorization server (a hostile server);
 //! - with `--oauth-jwt-bearer`, the JWT-bearer grant for one assertion;
 //! - with `--oauth-iss`, the `iss` authorization response parameter (right, missing or wrong);
 //! - with `--oauth-dpop`, DPoP-bound tokens (and, as a hostile server, endless nonce
@@ -108,6 +110,12 @@ pub struct OAuthKnobs {
     /// `--oauth-authorize-endpoint`: the `authorization_endpoint` advertised instead of
     /// `/authorize`, whatever its scheme.
     pub authorize_endpoint: Option<String>,
+    /// `--oauth-endpoint`: metadata fields advertised as given (`token_endpoint`, `issuer`,
+    /// ...), after everything else.
+    pub endpoints: Vec<(String, String)>,
+    /// `--oauth-authorization-server`: the authorization server the resource metadata names
+    /// instead of this one.
+    pub authorization_server: Option<String>,
     /// `--oauth-token-scope`: the `scope` of every token response, verbatim.
     pub token_scope: Option<String>,
     /// `--oauth-migrate-to`: the host name under which the second authorization server is

@@ -125,6 +125,8 @@ fn server(knobs: impl FnOnce(&mut OAuthKnobs)) -> OAuth {
         hide_expiry: false,
         call_scope: None,
         authorize_endpoint: None,
+        endpoints: Vec::new(),
+        authorization_server: None,
         token_scope: None,
         migrate_to: None,
         dpop: None,

@@ -31,22 +31,8 @@ pub const WEB_PAGE_RULE: &str = "a login opens or prints only https URLs, or htt
 /// anything but a web page is refused. Returns the URL as parsed and re-serialised, which is
 /// what should be opened: the raw text may hold characters the parser dropped.
 pub fn web_page(url: &str) -> Option<String> {
-    let parsed = reqwest::Url::parse(url).ok()?;
-    let allowed = match parsed.scheme() {
-        "https" => parsed.host().is_some(),
-        "http" => {
-            // The parser has normalised IP hosts (`127.1` is `127.0.0.1`, IPv6 in brackets).
-            let host = parsed.host_str()?;
-            host.eq_ignore_ascii_case("localhost")
-                || host
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }
-        _ => false,
-    };
-    allowed.then(|| parsed.into())
+    // The same rule as every other OAuth endpoint.
+    super::endpoint::secure_url(url).map(String::from)
 }
 
 /// A boxed future, as the object-safe [`Authorizer`] returns.

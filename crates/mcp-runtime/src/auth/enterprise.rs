@@ -11,7 +11,7 @@ use rmcp::transport::auth::enterprise::{
 };
 use rmcp::transport::auth::{AuthorizationManager, default_oauth_http_client};
 
-use super::AuthFailure;
+use super::{AuthFailure, endpoint};
 
 /// The identity side of an enterprise-managed login.
 #[derive(Clone)]
@@ -52,6 +52,10 @@ pub async fn enterprise_access_token(
         message,
     };
     crate::net::install_tls_provider();
+    // The ID token goes to the identity provider, the grant to the authorization server:
+    // neither in the clear.
+    endpoint::check(server, "idp_token_endpoint", &login.idp_token_endpoint)?;
+    endpoint::check_resource_metadata(server, url, None).await?;
     let manager = AuthorizationManager::new(url)
         .await
         .map_err(|e| failed(e.to_string()))?;
@@ -60,6 +64,7 @@ pub async fn enterprise_access_token(
         .await
         .map_err(|e| failed(e.to_string()))?
         .metadata;
+    endpoint::check_metadata(server, &metadata)?;
     let issuer = metadata
         .issuer
         .clone()

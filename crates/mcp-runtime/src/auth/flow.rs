@@ -16,6 +16,7 @@ use rmcp::transport::auth::{
 use super::AuthFailure;
 use super::authorizer::{Authorizer, WEB_PAGE_RULE, web_page};
 use super::dpop::{self, DpopHttpClient, DpopKey};
+use super::endpoint;
 use super::store::{CredentialStore, Record, ServerCredentials, key_of};
 use crate::config::{OAuthConfig, PrivateKey};
 
@@ -39,7 +40,8 @@ impl Target<'_> {
     }
 
     /// A manager for this server with its metadata resolved (from the challenge of a 401 or
-    /// 403 when there was one), and that metadata.
+    /// 403 when there was one), and that metadata. Every URL on the way is checked before it
+    /// is sent a request, and the metadata's issuer and token endpoint before it is returned.
     async fn manager(
         &self,
         challenge: Option<&str>,
@@ -50,30 +52,46 @@ impl Target<'_> {
             .await
             .map_err(|e| self.failure(e))?;
         let metadata = match &self.oauth.auth_server_metadata_url {
-            Some(url) => fetch_metadata(self.server, "`oauth.authServerMetadataUrl`", url).await?,
-            None => match manager.resolve_metadata_from_challenge(challenge).await {
-                Ok(resolution) => resolution.metadata,
-                // A 2025-03-26 server (no resource metadata) publishes its authorization
-                // server's metadata at its own origin, where the issuer need not be the origin:
-                // that revision predates the issuer binding, so take the document as it is.
-                Err(AuthError::AuthorizationServerMismatch { .. }) => {
-                    let mut root = reqwest::Url::parse(self.url)
-                        .map_err(|e| self.failure(AuthError::UrlError(e)))?;
-                    root.set_path("/.well-known/oauth-authorization-server");
-                    root.set_query(None);
-                    fetch_metadata(
-                        self.server,
-                        "the server's authorization metadata",
-                        root.as_str(),
-                    )
-                    .await?
-                }
-                Err(e) => return Err(self.failure(e)),
-            },
+            Some(url) => {
+                endpoint::check(self.server, "oauth.authServerMetadataUrl", url)?;
+                fetch_metadata(self.server, "`oauth.authServerMetadataUrl`", url).await?
+            }
+            None => {
+                endpoint::check_resource_metadata(self.server, self.url, challenge).await?;
+                self.discover(&manager, challenge).await?
+            }
         };
+        endpoint::check_metadata(self.server, &metadata)?;
         let mut manager = manager;
         manager.set_metadata(metadata.clone());
         Ok((manager, metadata))
+    }
+
+    /// rmcp's discovery, with the 2025-03-26 fallback.
+    async fn discover(
+        &self,
+        manager: &AuthorizationManager,
+        challenge: Option<&str>,
+    ) -> Result<AuthorizationMetadata, AuthFailure> {
+        match manager.resolve_metadata_from_challenge(challenge).await {
+            Ok(resolution) => Ok(resolution.metadata),
+            // A 2025-03-26 server (no resource metadata) publishes its authorization server's
+            // metadata at its own origin, where the issuer need not be the origin: that
+            // revision predates the issuer binding, so take the document as it is.
+            Err(AuthError::AuthorizationServerMismatch { .. }) => {
+                let mut root = reqwest::Url::parse(self.url)
+                    .map_err(|e| self.failure(AuthError::UrlError(e)))?;
+                root.set_path("/.well-known/oauth-authorization-server");
+                root.set_query(None);
+                fetch_metadata(
+                    self.server,
+                    "the server's authorization metadata",
+                    root.as_str(),
+                )
+                .await
+            }
+            Err(e) => Err(self.failure(e)),
+        }
     }
 
     /// A manager whose token requests carry DPoP proofs signed with `key`, for the
@@ -202,7 +220,8 @@ pub(crate) async fn login(
         match (&target.oauth.client_id, &target.oauth.client_metadata_url) {
             (Some(id), _) => (id.clone(), target.oauth.client_secret.clone()),
             (None, Some(url)) if supports_cimd => (url.clone(), None),
-            (None, _) if metadata.registration_endpoint.is_some() => {
+            (None, _) if let Some(registration) = &metadata.registration_endpoint => {
+                endpoint::check(target.server, "registration_endpoint", registration)?;
                 let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
                 let registered = manager
                     .register_client(target.client_name, &redirect.uri, &scope_refs)
@@ -267,6 +286,12 @@ pub(crate) async fn refresh(
     record: &Record,
 ) -> Result<Option<Record>, AuthFailure> {
     crate::net::install_tls_provider();
+    // The record may predate the endpoint rule: the refresh token goes nowhere it forbids.
+    endpoint::check(
+        target.server,
+        "token_endpoint",
+        &record.metadata.token_endpoint,
+    )?;
     // A DPoP-bound token is refreshed with a proof of the same key.
     let mut manager = match record.dpop_key.as_deref().and_then(DpopKey::from_stored) {
         Some(key) => target.dpop_manager(&record.metadata, Arc::new(key)).await?,

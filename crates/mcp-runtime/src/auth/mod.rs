@@ -20,6 +20,11 @@
 //!   it where it says it will (`iss`, RFC 9207), and when a server moves to another
 //!   authorization server the next 401 leads to a login there; nothing the old one issued is
 //!   presented to the new one.
+//! - Nothing is sent in the clear: every endpoint a flow reaches (the resource's
+//!   `authorization_servers`, the authorization server's `issuer`, `token_endpoint`,
+//!   `registration_endpoint` and `authorization_endpoint`, a configured metadata URL) must be
+//!   `https:`, or `http:` on loopback ([`ENDPOINT_RULE`]), before the first request to it;
+//!   otherwise the flow fails with [`AuthFailure::InsecureEndpoint`] naming the field.
 //! - Where the authorization server offers it, tokens are DPoP-bound (RFC 9449) to a key of
 //!   the login's own, and every request carries a proof.
 //! - Without a person: client credentials (in the config), enterprise-managed authorization
@@ -43,6 +48,7 @@
 mod authorizer;
 pub(crate) mod credential;
 mod dpop;
+mod endpoint;
 mod enterprise;
 mod flow;
 mod store;
@@ -57,6 +63,7 @@ pub use authorizer::{
     AuthorizeError, Authorizer, BoxFuture, CALLBACK_PATH, Headless, LOGIN_TIMEOUT, LoopbackBrowser,
     Redirect, WEB_PAGE_RULE, web_page,
 };
+pub use endpoint::ENDPOINT_RULE;
 pub use enterprise::{EnterpriseLogin, enterprise_access_token};
 pub use store::{CREDENTIALS_FILE, CredentialStore, StoreError};
 pub use workload::{JWT_BEARER_GRANT, WorkloadLogin, workload_access_token};
@@ -169,6 +176,17 @@ pub enum AuthFailure {
         /// What happened.
         message: String,
     },
+    /// An endpoint named by an authorization server's or a resource's metadata, or by the
+    /// config, is not one OAuth requests may go to ([`ENDPOINT_RULE`]). Nothing was sent to it.
+    #[error("OAuth with `{server}` refused: {field} {url}: {ENDPOINT_RULE}")]
+    InsecureEndpoint {
+        /// Server name.
+        server: String,
+        /// Which endpoint: the metadata field (`token_endpoint`, `issuer`, ...) or config key.
+        field: String,
+        /// The URL, without query or user info.
+        url: String,
+    },
     /// The credential store failed.
     #[error("{0}")]
     Store(String),
@@ -216,7 +234,8 @@ impl AuthFailure {
             | AuthFailure::Expired { server }
             | AuthFailure::InsufficientScope { server, .. }
             | AuthFailure::Interactive { server, .. }
-            | AuthFailure::Oauth { server, .. } => Some(server),
+            | AuthFailure::Oauth { server, .. }
+            | AuthFailure::InsecureEndpoint { server, .. } => Some(server),
             AuthFailure::NotRemote(server) => Some(server),
             AuthFailure::Store(_) => None,
         }

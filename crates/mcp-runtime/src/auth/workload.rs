@@ -11,7 +11,7 @@ use std::time::Duration;
 use rmcp::transport::auth::AuthorizationManager;
 use serde::Deserialize;
 
-use super::{AuthFailure, printable};
+use super::{AuthFailure, endpoint, printable};
 
 /// The grant type of RFC 7523 §2.1.
 pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -62,6 +62,7 @@ pub async fn workload_access_token(
         message,
     };
     let client = crate::net::shared_client().map_err(failed)?;
+    endpoint::check_resource_metadata(server, url, None).await?;
     let manager = AuthorizationManager::new(url)
         .await
         .map_err(|e| failed(e.to_string()))?;
@@ -70,6 +71,8 @@ pub async fn workload_access_token(
         .await
         .map_err(|e| failed(e.to_string()))?
         .metadata;
+    // The assertion is a bearer credential: it goes to no endpoint in the clear.
+    endpoint::check_metadata(server, &metadata)?;
     let mut form = vec![
         ("grant_type", JWT_BEARER_GRANT.to_owned()),
         ("assertion", login.assertion.clone()),

@@ -25,7 +25,8 @@
 //! (`prompts/get`, answering what the server asks for first), `ask` (a call's own route for
 //! the server's questions, which a gateway points at its client), `listen`
 //! (`subscriptions/listen` on 2026-07-28 connections), `subscribe` (log level and resource
-//! subscriptions), `lost` (answers lost with their stream, 2026-07-28), `requests` (one
+//! subscriptions), `lost` (answers lost with their stream, 2026-07-28), `drain` (answers
+//! still coming on an expired streamable HTTP session, waited for), `requests` (one
 //! request and its errors), `tally` (log lines counted in the order they arrive),
 //! `elicitation` (the host callback's types), `listing` (bounded
 //! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
@@ -54,6 +55,7 @@ pub(crate) mod ask;
 mod cap;
 mod decode;
 mod direct;
+mod drain;
 mod elicitation;
 pub mod era;
 mod error;

@@ -60,16 +60,21 @@ pub(super) async fn start(server: &str, cfg: &StdioConfig) -> std::io::Result<Sp
     by_host(server, cfg).await
 }
 
-/// The whole environment of a server: the host's, with the configured values over it.
+/// The whole environment of a server: the host's, with the configured values over it, and the
+/// nesting count over those (see `nesting`).
 fn server_env(cfg: &StdioConfig) -> Vec<(OsString, OsString)> {
+    let nesting = crate::nesting::NESTING_ENV;
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(name, _)| !name.to_str().is_some_and(|name| cfg.env.contains_key(name)))
+        .chain(
+            cfg.env
+                .iter()
+                .map(|(name, value)| (name.into(), value.into())),
+        )
+        .filter(|(name, _)| name != nesting)
         .collect();
-    env.extend(
-        cfg.env
-            .iter()
-            .map(|(name, value)| (name.into(), value.into())),
-    );
+    // After the configured values, so that no config resets the count.
+    env.push((nesting.into(), crate::nesting::child_value()));
     env
 }
 
@@ -137,6 +142,8 @@ async fn by_host(server: &str, cfg: &StdioConfig) -> std::io::Result<Spawned> {
     command
         .args(&cfg.args)
         .envs(&cfg.env)
+        // After the configured values, so that no config resets the count.
+        .env(crate::nesting::NESTING_ENV, crate::nesting::child_value())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -379,6 +386,12 @@ mod tests {
         let paths: Vec<_> = env.iter().filter(|(name, _)| name == "PATH").collect();
         assert_eq!(paths.len(), 1, "{paths:?}");
         assert_eq!(paths[0].1, "/configured");
+        let nesting: Vec<_> = env
+            .iter()
+            .filter(|(name, _)| name == crate::nesting::NESTING_ENV)
+            .collect();
+        assert_eq!(nesting.len(), 1, "{nesting:?}");
+        assert_eq!(nesting[0].1, crate::nesting::child_value());
         if let Some(home) = std::env::var_os("HOME") {
             assert!(
                 env.iter()

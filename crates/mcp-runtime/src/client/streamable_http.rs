@@ -3,9 +3,11 @@
 //! rmcp's transport worker runs the protocol: the session id, the `initialize` barrier, JSON or
 //! SSE responses, the GET listener, resuming a dropped stream with `Last-Event-ID` after the
 //! server's `retry:` delay, one re-initialisation when the session expires (404), and `DELETE`
-//! on close. It does so through [`HttpClient`], our implementation of its HTTP backend, so that
-//! requests go through the process's pooled client and failures keep what a person needs to
-//! know: the status, the start of the body and the `WWW-Authenticate` challenge.
+//! on close. A 404 reaches rmcp once the answers still coming on the expired session's streams
+//! have arrived (see [`super::drain`]). It does so through [`HttpClient`], our implementation
+//! of its HTTP backend, so that requests go through the process's pooled client and failures
+//! keep what a person needs to know: the status, the start of the body and the
+//! `WWW-Authenticate` challenge.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -25,6 +27,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
+use super::drain::{DRAIN_BOUND, OpenStreams};
 use super::era::ProbeState;
 use super::http::{HttpError, auth_failed, status_error};
 use super::sse;
@@ -77,6 +80,7 @@ pub(crate) fn transport(
     config.retry_config = Arc::new(backoff);
     let client = HttpClient {
         inner: client,
+        open: OpenStreams::default(),
         overflowed: Arc::default(),
         listener,
         auth,
@@ -129,6 +133,8 @@ impl Drop for SettleOnDrop {
 #[derive(Clone)]
 pub(crate) struct HttpClient {
     inner: reqwest::Client,
+    /// The response streams open on each session, waited for when the session expires.
+    open: OpenStreams,
     /// Set when an event stream carried an event over the size limit. rmcp takes that for a
     /// dropped stream and resumes it, which would fetch the same event again and again; the
     /// next resumption is refused instead, which ends the stream and fails its request.
@@ -237,8 +243,13 @@ impl HttpClient {
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
             return Ok(StreamableHttpPostResponse::Accepted);
         }
-        // Only a request that named a session can find it expired; rmcp then re-initialises.
-        if status == StatusCode::NOT_FOUND && session_id.is_some() {
+        // Only a request that named a session can find it expired; rmcp then re-initialises,
+        // dropping the old session's streams: the answers still on them come in first.
+        if status == StatusCode::NOT_FOUND
+            && let Some(session) = &session_id
+        {
+            drop(response);
+            self.open.settled(session, DRAIN_BOUND).await;
             return Err(StreamableHttpError::SessionExpired);
         }
         let new_session = response
@@ -271,11 +282,14 @@ impl HttpClient {
             return Err(StreamableHttpError::Client(status_error(response).await));
         }
         if is(&content_type, EVENT_STREAM) {
-            let events = self.raw.observe_events(sse::events(
+            let mut events = self.raw.observe_events(sse::events(
                 response.bytes_stream(),
                 limits.max_sse_event_size,
                 Some(self.overflowed.clone()),
             ));
+            if let Some(session) = session_id {
+                events = self.open.track(session, events);
+            }
             return Ok(StreamableHttpPostResponse::Sse(events, new_session));
         }
         if is(&content_type, JSON) {
@@ -355,11 +369,16 @@ impl HttpClient {
         if !is(&content_type, EVENT_STREAM) {
             return Err(StreamableHttpError::UnexpectedContentType(content_type));
         }
-        Ok(self.raw.observe_events(sse::events(
+        let events = self.raw.observe_events(sse::events(
             response.bytes_stream(),
             max_event_bytes,
             Some(self.overflowed.clone()),
-        )))
+        ));
+        // A resumed response stream carries answers too; the standalone listener does not end.
+        Ok(match (session_id, last_event_id) {
+            (Some(session), Some(_)) => self.open.track(session, events),
+            _ => events,
+        })
     }
 }
 

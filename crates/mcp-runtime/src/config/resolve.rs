@@ -175,7 +175,8 @@ pub(crate) fn run_command(command: &str, timeout: Duration) -> Result<String, St
         c.arg("-c").arg(command);
         c
     };
-    cmd.stdin(Stdio::null())
+    cmd.env(crate::nesting::NESTING_ENV, crate::nesting::child_value())
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     #[cfg(unix)]

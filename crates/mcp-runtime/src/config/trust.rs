@@ -3,8 +3,9 @@
 //! recorded per project path and bound to a SHA-256 hash of the project's config files and of
 //! every file their servers read (`envFile`, `{file:...}`, and project files that a user's own
 //! config reads) or run (a program or interpreter script inside the project, see
-//! [`executable_identity`]), so a changed (or added, or removed) file asks again. Each file's
-//! own digest is kept too, so that the file that changed can be named.
+//! [`executable_identity`], and the code a loader variable such as `NODE_OPTIONS` or
+//! `PYTHONPATH` names, see [`LOADER_VARIABLES`]), so a changed (or added, or removed) file asks
+//! again. Each file's own digest is kept too, so that the file that changed can be named.
 //!
 //! The store is one small JSON file, `$XDG_DATA_HOME/mcpr/trust.json` (default
 //! `~/.local/share/mcpr/trust.json`), mode 0600, replaced atomically (temp file + rename).
@@ -38,6 +39,14 @@ use super::formats::{self, Format};
 use super::providers::Ctx;
 use super::{ConfigError, StdioConfig};
 use crate::fsutil::{APP_DIR, BaseDir, write_atomic};
+
+mod loaders;
+mod tree;
+
+pub(crate) use loaders::loaded_paths;
+pub use loaders::{LOADER_VARIABLES, MAX_LOADER_NAMES};
+pub(crate) use tree::identities;
+pub use tree::{MAX_TREE_BYTES, MAX_TREE_ENTRIES, MAX_TREE_FILES};
 
 /// File name of the store inside `$XDG_DATA_HOME/mcpr/`.
 pub const TRUST_FILE: &str = "trust.json";
@@ -152,8 +161,9 @@ pub struct ProjectTrust {
     pub root: PathBuf,
     /// The files hashed: the project's config files, every file their servers read
     /// (`envFile`, `{file:...}`), and the project's files that servers of the user's own configs
-    /// read, and the project's files that any server runs. A file that could not be read is
-    /// left out, so its appearance changes the hash.
+    /// read, and the project's files that any server runs or loads (a directory of code past
+    /// [`MAX_TREE_FILES`] or [`MAX_TREE_BYTES`] is one entry, the directory itself). A file that
+    /// could not be read is left out, so its appearance changes the hash.
     pub files: Vec<PathBuf>,
     /// [`file_digest`] of each of `files`, in the same order.
     pub digests: Vec<String>,
@@ -357,14 +367,7 @@ pub(crate) fn run_files(
     cx: &Ctx<'_>,
     process_cwd: Option<&Path>,
 ) -> Vec<PathBuf> {
-    let mut bases: Vec<PathBuf> = Vec::new();
-    let dirs = process_cwd.into_iter().chain(std::iter::once(cx.cwd));
-    match &stdio.cwd {
-        Some(cwd) if cwd.is_absolute() => bases.push(cwd.clone()),
-        Some(cwd) => bases.extend(dirs.map(|d| d.join(cwd))),
-        None => bases.extend(dirs.map(Path::to_owned)),
-    }
-    bases.dedup();
+    let bases = working_dirs(stdio, cx, process_cwd);
     let against = |name: &str| -> Vec<PathBuf> {
         let path = Path::new(name);
         if path.is_absolute() {
@@ -441,6 +444,24 @@ pub(crate) fn run_files(
         }
     }
     unique
+}
+
+/// The directories `stdio` may start in, against which its relative paths resolve: its `cwd`
+/// when absolute, else (joined with a relative `cwd`) the process's directory and the project's.
+pub(crate) fn working_dirs(
+    stdio: &StdioConfig,
+    cx: &Ctx<'_>,
+    process_cwd: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut bases: Vec<PathBuf> = Vec::new();
+    let dirs = process_cwd.into_iter().chain(std::iter::once(cx.cwd));
+    match &stdio.cwd {
+        Some(cwd) if cwd.is_absolute() => bases.push(cwd.clone()),
+        Some(cwd) => bases.extend(dirs.map(|d| d.join(cwd))),
+        None => bases.extend(dirs.map(Path::to_owned)),
+    }
+    bases.dedup();
+    bases
 }
 
 /// A regular file the spawn could execute.

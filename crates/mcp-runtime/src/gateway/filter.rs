@@ -7,13 +7,17 @@ use crate::tools::McpTool;
 
 /// What a view offers. The default offers everything.
 ///
-/// Patterns are globs (`*` any run of characters, `?` one character).
+/// Patterns are globs (`*` any run of characters, `?` one character) and match without
+/// regard to case, except resource allow patterns (see below), so `!*delete*` hides
+/// `Delete_File` and `DELETE-ALL` too.
 ///
 /// - Tools and prompts share one namespace: their patterns match the exposed name
 ///   (`mcp_github_search`) and `<server>/<name>` (`github/search`).
 /// - Resources have patterns of their own, matched against `<server>/<uri>`
 ///   (`files/file:///docs/readme.md`); resource templates are matched the same way by their
-///   URI template.
+///   URI template. Resource allow patterns match the URI as written, case included: a client
+///   chooses the URI it reads through a template, and on most servers `file:///Docs/` is not
+///   `file:///docs/`, so a case-blind allow pattern would offer what it does not name.
 ///
 /// An item is offered when its server is in scope, it matches no deny pattern of its kind, and
 /// either the view has no allow pattern at all, or one of the allow patterns of its kind names
@@ -125,7 +129,8 @@ impl ToolFilter {
             return false;
         }
         let raw = format!("{server}/{tool}");
-        let matches = |glob: &String| glob_match(glob, name) || glob_match(glob, &raw);
+        let matches =
+            |glob: &String| glob_match_any_case(glob, name) || glob_match_any_case(glob, &raw);
         self.passes(&self.allow, &self.deny, matches)
     }
 
@@ -156,7 +161,7 @@ impl ToolFilter {
             && !self
                 .deny_resources
                 .iter()
-                .any(|glob| glob_match(glob, &raw) || glob_match(&plain_uri(glob), &plain))
+                .any(|glob| glob_match_any_case(glob, &raw) || glob_match(&plain_uri(glob), &plain))
     }
 
     /// [`allows`](Self::allows) for a built tool.
@@ -206,6 +211,18 @@ pub(crate) fn fully_decoded(text: &str) -> String {
 
 /// `*` matches any run of characters (also none), `?` exactly one; everything else itself.
 fn glob_match(pattern: &str, text: &str) -> bool {
+    glob_match_by(pattern, text, |p, t| p == t)
+}
+
+/// [`glob_match`], where a letter also matches itself in another case (`d` matches `D`).
+fn glob_match_any_case(pattern: &str, text: &str) -> bool {
+    glob_match_by(pattern, text, |p, t| {
+        p == t || p.to_lowercase().eq(t.to_lowercase())
+    })
+}
+
+/// [`glob_match`] with `same` deciding whether a pattern character matches a text character.
+fn glob_match_by(pattern: &str, text: &str, same: impl Fn(char, char) -> bool) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let text: Vec<char> = text.chars().collect();
     // Greedy matching with backtracking to the last `*`: linear in practice, no recursion.
@@ -217,7 +234,7 @@ fn glob_match(pattern: &str, text: &str) -> bool {
                 star = Some((p, t));
                 p += 1;
             }
-            Some(&c) if c == '?' || c == text[t] => {
+            Some(&c) if c == '?' || same(c, text[t]) => {
                 p += 1;
                 t += 1;
             }
@@ -300,6 +317,35 @@ mod tests {
         // Allow patterns stay literal: an encoding never widens what is offered.
         let filter = ToolFilter::default().allow_resource("fs/file:///srv/public/*");
         assert!(!filter.allows_resource("fs", "file:///srv/%70ublic/key"));
+    }
+
+    #[test]
+    fn tool_and_prompt_patterns_ignore_case() {
+        let filter = ToolFilter::default().deny("*delete*");
+        for tool in ["Delete_File", "DELETE-ALL", "delete", "unDeLeTe"] {
+            let name = format!("mcp_fs_{tool}");
+            assert!(!filter.allows(&name, "fs", tool), "{tool}");
+            assert!(!filter.allows_prompt(&name, "fs", tool), "{tool}");
+        }
+        assert!(filter.allows("mcp_fs_read_file", "fs", "read_file"));
+        // Allow patterns too, the server's part included; Unicode letters as well.
+        let filter = ToolFilter::default().allow("FS/READ_*").deny("*ÉCRIRE*");
+        assert!(filter.allows("mcp_fs_read_file", "fs", "read_file"));
+        assert!(filter.allows_prompt("mcp_fs_Read_Me", "fs", "Read_Me"));
+        assert!(!filter.allows("mcp_fs_read_écrire", "fs", "read_écrire"));
+        assert!(!filter.allows("mcp_fs_write", "fs", "write"));
+        assert!(glob_match_any_case("a?C*", "Abcdef"));
+        assert!(!glob_match_any_case("a?C", "Abcd"));
+    }
+
+    #[test]
+    fn resource_deny_patterns_ignore_case_and_allow_patterns_do_not() {
+        let filter = ToolFilter::default().deny_resource("*SECRET*");
+        assert!(!filter.allows_resource("fs", "mock://fs/secret"));
+        assert!(!filter.allows_resource("FS", "mock://fs/Secret-1"));
+        let filter = ToolFilter::default().allow_resource("fs/file:///docs/*");
+        assert!(filter.allows_resource("fs", "file:///docs/a.md"));
+        assert!(!filter.allows_resource("fs", "file:///DOCS/a.md"));
     }
 
     #[test]

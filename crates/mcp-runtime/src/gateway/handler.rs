@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::Gateway;
 use super::catalog::CatalogError;
-use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool};
+use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, Session, invoke_arguments, unknown_tool};
 use super::input::{Asker, Outcome, Resumed, Stopped};
 use super::subscriptions::{self, Target};
 use super::view::View;
@@ -105,7 +105,9 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.inner.clients.add(context.peer);
+        self.inner
+            .clients
+            .add(context.peer, self.session.clone(), self.listing.clone());
     }
 
     /// 2026-07-28 clients listen for tool list changes and for updates of resources.
@@ -122,7 +124,12 @@ impl ServerHandler for Gateway {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         boxed(async move {
-            self.inner.clients.listen(context.sink().clone());
+            // Told of changes from the list as it is when the stream opens.
+            let listing = Arc::new(super::notify::Listing::default());
+            listing.listed(self.inner.list_digest(&self.session));
+            self.inner
+                .clients
+                .listen(context.sink().clone(), self.session.clone(), listing);
             let subscriber = self.inner.relay.next_id();
             let uris = context
                 .accepted()
@@ -301,15 +308,15 @@ impl ServerHandler for Gateway {
     ) -> Result<ListToolsResult, McpError> {
         self.wait_started().await;
         let view = self.inner.scope.view();
-        let all = self.listed(&view);
+        let all = self.inner.listed(&view);
         let discovery = &self.inner.discovery;
         if discovery.active(&view, &all) {
-            return Ok(ListToolsResult::with_all_items(discovery.listed(
-                &view,
-                &all,
-                &self.session,
-            )));
+            let listed = discovery.listed(&view, &all, &self.session);
+            self.listing.listed(digest(&listed));
+            return Ok(ListToolsResult::with_all_items(listed));
         }
+        self.listing
+            .listed(*view.digest.get_or_init(|| digest(&all)));
         let result = ListToolsResult::with_all_items(all.to_vec());
         // Caching hints are a 2026-07-28 matter: the servers' own, as they set them.
         if context
@@ -391,7 +398,7 @@ impl Gateway {
         if request.name == SEARCH_TOOL || request.name == INVOKE_TOOL {
             self.wait_started().await;
             let view = self.inner.scope.view();
-            let all = self.listed(&view);
+            let all = self.inner.listed(&view);
             if self.inner.discovery.active(&view, &all) {
                 let name = request.name.to_string();
                 return self
@@ -469,6 +476,7 @@ impl Gateway {
             let filter = &self.inner.scope.filter;
             let (result, found) = self.inner.discovery.search(view, all, filter, arguments);
             if self.session.activate(found.iter().map(String::as_str)) {
+                self.listing.told();
                 // Only this client's list changed. Sent from a task of its own so the answer
                 // is not held up by a slow client; the send itself is bounded.
                 let peer = context.peer.clone();
@@ -703,17 +711,39 @@ impl Forwarder {
     }
 }
 
-impl Gateway {
+impl super::Inner {
     /// The view's tools as the client sees them. Discovery mode consults them on every search
     /// and list, so they are kept with the view; otherwise they are built for each
     /// `tools/list`, and the gateway holds no third copy of every definition (the manager's
     /// list and the view's tools are the other two).
     fn listed(&self, view: &View) -> Arc<[Tool]> {
-        if self.inner.options.discovery == super::DiscoveryMode::Off {
+        if self.options.discovery == super::DiscoveryMode::Off {
             return listed_tools(view);
         }
         view.listed.get_or_init(|| listed_tools(view)).clone()
     }
+
+    /// The digest of what `tools/list` shows the client of `session` now, to tell it of a
+    /// change only when its own list changed (see `notify`).
+    pub(super) fn list_digest(&self, session: &Session) -> u64 {
+        let view = self.scope.view();
+        let all = self.listed(&view);
+        if self.discovery.active(&view, &all) {
+            return digest(&self.discovery.listed(&view, &all, session));
+        }
+        *view.digest.get_or_init(|| digest(&all))
+    }
+}
+
+/// A digest of a tool list as a client receives it (within this process only).
+fn digest(tools: &[Tool]) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    // A tool that cannot be written as JSON is not listed either.
+    serde_json::to_vec(tools)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The view's tools in the protocol's shape; a tool rmcp cannot represent is left out.

@@ -12,6 +12,10 @@
 //! browsers send no `Origin`. On a loopback address the `Host` header must name a loopback
 //! host (`localhost`, `127.0.0.1`, `::1` or the bound address), which stops DNS rebinding.
 //!
+//! Sessions are capped in all and per client address ([`SessionLimits`]; past a cap, `503`
+//! with `Retry-After`); one never initialised is closed after [`INIT_GRACE`], an idle one
+//! after [`IDLE_EXPIRY`]; a request for a session that is gone gets `404` (see `sessions`).
+//!
 //! ```no_run
 //! # async fn demo(gateway: mcp_runtime::gateway::Gateway) -> Result<(), mcp_runtime::gateway::GatewayError> {
 //! use mcp_runtime::gateway::http::{HttpOptions, bind};
@@ -40,7 +44,13 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
+use super::sessions::{self, Sessions};
 use super::{Gateway, GatewayError};
+
+pub use super::admission::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PEER, INIT_GRACE, SessionLimits,
+};
+pub use super::sessions::IDLE_EXPIRY;
 
 /// Where the MCP endpoint lives.
 pub const PATH: &str = "/mcp";
@@ -55,6 +65,8 @@ pub struct HttpOptions {
     pub addr: SocketAddr,
     /// Bearer token every request must carry; required unless `addr` is a loopback address.
     pub token: Option<String>,
+    /// The caps on sessions open at once.
+    pub sessions: SessionLimits,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -62,6 +74,7 @@ impl std::fmt::Debug for HttpOptions {
         f.debug_struct("HttpOptions")
             .field("addr", &self.addr)
             .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("sessions", &self.sessions)
             .finish()
     }
 }
@@ -69,12 +82,22 @@ impl std::fmt::Debug for HttpOptions {
 impl HttpOptions {
     /// Listen on `addr` without a token (loopback addresses only).
     pub fn new(addr: SocketAddr) -> Self {
-        HttpOptions { addr, token: None }
+        HttpOptions {
+            addr,
+            token: None,
+            sessions: SessionLimits::default(),
+        }
     }
 
     /// Require `token` on every request.
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self
+    }
+
+    /// Cap the sessions open at once (see [`SessionLimits`]).
+    pub fn with_session_limits(mut self, limits: SessionLimits) -> Self {
+        self.sessions = limits;
         self
     }
 }
@@ -85,6 +108,7 @@ pub struct HttpServer {
     local: SocketAddr,
     gateway: Gateway,
     token: Option<Arc<Token>>,
+    sessions: SessionLimits,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -120,6 +144,7 @@ pub async fn bind(gateway: Gateway, options: HttpOptions) -> Result<HttpServer, 
         local,
         gateway,
         token,
+        sessions: options.sessions,
     })
 }
 
@@ -154,14 +179,19 @@ impl HttpServer {
             config = config.disable_allowed_hosts();
         }
         let gateway = self.gateway;
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = Some(IDLE_EXPIRY);
+        let sessions = Sessions::new(super::relay::RelaySessions(local), self.sessions);
         let service = StreamableHttpService::new(
             // Each session gets its own client state (activated tools in discovery mode).
             move || Ok(gateway.for_new_client()),
-            Arc::new(super::relay::RelaySessions(LocalSessionManager::default())),
+            sessions,
             config,
         );
         let mut router = axum::Router::new()
             .nest_service(PATH, service)
+            // Right around the service: it answers for the session the service was asked about.
+            .layer(axum::middleware::from_fn(sessions::guard))
             .layer(axum::middleware::from_fn(session_ended))
             .layer(axum::middleware::from_fn(unrelay));
         if let Some(token) = self.token {
@@ -175,6 +205,8 @@ impl HttpServer {
                 tracing::debug!("gateway: cannot set TCP_NODELAY: {e}");
             }
         });
+        // The client's address, for the per-address cap on sessions.
+        let router = router.into_make_service_with_connect_info::<SocketAddr>();
         let serving = axum::serve(listener, router)
             .with_graceful_shutdown(async move { graceful.cancelled().await })
             .into_future();

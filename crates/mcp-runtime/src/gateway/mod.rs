@@ -57,6 +57,7 @@
 //! # }
 //! ```
 
+mod admission;
 mod catalog;
 mod channels;
 mod client_line;
@@ -70,6 +71,7 @@ mod input;
 mod notify;
 mod prompt;
 mod relay;
+mod sessions;
 #[cfg(unix)]
 mod stdio;
 mod subagent;
@@ -79,7 +81,7 @@ mod view;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rmcp::service::ServerInitializeError;
@@ -104,8 +106,8 @@ pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 use notify::Clients;
 use view::ScopedTools;
 
-/// How long tool changes are collected before clients are told (one notification per burst).
-pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
+/// How long tool changes must pause before clients are told (one notification per burst).
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
 
 /// How long `tools/list` waits for start-up at most (see [`Gateway::starting`]).
 pub const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(30);
@@ -118,7 +120,9 @@ pub struct GatewayOptions {
     pub filter: ToolFilter,
     /// How tools are named (default `mcp_<server>_<tool>`).
     pub naming: NamingStyle,
-    /// Coalescing window of `notifications/tools/list_changed`.
+    /// The quiet period of `notifications/tools/list_changed`: tool changes are collected until
+    /// they pause this long (at most twenty times as long), then each client whose own list
+    /// changed is told once.
     pub debounce: Duration,
     /// Overrides every server's tool timeout for calls through the gateway.
     pub call_timeout: Option<Duration>,
@@ -191,6 +195,8 @@ pub struct Gateway {
     inner: Arc<Inner>,
     /// The state of the one client this handler serves (see [`Gateway::for_new_client`]).
     session: Arc<discovery::Session>,
+    /// What that client was last shown of the tool list (see `notify`).
+    listing: Arc<notify::Listing>,
     /// Identifies this client to the `subscriptions` relay.
     client: u64,
     /// Served through a [`relay::RelayTransport`]: tool results go out as placeholders that
@@ -229,17 +235,7 @@ impl Gateway {
     pub fn new(manager: McpManager, options: GatewayOptions) -> Self {
         let clients = Arc::new(Clients::default());
         let stop = CancellationToken::new();
-        let notified = clients.clone();
-        tokio::spawn(notify::forward_changes(
-            manager.subscribe(),
-            options.filter.clone(),
-            options.debounce,
-            stop.clone(),
-            move || {
-                let clients = notified.clone();
-                async move { clients.notify_all().await }
-            },
-        ));
+        let changes = manager.subscribe();
         let relay = Arc::new(subscriptions::Relay::new(
             manager.clone(),
             options.filter.clone(),
@@ -251,8 +247,27 @@ impl Gateway {
             stop.clone(),
         ));
         let (started, _) = watch::channel(true);
-        Gateway {
-            inner: Arc::new(Inner {
+        let inner = Arc::new_cyclic(|gateway: &Weak<Inner>| {
+            // Weak: the forwarder must not keep the gateway alive (it stops with the last clone).
+            let gateway = gateway.clone();
+            tokio::spawn(notify::forward_changes(
+                changes,
+                options.filter.clone(),
+                options.debounce,
+                stop.clone(),
+                move || {
+                    let gateway = gateway.clone();
+                    async move {
+                        if let Some(inner) = gateway.upgrade() {
+                            let clients = inner.clients.clone();
+                            clients
+                                .notify_changed(|session| inner.list_digest(session))
+                                .await;
+                        }
+                    }
+                },
+            ));
+            Inner {
                 scope: ScopedTools::new(manager, options.filter.clone(), options.naming),
                 catalog: catalog::Catalog::default(),
                 discovery: discovery::Discovery::new(
@@ -265,8 +280,12 @@ impl Gateway {
                 relay,
                 started,
                 _forwarder: stop.drop_guard(),
-            }),
+            }
+        });
+        Gateway {
+            inner,
             session: Arc::default(),
+            listing: Arc::default(),
             client: 0,
             relaying: false,
         }
@@ -310,6 +329,7 @@ impl Gateway {
         Gateway {
             inner: self.inner.clone(),
             session: Arc::default(),
+            listing: Arc::default(),
             client: self.inner.relay.next_id(),
             relaying: true,
         }

@@ -150,7 +150,7 @@ fn is_large_list(message: &ServerJsonRpcMessage) -> bool {
 /// Return freed memory to the system. glibc keeps what a large answer took in its arenas
 /// after it is freed, so an idle gateway would hold the peak of its largest list for good;
 /// trimming costs a walk of the free lists, once per large list.
-fn give_back_memory() {
+pub(crate) fn give_back_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: `malloc_trim` only releases free memory of the allocator's own arenas.
     unsafe {

@@ -52,6 +52,8 @@ pub(crate) struct View {
     pub tools: Vec<Arc<McpTool>>,
     /// The tools in the protocol's shape, converted once per view by the gateway.
     pub listed: OnceLock<Arc<[rmcp::model::Tool]>>,
+    /// The digest of the full list a client is shown, taken once per view by the gateway.
+    pub digest: OnceLock<u64>,
 }
 
 impl View {
@@ -64,6 +66,7 @@ impl View {
         View {
             tools,
             listed: OnceLock::new(),
+            digest: OnceLock::new(),
         }
     }
 

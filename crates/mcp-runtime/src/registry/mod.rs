@@ -5,7 +5,8 @@
 //! - [`RegistryClient`]: `GET /v0.1/servers` (search, paging) and
 //!   `GET /v0.1/servers/{name}/versions/{version}`, with a short answer cache;
 //! - [`plan`] / [`Plan::build`]: a config entry from an entry (npm, PyPI, OCI, MCP bundles,
-//!   remotes), with the values the user must give;
+//!   remotes), with the values the user must give; what an entry may decide is limited by
+//!   [`install::rules`] (a broken rule is [`RegistryError::Refused`]);
 //! - [`install_bundle`]: download, check and unpack an MCP bundle;
 //! - [`SecretStore`]: secret values, kept out of config files and put in when a server starts.
 //!
@@ -41,7 +42,8 @@ pub use crate::config::secrets;
 pub use bundle::{UnpackedBundle, install_bundle, install_bundle_with};
 pub use client::{CACHE_TTL, DEFAULT_REGISTRY, RegistryClient};
 pub use install::{
-    BundleCommand, InstallKind, Installed, Need, Plan, SECRET_PREFIX, ValueSource, Values, plan,
+    BundleCommand, InstallKind, Installed, Need, Plan, Refusal, Rule, SECRET_PREFIX, ValueSource,
+    Values, plan, plans,
 };
 pub use model::{ServerJson, ServerList, ServerResponse, Status};
 pub use secrets::SecretStore;
@@ -125,6 +127,18 @@ pub enum RegistryError {
         server: String,
         /// The flags that give them (`--env NAME`).
         values: Vec<String>,
+    },
+    /// The entry asks for something a registry entry may not decide (a privileged container
+    /// flag, a runner option, a version range, a loader variable, a plain-http URL, ...). No
+    /// value or option of the user's changes this: the entry is not installed.
+    #[error("server `{server}`: `{field}`: {rule}; a registry entry cannot decide this")]
+    Refused {
+        /// The server.
+        server: String,
+        /// The field of `server.json` (`packages[0].runtimeArguments`, `remotes[0].url`).
+        field: String,
+        /// The rule it breaks (boxed: it is the largest error of all).
+        rule: Box<Rule>,
     },
     /// A given value is not acceptable.
     #[error("server `{server}`: {message}")]

@@ -497,6 +497,54 @@ async fn an_expired_session_is_reinitialised_once() {
     .await;
 }
 
+/// Calls still running when their session expires keep their answers: the new session is
+/// opened only once they have arrived, and only the calls the server refused with 404 are
+/// sent again.
+#[tokio::test]
+async fn calls_running_when_the_session_expires_keep_their_answers() {
+    bounded(async {
+        let dir = temp_dir();
+        let record = dir.path().join("record.jsonl");
+        let mock = HttpMock::http(&[
+            "--expire-session-after",
+            "4",
+            "--call-delay",
+            "300",
+            "--record",
+            record.to_str().unwrap(),
+        ]);
+        let client = connect(&mock.config(None)).await.unwrap();
+        // Four calls are taken by the session; the next four find it expired while the first
+        // four still run.
+        let calls = (0..8).map(|i| {
+            let client = &client;
+            async move {
+                let text = format!("call-{i}");
+                let out = client
+                    .call_tool("echo", args(json!({"text": text})), CallOptions::default())
+                    .await;
+                (text, out)
+            }
+        });
+        for (text, out) in futures::future::join_all(calls).await {
+            match out {
+                Ok(out) => assert_eq!(out.text(), text),
+                Err(e) => panic!("{text} failed: {e}"),
+            }
+        }
+        client.close().await;
+        let lines = recorded(&record);
+        assert_eq!(posts(&lines, "initialize").len(), 2, "one new session");
+        let calls = posts(&lines, "tools/call");
+        assert_eq!(
+            calls.len(),
+            12,
+            "only the four refused calls are sent again"
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn slow_sse_is_waited_for_within_the_call_timeout() {
     bounded(async {

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Everything the registry sends is shown with control characters escaped: it is written by
-//! whoever published the entry.
+//! whoever published the entry. What an entry may decide is limited by the library's rules
+//! (`mcp_runtime::registry::install::rules`): `show` marks each package or remote that breaks one,
+//! and `add` refuses it (exit 2) before anything is asked for or written, `--force` or not.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -21,6 +23,7 @@ use mcp_runtime::registry::{
     ServerResponse, Status, ValueSource, Values,
 };
 
+use crate::advice::Advise as _;
 use crate::cli::GlobalArgs;
 use crate::exit::{self, Failure, Outcome};
 use crate::term;
@@ -141,7 +144,7 @@ fn fail(e: registry::RegistryError) -> Failure {
         registry::RegistryError::Unreachable { .. } | registry::RegistryError::Status { .. } => {
             Failure::connection(e)
         }
-        other => Failure::usage(other),
+        other => Failure::usage(other.explained()),
     }
 }
 
@@ -231,6 +234,16 @@ async fn run_show(client: &RegistryClient, args: ShowArgs) -> Outcome {
         println!("  Status: {}", entry.status());
     }
     println!("  Offers: {}", term::line(&server.kinds().join(", ")));
+    for way in registry::plans(server) {
+        match way.refusal() {
+            Some(refusal) => println!(
+                "    {}: cannot be installed: {}",
+                term::line(&label(&way)),
+                term::line(&format!("`{}`: {}", refusal.field, refusal.rule))
+            ),
+            None => println!("    {}", term::line(&label(&way))),
+        }
+    }
     let plan = registry::plan(server, args.kind.map(Into::into)).map_err(fail)?;
     let values = Values::default();
     match plan.build(&server.name, &values, None) {
@@ -242,6 +255,15 @@ async fn run_show(client: &RegistryClient, args: ShowArgs) -> Outcome {
                 term::line(&format!("{}: {}", shown.transport, shown.target()))
             );
         }
+        Err(registry::RegistryError::Refused { .. }) => println!(
+            "  Installs: nothing: its {} {} cannot be installed",
+            plan.kind,
+            if plan.remote.is_some() {
+                "remote"
+            } else {
+                "package"
+            }
+        ),
         Err(_) => println!(
             "  Installs: {} (once the required values are given)",
             plan.kind
@@ -257,6 +279,20 @@ async fn run_show(client: &RegistryClient, args: ShowArgs) -> Outcome {
         }
     }
     Ok(exit::OK)
+}
+
+/// `npm @scope/name 1.2.3`, `remote https://host/mcp`: one way to install a server.
+fn label(plan: &Plan) -> String {
+    match (&plan.package, &plan.remote) {
+        (Some(package), _) => format!(
+            "{} {} {}",
+            plan.kind,
+            package.identifier,
+            package.version.as_deref().unwrap_or("(no version)")
+        ),
+        (None, Some(remote)) => format!("remote {}", remote.url),
+        (None, None) => plan.kind.to_string(),
+    }
 }
 
 /// `--env API_KEY (required, secret): what it is [default: x]`.
@@ -418,6 +454,12 @@ pub async fn add(global: &GlobalArgs, args: FromRegistry<'_>) -> Outcome {
         Status::Active => {}
     }
     let plan = registry::plan(&entry.server, args.kind.map(Into::into)).map_err(fail)?;
+    // What the entry may not decide is refused before anything is asked for or written.
+    if let Err(e @ registry::RegistryError::Refused { .. }) =
+        plan.build(args.name, &values, Some(&Default::default()))
+    {
+        return Err(fail(e));
+    }
     // A value the entry does not ask for would be dropped silently: a typo, or a secret given
     // under the wrong name.
     let needs = plan.needs();

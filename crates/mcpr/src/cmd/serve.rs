@@ -14,7 +14,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_runtime::config::watch::ConfigWatch;
-use mcp_runtime::gateway::http::{self, HttpOptions};
+use mcp_runtime::gateway::http::{
+    self, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PEER, HttpOptions, SessionLimits,
+};
 use mcp_runtime::gateway::{DiscoveryMode, Gateway, GatewayError, GatewayOptions, ToolFilter};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use mcp_runtime::tools::NamingStyle;
@@ -27,6 +29,24 @@ use crate::exit::{self, Failure, Outcome};
 /// The environment variable holding the HTTP bearer token (when no --token-file is given).
 const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
 
+/// Refuse to serve when too many mcpr processes stand above this one: a config that runs
+/// `mcpr serve` through a wrapper, which discovery cannot see through, would otherwise start
+/// gateways without bound.
+fn refuse_too_deep() -> Result<(), Failure> {
+    use mcp_runtime::nesting::{self, MAX_GATEWAY_DEPTH, NESTING_ENV};
+    if !nesting::gateway_too_deep() {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "refusing to start a gateway nested {} levels deep ({NESTING_ENV}={}; at most \
+         {MAX_GATEWAY_DEPTH}): a config that mcpr reads starts `mcpr serve`, through a script or \
+         `sh -c`, so each gateway would start another. Give a gateway that another mcpr starts its \
+         own servers: `mcpr serve --strict-config --config FILE`",
+        nesting::depth(),
+        nesting::depth(),
+    )))
+}
+
 /// Arguments of `mcpr serve`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -34,12 +54,22 @@ const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
         of --tools and --deny-tools match that name or `<server>/<name>`. Resources keep their \
         URI; patterns of --resources and --deny-resources match `<server>/<uri>`. Once any \
         allow pattern (--tools or --resources) is given, the view offers only what the allow \
-        patterns name: --tools alone offers no resource. A resource is read from a server only \
-        if that server listed its URI or has a resource template for it.\n\n\
+        patterns name: --tools alone offers no resource. Patterns match without regard to \
+        case (--deny-tools '*delete*' hides Delete_File and DELETE-ALL), except --resources, \
+        which matches the URI's case as written. A resource is read from a server only if that \
+        server listed its URI or has a resource template for it.\n\n\
         Over HTTP, a request with an Origin header other than the gateway's own is refused \
         (403). On a loopback address without a token, every local user and process can call \
         your tools: give --token-file (or MCPR_GATEWAY_TOKEN) to require a bearer token there \
         too.\n\n\
+        HTTP sessions are capped: at most --max-sessions open at once (default 512), and \
+        --max-sessions-per-address from one client address (default 64; an IPv6 address \
+        counts by its /64). Past a cap, `initialize` gets 503 with a Retry-After header. A \
+        session whose client sends neither notifications/initialized nor a request within \
+        10 s is closed; when all sessions are taken, such sessions of the busiest address \
+        make room for a client of a quieter one. An initialised session is closed after 5 \
+        minutes without a message. A request for a session that is unknown or gone gets 404, \
+        so that its client starts a new one.\n\n\
         With --discovery, clients list two tools instead of every tool: mcpr_search_tools, \
         which finds tools for a task and adds them to that client's list (the client is sent \
         notifications/tools/list_changed), and mcpr_invoke_tool, which calls a tool by name \
@@ -65,6 +95,26 @@ pub struct ServeArgs {
     /// content of FILE (default: $MCPR_GATEWAY_TOKEN, if set).
     #[arg(long, value_name = "FILE", requires = "http")]
     pub token_file: Option<PathBuf>,
+    /// HTTP sessions open at once, from all clients together; past it, `initialize` gets 503
+    /// with Retry-After.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "http",
+        default_value_t = DEFAULT_MAX_SESSIONS as u64,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_sessions: u64,
+    /// HTTP sessions open at once from one client address (an IPv6 address counts by its
+    /// /64); past it, `initialize` gets 503 with Retry-After.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "http",
+        default_value_t = DEFAULT_MAX_SESSIONS_PER_PEER as u64,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_sessions_per_address: u64,
     /// Only these servers (comma-separated; repeatable).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub servers: Vec<String>,
@@ -116,6 +166,7 @@ pub struct ServeArgs {
 }
 
 pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
+    refuse_too_deep()?;
     let mut discovery = crate::discovery::discover_some(global)?;
     if !args.servers.is_empty() {
         let unknown: Vec<&str> = args
@@ -205,7 +256,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     let serving = async {
         match args.http {
             None => serve_stdio(gateway).await,
-            Some(addr) => serve_http(gateway, addr, token).await,
+            Some(addr) => serve_http(gateway, addr, token, session_limits(&args)).await,
         }
     };
     let served = match watch {
@@ -277,9 +328,24 @@ fn token_required(error: GatewayError) -> Failure {
     Failure::usage(format!("{error} (--token-file FILE or {TOKEN_ENV})"))
 }
 
+/// The caps on HTTP sessions, as given (a count past the address space is no cap).
+fn session_limits(args: &ServeArgs) -> SessionLimits {
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    SessionLimits {
+        max_sessions: count(args.max_sessions),
+        max_per_peer: count(args.max_sessions_per_address),
+    }
+}
+
 /// Serve streamable HTTP until SIGINT or SIGTERM.
-async fn serve_http(gateway: Gateway, addr: SocketAddr, token: Option<String>) -> Outcome {
-    let options = HttpOptions { addr, token };
+async fn serve_http(
+    gateway: Gateway,
+    addr: SocketAddr,
+    token: Option<String>,
+    sessions: SessionLimits,
+) -> Outcome {
+    let mut options = HttpOptions::new(addr).with_session_limits(sessions);
+    options.token = token;
     let server = http::bind(gateway, options).await.map_err(|e| match e {
         GatewayError::TokenRequired { .. } => token_required(e),
         other => Failure::connection(other),
@@ -371,4 +437,26 @@ fn filter(args: &ServeArgs) -> ToolFilter {
         filter = filter.deny_resource(glob.clone());
     }
     filter
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Args as _;
+    use mcp_runtime::gateway::http::{IDLE_EXPIRY, INIT_GRACE};
+
+    use super::*;
+
+    #[test]
+    fn the_help_states_the_session_limits_in_force() {
+        let command = ServeArgs::augment_args(clap::Command::new("serve"));
+        let help = command.get_after_help().expect("an after help").to_string();
+        for stated in [
+            format!("(default {DEFAULT_MAX_SESSIONS})"),
+            format!("(default {DEFAULT_MAX_SESSIONS_PER_PEER};"),
+            format!("within {} s", INIT_GRACE.as_secs()),
+            format!("after {} minutes", IDLE_EXPIRY.as_secs() / 60),
+        ] {
+            assert!(help.contains(&stated), "{stated:?} not in {help}");
+        }
+    }
 }

@@ -4,6 +4,8 @@
 
 mod add;
 mod answers;
+mod rules;
+mod started;
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -213,11 +215,21 @@ const PAGE: usize = 3;
 
 impl Registry {
     fn start() -> Registry {
+        Registry::start_with(Vec::new())
+    }
+
+    /// The registry with `extra` active entries (each a `server.json`) after the usual ones.
+    fn start_with(extra: Vec<Value>) -> Registry {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let bundle = bundle_bytes();
         let sha = hex(&bundle);
-        let entries = Arc::new(entries(&url, &sha));
+        let mut entries = entries(&url, &sha);
+        for server in extra {
+            let name = server["name"].as_str().unwrap().to_owned();
+            entries.push((name, json!({"server": server, "_meta": meta("active")})));
+        }
+        let entries = Arc::new(entries);
         let bundle = Arc::new(bundle);
         let hits = Arc::new(AtomicUsize::new(0));
         let counter = hits.clone();
@@ -347,7 +359,8 @@ fn home() -> PathBuf {
     dir
 }
 
-fn mcpr_in(home: &Path, cwd: &Path, registry: &str, args: &[&str]) -> Output {
+/// `mcpr ARGS` in `cwd`, with `home` as its home and `registry` as its registry.
+fn command(home: &Path, cwd: &Path, registry: &str, args: &[&str]) -> Command {
     let mut command = Command::new(MCPR);
     command
         .args(args)
@@ -359,7 +372,12 @@ fn mcpr_in(home: &Path, cwd: &Path, registry: &str, args: &[&str]) -> Output {
         .env("MCPR_REGISTRY_URL", registry)
         // No package registry is reachable from the tests; npx must use what is installed.
         .env("npm_config_offline", "true")
-        .stdin(Stdio::null())
+        .stdin(Stdio::null());
+    command
+}
+
+fn mcpr_in(home: &Path, cwd: &Path, registry: &str, args: &[&str]) -> Output {
+    command(home, cwd, registry, args)
         .output()
         .expect("run mcpr")
 }

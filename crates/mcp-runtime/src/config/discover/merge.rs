@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 
 use super::super::expand::{self, Context, FileReads};
-use super::super::providers::RawEntry;
+use super::super::providers::{Ctx, RawEntry};
 use super::super::trust::{
-    ProjectTrust, ProjectTrustState, executable_identity, is_in_project, run_files,
+    ProjectTrust, ProjectTrustState, executable_identity, identities, is_in_project, loaded_paths,
+    run_files, working_dirs,
 };
-use super::super::{ConfigError, ServerConfig, Transport, server_from_json};
+use super::super::{ConfigError, ServerConfig, StdioConfig, Transport, server_from_json};
+use super::itself;
 use super::scan::{Origin, Scan};
 use super::{
     DiscoveredServer, Discovery, DiscoveryOptions, Level, PendingReason, ServerSource, ServerState,
@@ -32,8 +34,11 @@ pub(super) struct Prepared {
     reads: Vec<PathBuf>,
     /// For a definition outside the project: the files it reads inside the project.
     project_reads: Vec<PathBuf>,
-    /// The files inside the project it would run.
+    /// The files inside the project it would run, and the files and directories its loader
+    /// variables make it load code from.
     runs: Vec<PathBuf>,
+    /// It runs mcpr's gateway over the configs being read (see [`super::itself`]).
+    starts_itself: bool,
 }
 
 /// Validate and expand every definition, recording the files each reads and, for a local
@@ -89,21 +94,28 @@ pub(super) fn prepare(
                 extra.push((path.clone(), bytes.clone()));
             }
         }
-        let runs = match &expanded {
+        let (runs, bound) = match &expanded {
             Some(Ok(ServerConfig {
                 transport: Transport::Stdio(stdio),
                 ..
-            })) => run_files(stdio, &scan.cx, process_cwd.as_deref())
-                .into_iter()
-                .filter(|path| is_in_project(path, &scan.cx, homes))
-                .collect(),
-            _ => Vec::new(),
+            })) => project_code(stdio, &scan.cx, process_cwd.as_deref(), homes),
+            _ => (Vec::new(), Vec::new()),
         };
-        for path in &runs {
-            if !extra.iter().any(|(p, _)| p == path)
-                && let Some(identity) = executable_identity(path)
-            {
-                extra.push((path.clone(), identity));
+        let starts_itself = match &expanded {
+            Some(Ok(ServerConfig {
+                transport: Transport::Stdio(stdio),
+                ..
+            })) => itself::starts_gateway_over_same_configs(
+                stdio,
+                &entry.path,
+                &scan.cx,
+                process_cwd.as_deref(),
+            ),
+            _ => false,
+        };
+        for (path, identity) in bound {
+            if !extra.iter().any(|(p, _)| *p == path) {
+                extra.push((path, identity));
             }
         }
         prepared.push(Prepared {
@@ -115,10 +127,39 @@ pub(super) fn prepare(
             reads: reads.into_iter().map(|(p, _)| p).collect(),
             project_reads,
             runs,
+            starts_itself,
         });
     }
 
     (prepared, extra)
+}
+
+/// What starting `stdio` runs or loads from the project: its program, its interpreter's script
+/// and that script's flag files, and what its loader variables (`NODE_OPTIONS`, `PYTHONPATH`,
+/// ...) name. Returns those paths, and what trust binds to for them: each file's identity, and
+/// for a directory its files' (or its listing's, past the bounds).
+fn project_code(
+    stdio: &StdioConfig,
+    cx: &Ctx<'_>,
+    process_cwd: Option<&Path>,
+    homes: &[&Path],
+) -> (Vec<PathBuf>, Vec<(PathBuf, Vec<u8>)>) {
+    let mut runs: Vec<PathBuf> = Vec::new();
+    let mut bound: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for path in run_files(stdio, cx, process_cwd) {
+        if is_in_project(&path, cx, homes) {
+            bound.extend(executable_identity(&path).map(|identity| (path.clone(), identity)));
+            runs.push(path);
+        }
+    }
+    let dirs = working_dirs(stdio, cx, process_cwd);
+    for loaded in loaded_paths(&stdio.env, &dirs) {
+        if is_in_project(&loaded.path, cx, homes) && !runs.contains(&loaded.path) {
+            bound.extend(identities(&loaded.path, loaded.nested));
+            runs.push(loaded.path);
+        }
+    }
+    (runs, bound)
 }
 
 /// Decide each definition in priority order: the first trusted definition of a name claims
@@ -157,6 +198,7 @@ pub(super) fn merge(
         reads,
         project_reads,
         runs,
+        starts_itself,
     } in prepared
     {
         let source = ServerSource {
@@ -262,6 +304,8 @@ pub(super) fn merge(
                 };
                 if !enabled {
                     shown.state = ServerState::Disabled;
+                } else if starts_itself {
+                    shown.state = ServerState::StartsItself;
                 } else {
                     match expand(&cfg) {
                         Ok(mut expanded) => {
@@ -291,7 +335,8 @@ pub(super) fn merge(
 }
 
 /// The reason a definition waits, when it can name files: those of its files that changed since
-/// the project was trusted, else the project files it reads from outside the project.
+/// the project was trusted (a directory it loads code from stands for the files under it), else
+/// the project files it reads from outside the project.
 fn pending_reason(
     project: &ProjectTrust,
     config: &Path,
@@ -299,11 +344,14 @@ fn pending_reason(
     outside: Option<PendingReason>,
 ) -> Option<PendingReason> {
     if project.state == ProjectTrustState::Changed {
-        let changed: Vec<PathBuf> = std::iter::once(config)
-            .chain(reads.iter().map(PathBuf::as_path))
-            .filter(|f| project.changed.iter().any(|c| c == f))
-            .map(Path::to_owned)
-            .collect();
+        let mut changed: Vec<PathBuf> = Vec::new();
+        for concerned in std::iter::once(config).chain(reads.iter().map(PathBuf::as_path)) {
+            for file in project.changed.iter().filter(|c| c.starts_with(concerned)) {
+                if !changed.contains(file) {
+                    changed.push(file.clone());
+                }
+            }
+        }
         if !changed.is_empty() {
             return Some(PendingReason::Changed(changed));
         }

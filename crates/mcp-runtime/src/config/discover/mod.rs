@@ -17,7 +17,9 @@
 //! the script a well-known interpreter is given (see
 //! [`INTERPRETERS`](super::trust::INTERPRETERS)). A definition from the user's own files that
 //! would run such a file waits for the project's trust, since the file arrived with the
-//! repository; once trusted, a change of the file's content asks again.
+//! repository; once trusted, a change of the file's content asks again. The same holds for the
+//! files and directories that a server's loader variables (`NODE_OPTIONS=--require ./hook.js`,
+//! `PYTHONPATH=./lib`, see [`LOADER_VARIABLES`](super::trust::LOADER_VARIABLES)) make it load.
 //!
 //! Enablement of the winner: the mcpr user file's `disabledServers` beats its `enabledServers`,
 //! which beats the entry's own `enabled: false` (or a host's rejection such as Claude's
@@ -38,6 +40,7 @@
 //! assert!(found.configs.contains_key("echo"));
 //! ```
 
+mod itself;
 mod merge;
 mod scan;
 mod types;

@@ -69,6 +69,10 @@ pub enum ServerState {
     },
     /// The definition is invalid or cannot be expanded; the reason names the field.
     Invalid(String),
+    /// Skipped: it runs an mcpr gateway (`mcpr serve`) over these same configs, which would
+    /// start itself again without bound. A gateway in front of chosen servers reads only its
+    /// own files: `mcpr serve --strict-config --config FILE`.
+    StartsItself,
 }
 
 impl fmt::Display for ServerState {
@@ -79,6 +83,9 @@ impl fmt::Display for ServerState {
             ServerState::PendingApproval => f.write_str("pending approval"),
             ServerState::Shadowed { by } => write!(f, "shadowed by {by}"),
             ServerState::Invalid(reason) => write!(f, "invalid: {reason}"),
+            ServerState::StartsItself => {
+                f.write_str("skipped: runs `mcpr serve` over these same configs")
+            }
         }
     }
 }
@@ -106,7 +113,10 @@ pub struct DiscoveredServer {
     /// trust binds to as well.
     pub reads: Vec<PathBuf>,
     /// The files inside the project that starting it would run (its program, or the script
-    /// given to an interpreter), which trust binds to as well.
+    /// given to an interpreter), and the files and directories inside the project that its
+    /// loader variables make it load code from (`NODE_OPTIONS=--require ./hook.js`,
+    /// `PYTHONPATH=./lib`, see [`LOADER_VARIABLES`](crate::config::trust::LOADER_VARIABLES)),
+    /// which trust binds to as well.
     pub runs: Vec<PathBuf>,
     /// Why it waits for approval, when there is more to say than "the project is not trusted".
     pub pending_reason: Option<PendingReason>,
@@ -121,8 +131,9 @@ pub enum PendingReason {
     /// A definition outside the project reads these files inside it, and the project is not
     /// trusted: their content must not reach a server before it is.
     ReadsProject(Vec<PathBuf>),
-    /// A definition outside the project runs these files inside it (its program, or the script
-    /// given to an interpreter), and the project is not trusted: they came with the project.
+    /// A definition outside the project runs these files inside it (its program, the script
+    /// given to an interpreter, or what a loader variable names), and the project is not
+    /// trusted: they came with the project.
     RunsProject(Vec<PathBuf>),
 }
 

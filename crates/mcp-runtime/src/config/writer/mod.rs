@@ -468,6 +468,12 @@ pub enum StillOff {
     /// Its entry is invalid.
     #[error("its config is invalid: {0}")]
     Invalid(String),
+    /// It runs mcpr's gateway over the same configs, which mcpr never starts.
+    #[error(
+        "it runs `mcpr serve` over these same configs, which would start itself again; a \
+         gateway in front of chosen servers takes `--strict-config --config FILE`"
+    )]
+    StartsItself,
 }
 
 /// Turn `name` on or off. A server in mcpr's user file has its `enabled` field edited; any
@@ -553,6 +559,7 @@ pub fn set_enabled(
         match &winner.state {
             ServerState::PendingApproval => Some(StillOff::PendingApproval),
             ServerState::Invalid(reason) => Some(StillOff::Invalid(reason.clone())),
+            ServerState::StartsItself => Some(StillOff::StartsItself),
             _ => None,
         }
     };

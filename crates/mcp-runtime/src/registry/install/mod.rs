@@ -11,6 +11,10 @@
 //! - A secret value (an `isSecret` input, or a template filled by one) is never put in the entry:
 //!   the entry holds a marker ([`SECRET_PREFIX`]) and the value goes to the secret store, unless
 //!   the user gave a `${VAR}` reference, which is written as is and read when the server starts.
+//! - What an entry may decide is limited ([`rules`], and `options` for runner options): package
+//!   names and exact versions, a short allowlist of runner options, no loader variables, https
+//!   (or loopback http) URLs. mcpr builds the `docker run` line itself: a variable is passed with
+//!   `-e NAME` only when the entry sets it, its value in docker's own environment.
 
 use std::collections::BTreeMap;
 
@@ -19,8 +23,13 @@ use super::model::{Argument, Input, KeyValueInput, Package, RemoteTransport, Ser
 use crate::config::expand::has_reference;
 use crate::config::resolve::is_env_name;
 use crate::config::{HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport};
+use options::{Runner, RunnerOptions};
 
 pub use crate::config::secrets::SECRET_PREFIX;
+pub use rules::{Refusal, Rule};
+
+mod options;
+pub mod rules;
 
 /// How a server is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -148,35 +157,39 @@ pub struct Plan {
     pub package: Option<Package>,
     /// The remote (for [`InstallKind::Remote`]).
     pub remote: Option<RemoteTransport>,
+    /// Its position in the entry's `packages` (or `remotes`), as error fields name it.
+    pub index: usize,
+}
+
+/// Every way to install `server`, in its order: each package of a kind mcpr runs, then each
+/// remote.
+pub fn plans(server: &ServerJson) -> Vec<Plan> {
+    let packages = server.packages.iter().enumerate().filter_map(|(index, p)| {
+        InstallKind::of_registry_type(&p.registry_type).map(|kind| Plan {
+            kind,
+            package: Some(p.clone()),
+            remote: None,
+            index,
+        })
+    });
+    let remotes = server.remotes.iter().enumerate().map(|(index, r)| Plan {
+        kind: InstallKind::Remote,
+        package: None,
+        remote: Some(r.clone()),
+        index,
+    });
+    packages.chain(remotes).collect()
 }
 
 /// Choose how to install `server`: the first package or remote of kind `prefer`, else the first
 /// package mcpr can run, else the first remote. A package of an unknown `registryType` is
 /// an error only when nothing else is offered.
 pub fn plan(server: &ServerJson, prefer: Option<InstallKind>) -> Result<Plan, RegistryError> {
-    let packages = || {
-        server
-            .packages
-            .iter()
-            .filter_map(|p| InstallKind::of_registry_type(&p.registry_type).map(|kind| (kind, p)))
-    };
-    let remote = |r: &RemoteTransport| Plan {
-        kind: InstallKind::Remote,
-        package: None,
-        remote: Some(r.clone()),
-    };
-    let package = |(kind, p): (InstallKind, &Package)| Plan {
-        kind,
-        package: Some(p.clone()),
-        remote: None,
-    };
+    let mut all = plans(server).into_iter();
+    // Packages come before remotes, so the first plan of any kind is the first package if any.
     let chosen = match prefer {
-        Some(InstallKind::Remote) => server.remotes.first().map(remote),
-        Some(want) => packages().find(|(kind, _)| *kind == want).map(package),
-        None => packages()
-            .next()
-            .map(package)
-            .or_else(|| server.remotes.first().map(remote)),
+        Some(want) => all.find(|plan| plan.kind == want),
+        None => all.next(),
     };
     if let Some(plan) = chosen {
         return Ok(plan);
@@ -217,7 +230,17 @@ impl Plan {
         walk.missing
     }
 
-    /// The config entry for `values` (and, for a bundle, its unpacked command).
+    /// The first rule this package or remote breaks with the entry's own values (its fixed
+    /// values and defaults); `None` when it can be installed once the required values are given.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let values = Values::default();
+        let mut walk = Walk::new(&values);
+        let _ = self.assemble(&mut walk, Some(&BundleCommand::default()));
+        walk.refused
+    }
+
+    /// The config entry for `values` (and, for a bundle, its unpacked command). An entry that
+    /// breaks a rule of [`rules`] is [`RegistryError::Refused`], whatever the values.
     pub fn build(
         &self,
         server: &str,
@@ -225,7 +248,15 @@ impl Plan {
         bundle: Option<&BundleCommand>,
     ) -> Result<Installed, RegistryError> {
         let mut walk = Walk::new(values);
-        let config = self.assemble(&mut walk, bundle)?;
+        let config = self.assemble(&mut walk, bundle);
+        if let Some(Refusal { field, rule }) = walk.refused.take() {
+            return Err(RegistryError::Refused {
+                server: server.to_owned(),
+                field,
+                rule: Box::new(rule),
+            });
+        }
+        let config = config?;
         if !walk.missing.is_empty() {
             return Err(RegistryError::Missing {
                 server: server.to_owned(),
@@ -254,7 +285,8 @@ impl Plan {
                 http_kind(&remote.kind).ok_or_else(|| RegistryError::UnsupportedTransport {
                     kind: remote.kind.clone(),
                 })?;
-            return Ok(walk.http(&remote.url, &remote.variables, &remote.headers, kind));
+            let field = format!("remotes[{}].url", self.index);
+            return Ok(walk.http(&field, remote, kind));
         }
         let Some(package) = &self.package else {
             return Err(RegistryError::UnsupportedTransport {
@@ -267,15 +299,50 @@ impl Plan {
                 kind: format!("{} (a package serving HTTP)", package.transport.kind),
             });
         }
+        if let Err(refusal) = rules::package(self.kind, self.index, package) {
+            walk.refuse(refusal);
+        }
         let version = package.version.as_deref().filter(|v| !v.is_empty());
+        let runner = match self.kind {
+            InstallKind::Npm => Some(Runner::Npx),
+            InstallKind::Pypi => Some(Runner::Uvx),
+            InstallKind::Oci => Some(Runner::Docker),
+            InstallKind::Mcpb | InstallKind::Remote => None,
+        };
+        let RunnerOptions {
+            words: runner_words,
+            variables,
+        } = match runner {
+            Some(runner) => {
+                let words = walk.arguments(&package.runtime_arguments);
+                options::check(runner, &words).unwrap_or_else(|rule| {
+                    let field = format!("packages[{}].runtimeArguments", self.index);
+                    walk.refuse(Refusal::new(field, rule));
+                    RunnerOptions::default()
+                })
+            }
+            None => RunnerOptions::default(),
+        };
+        let package_words = walk.arguments(&package.package_arguments);
+        // A bundle's manifest sets its own environment; the entry's variables come on top.
+        let unpacked =
+            (self.kind == InstallKind::Mcpb).then(|| bundle.cloned().unwrap_or_default());
+        if let Some(unpacked) = &unpacked {
+            walk.env.extend(unpacked.env.clone());
+        }
+        let passed = walk.variables(
+            package,
+            self.index,
+            variables,
+            self.kind == InstallKind::Oci,
+        );
         let mut args: Vec<String> = Vec::new();
         let command = match self.kind {
             InstallKind::Npm => {
-                let runtime = walk.arguments(&package.runtime_arguments);
-                if !runtime.iter().any(|a| a == "-y" || a == "--yes") {
+                if !runner_words.iter().any(|a| a == "-y" || a == "--yes") {
                     args.push("-y".into());
                 }
-                args.extend(runtime);
+                args.extend(runner_words);
                 if let Some(base) = custom_registry(package, "registry.npmjs.org") {
                     args.push(format!("--registry={base}"));
                 }
@@ -286,7 +353,7 @@ impl Plan {
                 "npx".to_owned()
             }
             InstallKind::Pypi => {
-                args.extend(walk.arguments(&package.runtime_arguments));
+                args.extend(runner_words);
                 if let Some(base) = custom_registry(package, "pypi.org") {
                     args.push(format!("--index-url={base}"));
                 }
@@ -298,36 +365,30 @@ impl Plan {
             }
             InstallKind::Oci => {
                 args.extend(["run", "-i", "--rm"].map(String::from));
-                args.extend(walk.arguments(&package.runtime_arguments));
-                // The container sees only the variables passed in; `-e NAME` takes the value from
-                // the environment docker is started with (the entry's `env`).
-                for var in &package.environment_variables {
+                args.extend(runner_words);
+                // `-e NAME` takes the value from the environment docker is started with: the
+                // entry's `env`. A name mcpr does not set there would be read from mcpr's own.
+                for name in passed.iter().filter(|name| walk.env.contains_key(*name)) {
                     args.push("-e".into());
-                    args.push(var.name.clone());
+                    args.push(name.clone());
                 }
                 args.push(oci_reference(&package.identifier, version));
                 "docker".to_owned()
             }
             InstallKind::Mcpb => {
-                let bundle = bundle.cloned().unwrap_or_default();
-                args.extend(bundle.args);
-                for (key, value) in bundle.env {
-                    walk.env.insert(key, value);
-                }
-                bundle.command
+                let unpacked = unpacked.unwrap_or_default();
+                args.extend(unpacked.args);
+                unpacked.command
             }
             InstallKind::Remote => unreachable!("handled above"),
         };
-        args.extend(walk.arguments(&package.package_arguments));
-        for var in &package.environment_variables {
-            let field = format!("env.{}", var.name);
-            let resolved = walk.key_value(ValueSource::Env, var);
-            // A container gets only what is passed in: a variable name would hand it another.
-            if let Some(value) = walk.vet(&field, resolved, self.kind == InstallKind::Oci) {
-                let value = walk.keep(format!("env.{}", var.name), value);
-                walk.env.insert(var.name.clone(), value);
+        args.extend(package_words.into_iter().map(|word| {
+            if word.secret && !word.reference {
+                format!("{SECRET_PLACEHOLDER}{}", word.value)
+            } else {
+                word.value
             }
-        }
+        }));
         // Secret arguments are replaced by markers with their final position.
         let args = args
             .into_iter()
@@ -408,6 +469,8 @@ struct Walk<'a> {
     invalid: Vec<String>,
     secrets: BTreeMap<String, String>,
     env: BTreeMap<String, String>,
+    /// The first rule the entry breaks.
+    refused: Option<Refusal>,
 }
 
 impl<'a> Walk<'a> {
@@ -419,7 +482,13 @@ impl<'a> Walk<'a> {
             invalid: Vec::new(),
             secrets: BTreeMap::new(),
             env: BTreeMap::new(),
+            refused: None,
         }
+    }
+
+    /// Record a broken rule (the first one is reported).
+    fn refuse(&mut self, refusal: Refusal) {
+        self.refused.get_or_insert(refusal);
     }
 
     /// The value of `input`, named `key` for the user: its fixed value with templates filled, or
@@ -545,11 +614,67 @@ impl<'a> Walk<'a> {
             self.secrets.insert(field, resolved.value);
             marker
         } else {
+            // A value set twice (docker's `-e NAME=...` and the variable itself) keeps no
+            // stale secret.
+            self.secrets.remove(&field);
             resolved.value
         }
     }
 
-    fn arguments(&mut self, arguments: &[Argument]) -> Vec<String> {
+    /// Set the entry's variables: docker's `-e NAME=VALUE` options (`docker`) first, then the
+    /// package's `environmentVariables` (for a `container`, a bare variable name is refused: it
+    /// would hand it another variable). Returns every name, in order, for `-e NAME`.
+    fn variables(
+        &mut self,
+        package: &Package,
+        index: usize,
+        docker: Vec<(String, Option<Resolved>)>,
+        container: bool,
+    ) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (name, value) in docker {
+            match value {
+                Some(value) => {
+                    let field = format!("env.{name}");
+                    if let Some(value) = self.vet(&field, Some(value), true) {
+                        let value = self.keep(field, value);
+                        self.env.insert(name.clone(), value);
+                    }
+                }
+                // A bare `-e NAME` for a variable the entry does not declare would be copied
+                // from mcpr's own environment.
+                None if !package
+                    .environment_variables
+                    .iter()
+                    .any(|var| var.name == name) =>
+                {
+                    let field = format!("packages[{index}].runtimeArguments");
+                    let rule = Rule::HostVariable { name: name.clone() };
+                    self.refuse(Refusal::new(field, rule));
+                }
+                None => {}
+            }
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        for var in &package.environment_variables {
+            let field = format!("env.{}", var.name);
+            let resolved = self.key_value(ValueSource::Env, var);
+            if let Some(value) = self.vet(&field, resolved, container) {
+                let value = self.keep(field, value);
+                self.env.insert(var.name.clone(), value);
+            }
+            if !names.contains(&var.name) {
+                names.push(var.name.clone());
+            }
+        }
+        names
+    }
+
+    /// The words of `arguments`: a named one is its flag and then its value, a positional one
+    /// its value. An argument without a value is left out.
+    fn arguments(&mut self, arguments: &[Argument]) -> Vec<Resolved> {
         let mut out = Vec::new();
         for argument in arguments {
             let key = argument
@@ -563,46 +688,50 @@ impl<'a> Walk<'a> {
             let Some(resolved) = self.vet(&format!("argument {key}"), resolved, false) else {
                 continue;
             };
-            let value = if resolved.secret && !resolved.reference {
-                format!("{SECRET_PLACEHOLDER}{}", resolved.value)
-            } else {
-                resolved.value
-            };
-            match (argument.kind, &argument.name) {
-                (super::model::ArgumentKind::Named, Some(name)) => {
-                    out.push(name.clone());
-                    out.push(value);
-                }
-                _ => out.push(value),
+            if let (super::model::ArgumentKind::Named, Some(name)) = (argument.kind, &argument.name)
+            {
+                out.push(Resolved {
+                    value: name.clone(),
+                    secret: false,
+                    reference: false,
+                    user_start: false,
+                });
             }
+            out.push(resolved);
         }
         out
     }
 
-    fn http(
-        &mut self,
-        url: &str,
-        variables: &BTreeMap<String, Input>,
-        headers: &[KeyValueInput],
-        kind: HttpKind,
-    ) -> ServerConfig {
+    /// The entry of a remote; `field` names its URL in errors (`remotes[0].url`).
+    fn http(&mut self, field: &str, remote: &RemoteTransport, kind: HttpKind) -> ServerConfig {
         let url_input = Input {
-            value: Some(url.to_owned()),
+            value: Some(remote.url.clone()),
             ..Input::default()
         };
-        let resolved = self.input(ValueSource::Header, "url", &url_input, variables);
+        let resolved = self.input(ValueSource::Header, "url", &url_input, &remote.variables);
         let url = match self.vet("url", resolved, false) {
-            Some(resolved) if resolved.secret && !resolved.reference => {
-                self.invalid.push(
-                    "the URL would hold a secret; give it as a `${VAR}` reference instead".into(),
-                );
+            Some(resolved) => {
+                if let Err(rule) = rules::url(&resolved.value) {
+                    self.refuse(Refusal::new(field, rule));
+                }
+                if resolved.secret && !resolved.reference {
+                    self.invalid.push(
+                        "the URL would hold a secret; give it as a `${VAR}` reference instead"
+                            .into(),
+                    );
+                }
                 resolved.value
             }
-            Some(resolved) => resolved.value,
-            None => url_input.value.unwrap_or_default(),
+            // A variable is missing (reported as such): check what the template already says.
+            None => {
+                if let Err(rule) = rules::url_template(&remote.url) {
+                    self.refuse(Refusal::new(field, rule));
+                }
+                remote.url.clone()
+            }
         };
         let mut out = BTreeMap::new();
-        for header in headers {
+        for header in &remote.headers {
             let resolved = self.key_value(ValueSource::Header, header);
             if let Some(resolved) = self.vet(&format!("headers.{}", header.name), resolved, true) {
                 let value = self.keep(format!("headers.{}", header.name), resolved);

@@ -1,0 +1,304 @@
+//! Section 8: the HTTP gateway under concurrent sessions. `echo` on `mcpr mock --http`, reached
+//! directly over streamable HTTP, through a do-nothing TCP relay (the floor of any process in
+//! the middle, see `relay`), and through `mcpr serve --http`, by 1, 8 and 32 clients at once,
+//! each with its own connection and session, calling one call after another. The paths take
+//! turns, twice each (in order, then in reverse), so that drift in the machine's load falls on
+//! all of them alike.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_runtime::client::{CallOptions, ConnectOptions, McpClient};
+use mcp_runtime::config::server_from_json;
+use serde_json::json;
+
+use crate::report::{self, Report, Table};
+use crate::{Ctx, proc};
+
+/// Where each path is in the table.
+const DIRECT: usize = 0;
+const RELAY: usize = 1;
+const GATEWAY: usize = 2;
+
+/// One path's figures at one number of sessions.
+#[derive(Default)]
+struct Figures {
+    times: Vec<Duration>,
+    calls: usize,
+    took: Duration,
+}
+
+impl Figures {
+    fn rate(&self) -> f64 {
+        self.calls as f64 / self.took.as_secs_f64().max(f64::EPSILON)
+    }
+
+    fn percentile(&self, per_cent: usize) -> Duration {
+        let i = (self.times.len() * per_cent / 100).min(self.times.len().saturating_sub(1));
+        self.times.get(i).copied().unwrap_or_default()
+    }
+}
+
+/// Start `command` and wait (bounded) for the `listening on URL` line it prints on stderr.
+fn listening(command: &mut Command, what: &str) -> Result<(proc::Group, String), String> {
+    let mut group = proc::spawn(command.stdin(Stdio::null()).stderr(Stdio::piped()))
+        .map_err(|e| format!("{what}: {e}"))?;
+    let stderr = group
+        .child()
+        .stderr
+        .take()
+        .ok_or_else(|| format!("{what}: no stderr"))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("listening on ") {
+                let _ = tx.send(url.trim().to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(30))
+        .map_err(|_| format!("{what} printed no `listening on` line"))?;
+    Ok((group, url))
+}
+
+/// `sessions` clients of `url`, connected and warmed up.
+async fn connect(url: &str, sessions: usize, warmup: usize) -> Result<Vec<Arc<McpClient>>, String> {
+    let config = server_from_json("bench", &json!({ "url": url })).map_err(|e| e.to_string())?;
+    let mut clients = Vec::with_capacity(sessions);
+    for _ in 0..sessions {
+        let client = McpClient::connect("bench", &config, &ConnectOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        clients.push(Arc::new(client));
+    }
+    let tool = tool_name(&clients[0]).await?;
+    for client in &clients {
+        for _ in 0..warmup.div_ceil(sessions) {
+            echo(client, &tool).await?;
+        }
+    }
+    Ok(clients)
+}
+
+/// The mock's `echo`, under the gateway's name when reached through it.
+async fn tool_name(client: &McpClient) -> Result<String, String> {
+    client
+        .list_tools()
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .find(|name| name.ends_with("echo"))
+        .ok_or_else(|| "no echo tool".to_owned())
+}
+
+async fn echo(client: &McpClient, tool: &str) -> Result<(), String> {
+    let arguments = json!({"message": "hello"}).as_object().cloned();
+    client
+        .call_tool(tool, arguments, CallOptions::default())
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Every client calling one call after another until `window` has passed.
+async fn run_window(clients: &[Arc<McpClient>], window: Duration) -> Result<Figures, String> {
+    let tool = tool_name(&clients[0]).await?;
+    let started = Instant::now();
+    let deadline = started + window;
+    let workers = clients.iter().map(|client| {
+        let client = client.clone();
+        let tool = tool.clone();
+        tokio::spawn(async move {
+            let mut times = Vec::new();
+            while Instant::now() < deadline {
+                let call = Instant::now();
+                echo(&client, &tool).await?;
+                times.push(call.elapsed());
+            }
+            Ok::<Vec<Duration>, String>(times)
+        })
+    });
+    let mut figures = Figures::default();
+    for worker in futures::future::join_all(workers).await {
+        figures.times.extend(worker.map_err(|e| e.to_string())??);
+    }
+    figures.took = started.elapsed();
+    figures.calls = figures.times.len();
+    Ok(figures)
+}
+
+/// Each path at each number of sessions; `urls` in the order of [`DIRECT`], [`RELAY`] and
+/// [`GATEWAY`].
+async fn measure(
+    urls: Vec<String>,
+    sessions: Vec<usize>,
+    warmup: usize,
+    window: Duration,
+) -> Result<Vec<Vec<Figures>>, String> {
+    let mut all = Vec::new();
+    for n in sessions {
+        eprintln!("» http: {n} sessions");
+        let mut paths = Vec::new();
+        for url in &urls {
+            paths.push(connect(url, n, warmup).await?);
+        }
+        let mut figures: Vec<Figures> = urls.iter().map(|_| Figures::default()).collect();
+        for i in (0..paths.len()).chain((0..paths.len()).rev()) {
+            let run = run_window(&paths[i], window).await?;
+            let kept = &mut figures[i];
+            kept.times.extend(run.times);
+            kept.calls += run.calls;
+            kept.took += run.took;
+        }
+        for clients in paths {
+            for client in clients {
+                client.close().await;
+            }
+        }
+        for kept in &mut figures {
+            kept.times.sort();
+        }
+        all.push(figures);
+    }
+    Ok(all)
+}
+
+pub fn run(ctx: &Ctx, report: &mut Report) {
+    let s = &ctx.settings;
+    let mut table = Table::new(
+        "8. HTTP gateway: `echo` on `mcpr mock --http`, by concurrent sessions",
+        &[
+            "path",
+            "sessions",
+            "p50 per call",
+            "p99 per call",
+            "calls/s",
+            "vs direct",
+        ],
+    );
+    let started = start_paths(ctx);
+    let (_processes, urls) = match started {
+        Ok(started) => started,
+        Err(why) => {
+            table.missing("HTTP paths", &why);
+            report.tables.push(table);
+            return;
+        }
+    };
+    let labels = [
+        "direct (McpClient → mcpr mock --http)",
+        "through a do-nothing TCP relay",
+        "through the gateway (McpClient → mcpr serve --http → mcpr mock --http)",
+    ];
+    let window = s.in_flight_window * 2;
+    let measured = ctx
+        .within_step_in_task(measure(
+            urls.clone(),
+            s.http_sessions.clone(),
+            s.warmup,
+            window,
+        ))
+        .and_then(|m| m);
+    let measured = match measured {
+        Ok(measured) => measured,
+        Err(why) => {
+            table.missing("HTTP paths", &why);
+            report.tables.push(table);
+            return;
+        }
+    };
+    for (&n, figures) in s.http_sessions.iter().zip(&measured) {
+        let direct_rate = figures[DIRECT].rate();
+        for (label, path) in labels.iter().zip(figures) {
+            table.row(vec![
+                (*label).to_owned(),
+                n.to_string(),
+                report::us(path.percentile(50)),
+                report::us(path.percentile(99)),
+                report::count(path.rate()),
+                report::ratio(path.rate() / direct_rate),
+            ]);
+        }
+        if n == 1 {
+            let added = |i: usize| {
+                (figures[i].percentile(50).as_secs_f64()
+                    - figures[DIRECT].percentile(50).as_secs_f64())
+                    * 1e6
+            };
+            report.target(
+                "HTTP gateway: added p50 at 1 session",
+                "≤ a do-nothing TCP relay's, same run",
+                format!(
+                    "{:+.1} µs (the relay: {:+.1} µs)",
+                    added(GATEWAY),
+                    added(RELAY)
+                ),
+                Some(added(GATEWAY) <= added(RELAY)),
+            );
+        }
+        if n == 32 {
+            let ratio = figures[GATEWAY].rate() / direct_rate;
+            report.target(
+                "HTTP gateway: calls/s at 32 sessions vs direct",
+                "≥ 0.6×",
+                format!(
+                    "{} ({} vs {} calls/s; the relay {})",
+                    report::ratio(ratio),
+                    report::count(figures[GATEWAY].rate()),
+                    report::count(direct_rate),
+                    report::ratio(figures[RELAY].rate() / direct_rate)
+                ),
+                Some(ratio >= 0.6),
+            );
+        }
+    }
+    table.note(format!(
+        "Each session is a client of its own (its own connection, and its own session where \
+         the era has sessions) calling one call after another for {} ms, twice per path (in \
+         order, then in reverse); calls/s counts every session's calls. The gateway runs with \
+         an empty HOME and `--strict-config --config FILE` naming the mock by URL; the relay \
+         (`mcpr-bench --tcp-relay-target`) copies bytes between each accepted connection and \
+         the mock, one thread per direction, and parses nothing.",
+        window.as_millis()
+    ));
+    report.tables.push(table);
+}
+
+/// Start the mock, the relay in front of it and the gateway over it; their URLs in the order
+/// of [`DIRECT`], [`RELAY`] and [`GATEWAY`].
+fn start_paths(ctx: &Ctx) -> Result<(Vec<proc::Group>, Vec<String>), String> {
+    let mut mock = Command::new(&ctx.mcpr);
+    mock.args(["mock", "--http", "127.0.0.1:0"]);
+    let (mock, mock_url) = listening(&mut mock, "mcpr mock --http")?;
+    let address = mock_url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next())
+        .ok_or_else(|| format!("unexpected mock URL {mock_url}"))?
+        .to_owned();
+    let mut relay = Command::new(&ctx.self_exe);
+    relay.args(["--tcp-relay-target", &address]);
+    let (relay, relay_url) = listening(&mut relay, "the TCP relay")?;
+    let config_file = ctx.work.join("gateway-http.json");
+    std::fs::write(
+        &config_file,
+        json!({"mcpServers": {"mock": {"url": mock_url}}}).to_string(),
+    )
+    .map_err(|e| format!("write config: {e}"))?;
+    let mut gateway = Command::new(&ctx.mcpr);
+    gateway
+        .arg("--strict-config")
+        .arg("--config")
+        .arg(&config_file)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .current_dir(ctx.project_dir());
+    crate::isolate(&mut gateway, &ctx.isolated_env());
+    let (gateway, gateway_url) = listening(&mut gateway, "mcpr serve --http")?;
+    Ok((
+        vec![mock, relay, gateway],
+        vec![mock_url, relay_url + "/mcp", gateway_url],
+    ))
+}
