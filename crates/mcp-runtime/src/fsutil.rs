@@ -149,21 +149,28 @@ impl PrivateDir {
         if std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
             return Err(refuse("is a symbolic link"));
         }
-        create_private_dir(dir)?;
+        let failed = |what: &str, e: std::io::Error| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot {what} {}: {e}", display_path(dir)),
+            )
+        };
+        create_private_dir(dir).map_err(|e| failed("create", e))?;
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = match rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()) {
             Ok(fd) => fd,
             // Swapped for a link since the check above.
             Err(rustix::io::Errno::LOOP) => return Err(refuse("is a symbolic link")),
             Err(rustix::io::Errno::NOTDIR) => return Err(refuse("is not a directory")),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(failed("open", e.into())),
         };
-        let stat = rustix::fs::fstat(&fd)?;
+        let stat = rustix::fs::fstat(&fd).map_err(|e| failed("read", e.into()))?;
         if stat.st_uid != rustix::process::geteuid().as_raw() {
             return Err(refuse("belongs to another user"));
         }
         if stat.st_mode & 0o7777 != 0o700 {
-            rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700))?;
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700))
+                .map_err(|e| failed("make private", e.into()))?;
         }
         Ok(PrivateDir {
             path: dir.to_owned(),

@@ -215,9 +215,14 @@ impl OutputCap {
             std::process::id()
         );
         let json = serde_json::to_vec_pretty(output).map_err(std::io::Error::other)?;
-        let mut file = dir.create_new(&name)?;
-        file.write_all(&json)?;
-        Ok(dir.path().join(name))
+        let path = dir.path().join(&name);
+        dir.create_new(&name)
+            .and_then(|mut file| file.write_all(&json))
+            .map_err(|e| {
+                let shown = crate::fsutil::display_path(&path);
+                std::io::Error::new(e.kind(), format!("cannot write {shown}: {e}"))
+            })?;
+        Ok(path)
     }
 }
 
@@ -435,6 +440,43 @@ mod tests {
                 && text.contains("outputs is a symbolic link"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_spill_folder_that_is_a_file_is_named_in_the_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("outputs");
+        std::fs::write(&file, "not a folder").unwrap();
+        let text = cap(10, &file).apply("t", big()).text();
+        assert!(
+            text.contains("the whole result could not be kept: cannot create")
+                && text.contains(&*file.to_string_lossy()),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a folder");
+    }
+
+    #[test]
+    fn a_spill_folder_of_another_user_is_refused_and_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = dir.path().join("outputs");
+        std::fs::create_dir(&outputs).unwrap();
+        std::fs::set_permissions(&outputs, std::fs::Permissions::from_mode(0o777)).unwrap();
+        // Giving a folder away takes privileges: where the test has none, there is no case.
+        const NOBODY: u32 = 65534;
+        if std::os::unix::fs::chown(&outputs, Some(NOBODY), None).is_err() {
+            eprintln!("not run: cannot give a folder to another user here");
+            return;
+        }
+        let text = cap(10, &outputs).apply("t", big()).text();
+        assert!(
+            text.contains("the whole result could not be kept:")
+                && text.contains("outputs belongs to another user"),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_dir(&outputs).unwrap().count(), 0);
+        let mode = std::fs::metadata(&outputs).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o777, "someone else's folder is not changed");
     }
 
     #[test]
