@@ -6,6 +6,7 @@
 //! the host starts it itself (a tokio child, started off the runtime's threads, see `spawner`)
 //! with a parent-death signal, and a watchdog of its process group guards it.
 
+#[cfg(target_os = "linux")]
 use std::ffi::OsString;
 use std::process::{ExitStatus, Stdio};
 
@@ -62,6 +63,7 @@ pub(super) async fn start(server: &str, cfg: &StdioConfig) -> std::io::Result<Sp
 
 /// The whole environment of a server: the host's, with the configured values over it, and the
 /// nesting count over those (see `nesting`).
+#[cfg(target_os = "linux")]
 fn server_env(cfg: &StdioConfig) -> Vec<(OsString, OsString)> {
     let nesting = crate::nesting::NESTING_ENV;
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
@@ -374,6 +376,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn the_configured_environment_goes_over_the_hosts() {
         let mut cfg = StdioConfig {
             command: "x".into(),

@@ -13,9 +13,11 @@
 
 /// The variable set on each server the watchdog starts, to a value of its own: the mark by which
 /// the processes orphaned below that server are told from the others the watchdog holds.
+#[cfg(target_os = "linux")]
 pub(crate) const INSTANCE_ENV: &str = "MCPR_SERVER_INSTANCE";
 
 /// A value of [`INSTANCE_ENV`] no other server of this host has.
+#[cfg(target_os = "linux")]
 pub(crate) fn new_instance() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let next = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
