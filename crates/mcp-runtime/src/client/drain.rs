@@ -7,9 +7,10 @@
 //! was re-initialized before the response arrived") although their answers were coming. Those
 //! calls may have run, so they cannot be sent again.
 //!
-//! So the transport counts the response streams open on each session ([`OpenStreams`]), and a
-//! 404 is handed to rmcp only once the streams of its session have ended, or after
-//! [`DRAIN_BOUND`]: the answers arrive first, and only what is still unanswered then is lost.
+//! So the transport counts the requests in flight and the response streams open on each session
+//! ([`OpenStreams`]), and a 404 is handed to rmcp only once those of its session have ended, or
+//! after [`DRAIN_BOUND`]: the answers arrive first, and only what is still unanswered then is
+//! lost.
 //! The request that got the 404 never reached the server and is sent again on the new
 //! session, as before.
 
@@ -43,13 +44,26 @@ impl OpenStreams {
         self.0.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `events`, counted as open on `session` until it ends or is dropped.
-    pub(crate) fn track(&self, session: Arc<str>, events: Events) -> Events {
+    /// A request sent on `session`, counted as open until the guard is dropped (or handed to
+    /// [`track_with`](Self::track_with) with the request's response stream). Counted from the
+    /// moment it is sent: a request the server took may not have its response stream yet when
+    /// another request of the session finds it expired.
+    pub(crate) fn open(&self, session: Arc<str>) -> Open {
         *self.lock().entry(session.clone()).or_default() += 1;
-        let open = Open {
+        Open {
             streams: self.clone(),
             session,
-        };
+        }
+    }
+
+    /// `events`, counted as open on `session` until it ends or is dropped.
+    pub(crate) fn track(&self, session: Arc<str>, events: Events) -> Events {
+        let open = self.open(session);
+        self.track_with(open, events)
+    }
+
+    /// `events`, counted under `open` until it ends or is dropped.
+    pub(crate) fn track_with(&self, open: Open, events: Events) -> Events {
         events
             .map(move |event| {
                 let _open = &open;
@@ -75,8 +89,8 @@ impl OpenStreams {
     }
 }
 
-/// One open stream of a session; ends with the stream.
-struct Open {
+/// One request or response stream open on a session; ends when dropped.
+pub(crate) struct Open {
     streams: OpenStreams,
     session: Arc<str>,
 }

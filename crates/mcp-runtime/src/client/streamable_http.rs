@@ -206,6 +206,8 @@ impl HttpClient {
     ) -> Result<StreamableHttpPostResponse> {
         let mut token = self.bearer().await?.or(auth_token);
         let mut tries = AuthTries::default();
+        // Open on its session from now until its answer is in (see `drain`).
+        let in_flight = session_id.clone().map(|session| self.open.open(session));
         let response = loop {
             let response = self
                 .request(
@@ -249,6 +251,7 @@ impl HttpClient {
             && let Some(session) = &session_id
         {
             drop(response);
+            drop(in_flight);
             self.open.settled(session, DRAIN_BOUND).await;
             return Err(StreamableHttpError::SessionExpired);
         }
@@ -287,8 +290,8 @@ impl HttpClient {
                 limits.max_sse_event_size,
                 Some(self.overflowed.clone()),
             ));
-            if let Some(session) = session_id {
-                events = self.open.track(session, events);
+            if let Some(open) = in_flight {
+                events = self.open.track_with(open, events);
             }
             return Ok(StreamableHttpPostResponse::Sse(events, new_session));
         }
