@@ -470,11 +470,14 @@ fn a_killed_watchdog_takes_its_servers_and_new_ones_are_guarded_again() {
     let mut command = mcpr_command(&["--config", config.to_str().unwrap(), "serve", "--watch"]);
     command
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut gateway = support::ChildGuard::spawn(&mut command);
     let server_a = read_pid(&file("a-server"));
     let grandchild_a = read_pid(&file("a-grandchild"));
+    // Killed during its first handshake, a server is a failed start, not a lost connection:
+    // wait until the gateway lists its tools (it is connected then).
+    wait_listed(&mut gateway, "npx_like_a");
 
     // Someone kills the watchdog (an OOM killer, a `pkill`): the gateway's only child. Its
     // server dies with it, and the gateway kills what was left of the server's group.
@@ -510,6 +513,32 @@ fn a_killed_watchdog_takes_its_servers_and_new_ones_are_guarded_again() {
     unsafe { libc::kill(gateway.0.id() as i32, libc::SIGKILL) };
     let _ = gateway.0.wait();
     assert_all_gone(&[again_a, server_b, grandchildren[0], grandchildren[1]]);
+}
+
+/// Speak to the stdio gateway `gateway` as a client until its `tools/list` names `tool`.
+fn wait_listed(gateway: &mut support::ChildGuard, tool: &str) {
+    let lines = support::line_channel(gateway.0.stdout.take().expect("gateway stdout"));
+    let stdin = gateway.0.stdin.as_mut().expect("gateway stdin");
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no tools/list answer from the gateway");
+        let answer: Value = serde_json::from_str(&line).unwrap_or_default();
+        if answer["id"] == 2 {
+            assert!(line.contains(tool), "{line}");
+            return;
+        }
+    }
 }
 
 /// Every one of `pids` ends soon after mcpr was killed or exited; any survivor is killed here and
