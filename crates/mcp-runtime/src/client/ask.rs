@@ -39,6 +39,19 @@ const SENDING_GRACE: Duration = Duration::from_secs(5);
 pub(crate) struct Question {
     pub requests: InputRequests,
     pub answer: oneshot::Sender<Result<InputResponses, String>>,
+    /// Set when they come in a 2026-07-28 server's `input_required` result: the server then
+    /// keeps nothing, and its call can be sent again from scratch with the answers.
+    pub round: Option<Round>,
+}
+
+/// A 2026-07-28 server's round of questions, as what is needed to send its call again: the
+/// server's `requestState` and the answers the host handlers gave to the requests the asker
+/// was not asked.
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))] // read by the gateway only
+pub(crate) struct Round {
+    pub request_state: Option<String>,
+    pub answered: InputResponses,
 }
 
 /// Where the questions of one call go, and what the one answering them declared.
@@ -103,8 +116,21 @@ impl CallInput {
 
     /// Ask the batch and wait for the answers.
     pub(crate) async fn ask(&self, requests: InputRequests) -> Result<InputResponses, String> {
+        self.ask_in(requests, None).await
+    }
+
+    /// [`ask`](Self::ask) the batch of a 2026-07-28 server's `round`.
+    pub(crate) async fn ask_in(
+        &self,
+        requests: InputRequests,
+        round: Option<Round>,
+    ) -> Result<InputResponses, String> {
         let (answer, answered) = oneshot::channel();
-        let question = Box::new(Question { requests, answer });
+        let question = Box::new(Question {
+            requests,
+            answer,
+            round,
+        });
         if self.questions.send(question).await.is_err() {
             return Err("the call that asked is over".into());
         }

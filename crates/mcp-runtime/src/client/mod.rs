@@ -113,6 +113,7 @@ pub use error::ClientError;
 pub use handler::ClientEvent;
 pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
 pub use mrtr::MAX_INPUT_ROUNDS;
+pub(crate) use mrtr::Retry;
 pub use options::{CallOptions, ConnectOptions};
 pub use progress::ProgressUpdate;
 pub use skills::{

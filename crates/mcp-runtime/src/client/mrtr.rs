@@ -5,20 +5,23 @@
 //! call is sent again with `inputResponses` and the server's `requestState` echoed unchanged.
 //! The number of rounds is bounded, so a server that keeps asking cannot hold a call forever.
 //! A call with its own asker (see `ask`) sends it the requests it declared it can answer, in
-//! one batch, within what is left of the call's time.
+//! one batch, within what is left of the call's time, once the host handlers have answered
+//! the others: the batch carries those answers and the server's state, so that a gateway can
+//! have the call sent again from scratch (see the gateway's `resume`).
 
 use std::time::Duration;
 
 use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
 
 use super::ClientError;
-use super::ask::CallInput;
+use super::ask::{CallInput, Round};
 use super::handler::Handler;
 
 /// Most `input_required` rounds one call may take before it fails.
 pub const MAX_INPUT_ROUNDS: usize = 8;
 
 /// What the next round sends along with the request.
+#[derive(Debug, Clone)]
 pub(crate) struct Retry {
     /// The answers, keyed like the requests.
     pub input_responses: Option<InputResponses>,
@@ -48,18 +51,6 @@ pub(crate) async fn next_round(
     let (relayed, requests): (InputRequests, InputRequests) = requests
         .into_iter()
         .partition(|(_, request)| asker.is_some_and(|(asker, _)| asker.can(request)));
-    if let (Some((asker, left)), false) = (asker, relayed.is_empty()) {
-        let asked = asker.ask(relayed);
-        let answers = match left {
-            Some(left) => tokio::time::timeout(left, asked)
-                .await
-                .unwrap_or_else(|_| Err("the client did not answer within the call's time".into())),
-            None => asked.await,
-        };
-        let answers =
-            answers.map_err(|e| protocol(format!("the client was asked for input: {e}")))?;
-        responses.extend(answers);
-    }
     for (key, request) in requests {
         let answer = match request {
             InputRequest::Elicitation(request) => {
@@ -80,6 +71,22 @@ pub(crate) async fn next_round(
         let answer =
             answer.map_err(|e| protocol(format!("cannot encode an input response: {e}")))?;
         responses.insert(key, answer);
+    }
+    if let (Some((asker, left)), false) = (asker, relayed.is_empty()) {
+        let round = Round {
+            request_state: input.request_state.clone(),
+            answered: responses.clone(),
+        };
+        let asked = asker.ask_in(relayed, Some(round));
+        let answers = match left {
+            Some(left) => tokio::time::timeout(left, asked)
+                .await
+                .unwrap_or_else(|_| Err("the client did not answer within the call's time".into())),
+            None => asked.await,
+        };
+        let answers =
+            answers.map_err(|e| protocol(format!("the client was asked for input: {e}")))?;
+        responses.extend(answers);
     }
     Ok(Retry {
         input_responses: (!responses.is_empty()).then_some(responses),

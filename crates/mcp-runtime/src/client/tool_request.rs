@@ -60,6 +60,13 @@ impl ToolRequest {
         }
     }
 
+    /// Set what the first request carries after a server's questions: `resumed`'s answers and
+    /// state, or none.
+    pub(crate) fn resume(&mut self, resumed: Option<&super::Retry>) {
+        self.params.input_responses = resumed.and_then(|r| r.input_responses.clone());
+        self.params.request_state = resumed.and_then(|r| r.request_state.clone());
+    }
+
     /// A call of rmcp's parameters, as they are.
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) fn from_params(params: CallToolRequestParams) -> ToolRequest {

@@ -27,11 +27,11 @@ use serde_json::Value;
 use super::Gateway;
 use super::catalog::CatalogError;
 use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, Session, invoke_arguments, unknown_tool};
-use super::input::{Asker, Outcome, Resumed, Stopped};
+use super::input::{Asker, Outcome, Stopped};
 use super::subscriptions::{self, Target};
 use super::view::View;
-use crate::client::CallOptions;
 use crate::client::tool_request::{Arguments, ToolRequest};
+use crate::client::{CallOptions, Retry};
 use crate::client::{ProgressUpdate, ToolOutput};
 use crate::tools::error_output;
 use crate::tools::{McpTool, NamingStyle};
@@ -524,18 +524,31 @@ impl Gateway {
                 })?
             }
         };
+        self.call_tool(tool, arguments, context, asker, None).await
+    }
+
+    /// Call `tool` on its server (`resumed`: its first request's answers, see `resume`).
+    pub(super) async fn call_tool(
+        &self,
+        tool: Arc<McpTool>,
+        arguments: Arguments,
+        context: &RequestContext<RoleServer>,
+        asker: Asker,
+        resumed: Option<Retry>,
+    ) -> Result<Answered, McpError> {
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
         // disconnects: either way the backend is told to stop (see `input`).
         let settings = CallOptions {
             timeout: self.inner.options.call_timeout,
             output_cap: self.inner.options.output_cap.clone(),
+            resumed: resumed.map(Arc::new),
             ..CallOptions::default()
         };
         // Before the call starts: the backend must have the level when it runs.
         let logs = self.watch_logs(context, &asker, &tool.server).await;
-        let manager = scope.manager.clone();
+        let manager = self.inner.scope.manager.clone();
         let flight = self.inner.inputs.start(
-            name,
+            tool.clone(),
             asker.declared.clone(),
             asker.progress.is_some(),
             settings,
@@ -544,43 +557,8 @@ impl Gateway {
         self.drive(flight, context, asker, logs).await
     }
 
-    /// A 2026-07-28 client's retry with its answers: the parked call goes on.
-    async fn resume_call(
-        &self,
-        request: CallToolRequestParams,
-        state: &str,
-        context: &RequestContext<RoleServer>,
-        asker: Asker,
-    ) -> Result<Answered, McpError> {
-        let name = match request.name.as_ref() {
-            INVOKE_TOOL => invoke_arguments(request.arguments.as_ref())
-                .map(|(target, _)| target)
-                .unwrap_or_default(),
-            name => name.to_owned(),
-        };
-        match self
-            .inner
-            .inputs
-            .resume(&name, state, request.input_responses)?
-        {
-            Resumed::Flight(flight) => {
-                let server = self
-                    .inner
-                    .scope
-                    .route(flight.tool())
-                    .map(|t| t.server.clone());
-                let logs = match server {
-                    Some(server) => self.watch_logs(context, &asker, &server).await,
-                    None => None,
-                };
-                self.drive(flight, context, asker, logs).await
-            }
-            Resumed::Again(asked) => Ok(Answered::Response(asked.into())),
-        }
-    }
-
     /// A 2026-07-28 request that names a log level gets `server`'s lines meanwhile.
-    async fn watch_logs(
+    pub(super) async fn watch_logs(
         &self,
         context: &RequestContext<RoleServer>,
         asker: &Asker,
@@ -596,7 +574,7 @@ impl Gateway {
     }
 
     /// Run a call until its backend answers, or its client must first (see `input`).
-    async fn drive(
+    pub(super) async fn drive(
         &self,
         flight: super::input::Flight,
         context: &RequestContext<RoleServer>,
@@ -604,8 +582,7 @@ impl Gateway {
         logs: Option<subscriptions::RequestLogs>,
     ) -> Result<Answered, McpError> {
         let mut forwarder = asker.progress.map(|token| Forwarder::new(token, context));
-        // 2026-07-28 results say what they are; the server's own `resultType` does not survive
-        // the relay.
+        // 2026-07-28 results say what they are (the server's own does not survive the relay).
         let modern = asker.stateless;
         let result = match self
             .inner

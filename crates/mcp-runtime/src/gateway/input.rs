@@ -17,21 +17,25 @@
 //! `client::ask`). Only what the client declared is asked of it (the connection's fallback
 //! answers the rest), and a 2026-07-28 backend is told the client's capabilities.
 //!
-//! A `requestState` names a parked call and when it expires, signed with HMAC-SHA256 under a
-//! key made for this process, so a state the client forged or altered is refused; it is
-//! spent by the retry that answers, so a replay finds nothing. At most [`MAX_PARKED`] calls
-//! wait at once, each at most the call's timeout (else [`DEFAULT_PARK`]); an expired call is
-//! cancelled at its backend.
+//! A 2026-07-28 backend keeps nothing while its client answers, and neither does the gateway:
+//! the call is carried whole in the client's `requestState`, so that any replica sharing the
+//! state key can resume it (see `resume`). Only a call whose backend waits for its answer (a
+//! backend of an older revision) is parked in this gateway's memory.
+//!
+//! A `requestState` names a parked call, the gateway instance that parked it and when it
+//! expires, sealed under the gateway's state key (see `request_state`), so a state the client
+//! forged or altered is refused; it is spent by the retry that answers, so a replay finds
+//! nothing. A parked call's state that reaches another instance is refused with a word on
+//! affinity. At most [`MAX_PARKED`] calls wait at once, each at most the call's timeout (else
+//! [`DEFAULT_PARK`]); an expired call is cancelled at its backend.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures::FutureExt as _;
 #[allow(deprecated)] // logging levels: current in the revisions with sessions
 use rmcp::model::LoggingLevel;
@@ -41,15 +45,19 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::channels::{Pool, Pooled};
 use super::handler::Forwarder;
+use super::request_state::{Resumes, Sealer};
+use super::resume::{Fresh, Spent};
+use super::state_key::{Keyring, StateKeyFile, random_bytes};
 use crate::client::ClientError;
 use crate::client::ask::{CallInput, QUESTIONS_QUEUED, Question};
 use crate::client::tool_request::Arguments;
 use crate::client::{CallOptions, ProgressUpdate, ToolOutput};
+use crate::fsutil::hex;
 use crate::manager::{ManagerError, McpManager};
 use crate::tools::{McpTool, error_output};
 
@@ -101,7 +109,9 @@ pub(crate) struct Flight {
     /// The question the client was asked and has not answered yet (2026-07-28 clients).
     waiting: Option<Question>,
     /// What the call is for, as the client named it.
-    subject: Subject,
+    pub(super) subject: Subject,
+    /// The tool called, for a tool call.
+    pub(super) backend: Option<Arc<McpTool>>,
     /// Dropping the flight cancels the backend call.
     _stop: DropGuard,
 }
@@ -175,6 +185,8 @@ pub(crate) enum Resumed {
     Flight(Flight),
     /// Not every question was answered: they are asked again.
     Again(InputRequiredResult),
+    /// A carried call, its questions answered: it goes to its backend afresh (see `resume`).
+    Fresh(Fresh),
 }
 
 /// A call parked until its client answers.
@@ -184,23 +196,35 @@ struct Parked {
     expiry: tokio::task::AbortHandle,
 }
 
-/// The parked calls of one gateway, and the key their states are signed with.
+/// The parked calls of one gateway, and the keys its states are sealed with.
 pub(crate) struct Inputs {
-    key: [u8; 32],
+    pub(super) sealer: Sealer,
+    /// Names this gateway instance in the states of the calls it parks.
+    instance: String,
     parked: Mutex<HashMap<String, Parked>>,
-    park_for: Duration,
+    /// The carried states resumed here (see `resume`).
+    pub(super) spent: Spent,
+    pub(super) park_for: Duration,
     /// The channels of ended calls, for their backends' questions and progress.
     question_channels: Arc<Pool<Box<Question>>>,
     progress_channels: Arc<Pool<ProgressUpdate>>,
 }
 
 impl Inputs {
-    /// The parked calls of a gateway whose calls time out after `call_timeout`.
-    pub(crate) fn new(call_timeout: Option<Duration>) -> Arc<Inputs> {
+    /// The parked calls of a gateway whose calls time out after `call_timeout`, its states
+    /// sealed under the keys of `state_key` (else a key of this process).
+    pub(crate) fn new(
+        call_timeout: Option<Duration>,
+        state_key: Option<&StateKeyFile>,
+    ) -> Arc<Inputs> {
+        let park_for = call_timeout.unwrap_or(DEFAULT_PARK);
         Arc::new(Inputs {
-            key: random(),
+            // A rotated-out key still opens the states it sealed while they may wait.
+            sealer: Sealer::new(Keyring::new(state_key, park_for)),
+            instance: hex(&random_bytes()[..8]),
             parked: Mutex::default(),
-            park_for: call_timeout.unwrap_or(DEFAULT_PARK),
+            spent: Spent::default(),
+            park_for,
             question_channels: Pool::new(QUESTIONS_QUEUED),
             progress_channels: Pool::new(crate::client::EVENT_BUFFER),
         })
@@ -212,7 +236,7 @@ impl Inputs {
     /// driven (see [`drive`](Self::drive)); parked, it waits for the client's answers.
     pub(crate) fn start<F, Fut>(
         &self,
-        tool: String,
+        tool: Arc<McpTool>,
         declared: Arc<ClientCapabilities>,
         progress: bool,
         settings: CallOptions,
@@ -222,8 +246,8 @@ impl Inputs {
         F: FnOnce(CallOptions) -> Fut,
         Fut: std::future::Future<Output = Result<ToolOutput, Stopped>> + Send + 'static,
     {
-        self.start_for(
-            Subject::Tool(tool),
+        let mut flight = self.start_for(
+            Subject::Tool(tool.name.clone()),
             declared,
             progress,
             settings,
@@ -231,7 +255,9 @@ impl Inputs {
                 let call = call(settings);
                 async move { call.await.map(Landed::Tool) }
             },
-        )
+        );
+        flight.backend = Some(tool);
+        flight
     }
 
     /// [`start`](Self::start) for any `subject`.
@@ -269,6 +295,7 @@ impl Inputs {
             progress,
             waiting: None,
             subject,
+            backend: None,
             _stop: stop.drop_guard(),
         }
     }
@@ -319,6 +346,11 @@ impl Inputs {
                 Some(question) = flight.questions.receiver().recv(), if answering.is_none() => {
                     let question = *question;
                     if stateless {
+                        if let Some(asked) = self.carry(&flight, &question) {
+                            // The backend holds nothing open for the call: ending it here
+                            // cancels nothing there.
+                            return Ok(Outcome::Asked(asked));
+                        }
                         return self.park(flight, question);
                     }
                     answering = Some(Box::pin(ask_session(context.peer.clone(), question)));
@@ -360,11 +392,26 @@ impl Inputs {
         state: &str,
         responses: Option<InputResponses>,
     ) -> Result<Resumed, McpError> {
-        let id = self
-            .verify(state)
-            .map_err(|e| McpError::invalid_params(e.to_owned(), None))?;
+        let (resumes, expires) = self
+            .sealer
+            .open(state)
+            .map_err(|refused| McpError::invalid_params(refused.message(), None))?;
+        let (id, instance) = match resumes {
+            Resumes::Parked { call, gateway } => (call, gateway),
+            Resumes::Carried(carried) => {
+                return self.resume_carried(subject, state, (carried, expires), responses);
+            }
+        };
         let mut parked = self.lock();
         let Some(entry) = parked.get(&id) else {
+            if instance != self.instance {
+                return Err(McpError::invalid_params(
+                    "requestState names a call waiting on another gateway instance: its \
+                     backend keeps the call open, so the client's retry must reach the \
+                     instance that asked (affinity at the load balancer)",
+                    None,
+                ));
+            }
             return Err(McpError::invalid_params(
                 "requestState names no call waiting for input (answered already, or expired)",
                 None,
@@ -435,9 +482,18 @@ impl Inputs {
                 None,
             ));
         }
-        let id = hex(&random());
+        let id = hex(&random_bytes()[..16]);
         let expires = SystemTime::now() + self.park_for;
-        let state = self.sign(&id, expires);
+        let sealed = Resumes::Parked {
+            call: id.clone(),
+            gateway: self.instance.clone(),
+        };
+        let Some(state) = self.sealer.seal(&sealed, expires) else {
+            return Err(McpError::internal_error(
+                "the call's requestState could not be sealed",
+                None,
+            ));
+        };
         flight.waiting = Some(question);
         let inputs: Weak<Inputs> = Arc::downgrade(self);
         let expired = id.clone();
@@ -472,47 +528,10 @@ impl Inputs {
         self.parked.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `base64url({"call", "expires"}).hex(hmac)`.
-    fn sign(&self, id: &str, expires: SystemTime) -> String {
-        let expires = expires
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
-        let data = URL_SAFE_NO_PAD.encode(json!({"call": id, "expires": expires}).to_string());
-        let mac = hex(self.mac(data.as_bytes()).as_ref());
-        format!("{data}.{mac}")
-    }
-
-    /// The call a state this gateway signed names, unless it has expired.
-    fn verify(&self, state: &str) -> Result<String, &'static str> {
-        const FORGED: &str = "requestState integrity check failed";
-        let (data, mac) = state.split_once('.').ok_or(FORGED)?;
-        let mac = unhex(mac).ok_or(FORGED)?;
-        let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &self.key);
-        aws_lc_rs::hmac::verify(&key, data.as_bytes(), &mac).map_err(|_| FORGED)?;
-        let payload = URL_SAFE_NO_PAD
-            .decode(data)
-            .ok()
-            .and_then(|json| serde_json::from_slice::<Value>(&json).ok())
-            .ok_or(FORGED)?;
-        let expires = payload.get("expires").and_then(Value::as_u64);
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
-        if expires.is_none_or(|expires| expires < now) {
-            return Err("requestState has expired: the call was cancelled; call the tool again");
-        }
-        payload
-            .get("call")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or(FORGED)
-    }
-
-    fn mac(&self, data: &[u8]) -> aws_lc_rs::hmac::Tag {
-        let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &self.key);
-        aws_lc_rs::hmac::sign(&key, data)
+    /// How many calls are parked.
+    #[cfg(test)]
+    pub(super) fn parked_calls(&self) -> usize {
+        self.lock().len()
     }
 }
 
@@ -653,67 +672,29 @@ impl Asker {
     }
 }
 
-/// 32 random bytes, from the operating system's generator: aws-lc's own would first seed
-/// itself from CPU jitter, some 20 ms of CPU on the gateway's way to its first answer.
-fn random() -> [u8; 32] {
-    let mut bytes = [0u8; 32];
-    if getrandom::fill(&mut bytes).is_err() {
-        // The system's generator failed; the time and address still differ per process.
-        let seed = format!("{:?}{:p}", SystemTime::now(), &bytes);
-        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, seed.as_bytes());
-        bytes.copy_from_slice(digest.as_ref());
-    }
-    bytes
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
+    use serde_json::json;
+
     use super::*;
 
-    #[tokio::test]
-    async fn states_verify_and_tampering_is_caught() {
-        let inputs = Inputs::new(None);
-        let state = inputs.sign("abc", SystemTime::now() + Duration::from_secs(60));
-        assert_eq!(inputs.verify(&state), Ok("abc".to_owned()));
-        let (data, mac) = state.split_once('.').unwrap();
-        let forged =
-            URL_SAFE_NO_PAD.encode(json!({"call": "xyz", "expires": u64::MAX}).to_string());
-        let refused = Err("requestState integrity check failed");
-        assert_eq!(inputs.verify(&format!("{forged}.{mac}")), refused);
-        let flipped = if mac.starts_with('0') { '1' } else { '0' };
-        let altered = format!("{data}.{flipped}{}", &mac[1..]);
-        assert_eq!(inputs.verify(&altered), refused);
-        assert_eq!(inputs.verify("not a state"), refused);
-        let other = Inputs::new(None);
-        assert_eq!(other.verify(&state), refused, "another process's key");
-        let expired = inputs.sign("abc", SystemTime::now() - Duration::from_secs(5));
-        assert!(inputs.verify(&expired).unwrap_err().contains("expired"));
+    pub(crate) fn tool() -> Arc<McpTool> {
+        Arc::new(McpTool {
+            name: "mcp_s_t".into(),
+            server: "s".into(),
+            tool: "t".into(),
+            definition: serde_json::from_value(json!({"name": "t", "inputSchema": {}})).unwrap(),
+            label: "mcp:s".into(),
+            deferred: false,
+        })
     }
 
     /// A flight whose backend call never ends, and a question it asked.
     // Roots are deprecated by the 2026-07-28 revision, but still asked by older servers.
     #[allow(deprecated)]
-    fn waiting_flight(inputs: &Inputs) -> (Flight, Question) {
+    pub(crate) fn waiting_flight(inputs: &Inputs) -> (Flight, Question) {
         let flight = inputs.start(
-            "t".into(),
+            tool(),
             Arc::default(),
             false,
             CallOptions::default(),
@@ -725,12 +706,25 @@ mod tests {
             InputRequest::ListRoots(rmcp::model::ListRootsRequest::default()),
         );
         let (answer, _) = tokio::sync::oneshot::channel();
-        (flight, Question { requests, answer })
+        let question = Question {
+            requests,
+            answer,
+            round: None,
+        };
+        (flight, question)
+    }
+
+    pub(crate) fn answers() -> Option<InputResponses> {
+        Some([("roots".to_owned(), json!({"roots": []}))].into())
+    }
+
+    pub(crate) fn shared_key(dir: &tempfile::TempDir) -> StateKeyFile {
+        StateKeyFile::generate(dir.path().join("state.key")).unwrap()
     }
 
     #[tokio::test]
     async fn parked_calls_are_bounded_in_number_and_time() {
-        let inputs = Inputs::new(Some(Duration::from_millis(200)));
+        let inputs = Inputs::new(Some(Duration::from_millis(200)), None);
         let mut states = Vec::new();
         for _ in 0..MAX_PARKED {
             let (flight, question) = waiting_flight(&inputs);
@@ -747,11 +741,32 @@ mod tests {
         // Another tool's call cannot take the state; a retry without answers is asked again.
         assert!(inputs.resume("other", &states[0], None).is_err());
         assert!(matches!(
-            inputs.resume("t", &states[0], None),
+            inputs.resume("mcp_s_t", &states[0], None),
             Ok(Resumed::Again(_))
         ));
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(inputs.lock().len(), 0, "expired calls are dropped");
-        assert!(inputs.resume("t", &states[1], None).is_err());
+        assert!(inputs.resume("mcp_s_t", &states[1], None).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_parked_calls_state_reaching_another_instance_asks_for_affinity() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = shared_key(&dir);
+        let (one, two) = (Inputs::new(None, Some(&key)), Inputs::new(None, Some(&key)));
+        let (flight, question) = waiting_flight(&one);
+        let Ok(Outcome::Asked(asked)) = one.park::<ToolOutput>(flight, question) else {
+            panic!("not parked");
+        };
+        let state = asked.request_state.unwrap();
+        let refused = two.resume("mcp_s_t", &state, answers()).err().unwrap();
+        assert!(
+            refused.message.contains("another gateway instance"),
+            "{refused:?}"
+        );
+        assert!(matches!(
+            one.resume("mcp_s_t", &state, answers()),
+            Ok(Resumed::Flight(_))
+        ));
     }
 }

@@ -71,7 +71,10 @@ mod input;
 mod notify;
 mod prompt;
 mod relay;
+mod request_state;
+mod resume;
 mod sessions;
+mod state_key;
 #[cfg(unix)]
 mod stdio;
 mod subagent;
@@ -101,6 +104,8 @@ pub use discovery::{
 };
 pub use filter::ToolFilter;
 pub use input::{DEFAULT_PARK, MAX_PARKED};
+pub use resume::MAX_SPENT;
+pub use state_key::{CHECK_EVERY, CHECK_MISSED_EVERY, ROTATION_SLACK, StateKeyError, StateKeyFile};
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
 use notify::Clients;
@@ -137,6 +142,11 @@ pub struct GatewayOptions {
     /// Cap on each tool result sent to a client (default [`OutputCap::for_agents`]: about
     /// 100 KB, or `MCPR_MAX_OUTPUT` bytes); `None` sends results whole.
     pub output_cap: Option<OutputCap>,
+    /// The key every `requestState` given to a 2026-07-28 client is sealed under. Replicas
+    /// behind one load balancer share one [`StateKeyFile`], so that a client's retry may
+    /// reach any of them; `None` (the default): a key made for this process, so that only
+    /// this process can resume its clients' calls.
+    pub state_key: Option<StateKeyFile>,
 }
 
 impl Default for GatewayOptions {
@@ -151,6 +161,7 @@ impl Default for GatewayOptions {
             discovery: DiscoveryMode::Off,
             always_load: BTreeSet::new(),
             output_cap: OutputCap::for_agents(),
+            state_key: None,
         }
     }
 }
@@ -274,7 +285,7 @@ impl Gateway {
                     options.discovery,
                     options.always_load.clone(),
                 ),
-                inputs: input::Inputs::new(options.call_timeout),
+                inputs: input::Inputs::new(options.call_timeout, options.state_key.as_ref()),
                 options,
                 clients,
                 relay,
@@ -408,4 +419,5 @@ crate::setters!(GatewayOptions {
     with_discovery => discovery: DiscoveryMode,
     with_always_load => always_load: BTreeSet<String>,
     with_output_cap => output_cap: Option<OutputCap>,
+    with_state_key => state_key: Option<StateKeyFile>,
 });

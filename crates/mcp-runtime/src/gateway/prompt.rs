@@ -6,7 +6,7 @@
 //! - Every other pair runs the `prompts/get` as a parked call does (see `input`): a 2025-11-25
 //!   client is asked over its session; a 2026-07-28 client of an older backend, whose request
 //!   waits for its answer, gets an `input_required` result with a `requestState` the gateway
-//!   signed for that prompt, and its retry answers the backend's waiting request.
+//!   sealed for that prompt, and its retry answers the backend's waiting request.
 //!
 //! Either way the client's cancellation, its departure or an expired parked request cancels
 //! the backend's `prompts/get` (`notifications/cancelled`).
@@ -57,6 +57,13 @@ impl Gateway {
             match self.inner.inputs.resume_for(&subject, &state, responses)? {
                 Resumed::Flight(flight) => flight,
                 Resumed::Again(asked) => return Ok(asked.into()),
+                // Only tool calls are carried, and a tool's state is refused for a prompt.
+                Resumed::Fresh(_) => {
+                    return Err(McpError::invalid_params(
+                        "requestState belongs to a tool call",
+                        None,
+                    ));
+                }
             }
         } else {
             let call = move |settings: CallOptions| async move {

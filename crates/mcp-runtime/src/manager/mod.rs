@@ -517,6 +517,7 @@ impl McpManager {
         let started = Instant::now();
         // Built once and lent to each attempt, so a resend needs no copy of the arguments.
         let mut call = ToolRequest::new(tool.to_owned(), arguments);
+        call.resume(options.resumed.as_deref());
         loop {
             let remaining = limit.map(|l| l.saturating_sub(started.elapsed()));
             let client = match &options.cancel {
@@ -543,8 +544,7 @@ impl McpManager {
                     // reconnecting (or will mark the server failed), so wait and send it again.
                     tracing::debug!(server, tool, "connection lost before sending; retrying");
                     // Sent afresh: answers to an earlier round's questions do not carry over.
-                    call.params.input_responses = None;
-                    call.params.request_state = None;
+                    call.resume(options.resumed.as_deref());
                     self.wait_for_client(server, remaining, |c| {
                         !Arc::ptr_eq(c, &client) && !c.is_closed()
                     })
