@@ -15,6 +15,7 @@
 //! Sessions are capped in all and per client address ([`SessionLimits`]; past a cap, `503`
 //! with `Retry-After`); one never initialised is closed after [`INIT_GRACE`], an idle one
 //! after [`IDLE_EXPIRY`]; a request for a session that is gone gets `404` (see `sessions`).
+//! `GET /healthz` ([`HEALTH_PATH`]) answers health checks; it needs no token (see `health`).
 //!
 //! ```no_run
 //! # async fn demo(gateway: mcp_runtime::gateway::Gateway) -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -54,6 +55,8 @@ pub use super::sessions::IDLE_EXPIRY;
 
 /// Where the MCP endpoint lives.
 pub const PATH: &str = "/mcp";
+
+pub use super::health::HEALTH_PATH;
 
 /// How long open streams may take to close after shutdown is asked for.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -178,6 +181,7 @@ impl HttpServer {
             // request needs the token, and clients reach us under names we cannot know.
             config = config.disable_allowed_hosts();
         }
+        let health = super::health::route(self.gateway.clone(), self.local, self.token.clone());
         let gateway = self.gateway;
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(IDLE_EXPIRY);
@@ -197,6 +201,8 @@ impl HttpServer {
         if let Some(token) = self.token {
             router = router.layer(axum::middleware::from_fn_with_state(token, authorize));
         }
+        // After the token's layer, which it does not go through.
+        let router = router.merge(health);
         let graceful = stop.clone();
         // Small JSON-RPC messages on streams: without TCP_NODELAY, Nagle's algorithm and
         // delayed ACKs add tens of milliseconds to every call.
@@ -230,7 +236,7 @@ fn own_origin(local: SocketAddr) -> String {
 
 /// The expected token, kept as a digest so that comparing takes the same time whatever the
 /// length or content of what a client sends.
-struct Token {
+pub(super) struct Token {
     digest: [u8; 32],
 }
 
@@ -241,7 +247,7 @@ impl Token {
         }
     }
 
-    fn matches(&self, presented: &[u8]) -> bool {
+    pub(super) fn matches(&self, presented: &[u8]) -> bool {
         let presented: [u8; 32] = Sha256::digest(presented).into();
         // Constant time: look at every byte, whatever the first difference.
         let difference = self
@@ -255,17 +261,7 @@ impl Token {
 
 /// Let a request through only with the right bearer token; otherwise a bare `401`.
 async fn authorize(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes)
-        .and_then(|value| {
-            let scheme = value.get(..7)?;
-            scheme
-                .eq_ignore_ascii_case(b"bearer ")
-                .then(|| value[7..].trim_ascii())
-        });
-    match presented {
+    match presented_token(request.headers()) {
         Some(presented) if token.matches(presented) => next.run(request).await,
         _ => (
             StatusCode::UNAUTHORIZED,
@@ -273,6 +269,17 @@ async fn authorize(State(token): State<Arc<Token>>, request: Request, next: Next
         )
             .into_response(),
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub(super) fn presented_token(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes)?;
+    let scheme = value.get(..7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then(|| value[7..].trim_ascii())
 }
 
 /// rmcp answers a session's `DELETE` with `202 Accepted`; clients expect the session to be

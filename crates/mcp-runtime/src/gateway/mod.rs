@@ -32,6 +32,9 @@
 //! or offers the project as root). Build the manager with
 //! [`ManagerOptions::relay_input`](crate::manager::ManagerOptions::relay_input) so that
 //! servers of 2025-11-25 and older are told they may ask.
+//! Replicas behind a load balancer share the key of those answers' `requestState`s
+//! ([`GatewayOptions::state_key`], a [`StateKeyFile`]), so that any of them resumes a call of
+//! a 2026-07-28 backend; [`Gateway::health`] says whether a gateway serves (`GET /healthz`).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -65,6 +68,7 @@ mod discovery;
 mod filter;
 mod front;
 mod handler;
+mod health;
 mod hints;
 pub mod http;
 mod input;
@@ -103,6 +107,7 @@ pub use discovery::{
     estimate_tokens,
 };
 pub use filter::ToolFilter;
+pub use health::{BackendHealth, Health, HealthStatus};
 pub use input::{DEFAULT_PARK, MAX_PARKED};
 pub use resume::MAX_SPENT;
 pub use state_key::{CHECK_EVERY, CHECK_MISSED_EVERY, ROTATION_SLACK, StateKeyError, StateKeyFile};

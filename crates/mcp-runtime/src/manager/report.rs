@@ -250,6 +250,19 @@ fn cause_text(cause: Option<&ServerError>) -> String {
     cause.map_or_else(|| "failed".to_owned(), ToString::to_string)
 }
 
+impl super::McpManager {
+    /// Each server's name and connection state, in config order: what a health check shows.
+    /// Reads memory only (no files, no network), so that it can be asked often.
+    pub fn states(&self) -> Vec<(String, ConnectionState)> {
+        let state = self.lock();
+        state
+            .servers
+            .iter()
+            .map(|(name, entry)| (name.clone(), entry.phase.state()))
+            .collect()
+    }
+}
+
 impl ManagerError {
     /// `true` when the caller cancelled the call.
     pub fn is_cancelled(&self) -> bool {
