@@ -9,6 +9,8 @@ use std::fmt::Display;
 use mcp_runtime::auth::AuthFailure;
 use mcp_runtime::client::ClientError;
 use mcp_runtime::config::ConfigError;
+use mcp_runtime::fsutil::display_path;
+use mcp_runtime::gateway::StateKeyError;
 use mcp_runtime::manager::{ManagerError, ServerError};
 use mcp_runtime::registry::RegistryError;
 
@@ -92,6 +94,27 @@ impl Advise for RegistryError {
             RegistryError::Refused { .. } => Some(
                 "nothing was written, and --force does not change this; to run it anyway, write \
                  the entry yourself: mcpr add NAME -- COMMAND ARGS..."
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+impl Advise for StateKeyError {
+    fn advice(&self) -> Option<String> {
+        let path = display_path(self.path());
+        match self {
+            StateKeyError::Missing { .. } => Some(format!(
+                "make one with: mcpr serve --generate-state-key {path}"
+            )),
+            StateKeyError::Shared { .. } => Some(format!("run: chmod 600 {path}")),
+            StateKeyError::Exists { .. } => Some(format!(
+                "to replace its key, run: mcpr serve --rotate-state-key {path}"
+            )),
+            StateKeyError::Malformed { .. } => Some(
+                "copy it again from where it was made (every replica needs the same file), or \
+                 make a new one: mcpr serve --generate-state-key FILE"
                     .into(),
             ),
             _ => None,

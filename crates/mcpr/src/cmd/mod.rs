@@ -11,6 +11,7 @@ pub mod registry;
 pub mod serve;
 pub mod servers;
 pub mod shell;
+pub mod state_key;
 pub mod status;
 pub mod tools;
 pub mod trust;

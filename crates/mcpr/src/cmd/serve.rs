@@ -163,10 +163,16 @@ pub struct ServeArgs {
     /// `notifications/tools/list_changed` when the tools change.
     #[arg(long)]
     pub watch: bool,
+    #[command(flatten)]
+    pub state_key: crate::cmd::state_key::StateKeyArgs,
 }
 
 pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
+    if let Some(done) = crate::cmd::state_key::maintain(&args.state_key) {
+        return done;
+    }
     refuse_too_deep()?;
+    let state_key = crate::cmd::state_key::load(&args.state_key)?;
     let mut discovery = crate::discovery::discover_some(global)?;
     if !args.servers.is_empty() {
         let unknown: Vec<&str> = args
@@ -232,7 +238,8 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
             .with_call_timeout(args.timeout.map(Duration::from_millis))
             .with_discovery(args.discovery.unwrap_or_default())
             .with_always_load(always_load)
-            .with_output_cap(output_cap),
+            .with_output_cap(output_cap)
+            .with_state_key(state_key),
     );
 
     // Connect in the background: a client's `initialize` is answered at once, its
