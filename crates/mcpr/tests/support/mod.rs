@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod sdk;
+pub mod stateless;
 pub mod suite;
 
 pub use mcp_testkit::*;
