@@ -179,6 +179,7 @@ pub fn isolate_env(command: &mut Command, home: &Path) {
         .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("MCPR_TIMEOUT_MS")
         .env_remove("MCPR_MAX_OUTPUT")
+        .env_remove("MCPR_STATE_KEY_FILE")
         // A test run started under mcpr must not count as nested.
         .env_remove(mcp_runtime::nesting::NESTING_ENV);
 }
@@ -380,6 +381,49 @@ pub fn python_sdk_2() -> PathBuf {
     run(Command::new(root.join("bin/pip")).args(["install", "-q", "mcp==2.3.0"]));
     std::fs::write(&marker, "").expect("write install marker");
     python
+}
+
+/// HAProxy, the load balancer (Debian's `haproxy` package, 2.6), installed with `apt-get` if
+/// it is not there yet (CI starts clean; installing needs root). Returns the binary.
+pub fn haproxy() -> PathBuf {
+    let root = peers_dir().join("haproxy");
+    let _lock = install_lock(&root);
+    if let Some(found) = haproxy_binary() {
+        return found;
+    }
+    let install = || {
+        Command::new("apt-get")
+            .args([
+                "install",
+                "-y",
+                "-q",
+                "-o",
+                "DPkg::Lock::Timeout=300",
+                "haproxy",
+            ])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    if !install() {
+        // A fresh machine may not have the package lists yet.
+        let _ = Command::new("apt-get").args(["update", "-q"]).status();
+        assert!(
+            install(),
+            "apt-get install haproxy failed (the load-balancer tests need Debian's haproxy \
+             package, installed as root)"
+        );
+    }
+    haproxy_binary().expect("haproxy missing after apt-get install")
+}
+
+/// `haproxy` on `PATH` or in the system's `sbin` directories.
+fn haproxy_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/usr/local/sbin", "/sbin"].map(PathBuf::from))
+        .map(|dir| dir.join("haproxy"))
+        .find(|candidate| candidate.is_file())
 }
 
 /// A child process (and its process group) killed when dropped, so a failing test leaves no
