@@ -489,6 +489,30 @@ pub fn http_get(url: &str) -> Answer {
     })
 }
 
+/// One HTTP exchange with `127.0.0.1:port`, written by hand (`request` is the whole text,
+/// head and body, asking for `Connection: close`), read to its end: the status and the body.
+pub fn http_exchange(port: u16, request: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))
+        .unwrap_or_else(|e| panic!("connect to port {port}: {e}"));
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
 /// POST an `initialize` to `url` with extra `headers` (a `Host` among them replaces the URL's);
 /// returns the status code and the body.
 pub fn post_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {

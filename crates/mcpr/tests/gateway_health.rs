@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -36,21 +35,7 @@ fn request(
         text.push_str(&format!("{name}: {value}\r\n"));
     }
     text.push_str("Content-Length: 0\r\nConnection: close\r\n\r\n");
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(BOUND)).unwrap();
-    stream.write_all(text.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    support::http_exchange(port, &text)
 }
 
 /// `GET /healthz` with a loopback `Host` and `headers`: status and body as JSON.

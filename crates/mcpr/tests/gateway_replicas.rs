@@ -107,21 +107,8 @@ impl Replica {
 
 /// The status of `GET /healthz` on `127.0.0.1:port`.
 fn health(port: u16) -> u16 {
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return 0;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    if stream.write_all(request.as_bytes()).is_err() {
-        return 0;
-    }
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
+    support::http_exchange(port, request).0
 }
 
 /// The HAProxy configuration of `docs/deploy.md`: round robin over `replicas`, each

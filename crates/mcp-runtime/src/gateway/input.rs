@@ -40,8 +40,8 @@ use futures::FutureExt as _;
 #[allow(deprecated)] // logging levels: current in the revisions with sessions
 use rmcp::model::LoggingLevel;
 use rmcp::model::{
-    ClientCapabilities, InputRequest, InputRequiredResult, InputResponses, ProgressToken,
-    ProtocolVersion, ServerRequest,
+    ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ProgressToken, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
@@ -432,26 +432,13 @@ impl Inputs {
             .as_ref()
             .map(|q| q.requests.clone())
             .unwrap_or_default();
-        let responses = responses.unwrap_or_default();
-        if let Some(key) = responses.keys().find(|key| !asked.contains_key(*key)) {
-            return Err(McpError::invalid_params(
-                format!("inputResponses.{key} answers no request of this call"),
-                None,
-            ));
-        }
-        if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
-            return Err(McpError::invalid_params(
-                format!("inputResponses.{key} must be an object"),
-                None,
-            ));
-        }
-        if asked.keys().any(|key| !responses.contains_key(key)) {
+        let Some(responses) = answers_to(&asked, responses)? else {
             // Asked again, under the same state: nothing was spent.
             return Ok(Resumed::Again(InputRequiredResult::new(
                 Some(asked),
                 Some(entry.state.clone()),
             )));
-        }
+        };
         let Some(entry) = parked.remove(&id) else {
             return Err(McpError::internal_error("the parked call vanished", None));
         };
@@ -533,6 +520,31 @@ impl Inputs {
     pub(super) fn parked_calls(&self) -> usize {
         self.lock().len()
     }
+}
+
+/// A retry's `responses`, each checked to answer one of the requests `asked` with an object;
+/// `None` when a request is left unanswered (it is asked again).
+pub(super) fn answers_to(
+    asked: &InputRequests,
+    responses: Option<InputResponses>,
+) -> Result<Option<InputResponses>, McpError> {
+    let responses = responses.unwrap_or_default();
+    if let Some(key) = responses.keys().find(|key| !asked.contains_key(*key)) {
+        return Err(McpError::invalid_params(
+            format!("inputResponses.{key} answers no request of this call"),
+            None,
+        ));
+    }
+    if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+        return Err(McpError::invalid_params(
+            format!("inputResponses.{key} must be an object"),
+            None,
+        ));
+    }
+    Ok(asked
+        .keys()
+        .all(|key| responses.contains_key(key))
+        .then_some(responses))
 }
 
 /// Why a call ended without a result.

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::Gateway;
 use super::discovery::{INVOKE_TOOL, invoke_arguments};
 use super::handler::Answered;
-use super::input::{Flight, Inputs, Resumed, Subject};
+use super::input::{Flight, Inputs, Resumed, Subject, answers_to};
 use super::request_state::Resumes;
 use crate::client::Retry;
 use crate::client::ask::Question;
@@ -146,29 +146,13 @@ impl Inputs {
                 None,
             ));
         }
-        let mut responses = responses.unwrap_or_default();
-        if let Some(key) = responses
-            .keys()
-            .find(|key| !carried.asked.contains_key(*key))
-        {
-            return Err(McpError::invalid_params(
-                format!("inputResponses.{key} answers no request of this call"),
-                None,
-            ));
-        }
-        if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
-            return Err(McpError::invalid_params(
-                format!("inputResponses.{key} must be an object"),
-                None,
-            ));
-        }
-        if carried.asked.keys().any(|key| !responses.contains_key(key)) {
+        let Some(mut responses) = answers_to(&carried.asked, responses)? else {
             // Asked again, under the same state: nothing was spent.
             return Ok(Resumed::Again(InputRequiredResult::new(
                 Some(carried.asked),
                 Some(state.to_owned()),
             )));
-        }
+        };
         if !self.spent.spend(&carried.once, expires) {
             return Err(McpError::invalid_params(
                 "requestState names no call waiting for input (answered already on this \
