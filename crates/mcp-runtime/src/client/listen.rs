@@ -93,20 +93,31 @@ fn offers_tool_changes(peer: &ServerPeer) -> bool {
 /// host listens for events at all. Returns once the request is on its way (before the host's
 /// first `tools/list`, so the server usually acknowledges before it answers that list), without
 /// waiting for the acknowledgement: the listener's task does.
-pub(crate) async fn start(peer: &ServerPeer, handler: &Handler) -> Option<Listener> {
+///
+/// With `after`, the stream opens only once that connection's first request is answered (see
+/// `send_first`).
+pub(crate) async fn start(
+    peer: &ServerPeer,
+    handler: &Handler,
+    after: Option<tokio::sync::watch::Receiver<bool>>,
+) -> Option<Listener> {
     handler.events.as_ref()?;
     if !offers_tool_changes(peer) {
         return None;
     }
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
     let progress = Arc::new(Mutex::new(Progress::default()));
-    let mut listening = Box::pin(listen(
+    let listen = listen(
         peer.clone(),
         handler.clone(),
         filter,
         progress.clone(),
         None,
-    ));
+    );
+    let mut listening = Box::pin(async move {
+        super::first_answered(after).await;
+        listen.await;
+    });
     // One poll sends `subscriptions/listen` (handing it to the connection's writer is
     // immediate) and stops at the wait for the acknowledgement; the task takes it from there.
     if futures::poll!(listening.as_mut()).is_ready() {

@@ -177,6 +177,9 @@ pub struct McpClient {
     /// Protocol 2026-07-28: the `subscriptions/listen` stream for tool list changes and
     /// subscribed resources (see `subscribe`).
     listening: tokio::sync::Mutex<listen::Listening>,
+    /// Becomes `true` once the connection's first request has its answer, when the opening
+    /// sent none (see [`send_first`]): no `subscriptions/listen` goes out before.
+    first_answer: Option<tokio::sync::watch::Receiver<bool>>,
     /// Protocol 2026-07-28: the log level every request asks for, as an index in
     /// [`LOG_LEVELS`] (see `subscribe`).
     log_level: std::sync::atomic::AtomicUsize,
@@ -265,8 +268,13 @@ impl McpClient {
                     capabilities: ours.capabilities,
                 }
             });
+        let first_answer = if opened.opening.discovery_cached {
+            send_first(&peer)
+        } else {
+            None
+        };
         let listener = match opened.opening.era {
-            Era::Modern => listen::start(&peer, &handler).await,
+            Era::Modern => listen::start(&peer, &handler, first_answer.clone()).await,
             Era::Legacy => None,
         };
         let client = McpClient {
@@ -286,6 +294,7 @@ impl McpClient {
                 listener,
                 resources: Default::default(),
             }),
+            first_answer,
             log_level: std::sync::atomic::AtomicUsize::new(subscribe::default_log_level()),
             tools_hints: Mutex::default(),
             discovery_hints,
@@ -622,6 +631,41 @@ async fn handshake_error(
 }
 
 /// Convert an rmcp value into ours through the wire format they both follow.
+/// Send a `ping` as the connection's first request, in the background; the receiver becomes
+/// `true` once it is answered (or failed, or timed out). rmcp's streamable HTTP transport reads
+/// the answer to the first request it sends as the opening's answer, draining that request's
+/// stream until a response arrives; when the opening sent nothing (a cached `server/discover`
+/// result), a `subscriptions/listen` sent first would hold the transport forever, its stream
+/// never answering. So no listen stream opens before this ping is answered. (A stdio
+/// connection reads for itself and needs nothing.)
+fn send_first(peer: &link::ServerPeer) -> Option<tokio::sync::watch::Receiver<bool>> {
+    let link::ServerPeer::Service(peer) = peer else {
+        return None;
+    };
+    let (answered, first_answer) = tokio::sync::watch::channel(false);
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        let ping = ClientRequest::PingRequest(Default::default());
+        let sent = peer.send_request_with_option(ping, PeerRequestOptions::default());
+        if let Ok(handle) = sent.await {
+            let _ = tokio::time::timeout(FIRST_PING_BOUND, handle.await_response()).await;
+        }
+        answered.send_replace(true);
+    });
+    Some(first_answer)
+}
+
+/// Wait until the connection's first request is answered (see [`send_first`]).
+pub(crate) async fn first_answered(first_answer: Option<tokio::sync::watch::Receiver<bool>>) {
+    if let Some(mut first_answer) = first_answer {
+        // A dropped sender is an ended ping too.
+        let _ = first_answer.wait_for(|answered| *answered).await;
+    }
+}
+
+/// How long the background `ping` of [`send_first`] waits for its answer.
+const FIRST_PING_BOUND: Duration = Duration::from_secs(30);
+
 fn server_info(peer: &link::ServerPeer) -> Option<ServerInfo> {
     let info = peer.peer_info()?;
     let implementation = info.server_info.clone().unwrap_or_default();

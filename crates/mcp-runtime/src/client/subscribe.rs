@@ -141,6 +141,7 @@ impl McpClient {
         if !changed {
             return Ok(());
         }
+        super::first_answered(self.first_answer.clone()).await;
         let listener = listen::open(&self.peer, &self.handler, &resources)
             .await
             .map_err(|e| self.protocol_error(method, e))?;

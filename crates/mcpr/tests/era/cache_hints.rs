@@ -118,6 +118,43 @@ async fn a_discovery_is_replayed_over_streamable_http_too() {
     assert_eq!(second.probes, 0);
 }
 
+/// A start-up that replays its discovery sends nothing in the opening, so its first request
+/// over streamable HTTP must not be `subscriptions/listen`: rmcp's transport reads the first
+/// request's stream as the opening's answer, and a listen stream never answers, which held
+/// every later call.
+#[tokio::test]
+async fn calls_go_through_after_a_replayed_discovery_over_streamable_http() {
+    let dir = temp_dir();
+    let cache = Arc::new(ToolCache::in_dir(dir.path()));
+    let server = HttpMock::http(&[
+        "--era",
+        "2026-07-28",
+        "--ttl-ms",
+        HOUR_MS,
+        "--cache-scope",
+        "public",
+    ]);
+    let config = server.config(None);
+    for start in ["cold", "replayed"] {
+        let manager = McpManager::new(
+            ManagerOptions::default()
+                .with_cache(Some(cache.clone()))
+                .with_project(dir.path().to_owned()),
+        );
+        let configs: IndexMap<String, ServerConfig> = [("mock".to_owned(), config.clone())].into();
+        let report = manager.connect_servers(configs, IndexMap::new()).await;
+        assert!(report.errors.is_empty(), "{start}: {:?}", report.errors);
+        let arguments = serde_json::json!({"text": start}).as_object().cloned();
+        let call = manager.call_tool("mock", "echo", arguments, Default::default());
+        let output = tokio::time::timeout(Duration::from_secs(30), call)
+            .await
+            .unwrap_or_else(|_| panic!("{start}: the call never came back"))
+            .unwrap_or_else(|e| panic!("{start}: {e}"));
+        assert_eq!(output.text(), start);
+        manager.disconnect_all().await;
+    }
+}
+
 #[tokio::test]
 async fn a_replayed_discovery_of_a_server_gone_away_falls_back_to_a_live_probe() {
     let dir = temp_dir();
