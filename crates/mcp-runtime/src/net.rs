@@ -139,6 +139,27 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
+/// Whether `url` may be sent secrets (codes, tokens, downloads to run): `https:` with a host,
+/// or `http:` to a loopback host, which never leaves the machine.
+pub(crate) fn is_secure_url(url: &Url) -> bool {
+    match url.scheme() {
+        "https" => url.host().is_some(),
+        "http" => url.host_str().is_some_and(is_loopback_host),
+        _ => false,
+    }
+}
+
+/// `localhost` or a loopback address (`127.0.0.0/8`, `[::1]`), as a parsed URL spells its host
+/// (the parser has normalised IP hosts: `127.1` is `127.0.0.1`, IPv6 is in brackets).
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// A URL as shown in messages: scheme, host, port and path. The query and any user info are
 /// left out because they often carry credentials (`?apiKey=...`).
 pub fn display_url(url: &Url) -> String {

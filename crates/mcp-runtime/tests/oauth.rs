@@ -29,23 +29,12 @@ async fn bounded<F: Future>(test: F) -> F::Output {
 
 /// A config for the mock named `svc`, with an optional `oauth` block.
 fn config(mock: &HttpMock, oauth: Option<Value>) -> ServerConfig {
-    let mut entry = json!({"url": mock.url});
-    if let Some(oauth) = oauth {
-        entry["oauth"] = oauth;
-    }
-    server_from_json("svc", &entry).expect("valid config")
+    mock.oauth_config(oauth)
 }
 
 /// The mock's OAuth counters.
 async fn stats(mock: &HttpMock) -> Value {
-    let base = mock.url.trim_end_matches("/mcp");
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::get(format!("{base}/__oauth/stats"))
-        .await
-        .expect("stats request")
-        .json()
-        .await
-        .expect("stats JSON")
+    mock.oauth_stats().await
 }
 
 fn count(stats: &Value, path: &[&str]) -> u64 {

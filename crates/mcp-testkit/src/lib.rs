@@ -756,6 +756,27 @@ impl HttpMock {
     pub fn config(&self, kind: Option<&str>) -> ServerConfig {
         remote(&self.url, kind)
     }
+
+    /// A config for the mock named `svc`, with an `oauth` block when given.
+    pub fn oauth_config(&self, oauth: Option<serde_json::Value>) -> ServerConfig {
+        let mut entry = serde_json::json!({ "url": self.url });
+        if let Some(oauth) = oauth {
+            entry["oauth"] = oauth;
+        }
+        mcp_runtime::config::server_from_json("svc", &entry).expect("valid config")
+    }
+
+    /// The counters of the mock's OAuth server (`--oauth`).
+    pub async fn oauth_stats(&self) -> serde_json::Value {
+        let base = self.url.trim_end_matches("/mcp");
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::get(format!("{base}/__oauth/stats"))
+            .await
+            .expect("stats request")
+            .json()
+            .await
+            .expect("stats JSON")
+    }
 }
 
 /// A remote server config for `url`, with `type` = `kind` when given.

@@ -33,20 +33,7 @@ const MAX_SHOWN: usize = 200;
 /// loopback host (`localhost`, `127.0.0.0/8`, `[::1]`).
 pub(crate) fn secure_url(url: &str) -> Option<reqwest::Url> {
     let parsed = reqwest::Url::parse(url).ok()?;
-    let allowed = match parsed.scheme() {
-        "https" => parsed.host().is_some(),
-        // The parser has normalised IP hosts (`127.1` is `127.0.0.1`, IPv6 in brackets).
-        "http" => parsed.host_str().is_some_and(|host| {
-            host.eq_ignore_ascii_case("localhost")
-                || host
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }),
-        _ => false,
-    };
-    allowed.then_some(parsed)
+    crate::net::is_secure_url(&parsed).then_some(parsed)
 }
 
 /// Refuse `url` unless it meets [`ENDPOINT_RULE`]; `field` names it in the error.

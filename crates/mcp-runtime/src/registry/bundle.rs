@@ -72,8 +72,7 @@ pub async fn install_bundle_with(
         })?;
     let parsed =
         reqwest::Url::parse(url).map_err(|e| bad(format!("bad download URL `{url}`: {e}")))?;
-    let loopback = matches!(parsed.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
-    if parsed.scheme() != "https" && !(parsed.scheme() == "http" && loopback) {
+    if !crate::net::is_secure_url(&parsed) {
         return Err(bad(format!("refusing to download `{url}`: not https")));
     }
     let bytes = super::client::fetch(http, url, MAX_BUNDLE).await?;

@@ -136,14 +136,7 @@ async fn calls_go_through_after_a_replayed_discovery_over_streamable_http() {
     ]);
     let config = server.config(None);
     for start in ["cold", "replayed"] {
-        let manager = McpManager::new(
-            ManagerOptions::default()
-                .with_cache(Some(cache.clone()))
-                .with_project(dir.path().to_owned()),
-        );
-        let configs: IndexMap<String, ServerConfig> = [("mock".to_owned(), config.clone())].into();
-        let report = manager.connect_servers(configs, IndexMap::new()).await;
-        assert!(report.errors.is_empty(), "{start}: {:?}", report.errors);
+        let manager = started(&cache, dir.path(), &config).await;
         let arguments = serde_json::json!({"text": start}).as_object().cloned();
         let call = manager.call_tool("mock", "echo", arguments, Default::default());
         let output = tokio::time::timeout(Duration::from_secs(30), call)
@@ -180,8 +173,8 @@ async fn a_replayed_discovery_of_a_server_gone_away_falls_back_to_a_live_probe()
     assert_eq!(cache.discovery("gone", &gone), None);
 }
 
-/// Start `server` under a manager with `cache`, check its tools are live, shut it down.
-async fn start_up(cache: &Arc<ToolCache>, project: &Path, server: &ServerConfig) {
+/// A manager with `cache` that started `server` as `mock`, without errors.
+async fn started(cache: &Arc<ToolCache>, project: &Path, server: &ServerConfig) -> McpManager {
     let manager = McpManager::new(
         ManagerOptions::default()
             .with_cache(Some(cache.clone()))
@@ -190,6 +183,12 @@ async fn start_up(cache: &Arc<ToolCache>, project: &Path, server: &ServerConfig)
     let configs: IndexMap<String, ServerConfig> = [("mock".to_owned(), server.clone())].into();
     let report = manager.connect_servers(configs, IndexMap::new()).await;
     assert!(report.errors.is_empty(), "{:?}", report.errors);
+    manager
+}
+
+/// Start `server` under a manager with `cache`, check its tools are live, shut it down.
+async fn start_up(cache: &Arc<ToolCache>, project: &Path, server: &ServerConfig) {
+    let manager = started(cache, project, server).await;
     let tools = manager.server_tools();
     let mock = tools.iter().find(|s| s.server == "mock").expect("mock");
     assert!(!mock.deferred, "live tools");

@@ -474,7 +474,7 @@ pub(super) fn url(url: &str) -> Result<(), Rule> {
     })?;
     match parsed.scheme() {
         "https" if parsed.host().is_some() => Ok(()),
-        "http" if parsed.host_str().is_some_and(is_loopback) => Ok(()),
+        "http" if parsed.host_str().is_some_and(crate::net::is_loopback_host) => Ok(()),
         "http" => Err(Rule::Url {
             why: "plain http to a host that is not a loopback host".into(),
         }),
@@ -509,17 +509,6 @@ pub(super) fn url_template(template: &str) -> Result<(), Rule> {
             why: format!("scheme `{other}:`"),
         }),
     }
-}
-
-/// `localhost` or a loopback address (the URL parser has normalised IP hosts: `127.1` is
-/// `127.0.0.1`, IPv6 is in brackets).
-fn is_loopback(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]
