@@ -1,13 +1,12 @@
 //! Text to index terms, the same way for a tool's fields and for a query: identifiers split,
 //! words lower-cased and (for the tuned ranking) stemmed with filler words dropped, plus the
-//! tables of what words mean: synonyms, and what a question implies.
+//! tables of what words mean: synonyms, and what a question implies. A leaf: it knows words,
+//! not tools nor scores.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rust_stemmers::{Algorithm, Stemmer};
-
-use super::search::Ranking;
 
 /// Words that tools and agents use for the same thing. Each group expands to the others. The
 /// groups are general English verbs and nouns of software work, not fitted to any query; a word
@@ -146,7 +145,7 @@ const CHANGING_VERBS: &[&str] = &[
 
 /// What a verb does to what it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Effect {
+pub(crate) enum Effect {
     Reads,
     Changes,
 }
@@ -162,7 +161,7 @@ const STOPWORDS: &[&str] = &[
 
 /// Turns text into index terms, the same way for tools and queries.
 #[derive(Clone, Default)]
-pub(super) struct Analyzer {
+pub(crate) struct Analyzer {
     /// Stem and drop filler words (the tuned ranking); plain BM25 only splits and lower-cases.
     tuned: bool,
     /// Stemmed word → the stemmed words of its synonym groups.
@@ -172,49 +171,49 @@ pub(super) struct Analyzer {
 }
 
 impl Analyzer {
-    pub(super) fn new(ranking: Ranking) -> Self {
-        let tuned = ranking == Ranking::Tuned;
+    /// Words split and lower-cased only (plain BM25).
+    pub(crate) fn plain() -> Self {
+        Analyzer::default()
+    }
+
+    /// Words also stemmed, filler words dropped, and the tables of meaning read (the tuned
+    /// ranking).
+    pub(crate) fn tuned() -> Self {
+        let stemmer = Stemmer::create(Algorithm::English);
         let mut synonyms: HashMap<String, Vec<String>> = HashMap::new();
-        if tuned {
-            let stemmer = Stemmer::create(Algorithm::English);
-            for group in SYNONYMS {
-                let stems: Vec<String> =
-                    group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
-                for stem in &stems {
-                    let entry = synonyms.entry(stem.clone()).or_default();
-                    for other in &stems {
-                        if other != stem && !entry.contains(other) {
-                            entry.push(other.clone());
-                        }
+        for group in SYNONYMS {
+            let stems: Vec<String> = group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
+            for stem in &stems {
+                let entry = synonyms.entry(stem.clone()).or_default();
+                for other in &stems {
+                    if other != stem && !entry.contains(other) {
+                        entry.push(other.clone());
                     }
                 }
             }
         }
         let mut effects = HashMap::new();
-        if tuned {
-            let stemmer = Stemmer::create(Algorithm::English);
-            for (verbs, effect) in [
-                (READING_VERBS, Effect::Reads),
-                (CHANGING_VERBS, Effect::Changes),
-            ] {
-                for verb in verbs {
-                    effects.insert(stemmer.stem(verb).into_owned(), effect);
-                }
+        for (verbs, effect) in [
+            (READING_VERBS, Effect::Reads),
+            (CHANGING_VERBS, Effect::Changes),
+        ] {
+            for verb in verbs {
+                effects.insert(stemmer.stem(verb).into_owned(), effect);
             }
         }
         Analyzer {
-            tuned,
+            tuned: true,
             synonyms,
             effects,
         }
     }
 
     /// Whether the (stemmed) `term` is a verb that reads or one that changes.
-    pub(super) fn effect(&self, term: &str) -> Option<Effect> {
+    pub(crate) fn effect(&self, term: &str) -> Option<Effect> {
         self.effects.get(term).copied()
     }
 
-    pub(super) fn tokens(&self, text: &str) -> Vec<String> {
+    pub(crate) fn tokens(&self, text: &str) -> Vec<String> {
         if !self.tuned {
             return split_words(text);
         }
@@ -246,7 +245,7 @@ impl Analyzer {
     /// Two adjacent words of `text` written as one ("check out" → `checkout`, "look up" →
     /// `lookup`, "drop down" → `dropdown`), stemmed: tools spell many such verbs and nouns as one
     /// word, agents as two. Which of them are words is for the caller (the index's vocabulary).
-    pub(super) fn compounds(&self, text: &str) -> Vec<String> {
+    pub(crate) fn compounds(&self, text: &str) -> Vec<String> {
         if !self.tuned {
             return Vec::new();
         }
@@ -267,12 +266,12 @@ impl Analyzer {
             .collect()
     }
 
-    pub(super) fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
+    pub(crate) fn synonyms(&self, term: &str) -> impl Iterator<Item = &String> {
         self.synonyms.get(term).into_iter().flatten()
     }
 
     /// What `term` also means as a request's first word (the verb), stemmed.
-    pub(super) fn verb_synonyms(&self, term: &str) -> Vec<String> {
+    pub(crate) fn verb_synonyms(&self, term: &str) -> Vec<String> {
         if !self.tuned {
             return Vec::new();
         }
@@ -287,7 +286,7 @@ impl Analyzer {
 
     /// `text` with each of its [`PHRASES`] written as the word it means ("tear down the job" →
     /// "delete the job"): the phrase's own words would mislead ("pull up" is no pull request).
-    pub(super) fn rewrite_phrases<'t>(&self, text: &'t str) -> Cow<'t, str> {
+    pub(crate) fn rewrite_phrases<'t>(&self, text: &'t str) -> Cow<'t, str> {
         if !self.tuned {
             return Cow::Borrowed(text);
         }
@@ -350,7 +349,7 @@ impl Analyzer {
 
     /// The terms a query implies without saying them: a question (its first word is one of
     /// [`QUESTION_WORDS`]) asks to read, so it implies list and get.
-    pub(super) fn implied_by(&self, query: &str) -> &'static [&'static str] {
+    pub(crate) fn implied_by(&self, query: &str) -> &'static [&'static str] {
         let first = query
             .split(|c: char| !c.is_alphanumeric() && c != '\'')
             .find(|w| !w.is_empty())
@@ -410,22 +409,18 @@ mod tests {
 
     #[test]
     fn two_words_are_also_tried_as_one() {
-        let tuned = Analyzer::new(Ranking::Tuned);
+        let tuned = Analyzer::tuned();
         let compounds = tuned.compounds("check out the tag, then look up v1.2");
         assert!(compounds.contains(&"checkout".to_owned()), "{compounds:?}");
         assert!(compounds.contains(&"lookup".to_owned()), "{compounds:?}");
         assert!(!compounds.iter().any(|c| c.contains('1')), "{compounds:?}");
-        assert!(
-            Analyzer::new(Ranking::Bm25)
-                .compounds("check out")
-                .is_empty()
-        );
+        assert!(Analyzer::plain().compounds("check out").is_empty());
     }
 
     #[test]
     fn open_is_not_create() {
         // "the open issues" are not issues to create; "open the page" is to navigate.
-        let tuned = Analyzer::new(Ranking::Tuned);
+        let tuned = Analyzer::tuned();
         let open: Vec<&String> = tuned.synonyms("open").collect();
         assert!(!open.iter().any(|s| *s == "creat"), "{open:?}");
         assert!(open.iter().any(|s| *s == "navig"), "{open:?}");
@@ -433,14 +428,14 @@ mod tests {
 
     #[test]
     fn open_as_the_verb_means_create() {
-        let tuned = Analyzer::new(Ranking::Tuned);
+        let tuned = Analyzer::tuned();
         assert_eq!(tuned.verb_synonyms("open"), ["creat"]);
         assert!(tuned.verb_synonyms("issu").is_empty());
     }
 
     #[test]
     fn two_words_can_mean_one_thing() {
-        let tuned = Analyzer::new(Ranking::Tuned);
+        let tuned = Analyzer::tuned();
         assert_eq!(
             tuned.rewrite_phrases("Tear down the stuck job, then pull  up its logs"),
             "delete the stuck job, then get its logs"
@@ -456,24 +451,17 @@ mod tests {
             "tear the page down"
         );
         assert_eq!(tuned.rewrite_phrases("pull. up"), "pull. up");
-        assert_eq!(
-            Analyzer::new(Ranking::Bm25).rewrite_phrases("tear down"),
-            "tear down"
-        );
+        assert_eq!(Analyzer::plain().rewrite_phrases("tear down"), "tear down");
     }
 
     #[test]
     fn a_question_implies_list_and_get() {
-        let tuned = Analyzer::new(Ranking::Tuned);
+        let tuned = Analyzer::tuned();
         assert_eq!(
             tuned.implied_by("What's in the staging area?"),
             ["list", "get"]
         );
         assert!(tuned.implied_by("create a table").is_empty());
-        assert!(
-            Analyzer::new(Ranking::Bm25)
-                .implied_by("what tables")
-                .is_empty()
-        );
+        assert!(Analyzer::plain().implied_by("what tables").is_empty());
     }
 }

@@ -8,20 +8,20 @@ use serde_json::Value;
 
 /// A set of argument kinds, one bit each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct ArgumentKinds(u8);
+pub(crate) struct ArgumentKinds(u8);
 
 impl ArgumentKinds {
-    pub(super) const URL: Self = Self(1);
-    pub(super) const PATH: Self = Self(1 << 1);
-    pub(super) const TIME_ZONE: Self = Self(1 << 2);
-    pub(super) const COORDINATES: Self = Self(1 << 3);
-    pub(super) const SQL: Self = Self(1 << 4);
+    pub(crate) const URL: Self = Self(1);
+    pub(crate) const PATH: Self = Self(1 << 1);
+    pub(crate) const TIME_ZONE: Self = Self(1 << 2);
+    pub(crate) const COORDINATES: Self = Self(1 << 3);
+    pub(crate) const SQL: Self = Self(1 << 4);
     /// A bare number (many tools take one, so as a term it is common and weighs little).
-    pub(super) const NUMBER: Self = Self(1 << 5);
+    pub(crate) const NUMBER: Self = Self(1 << 5);
     /// A calendar date (`2025-05-10`).
-    pub(super) const DATE: Self = Self(1 << 6);
+    pub(crate) const DATE: Self = Self(1 << 6);
     /// A commit (`a1b2c3d`, `HEAD~3`).
-    pub(super) const REVISION: Self = Self(1 << 7);
+    pub(crate) const REVISION: Self = Self(1 << 7);
 
     fn insert(&mut self, kind: Self) {
         self.0 |= kind.0;
@@ -33,7 +33,7 @@ impl ArgumentKinds {
     }
 
     /// One index term per kind in the set: strings no text analysis produces.
-    pub(super) fn terms(self) -> impl Iterator<Item = &'static str> {
+    pub(crate) fn terms(self) -> impl Iterator<Item = &'static str> {
         const TERMS: [&str; 8] = [
             "\u{1}url",
             "\u{1}path",
@@ -50,7 +50,7 @@ impl ArgumentKinds {
     }
 
     /// The kinds of value `schema`'s parameters take, from their names, types and descriptions.
-    pub(super) fn of_schema(schema: &Value) -> Self {
+    pub(crate) fn of_schema(schema: &Value) -> Self {
         let mut kinds = Self::default();
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
             return kinds;
@@ -123,18 +123,18 @@ impl ArgumentKinds {
 }
 
 /// A request read for its values.
-pub(super) struct RequestValues {
+pub(crate) struct RequestValues {
     /// The kinds of value it carries.
-    pub(super) kinds: ArgumentKinds,
+    pub(crate) kinds: ArgumentKinds,
     /// The request without its values (paths, URLs, time zones, dates, commits): what it asks
     /// for, in words.
-    pub(super) prose: String,
+    pub(crate) prose: String,
     /// The values, as written.
-    pub(super) values: String,
+    pub(crate) values: String,
 }
 
 /// Reads the values a request carries and separates them from its prose.
-pub(super) fn read_request(text: &str) -> RequestValues {
+pub(crate) fn read_request(text: &str) -> RequestValues {
     let mut kinds = ArgumentKinds::default();
     let mut prose = String::with_capacity(text.len());
     let mut values = String::new();

@@ -1,5 +1,5 @@
-//! Search over many tools, so a host can defer their definitions and let the model find the few
-//! it needs: an inverted index over each tool's name, title, description, server and parameters.
+//! The index: an inverted index over each tool's name, title, description, server and
+//! parameters, updated one server at a time, and the search that ranks its tools for a query.
 //!
 //! The default ranking is BM25F: identifiers are split (and CamelCase brands such as `GitHub`
 //! also kept whole), words are stemmed (Snowball English), filler words are dropped, each field
@@ -12,78 +12,40 @@
 //! less; a tool matching only a small share of the query loses ground to one matching most of
 //! it. Plain BM25 stays available as the baseline.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+mod query;
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::McpTool;
-pub use super::analyzer::split_words;
-use super::analyzer::{Analyzer, Effect};
-use super::arguments::{ArgumentKinds, read_request};
-pub use super::rank::RankingParams;
-use super::rank::{K1, Scores, Weighted, points_elsewhere, posting_weight};
+use crate::analyzer::{Analyzer, Effect};
+use crate::arguments::ArgumentKinds;
+use crate::rank::{
+    ARGUMENTS, B, DESCRIPTION, DETAILS, FIELD_B, FIELDS, K1, NAME, PARAMS, Ranking, RankingParams,
+    SERVER, Scores, TITLE, Weighted, points_elsewhere, posting_weight,
+};
+use crate::tool::{Searchable, SearchableTool};
+use query::QueryTerms;
 
 /// A ranked match.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SearchHit {
+pub struct SearchHit<T = SearchableTool> {
     /// The tool, as it was indexed.
-    pub tool: McpTool,
+    pub tool: T,
     /// Relevance; higher is better, always positive.
     pub score: f32,
 }
 
-/// How hits are scored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Ranking {
-    /// Plain BM25 over all of a tool's text as one bag of words (the baseline).
-    Bm25,
-    /// Field-weighted BM25 (BM25F) with query expansion; the default.
-    #[default]
-    Tuned,
-}
-
-/// The fields of a tool that are indexed.
-pub(super) const FIELDS: usize = 7;
-const NAME: usize = 0;
-const TITLE: usize = 1;
-const DESCRIPTION: usize = 2;
-const SERVER: usize = 3;
-const PARAMS: usize = 4;
-/// The description after its first sentence: details, caveats and pointers to other tools
-/// ("use browser_snapshot instead"), which say less about what the tool does.
-const DETAILS: usize = 5;
-/// The kinds of value the tool's parameters take, one term each (never a word of a text).
-const ARGUMENTS: usize = 6;
-
-/// Length normalisation of plain BM25.
-const B: f32 = 0.75;
-/// BM25F length normalisation of each field (names are short and alike, so barely normalised).
-const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75, 0.0];
-/// Weight of a term a question implies.
-const QUESTION_WEIGHT: f32 = 0.5;
-
 #[derive(Debug, Clone)]
-struct Doc {
-    tool: McpTool,
+struct Doc<T> {
+    tool: T,
     lens: [u32; FIELDS],
     /// Term ids this document contains (to unlink it from the postings).
     terms: Vec<u32>,
     /// Adjacent term pairs of its name, title and summary (to unlink it from the phrases).
     phrases: Vec<(u32, u32)>,
-}
-
-/// A query as the ranking reads it.
-struct QueryTerms {
-    /// Terms with their weights: said (1.0), meant through a synonym, implied by a question.
-    terms: Vec<(u32, f32)>,
-    /// Adjacent pairs of said terms (for the phrase bonus).
-    pairs: Vec<(u32, u32)>,
-    /// The request's first word and the words it means (for the action bonus).
-    actions: Vec<u32>,
-    /// Whether the request asks to read or to change something, when it says.
-    effect: Option<Effect>,
 }
 
 /// What the ranking needs of each tool id, dense and small so that a query reads it without
@@ -106,21 +68,14 @@ struct Posting {
     tf: [u16; FIELDS],
 }
 
-/// An inverted index over tools, updated one server at a time.
+/// An inverted index over tools of type `T` (any [`Searchable`] type; [`SearchableTool`] by
+/// default), updated one server at a time.
 ///
 /// ```
-/// use mcp_runtime::tools::{McpTool, ToolIndex};
+/// use tool_search::{SearchableTool, ToolIndex};
 ///
-/// let tool = |name: &str, description: &str| McpTool {
-///     name: format!("mcp_git_{name}"),
-///     server: "git".into(),
-///     tool: name.into(),
-///     definition: serde_json::from_value(
-///         serde_json::json!({"name": name, "description": description}),
-///     )
-///     .unwrap(),
-///     label: "mcp:git".into(),
-///     deferred: false,
+/// let tool = |name: &str, description: &str| {
+///     SearchableTool::new("git", name).with_description(description)
 /// };
 /// let mut index = ToolIndex::new();
 /// index.set_server("git", &[
@@ -128,14 +83,14 @@ struct Posting {
 ///     tool("git_diff_unstaged", "Shows changes in the working directory that are not yet staged"),
 /// ]);
 /// let hits = index.search("unstaged changes", 5);
-/// assert_eq!(hits[0].tool.tool, "git_diff_unstaged");
+/// assert_eq!(hits[0].tool.name, "git_diff_unstaged");
 /// ```
 #[derive(Clone)]
-pub struct ToolIndex {
+pub struct ToolIndex<T = SearchableTool> {
     ranking: Ranking,
     params: RankingParams,
     analyzer: Analyzer,
-    docs: Vec<Option<Doc>>,
+    docs: Vec<Option<Doc<T>>>,
     stats: Vec<DocStats>,
     free: Vec<u32>,
     by_server: HashMap<String, Vec<u32>>,
@@ -154,13 +109,13 @@ pub struct ToolIndex {
     weighted: OnceLock<Vec<Vec<Weighted>>>,
 }
 
-impl Default for ToolIndex {
+impl<T: Searchable> Default for ToolIndex<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl std::fmt::Debug for ToolIndex {
+impl<T> std::fmt::Debug for ToolIndex<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolIndex")
             .field("ranking", &self.ranking)
@@ -170,7 +125,7 @@ impl std::fmt::Debug for ToolIndex {
     }
 }
 
-impl ToolIndex {
+impl<T: Searchable> ToolIndex<T> {
     /// An empty index with the default ranking.
     pub fn new() -> Self {
         Self::with_ranking(Ranking::default())
@@ -181,7 +136,10 @@ impl ToolIndex {
         ToolIndex {
             ranking,
             params: RankingParams::default(),
-            analyzer: Analyzer::new(ranking),
+            analyzer: match ranking {
+                Ranking::Bm25 => Analyzer::plain(),
+                Ranking::Tuned => Analyzer::tuned(),
+            },
             docs: Vec::new(),
             stats: Vec::new(),
             free: Vec::new(),
@@ -212,8 +170,9 @@ impl ToolIndex {
     }
 
     /// Replace everything indexed for `server` with `tools` (other servers are untouched), as a
-    /// server's tool list changes, it reconnects or the configuration is reloaded.
-    pub fn set_server(&mut self, server: &str, tools: &[McpTool]) {
+    /// server's tool list changes, it reconnects or the configuration is reloaded. `server` is
+    /// the key of the set; each tool's own [`SearchableTool::server`] is what is indexed.
+    pub fn set_server(&mut self, server: &str, tools: &[T]) {
         self.remove_server(server);
         let ids: Vec<u32> = tools.iter().map(|tool| self.add(tool.clone())).collect();
         if !ids.is_empty() {
@@ -273,7 +232,7 @@ impl ToolIndex {
     }
 
     /// The best `k` tools for `query`, best first; only hits with a positive score.
-    pub fn search(&self, query: &str, k: usize) -> Vec<SearchHit> {
+    pub fn search(&self, query: &str, k: usize) -> Vec<SearchHit<T>> {
         self.search_filtered(query, k, &|_| true)
     }
 
@@ -283,8 +242,8 @@ impl ToolIndex {
         &self,
         query: &str,
         k: usize,
-        allow: &dyn Fn(&McpTool) -> bool,
-    ) -> Vec<SearchHit> {
+        allow: &dyn Fn(&T) -> bool,
+    ) -> Vec<SearchHit<T>> {
         if k == 0 || self.live == 0 {
             return Vec::new();
         }
@@ -292,11 +251,16 @@ impl ToolIndex {
             Ranking::Bm25 => self.score_bm25(query),
             Ranking::Tuned => self.score_tuned(query),
         };
-        // Best first; ties by name so results are stable. Only the allowed candidates are
-        // ranked, and only the best `k` of them are kept (a bounded insertion, no full sort).
-        let name = |id: u32| self.docs[id as usize].as_ref().map(|doc| &doc.tool.name);
+        // Best first; ties in the tools' own order so results are stable. Only the allowed
+        // candidates are ranked, and only the best `k` of them are kept (a bounded insertion,
+        // no full sort).
+        let tool = |id: u32| self.docs[id as usize].as_ref().map(|doc| &doc.tool);
         let better = |a: &(u32, f32), b: &(u32, f32)| {
-            b.1.total_cmp(&a.1).then_with(|| name(a.0).cmp(&name(b.0)))
+            b.1.total_cmp(&a.1)
+                .then_with(|| match (tool(a.0), tool(b.0)) {
+                    (Some(a), Some(b)) => a.tie_order(b),
+                    (a, b) => a.is_some().cmp(&b.is_some()),
+                })
         };
         let mut best: Vec<(u32, f32)> = Vec::with_capacity(k + 1);
         for (id, score) in scores {
@@ -305,7 +269,7 @@ impl ToolIndex {
             }
             if let Some(last) = best.last()
                 && best.len() == k
-                && (score < last.1 || better(&(id, score), last) != std::cmp::Ordering::Less)
+                && (score < last.1 || better(&(id, score), last) != Ordering::Less)
             {
                 continue;
             }
@@ -333,9 +297,9 @@ impl ToolIndex {
         hits
     }
 
-    fn add(&mut self, tool: McpTool) -> u32 {
-        let schema = tool.definition.input_schema.to_value();
-        let fields = fields_of(&tool, &schema);
+    fn add(&mut self, tool: T) -> u32 {
+        let text = tool.searchable();
+        let fields = fields_of(&text);
         let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
         let mut lens = [0u32; FIELDS];
         let mut name_terms: Vec<u32> = Vec::new();
@@ -370,7 +334,7 @@ impl ToolIndex {
             }
         }
         if self.ranking == Ranking::Tuned {
-            for kind in ArgumentKinds::of_schema(&schema).terms() {
+            for kind in ArgumentKinds::of_schema(&text.input_schema).terms() {
                 let term = self.term_id(kind);
                 counts.entry(term).or_insert([0; FIELDS])[ARGUMENTS] = 1;
                 lens[ARGUMENTS] += 1;
@@ -395,14 +359,14 @@ impl ToolIndex {
         for (field, len) in lens.iter().enumerate() {
             self.total_lens[field] += u64::from(*len);
         }
-        let key = server_key(&tool.server);
+        let key = server_key(&text.server);
         let next = self.server_keys.len() as u32;
         let server_key = *self.server_keys.entry(key).or_insert(next);
         if self.server_sizes.len() <= server_key as usize {
             self.server_sizes.resize(server_key as usize + 1, 0);
         }
         self.server_sizes[server_key as usize] += 1;
-        let description = tool.definition.description.as_deref().unwrap_or_default();
+        let description = text.description.as_deref().unwrap_or_default();
         // The one kind of verb the name has (`post-search`, with both, says neither).
         let effect = match (reads, changes) {
             (true, false) => Some(Effect::Reads),
@@ -478,133 +442,6 @@ impl ToolIndex {
             .into_iter()
             .map(|doc| (doc, score[doc as usize]))
             .collect()
-    }
-}
-
-impl ToolIndex {
-    /// The servers the query names ("in git", "on GitHub", "google maps"): ids of
-    /// [`server_key`]s equal to a word of the query or to two adjacent words.
-    fn servers_named(&self, query: &str) -> Vec<u32> {
-        let words: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        let mut named = Vec::new();
-        let mut check = |key: &str| {
-            if let Some(&id) = self.server_keys.get(key)
-                && !named.contains(&id)
-            {
-                named.push(id);
-            }
-        };
-        let mut pair = String::new();
-        for (i, word) in words.iter().enumerate() {
-            check(word);
-            if let Some(next) = words.get(i + 1) {
-                pair.clear();
-                pair.push_str(word);
-                pair.push_str(next);
-                check(&pair);
-            }
-        }
-        named
-    }
-
-    /// The query's terms with their weights: what it says (1.0), then what it means (the
-    /// expansion weight); terms unknown to the index are dropped. Also the adjacent pairs of
-    /// what it says, for the phrase bonus.
-    fn query_terms(&self, query: &str) -> QueryTerms {
-        let mut out: Vec<(u32, f32)> = Vec::new();
-        let request = read_request(query);
-        // The kinds of value the request carries (a path, a URL, a time zone…) are terms it
-        // says, matched by the tools whose parameters take them.
-        for kind in request.kinds.terms() {
-            if let Some(&term) = self.vocab.get(kind) {
-                out.push((term, 1.0));
-            }
-        }
-        // What the request asks for is in its prose; the words inside its values (`shop` in
-        // `~/code/shop`, `logs` in `logs/app.log`) name things, so they weigh less.
-        let query = &*self.analyzer.rewrite_phrases(&request.prose);
-        let said = self.analyzer.tokens(query);
-        // A request starts with what to do; a question (what, which, show…) does not.
-        let mut actions: Vec<u32> = Vec::new();
-        let mut effect = None;
-        if !self.analyzer.implied_by(query).is_empty() {
-            effect = Some(Effect::Reads);
-        } else if let Some(first) = said.first() {
-            for token in std::iter::once(first).chain(self.analyzer.synonyms(first)) {
-                effect = effect.or_else(|| self.analyzer.effect(token));
-                actions.extend(self.vocab.get(token).copied());
-            }
-            for meant in self.analyzer.verb_synonyms(first) {
-                if let Some(&term) = self.vocab.get(&meant) {
-                    actions.push(term);
-                }
-            }
-        }
-        let mut pairs = Vec::new();
-        let mut previous: Option<u32> = None;
-        for token in &said {
-            let term = self.vocab.get(token).copied();
-            if let Some(term) = term
-                && !out.iter().any(|(t, _)| *t == term)
-            {
-                out.push((term, 1.0));
-            }
-            if let (Some(a), Some(b)) = (previous, term)
-                && a != b
-            {
-                pairs.push((a, b));
-            }
-            previous = term;
-        }
-        // What the request's verb means only as a verb ("open an issue": create one).
-        for &term in &actions {
-            if !out.iter().any(|(t, _)| *t == term) {
-                out.push((term, self.params.expansion));
-            }
-        }
-        // "check out", "look up": what a tool spells as one word.
-        for compound in self.analyzer.compounds(query) {
-            if let Some(&term) = self.vocab.get(&compound)
-                && !out.iter().any(|(t, _)| *t == term)
-            {
-                out.push((term, 1.0));
-            }
-        }
-        for token in &said {
-            for other in self.analyzer.synonyms(token) {
-                if let Some(&term) = self.vocab.get(other)
-                    && !out.iter().any(|(t, _)| *t == term)
-                {
-                    out.push((term, self.params.expansion));
-                }
-            }
-        }
-        for token in self.analyzer.tokens(&request.values) {
-            if let Some(&term) = self.vocab.get(&token)
-                && !out.iter().any(|(t, _)| *t == term)
-            {
-                out.push((term, self.params.value_words));
-            }
-        }
-        // A question asks to read: "what tables does the database have" wants a list, "who is
-        // in the workspace" wants to get users.
-        for implied in self.analyzer.implied_by(query) {
-            if let Some(&term) = self.vocab.get(*implied)
-                && !out.iter().any(|(t, _)| *t == term)
-            {
-                out.push((term, QUESTION_WEIGHT));
-            }
-        }
-        QueryTerms {
-            terms: out,
-            pairs,
-            actions,
-            effect,
-        }
     }
 
     /// The postings with their BM25F weights under the current field lengths.
@@ -753,11 +590,14 @@ fn server_key(server: &str) -> String {
         .collect()
 }
 
-/// The indexed text of a tool, by field (`schema` is its input schema).
-fn fields_of(tool: &McpTool, schema: &Value) -> [String; FIELDS] {
-    let definition = &tool.definition;
+/// The indexed text of a tool, by field.
+fn fields_of(tool: &SearchableTool) -> [String; FIELDS] {
     let mut params = String::new();
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+    if let Some(properties) = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    {
         for (name, schema) in properties {
             params.push_str(name);
             params.push(' ');
@@ -768,9 +608,9 @@ fn fields_of(tool: &McpTool, schema: &Value) -> [String; FIELDS] {
         }
     }
     let mut out: [String; FIELDS] = Default::default();
-    out[NAME] = tool.tool.clone();
-    out[TITLE] = definition.title.clone().unwrap_or_default();
-    let description = definition.description.as_deref().unwrap_or_default();
+    out[NAME] = tool.name.clone();
+    out[TITLE] = tool.title.clone().unwrap_or_default();
+    let description = tool.description.as_deref().unwrap_or_default();
     let (summary, details) = first_sentence(description);
     out[DESCRIPTION] = summary.to_owned();
     out[DETAILS] = details.to_owned();
@@ -790,51 +630,6 @@ fn first_sentence(text: &str) -> (&str, &str) {
     text.split_at(end)
 }
 
-/// The first non-empty line of `text`, cut to `max_chars` characters (with `…`): a tool
-/// description as a search result shows it.
-pub fn one_line_summary(text: &str, max_chars: usize) -> String {
-    let line = text.trim().lines().next().unwrap_or("").trim();
-    if line.chars().count() <= max_chars {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(max_chars.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
-/// A tool's parameters as `name: type` (`name?: type` when optional; a type list as
-/// `a|b`), from its input schema: what a model needs to call a tool found by a search.
-pub fn parameter_summary(schema: &Value) -> Vec<String> {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let required: BTreeSet<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    properties
-        .iter()
-        .map(|(name, property)| {
-            let kind = match property.get("type") {
-                Some(Value::String(kind)) => kind.clone(),
-                Some(Value::Array(kinds)) => kinds
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                _ => "any".to_owned(),
-            };
-            let optional = if required.contains(name.as_str()) {
-                ""
-            } else {
-                "?"
-            };
-            format!("{name}{optional}: {kind}")
-        })
-        .collect()
-}
-
 #[cfg(test)]
-#[path = "search_tests.rs"]
+#[path = "index_tests.rs"]
 mod tests;

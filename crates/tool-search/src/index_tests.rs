@@ -1,7 +1,7 @@
 //! Unit tests of the tool index (ranking and updates).
 use super::*;
 
-fn tool(server: &str, name: &str, description: &str) -> McpTool {
+fn tool(server: &str, name: &str, description: &str) -> SearchableTool {
     tool_taking(
         server,
         name,
@@ -10,18 +10,15 @@ fn tool(server: &str, name: &str, description: &str) -> McpTool {
     )
 }
 
-fn tool_taking(server: &str, name: &str, description: &str, schema: serde_json::Value) -> McpTool {
-    McpTool {
-        name: format!("mcp_{server}_{name}"),
-        server: server.into(),
-        tool: name.into(),
-        definition: serde_json::from_value(
-            serde_json::json!({"name": name, "description": description, "inputSchema": schema}),
-        )
-        .unwrap(),
-        label: format!("mcp:{server}"),
-        deferred: false,
-    }
+fn tool_taking(
+    server: &str,
+    name: &str,
+    description: &str,
+    schema: serde_json::Value,
+) -> SearchableTool {
+    SearchableTool::new(server, name)
+        .with_description(description)
+        .with_input_schema(schema)
 }
 
 #[test]
@@ -46,7 +43,7 @@ fn plain_bm25_ranks_and_updates() {
     );
     index.set_server("web", &[tool("web", "fetch", "Fetch a URL")]);
     assert_eq!(index.len(), 3);
-    assert_eq!(index.search("write", 5)[0].tool.tool, "write_file");
+    assert_eq!(index.search("write", 5)[0].tool.name, "write_file");
     assert!(index.search("nothing matches this", 5).is_empty());
     index.set_server("fs", &[tool("fs", "delete_file", "Delete a file")]);
     assert_eq!(index.len(), 2);
@@ -72,7 +69,7 @@ fn a_tool_pointing_elsewhere_loses_the_tie() {
             tool("fs", "read_text", "Read a file."),
         ],
     );
-    assert_eq!(index.search("read a file", 5)[0].tool.tool, "read_text");
+    assert_eq!(index.search("read a file", 5)[0].tool.name, "read_text");
 }
 
 #[test]
@@ -86,7 +83,7 @@ fn two_words_find_what_a_tool_spells_as_one() {
         ],
     );
     assert_eq!(
-        index.search("check out the tag", 5)[0].tool.tool,
+        index.search("check out the tag", 5)[0].tool.name,
         "git_checkout"
     );
 }
@@ -102,11 +99,11 @@ fn the_request_verb_and_open_as_a_verb_decide_between_siblings() {
         ],
     );
     assert_eq!(
-        index.search("open an issue", 5)[0].tool.tool,
+        index.search("open an issue", 5)[0].tool.name,
         "create_issue"
     );
     assert_eq!(
-        index.search("list the open issues", 5)[0].tool.tool,
+        index.search("list the open issues", 5)[0].tool.name,
         "list_issues"
     );
 }
@@ -119,7 +116,7 @@ fn removing_a_server_unlinks_its_phrases_and_weights() {
     index.remove_server("a");
     assert!(index.search("pull request", 5).is_empty());
     index.set_server("b", &[tool("b", "merge", "Merge a pull request")]);
-    assert_eq!(index.search("pull request", 5)[0].tool.tool, "merge");
+    assert_eq!(index.search("pull request", 5)[0].tool.name, "merge");
 }
 
 #[test]
@@ -133,9 +130,9 @@ fn a_request_to_read_prefers_a_tool_that_reads() {
         ],
     );
     let hits = index.search("what has been posted in the channel", 2);
-    assert_eq!(hits[0].tool.tool, "get_channel_history");
+    assert_eq!(hits[0].tool.name, "get_channel_history");
     let hits = index.search("post a message in the channel", 2);
-    assert_eq!(hits[0].tool.tool, "post_message");
+    assert_eq!(hits[0].tool.name, "post_message");
 }
 
 #[test]
@@ -150,13 +147,13 @@ fn a_value_the_request_carries_finds_the_tool_that_takes_it() {
         ],
     );
     assert_eq!(
-        index.search("open ~/notes/todo.md", 2)[0].tool.tool,
+        index.search("open ~/notes/todo.md", 2)[0].tool.name,
         "open_file"
     );
     assert_eq!(
         index.search("open https://example.org/todo", 2)[0]
             .tool
-            .tool,
+            .name,
         "open_page"
     );
 }
@@ -177,7 +174,7 @@ fn a_tool_matching_one_word_of_the_request_loses_ground_to_one_matching_it_all()
         index.set_server("files", &tools[..2]);
         index.set_server("places", &tools[2..]);
         let hits = index.search("lines of a file on the local disk", 3);
-        let score = |name: &str| hits.iter().find(|h| h.tool.tool == name).unwrap().score;
+        let score = |name: &str| hits.iter().find(|h| h.tool.name == name).unwrap().score;
         score("read_file") / score("local_search")
     };
     let (with, without) = (lead(RankingParams::default().query_coverage), lead(0.0));

@@ -3,15 +3,44 @@
 //! numbers into dense arrays indexed by tool id, and the bonuses for what the query says about a
 //! tool as a whole (every word of its name, its server, a phrase of its summary) are applied to
 //! the tools it touched only.
+//!
+//! It owns what a score is made of: the fields of a tool and their weights, the constants of
+//! both rankings, and the arithmetic; the index feeds it numbers.
 
-use super::search::FIELDS;
+/// How hits are scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Ranking {
+    /// Plain BM25 over all of a tool's text as one bag of words (the baseline).
+    Bm25,
+    /// Field-weighted BM25 (BM25F) with query expansion; the default.
+    #[default]
+    Tuned,
+}
+
+/// The fields of a tool that are indexed.
+pub(crate) const FIELDS: usize = 7;
+pub(crate) const NAME: usize = 0;
+pub(crate) const TITLE: usize = 1;
+pub(crate) const DESCRIPTION: usize = 2;
+pub(crate) const SERVER: usize = 3;
+pub(crate) const PARAMS: usize = 4;
+/// The description after its first sentence: details, caveats and pointers to other tools
+/// ("use browser_snapshot instead"), which say less about what the tool does.
+pub(crate) const DETAILS: usize = 5;
+/// The kinds of value the tool's parameters take, one term each (never a word of a text).
+pub(crate) const ARGUMENTS: usize = 6;
 
 /// BM25 term-frequency saturation.
-pub(super) const K1: f32 = 1.2;
+pub(crate) const K1: f32 = 1.2;
+/// Length normalisation of plain BM25.
+pub(crate) const B: f32 = 0.75;
+/// BM25F length normalisation of each field (names are short and alike, so barely normalised).
+pub(crate) const FIELD_B: [f32; FIELDS] = [0.3, 0.5, 0.75, 0.0, 0.75, 0.75, 0.0];
 
 /// The constants of the default ranking: how much each field of a tool weighs and how large
 /// each bonus is. [`RankingParams::default`] is what the index uses; other values exist to
-/// measure the ranking (the discovery benchmark cross-validates the field weights).
+/// measure the ranking (the `eval` feature's evaluation cross-validates and re-tunes them).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct RankingParams {
@@ -86,45 +115,43 @@ impl Default for RankingParams {
 }
 
 impl RankingParams {
-    /// The field weights in the index's field order.
-    pub(super) fn field_weights(&self) -> [f32; FIELDS] {
-        // Order of `search::NAME`, `TITLE`, `DESCRIPTION`, `SERVER`, `PARAMS`, `DETAILS`,
-        // `ARGUMENTS`.
-        [
-            self.name,
-            self.title,
-            self.summary,
-            self.server,
-            self.params,
-            self.details,
-            self.argument,
-        ]
+    /// The field weights, indexed by field.
+    pub(crate) fn field_weights(&self) -> [f32; FIELDS] {
+        let mut weights = [0.0; FIELDS];
+        weights[NAME] = self.name;
+        weights[TITLE] = self.title;
+        weights[DESCRIPTION] = self.summary;
+        weights[SERVER] = self.server;
+        weights[PARAMS] = self.params;
+        weights[DETAILS] = self.details;
+        weights[ARGUMENTS] = self.argument;
+        weights
     }
 }
 
 /// One posting with its BM25F weight already computed: `tf × (K1 + 1) / (tf + K1)` of the
 /// field-weighted, length-normalised term frequency.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Weighted {
-    pub(super) doc: u32,
-    pub(super) weight: f32,
+pub(crate) struct Weighted {
+    pub(crate) doc: u32,
+    pub(crate) weight: f32,
     /// Whether the term is a word of the tool's name (for the coverage bonus).
-    pub(super) in_name: bool,
+    pub(crate) in_name: bool,
 }
 
 /// Per-query work space: score and name coverage per tool id, and the ids touched in order.
-pub(super) struct Scores {
-    pub(super) score: Vec<f32>,
-    pub(super) covered: Vec<f32>,
+pub(crate) struct Scores {
+    pub(crate) score: Vec<f32>,
+    pub(crate) covered: Vec<f32>,
     /// Whether the tool's name says the query's action (its first word, or a synonym).
-    pub(super) acted: Vec<bool>,
+    pub(crate) acted: Vec<bool>,
     /// The rarity (idf × weight) of the query's terms each tool matches.
-    pub(super) matched: Vec<f32>,
-    pub(super) touched: Vec<u32>,
+    pub(crate) matched: Vec<f32>,
+    pub(crate) touched: Vec<u32>,
 }
 
 impl Scores {
-    pub(super) fn new(docs: usize) -> Self {
+    pub(crate) fn new(docs: usize) -> Self {
         Scores {
             score: vec![0.0; docs],
             covered: vec![0.0; docs],
@@ -135,7 +162,7 @@ impl Scores {
     }
 
     /// Add `value` to the score of `doc`.
-    pub(super) fn add(&mut self, doc: u32, value: f32) {
+    pub(crate) fn add(&mut self, doc: u32, value: f32) {
         let slot = &mut self.score[doc as usize];
         if *slot == 0.0 {
             self.touched.push(doc);
@@ -145,7 +172,7 @@ impl Scores {
 
     /// Add the postings of one query term, said (or meant) with `weight`, of rarity `idf`;
     /// `action` when the term is the query's first word or one it means.
-    pub(super) fn add_term(&mut self, postings: &[Weighted], weight: f32, idf: f32, action: bool) {
+    pub(crate) fn add_term(&mut self, postings: &[Weighted], weight: f32, idf: f32, action: bool) {
         let factor = weight * idf;
         for posting in postings {
             let doc = posting.doc as usize;
@@ -164,7 +191,7 @@ impl Scores {
 
     /// Add `gain` to every tool of `docs` the query already touched (a phrase bonus never makes
     /// a tool a match by itself).
-    pub(super) fn add_to_touched(&mut self, docs: &[u32], gain: f32) {
+    pub(crate) fn add_to_touched(&mut self, docs: &[u32], gain: f32) {
         for &doc in docs {
             let slot = &mut self.score[doc as usize];
             if *slot > 0.0 {
@@ -175,7 +202,7 @@ impl Scores {
 }
 
 /// BM25F weight of a posting from its per-field term frequencies and the tool's field lengths.
-pub(super) fn posting_weight(
+pub(crate) fn posting_weight(
     tf: &[u16; FIELDS],
     lens: &[u32; FIELDS],
     avg: &[f32; FIELDS],
@@ -195,7 +222,7 @@ pub(super) fn posting_weight(
 
 /// Whether a description sends the reader to another tool: it says "deprecated", or "use X
 /// instead" within eight words.
-pub(super) fn points_elsewhere(description: &str) -> bool {
+pub(crate) fn points_elsewhere(description: &str) -> bool {
     let lower = description.to_lowercase();
     if lower
         .split(|c: char| !c.is_alphanumeric())

@@ -1,27 +1,21 @@
-//! The tool index and discovery mode against a fixed set of tools: ranking with near-miss
-//! distractors, identifier splitting, incremental updates, scoped search, and activation.
+//! The tool index against a fixed set of tools, through the crate's public API: ranking with
+//! near-miss distractors, identifier splitting, incremental updates, scoped search, and a
+//! program's own tool type indexed through `Searchable`.
 
-use mcp_runtime::session::{Discovery, DiscoveryError};
-use mcp_runtime::tools::{McpTool, Ranking, ToolIndex};
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
 use serde_json::{Value, json};
+use tool_search::{Ranking, Searchable, SearchableTool, ToolIndex};
 
-fn tool(server: &str, name: &str, description: &str, params: Value) -> McpTool {
-    McpTool {
-        name: format!("mcp_{server}_{name}"),
-        server: server.into(),
-        tool: name.into(),
-        definition: serde_json::from_value(json!({
-            "name": name,
-            "description": description,
-            "inputSchema": {"type": "object", "properties": params},
-        }))
-        .unwrap(),
-        label: format!("mcp:{server}"),
-        deferred: false,
-    }
+fn tool(server: &str, name: &str, description: &str, params: Value) -> SearchableTool {
+    SearchableTool::new(server, name)
+        .with_description(description)
+        .with_input_schema(json!({"type": "object", "properties": params}))
 }
 
-fn git() -> Vec<McpTool> {
+fn git() -> Vec<SearchableTool> {
     vec![
         tool(
             "git",
@@ -56,7 +50,7 @@ fn git() -> Vec<McpTool> {
     ]
 }
 
-fn fs() -> Vec<McpTool> {
+fn fs() -> Vec<SearchableTool> {
     vec![
         tool(
             "fs",
@@ -79,7 +73,7 @@ fn fs() -> Vec<McpTool> {
     ]
 }
 
-fn browser() -> Vec<McpTool> {
+fn browser() -> Vec<SearchableTool> {
     vec![
         tool(
             "web",
@@ -114,7 +108,7 @@ fn top(index: &ToolIndex, query: &str) -> String {
     index
         .search(query, 5)
         .first()
-        .map(|hit| hit.tool.tool.clone())
+        .map(|hit| hit.tool.name.clone())
         .unwrap_or_default()
 }
 
@@ -165,7 +159,7 @@ fn top_id(index: &ToolIndex, query: &str) -> String {
     index
         .search(query, 5)
         .first()
-        .map(|hit| format!("{}/{}", hit.tool.server, hit.tool.tool))
+        .map(|hit| format!("{}/{}", hit.tool.server, hit.tool.name))
         .unwrap_or_default()
 }
 
@@ -354,7 +348,7 @@ fn updates_replace_one_server_and_leave_the_others() {
     assert_eq!(index.len(), 11);
     // The git server's tools change (list_changed): git_log goes, git_blame comes.
     let mut changed = git();
-    changed.retain(|t| t.tool != "git_log");
+    changed.retain(|t| t.name != "git_log");
     changed.push(tool(
         "git",
         "git_blame",
@@ -367,7 +361,7 @@ fn updates_replace_one_server_and_leave_the_others() {
         index
             .search("commit logs", 5)
             .iter()
-            .all(|h| h.tool.tool != "git_log")
+            .all(|h| h.tool.name != "git_log")
     );
     assert_eq!(top(&index, "who changed this line last"), "git_blame");
     assert_eq!(
@@ -394,95 +388,74 @@ fn updates_replace_one_server_and_leave_the_others() {
 #[test]
 fn filtered_search_never_finds_outside_its_scope() {
     let index = index(Ranking::Tuned);
-    let only_fs = |tool: &McpTool| tool.server == "fs";
+    let only_fs = |tool: &SearchableTool| tool.server == "fs";
     let hits = index.search_filtered("git diff staged changes", 5, &only_fs);
     assert!(hits.iter().all(|h| h.tool.server == "fs"), "{hits:?}");
     let hits = index.search_filtered("read file", 1, &only_fs);
-    assert_eq!(hits[0].tool.tool, "read_file");
+    assert_eq!(hits[0].tool.name, "read_file");
     let hits = index.search_filtered("read file", 5, &|_| false);
     assert!(hits.is_empty());
     // k counts allowed hits only.
-    let no_read_file = |tool: &McpTool| tool.tool != "read_file";
+    let no_read_file = |tool: &SearchableTool| tool.name != "read_file";
     let hits = index.search_filtered("read file", 1, &no_read_file);
     assert_eq!(hits.len(), 1);
-    assert_ne!(hits[0].tool.tool, "read_file");
+    assert_ne!(hits[0].tool.name, "read_file");
+}
+
+/// A program's own tool type, indexed through `Searchable`: ties in its own order.
+#[derive(Debug, Clone, PartialEq)]
+struct Command {
+    id: u32,
+    verb: &'static str,
+    help: &'static str,
+}
+
+impl Searchable for Command {
+    fn searchable(&self) -> Cow<'_, SearchableTool> {
+        Cow::Owned(SearchableTool::new("shell", self.verb).with_description(self.help))
+    }
+
+    /// Newest first.
+    fn tie_order(&self, other: &Self) -> Ordering {
+        other.id.cmp(&self.id)
+    }
 }
 
 #[test]
-fn discovery_activates_what_it_finds_and_keeps_always_load_servers() {
-    let mut discovery = Discovery::new();
-    discovery.set_always_load(["fs"]);
-    let mut all = git();
-    all.extend(fs());
-    all.extend(browser());
-    discovery.set_tools(all.clone());
-    assert_eq!(discovery.len(), 11);
-    let loaded: Vec<String> = discovery
-        .loaded_tools()
-        .into_iter()
-        .map(|t| t.tool)
-        .collect();
-    assert_eq!(loaded.len(), 3, "only the alwaysLoad server: {loaded:?}");
-    assert!(loaded.iter().all(|t| fs().iter().any(|f| &f.tool == t)));
-
-    let args = json!({"query": "unstaged changes", "limit": 1});
-    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
-    assert_eq!(found.activated.len(), 1);
-    assert_eq!(found.activated[0].tool, "git_diff_unstaged");
-    assert!(
-        found.activated[0].definition.input_schema.is_object(),
-        "full definition handed over"
-    );
-    assert!(
-        found.text.contains("mcp_git_git_diff_unstaged"),
-        "{}",
-        found.text
-    );
-    assert!(discovery.is_loaded("mcp_git_git_diff_unstaged"));
-    assert_eq!(discovery.loaded_tools().len(), 4);
-
-    // The server's tools change and the activated one disappears: it is no longer loaded.
-    let mut changed: Vec<McpTool> = all
-        .into_iter()
-        .filter(|t| t.tool != "git_diff_unstaged")
-        .collect();
-    discovery.set_tools(changed.clone());
-    assert!(!discovery.is_loaded("mcp_git_git_diff_unstaged"));
-    assert_eq!(discovery.loaded_tools().len(), 3);
-    changed.retain(|t| t.server != "web");
-    discovery.set_tools(changed);
-    assert!(discovery.search("click", 5).is_empty());
-
-    // Nothing found: a helpful text, nothing activated.
-    let args = json!({"query": "zzz qqq"});
-    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
-    assert!(found.activated.is_empty() && found.text.contains("No tool matches"));
+fn a_program_s_own_tool_type_comes_back_in_the_hits() {
+    let old = Command {
+        id: 1,
+        verb: "archive",
+        help: "Pack a directory into a tarball",
+    };
+    let new = Command {
+        id: 2,
+        ..old.clone()
+    };
+    let other = Command {
+        id: 3,
+        verb: "ping",
+        help: "Check that a host answers",
+    };
+    let mut index = ToolIndex::new();
+    index.set_server("shell", &[old.clone(), other.clone(), new.clone()]);
+    let hits = index.search("pack this directory", 5);
+    let found: Vec<&Command> = hits.iter().map(|hit| &hit.tool).collect();
+    assert_eq!(found, [&new, &old], "equal scores in the type's own order");
+    assert_eq!(hits[0].score, hits[1].score);
+    assert_eq!(index.search("is the host up, ping it", 1)[0].tool, other);
 }
 
 #[test]
-fn discovery_refuses_bad_arguments_clearly() {
-    let mut discovery = Discovery::new();
-    discovery.set_tools(git());
-    for bad in [json!({}), json!({"query": 3}), json!({"query": "  "})] {
-        let err = discovery.call_search(bad.as_object().unwrap()).unwrap_err();
-        assert!(matches!(err, DiscoveryError::MissingQuery { .. }));
-        assert!(err.to_string().contains("`query`"), "{err}");
-    }
-    for bad in [
-        json!({"query": "diff", "limit": 0}),
-        json!({"query": "diff", "limit": "5"}),
-        json!({"query": "diff", "limit": -1}),
-    ] {
-        let err = discovery.call_search(bad.as_object().unwrap()).unwrap_err();
-        assert!(err.to_string().contains("`limit`"), "{err}");
-    }
-    // A huge limit is capped, not an error.
-    let args = json!({"query": "diff", "limit": 1_000_000});
-    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
-    assert!(found.activated.len() <= Discovery::MAX_LIMIT);
-    let definition = Discovery::search_tool_definition();
-    assert_eq!(
-        definition.input_schema.to_value()["required"],
-        json!(["query"])
-    );
+fn shared_tools_come_back_shared() {
+    let tool = Arc::new(tool(
+        "fs",
+        "read_file",
+        "Read a file",
+        json!({"path": {"type": "string"}}),
+    ));
+    let mut index: ToolIndex<Arc<SearchableTool>> = ToolIndex::new();
+    index.set_server("fs", std::slice::from_ref(&tool));
+    let hits = index.search("read the file", 1);
+    assert!(Arc::ptr_eq(&hits[0].tool, &tool));
 }

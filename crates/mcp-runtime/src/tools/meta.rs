@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value, json};
 
+use tool_search::{one_line_summary, parameter_summary};
+
 use super::McpTool;
-use super::search::{one_line_summary, parameter_summary};
 use crate::client::ToolDefinition;
 
 /// Matches returned by a search without `limit`.

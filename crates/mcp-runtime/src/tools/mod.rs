@@ -1,25 +1,22 @@
 //! MCP tools as a host registers them: named for the model, labelled with their
 //! origin, and callable through the manager with errors turned into tool results.
-//! [`ToolIndex`] searches them, so a host can defer most definitions; the search and invoke
-//! tools of discovery mode and the checks of their arguments are defined once (`meta.rs`).
+//! [`ToolIndex`] searches them (the `tool-search` crate's index over [`McpTool`]s, `index.rs`),
+//! so a host can defer most definitions; the search and invoke tools of discovery mode and the
+//! checks of their arguments are defined once (`meta.rs`).
 
-mod analyzer;
-mod arguments;
 mod bridge;
+mod index;
 mod meta;
 mod naming;
-mod rank;
-mod search;
 
 pub use crate::client::{CallOptions, OutputCap};
 #[cfg(feature = "gateway")]
 pub(crate) use bridge::error_output;
 pub use bridge::{Aborted, McpTool, SharedDefinition, mcp_tools};
+pub use index::{SearchHit, ToolIndex};
 pub use meta::{
     DEFAULT_LIMIT, InvokeRequest, MAX_LIMIT, MAX_QUERY_CHARS, MetaToolError, SUMMARY_CHARS,
     SearchRequest, compact_match, invoke_tool_definition, search_tool_definition,
 };
 pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};
-pub use search::{
-    Ranking, RankingParams, SearchHit, ToolIndex, one_line_summary, parameter_summary, split_words,
-};
+pub use tool_search::{Ranking, RankingParams, one_line_summary, parameter_summary, split_words};
