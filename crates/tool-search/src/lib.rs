@@ -57,6 +57,8 @@
 
 mod analyzer;
 mod arguments;
+#[cfg(feature = "eval")]
+pub mod eval;
 mod index;
 mod rank;
 mod summary;

@@ -1,6 +1,7 @@
 //! `mcpr-bench discovery --capture`: install the corpus servers (pinned, from npm and PyPI) into
 //! `target/peers/discovery-*`, start each with dummy credentials, list its tools live and write
-//! `data/tool_corpus.json` with the package versions, so that the evaluation runs offline.
+//! the corpus (`crates/tool-search/data/tool_corpus.json`) with the package versions, so that the
+//! evaluation runs offline.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,8 +10,8 @@ use indexmap::IndexMap;
 use mcp_runtime::config::ServerConfig;
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use serde_json::{Value, json};
+use tool_search::eval::CORPUS_FILE;
 
-use super::data_dir;
 use crate::real_servers;
 
 fn peers_dir() -> PathBuf {
@@ -22,8 +23,8 @@ fn peers_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target/peers"))
 }
 
-/// Install the servers (once), list every server's tools live and write the corpus fixture.
-pub(super) fn capture() -> Result<(), String> {
+/// Install the servers (once), list every server's tools live and write the corpus into `data`.
+pub(super) fn capture(data: &Path) -> Result<(), String> {
     let peers = peers_dir();
     real_servers::install(&peers)?;
     let work = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -80,8 +81,8 @@ pub(super) fn capture() -> Result<(), String> {
         "servers": servers,
         "failed": failed,
     });
-    let path = data_dir().join("tool_corpus.json");
-    std::fs::create_dir_all(data_dir()).map_err(|e| e.to_string())?;
+    let path = data.join(CORPUS_FILE);
+    std::fs::create_dir_all(data).map_err(|e| e.to_string())?;
     let text = serde_json::to_string_pretty(&corpus).map_err(|e| e.to_string())?;
     std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!("» wrote {}", path.display());

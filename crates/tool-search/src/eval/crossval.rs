@@ -1,13 +1,12 @@
-//! `mcpr-bench discovery --cv`: the field weights of the default ranking chosen by 5-fold
+//! `--cv`: the field weights of the default ranking chosen by 5-fold
 //! cross-validation over both development sets, so that a weight is kept only if it also ranks
 //! well on queries it was not chosen on. Each fold's weights are the grid point with the best
 //! MRR on the other four folds; the fold's own queries then score them. The fresh held-out set is
 //! never read here.
 
-use mcp_runtime::manager::ServerTools;
-use mcp_runtime::tools::{McpTool, RankingParams, ToolIndex};
-
-use super::{Query, tools_of};
+use super::Query;
+use super::measure::{Server, build, id};
+use crate::{Ranking, RankingParams};
 
 const FOLDS: usize = 5;
 
@@ -49,28 +48,18 @@ fn params_of(point: &Point) -> RankingParams {
 
 /// The rank (0-based) of the first expected tool for each query, if in the top 10.
 pub(super) fn ranks(
-    servers: &[ServerTools],
+    servers: &[Server],
     params: RankingParams,
     queries: &[&Query],
 ) -> Vec<Option<usize>> {
-    let tools = tools_of(servers);
-    let mut index = ToolIndex::with_params(params);
-    for server in servers {
-        let mine: Vec<McpTool> = tools
-            .iter()
-            .filter(|t| t.server == server.server)
-            .cloned()
-            .collect();
-        index.set_server(&server.server, &mine);
-    }
+    let (index, _) = build(Ranking::Tuned, params, servers);
     queries
         .iter()
         .map(|query| {
-            index.search(&query.query, 10).iter().position(|hit| {
-                query
-                    .expected
-                    .contains(&format!("{}/{}", hit.tool.server, hit.tool.tool))
-            })
+            index
+                .search(&query.query, 10)
+                .iter()
+                .position(|hit| query.expected.contains(&id(&hit.tool)))
         })
         .collect()
 }
@@ -80,7 +69,7 @@ pub(super) fn rr(rank: &Option<usize>) -> f64 {
 }
 
 /// The cross-validation as a markdown table, one row per fold.
-pub(super) fn cross_validate(servers: &[ServerTools], queries: &[&Query]) -> String {
+pub(super) fn cross_validate(servers: &[Server], queries: &[&Query]) -> String {
     let points = grid();
     let results: Vec<Vec<Option<usize>>> = points
         .iter()

@@ -1,18 +1,17 @@
-//! `mcpr-bench discovery --loso`: does re-tuning the ranking's constants help on queries they
+//! `--loso`: does re-tuning the ranking's constants help on queries they
 //! were not tuned on? For each development set in turn, every constant of [`RankingParams`] is
 //! tuned by coordinate ascent (two passes, each constant times 0, ½, ¾, 4/3 and 2, kept when the
 //! MRR of the other sets rises) and the result scored on the set left out, beside the defaults.
 
-use mcp_runtime::manager::ServerTools;
-use mcp_runtime::tools::RankingParams;
-
 use super::Query;
 use super::crossval::{ranks, rr};
+use super::measure::Server;
+use crate::RankingParams;
 
 /// The tunable constants, by name, with how to read and write each.
 type Constant = (&'static str, fn(&mut RankingParams) -> &mut f32);
 
-const CONSTANTS: [Constant; 17] = [
+pub(super) const CONSTANTS: [Constant; 17] = [
     ("name", |p| &mut p.name),
     ("title", |p| &mut p.title),
     ("summary", |p| &mut p.summary),
@@ -36,19 +35,19 @@ const CONSTANTS: [Constant; 17] = [
 const AT_MOST_ONE: [&str; 2] = ["deprecated", "crossed"];
 
 /// Recall@1 and MRR of `params` on `queries`.
-fn quality(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> (f64, f64) {
+fn quality(servers: &[Server], params: RankingParams, queries: &[&Query]) -> (f64, f64) {
     let ranks = ranks(servers, params, queries);
     let n = ranks.len().max(1) as f64;
     let first = ranks.iter().filter(|r| **r == Some(0)).count() as f64;
     (first / n, ranks.iter().map(rr).sum::<f64>() / n)
 }
 
-fn mrr(servers: &[ServerTools], params: RankingParams, queries: &[&Query]) -> f64 {
+fn mrr(servers: &[Server], params: RankingParams, queries: &[&Query]) -> f64 {
     quality(servers, params, queries).1
 }
 
 /// Coordinate ascent on the MRR of `train`, from the defaults.
-fn tune(servers: &[ServerTools], train: &[&Query]) -> RankingParams {
+fn tune(servers: &[Server], train: &[&Query]) -> RankingParams {
     let mut best = RankingParams::default();
     let mut best_mrr = mrr(servers, best, train);
     for _pass in 0..2 {
@@ -73,7 +72,7 @@ fn tune(servers: &[ServerTools], train: &[&Query]) -> RankingParams {
 
 /// One row per set left out: its recall@1 and MRR under the defaults and under the constants
 /// tuned on the other sets, and which constants moved.
-pub(super) fn leave_one_set_out(servers: &[ServerTools], sets: &[(&str, Vec<Query>)]) -> String {
+pub(super) fn leave_one_set_out(servers: &[Server], sets: &[(&str, Vec<Query>)]) -> String {
     let mut out = String::from(
         "Ranking constants re-tuned on the other development sets (coordinate ascent on MRR), \
          scored on the set left out:\n\n| set left out | defaults: recall@1, MRR | re-tuned: \
