@@ -251,7 +251,11 @@ fn parse(path: &Path, text: &str) -> Result<Value, EvalError> {
 /// The default ranking's constants, with those `DISCOVERY_PARAMS=name=3,topic=0.5,…` sets (to
 /// try a value without rebuilding; the figures in `BENCHMARKS.md` are always the defaults').
 pub fn params_from_env() -> Result<RankingParams, EvalError> {
-    let spec = std::env::var(PARAMS_VARIABLE).unwrap_or_default();
+    params_from(&std::env::var(PARAMS_VARIABLE).unwrap_or_default())
+}
+
+/// The default ranking's constants with those `spec` sets (`name=3,topic=0.5`).
+fn params_from(spec: &str) -> Result<RankingParams, EvalError> {
     let mut params = RankingParams::default();
     for item in spec.split(',').filter(|item| !item.is_empty()) {
         let problem = |problem| EvalError::Params {
@@ -290,4 +294,73 @@ pub fn leave_one_set_out(data: &Path) -> Result<String, EvalError> {
         sets.push((file, load_queries(data, file)?));
     }
     Ok(retune::leave_one_set_out(&servers, &sets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, file: &str, text: &str) {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+
+    #[test]
+    fn a_malformed_query_set_is_an_error_naming_the_file_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let check = |text: &str, field: &str| {
+            write(dir.path(), "set.json", text);
+            let err = load_queries(dir.path(), "set.json")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("set.json") && err.contains(field), "{err}");
+        };
+        check(r#"{"queries": {}}"#, "queries");
+        check(
+            r#"{"queries": [{"query": "a", "expected": "s/t"}, {"expected": []}]}"#,
+            "queries[1].query",
+        );
+        check(
+            r#"{"queries": [{"query": "a", "expected": [1]}]}"#,
+            "queries[0].expected",
+        );
+        check(r#"{"queries": [{"query": "a"}]}"#, "queries[0].expected");
+        check("{not json", "line 1");
+        write(
+            dir.path(),
+            "set.json",
+            r#"{"queries": [{"query": "a", "expected": "s/t"}]}"#,
+        );
+        let queries = load_queries(dir.path(), "set.json").unwrap();
+        assert_eq!(queries[0].expected, ["s/t"]);
+    }
+
+    #[test]
+    fn a_malformed_corpus_is_an_error_naming_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Corpus::load(dir.path()).unwrap_err();
+        assert!(matches!(err, EvalError::NoCorpus { .. }), "{err}");
+        write(dir.path(), CORPUS_FILE, r#"{"servers": [{"tools": []}]}"#);
+        let err = Corpus::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("servers[0].server"), "{err}");
+        write(
+            dir.path(),
+            CORPUS_FILE,
+            r#"{"servers": [{"server": "git", "tools": [{"name": "git_log"}, {"title": "x"}]}]}"#,
+        );
+        let corpus = Corpus::load(dir.path()).unwrap();
+        assert_eq!(corpus.servers[0].package, "?");
+        let err = measure::servers(&corpus).unwrap_err().to_string();
+        assert!(err.contains("servers[0].tools[1].name"), "{err}");
+    }
+
+    #[test]
+    fn ranking_constants_are_set_by_name_and_bad_ones_refused() {
+        let params = params_from("name=4,value_words=0.5,").unwrap();
+        assert_eq!((params.name, params.value_words), (4.0, 0.5));
+        assert_eq!(params_from("").unwrap(), RankingParams::default());
+        for bad in ["name", "name=x", "nme=3"] {
+            let err = params_from(bad).unwrap_err().to_string();
+            assert!(err.contains(PARAMS_VARIABLE) && err.contains(bad), "{err}");
+        }
+    }
 }
