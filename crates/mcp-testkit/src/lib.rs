@@ -1,7 +1,8 @@
 //! Test support shared by the workspace's integration tests and benchmarks (dev-only, never
 //! published): the mock server as a fresh binary and as a config, process checks, HTTP by
-//! hand, an [`Eavesdropper`] for requests that must never be sent, and external peers
-//! installed from the package registries into `target/peers` on first use.
+//! hand, an [`Eavesdropper`] for requests that must never be sent, external peers
+//! installed from the package registries into `target/peers` on first use, and the gateway
+//! [`soak`] that a test asserts on and the benchmarks report.
 //!
 //! The mock is a binary of another package (`mcp-mock`), for which cargo sets no
 //! `CARGO_BIN_EXE_*`; [`mock_bin`] builds it with cargo once per test process, so tests always
@@ -16,6 +17,7 @@ use mcp_runtime::config::ServerConfig;
 
 mod eavesdropper;
 pub use eavesdropper::Eavesdropper;
+pub mod soak;
 
 /// The `mcp-mock` binary of the current source: the one `cargo test` built when it is newer
 /// than the mock's source, else built the first time a test process asks
