@@ -27,6 +27,7 @@ mod report;
 mod rmcp_proxy;
 mod scripts;
 mod settings;
+mod soak;
 mod startup;
 
 use std::path::{Path, PathBuf};
@@ -280,7 +281,7 @@ fn run(update: bool) -> ExitCode {
 
     let mut report = Report::default();
     type Section = fn(&Ctx, &mut Report);
-    let sections: [(&str, Section); 8] = [
+    let sections: [(&str, Section); 9] = [
         ("client", client::run),
         ("startup", startup::run),
         ("oneshot", oneshot::run),
@@ -288,6 +289,7 @@ fn run(update: bool) -> ExitCode {
         ("http", gateway_http::run),
         ("memory", memory::run),
         ("callgrind", callgrind::run),
+        ("soak", soak::run),
         // Installs ~20 real servers: only when asked for by name.
         ("firstbyte", firstbyte::run),
     ];

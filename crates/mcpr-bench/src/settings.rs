@@ -80,7 +80,7 @@ pub const KNOBS: &[(&str, &str, &str)] = &[
     (
         "BENCH_ONLY",
         "all",
-        "sections to run: client,startup,oneshot,gateway,http,memory,callgrind \
+        "sections to run: client,startup,oneshot,gateway,http,memory,callgrind,soak \
          (and firstbyte, which runs only when named)",
     ),
     (
