@@ -71,7 +71,8 @@ pub fn target(args: &[String]) -> ExitCode {
 
 /// Instructions of one run of a target under callgrind.
 fn collected(ctx: &Ctx, kind: &str, calls: usize) -> Result<u64, String> {
-    let out = ctx.work.join(format!("callgrind.{kind}.{calls}.out"));
+    // One file per process (`%p`): a forked watchdog dumps its own.
+    let out = ctx.work.join(format!("callgrind.{kind}.{calls}.%p.out"));
     let mut command = Command::new("valgrind");
     command
         .arg("--tool=callgrind")
@@ -85,10 +86,19 @@ fn collected(ctx: &Ctx, kind: &str, calls: usize) -> Result<u64, String> {
     if !outcome.success() {
         return Err(outcome.failure("valgrind"));
     }
-    // `==PID== Collected : N`
+    // `==PID== Collected : N`, of the process valgrind started: the library forks a watchdog
+    // when the first server starts, which valgrind follows and which reports a count of its own
+    // (the host's count at the fork, and then its own).
+    let pid_of = |line: &str| {
+        line.strip_prefix("==")
+            .and_then(|rest| rest.split_once("=="))
+            .map(|(pid, _)| pid.to_owned())
+    };
+    let first = outcome.stderr.lines().find_map(pid_of);
     outcome
         .stderr
         .lines()
+        .filter(|l| first.is_some() && pid_of(l) == first)
         .find_map(|l| {
             l.split_once("Collected :")
                 .map(|(_, n)| n.trim().to_owned())

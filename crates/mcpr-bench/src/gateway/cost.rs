@@ -69,13 +69,16 @@ fn serve(ctx: &Ctx, config: &Path, wrapper: &[String], raw_names: bool) -> Comma
 
 /// Instructions of one `mcpr serve` run with `calls` sequential echo calls (after the warm-up).
 fn collected(ctx: &Ctx, config: &Path, calls: usize) -> Result<u64, String> {
-    let out = ctx.work.join(format!("callgrind.gateway.{calls}.out"));
+    // One file per process (`%p`): the gateway forks a watchdog that dumps a profile of its own.
+    let out = ctx.work.join(format!("callgrind.gateway.{calls}.%p.out"));
     let wrapper = [
         "valgrind".to_owned(),
         "--tool=callgrind".to_owned(),
         format!("--callgrind-out-file={}", out.display()),
     ];
     let mut client = RawClient::connect_command(serve(ctx, config, &wrapper, true))?;
+    // valgrind runs the gateway in its own process: the file of that pid is the gateway's.
+    let out = ctx.work.join(format!("callgrind.gateway.{calls}.{}.out", client.pgid()));
     for _ in 0..WARMUP {
         client.checked_call()?;
     }
