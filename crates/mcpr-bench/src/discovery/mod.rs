@@ -14,11 +14,11 @@
 //! plain BM25 and of the default ranking on each query set, build time and query latency. This
 //! adds what needs MCP: `--capture` lists the corpus again, live, from real servers (see
 //! [`capture`]), and the size of the full tool list against discovery mode's is counted in
-//! tokens. `--update` writes the section into `BENCHMARKS.md`. The development sets' misses at
-//! rank 1 go to stderr; the fresh set's only with `--fresh-misses`; `--dev` leaves the fresh set
-//! out (while the ranking changes). The tools for working on the ranking (`--cv`, `--loso`,
-//! `--query-cost`, `--export-scores`) are the crate's example: `cargo run --release -p
-//! tool-search --features eval --example eval -- --cv`.
+//! tokens. `--update` writes the section into `crates/tool-search/RESULTS.md`. The development
+//! sets' misses at rank 1 go to stderr; the fresh set's only with `--fresh-misses`; `--dev`
+//! leaves the fresh set out (while the ranking changes). The tools for working on the ranking
+//! (`--cv`, `--loso`, `--query-cost`, `--export-scores`) are the crate's example:
+//! `cargo run --release -p tool-search --features eval --example eval -- --cv`.
 
 mod capture;
 
@@ -80,9 +80,9 @@ pub fn main(args: &[String]) -> ExitCode {
     };
     println!("{markdown}");
     if has("--update")
-        && let Err(why) = write_benchmarks(&markdown)
+        && let Err(why) = write_results(&markdown)
     {
-        eprintln!("error: BENCHMARKS.md: {why}");
+        eprintln!("error: crates/tool-search/RESULTS.md: {why}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
@@ -174,9 +174,9 @@ fn listed(definition: &ToolDefinition, name: &str) -> Value {
     value
 }
 
-/// Replace (or append) the "## Tool discovery" section of BENCHMARKS.md.
-fn write_benchmarks(markdown: &str) -> Result<(), String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../BENCHMARKS.md");
+/// Replace (or append) the "## Tool discovery" section of the tool-search crate's `RESULTS.md`.
+fn write_results(markdown: &str) -> Result<(), String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-search/RESULTS.md");
     let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
     let start = text.find("## Tool discovery");
     let new = match start {

@@ -3,7 +3,7 @@
 //! chosen with it; run it after any change of the ranking:
 //! `cargo run --release -p tool-search --features eval --example eval -- [--dev]` (the example's
 //! doc lists its flags). `mcpr-bench discovery` prints the same report with the size of mcpr's
-//! tool lists added, and writes it into `BENCHMARKS.md`.
+//! tool lists added, and writes it into this crate's `RESULTS.md`.
 //!
 //! The files, all in one data directory (`data/` beside this crate's `Cargo.toml`):
 //!
@@ -249,7 +249,7 @@ fn parse(path: &Path, text: &str) -> Result<Value, EvalError> {
 }
 
 /// The default ranking's constants, with those `DISCOVERY_PARAMS=name=3,topic=0.5,…` sets (to
-/// try a value without rebuilding; the figures in `BENCHMARKS.md` are always the defaults').
+/// try a value without rebuilding; the figures in `RESULTS.md` are always the defaults').
 pub fn params_from_env() -> Result<RankingParams, EvalError> {
     params_from(&std::env::var(PARAMS_VARIABLE).unwrap_or_default())
 }

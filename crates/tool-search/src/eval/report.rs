@@ -1,6 +1,7 @@
 //! The report: the corpus, recall@1, recall@5 and MRR of plain BM25 and of the default ranking
 //! on each query set, index build time and query latency at the corpus's size and at 10,000
-//! tools, and the targets, as the markdown of `BENCHMARKS.md`'s "Tool discovery" section.
+//! tools, and the targets, as the markdown of the "Tool discovery" section of this crate's
+//! `RESULTS.md`.
 
 use std::path::Path;
 use std::time::Duration;
