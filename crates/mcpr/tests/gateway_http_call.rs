@@ -130,7 +130,7 @@ fn call(name: &str, message: &str, meta: Value) -> Value {
 }
 
 /// The headers an SDK sends with a call of `name`.
-fn headers<'a>(name: &'a str) -> Vec<(&'a str, &'a str)> {
+fn headers(name: &str) -> Vec<(&str, &str)> {
     vec![
         ("Accept", "application/json, text/event-stream"),
         ("Content-Type", "application/json"),

@@ -180,7 +180,7 @@ pub(super) async fn take(
             let mut events = Vec::new();
             tokio::select! {
                 biased;
-                () = stop.cancelled() => return None,
+                () = stop.cancelled() => None,
                 Some(param) = progress.recv() => {
                     push_progress(&mut events, &param);
                     Some((Ok::<_, std::convert::Infallible>(events), Some((answering, progress, id))))
