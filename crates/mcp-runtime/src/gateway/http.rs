@@ -182,6 +182,13 @@ impl HttpServer {
             config = config.disable_allowed_hosts();
         }
         let health = super::health::route(self.gateway.clone(), self.local, self.token.clone());
+        // Stateless `tools/call` POSTs are answered before rmcp's service (see `http_call`).
+        let hosts = self
+            .local
+            .ip()
+            .is_loopback()
+            .then(|| config.allowed_hosts.clone());
+        let fast = super::http_call::FastCalls::new(self.gateway.clone(), hosts, stop.clone());
         let gateway = self.gateway;
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(IDLE_EXPIRY);
@@ -197,7 +204,11 @@ impl HttpServer {
             // Right around the service: it answers for the session the service was asked about.
             .layer(axum::middleware::from_fn(sessions::guard))
             .layer(axum::middleware::from_fn(session_ended))
-            .layer(axum::middleware::from_fn(unrelay));
+            .layer(axum::middleware::from_fn(unrelay))
+            .layer(axum::middleware::from_fn_with_state(
+                fast,
+                super::http_call::take,
+            ));
         if let Some(token) = self.token {
             router = router.layer(axum::middleware::from_fn_with_state(token, authorize));
         }

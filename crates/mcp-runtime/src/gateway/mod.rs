@@ -71,6 +71,8 @@ mod handler;
 mod health;
 mod hints;
 pub mod http;
+mod http_call;
+mod http_progress;
 mod input;
 mod notify;
 mod prompt;
