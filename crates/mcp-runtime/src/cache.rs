@@ -33,8 +33,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use crate::client::ToolDefinition;
-use crate::client::era::Era;
+use crate::client::model::era::Era;
+use crate::client::model::types::ToolDefinition;
 use crate::config::ServerConfig;
 
 /// How long an entry stays valid.

@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::client::tool_request::{Arguments, ToolRequest};
+use crate::client::model::tool_request::{Arguments, ToolRequest};
 use crate::config::json_too_deep;
 
 /// The key of a request's progress token in its `_meta`.

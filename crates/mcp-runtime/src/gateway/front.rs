@@ -42,7 +42,7 @@ use super::client_line::{Call, FastLine, LineReader};
 use super::handler::Answered;
 use super::input::Asker;
 use crate::client::ToolOutput;
-use crate::client::tool_request::ToolRequest;
+use crate::client::model::tool_request::ToolRequest;
 
 /// Longest line the fast path looks at; a longer one goes to rmcp as it comes in (rmcp has
 /// its own bound, past which it drops the line).

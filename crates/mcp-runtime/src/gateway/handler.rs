@@ -30,7 +30,7 @@ use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, Session, invoke_arguments, unkn
 use super::input::{Asker, Outcome, Stopped};
 use super::subscriptions::{self, Target};
 use super::view::View;
-use crate::client::tool_request::{Arguments, ToolRequest};
+use crate::client::model::tool_request::{Arguments, ToolRequest};
 use crate::client::{CallOptions, Retry};
 use crate::client::{ProgressUpdate, ToolOutput};
 use crate::tools::error_output;

@@ -55,7 +55,7 @@ use super::resume::{Fresh, Spent};
 use super::state_key::{Keyring, StateKeyFile, random_bytes};
 use crate::client::ClientError;
 use crate::client::ask::{CallInput, QUESTIONS_QUEUED, Question};
-use crate::client::tool_request::Arguments;
+use crate::client::model::tool_request::Arguments;
 use crate::client::{CallOptions, ProgressUpdate, ToolOutput};
 use crate::fsutil::hex;
 use crate::manager::{ManagerError, McpManager};

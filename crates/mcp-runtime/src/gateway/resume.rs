@@ -34,7 +34,7 @@ use super::input::{Flight, Inputs, Resumed, Subject, answers_to};
 use super::request_state::Resumes;
 use crate::client::Retry;
 use crate::client::ask::Question;
-use crate::client::tool_request::Arguments;
+use crate::client::model::tool_request::Arguments;
 
 /// The most spent states one gateway remembers at once.
 pub const MAX_SPENT: usize = 65_536;

@@ -12,7 +12,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 
-use super::http::{HttpError, status_error};
+use super::plumbing::{HttpError, status_error};
 use super::sse::{self, Events};
 use super::streamable_http::MAX_RESPONSE_BYTES;
 
@@ -24,7 +24,7 @@ pub(crate) struct LegacySse {
     headers: HeaderMap,
     events: Events,
     /// Sees every message before it is parsed (tool results are kept as sent).
-    raw: super::raw::RawResults,
+    raw: crate::client::raw::RawResults,
 }
 
 impl LegacySse {
@@ -34,7 +34,7 @@ impl LegacySse {
         client: reqwest::Client,
         url: &Url,
         headers: HeaderMap,
-        raw: super::raw::RawResults,
+        raw: crate::client::raw::RawResults,
     ) -> Result<LegacySse, HttpError> {
         let response = client
             .get(url.clone())

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use rmcp::model::ClientRequest;
 
-use super::{ClientError, ToolDefinition};
+use crate::client::{ClientError, ToolDefinition};
 
 /// Whether `request` may be sent again after its answer was lost, whatever it is about:
 /// asking it twice changes nothing on the server.
@@ -53,15 +53,6 @@ pub(crate) fn lost_again(error: ClientError) -> ClientError {
             repeated: true,
         },
         other => other,
-    }
-}
-
-/// How an [`ClientError::AnswerLost`] ends, in words.
-pub(crate) fn outcome(repeated: bool) -> &'static str {
-    if repeated {
-        "it was sent once more and that answer was lost too"
-    } else {
-        "the request may or may not have run on the server, so it was not sent again"
     }
 }
 

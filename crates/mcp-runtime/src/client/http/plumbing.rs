@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::ClientError;
+use crate::client::ClientError;
 use crate::net::chain;
 pub(crate) use crate::net::{display_url, root_cause};
 

@@ -20,16 +20,16 @@ use rmcp::service::{
     ClientInitializeError, RoleClient, RunningService, serve_client_with_lifecycle,
 };
 
-use super::ClientError;
-use super::era::{Plan, Probe, ProbeState, Taken};
-use super::handler::Handler;
-use super::http::{self, HttpError};
 use super::legacy_sse::LegacySse;
+use super::plumbing::{self, HttpError};
 use super::streamable_http;
 use crate::auth::credential::ServerAuth;
+use crate::client::ClientError;
+use crate::client::handler::Handler;
+use crate::client::probe::{Plan, Probe, ProbeState, Taken};
 use crate::config::{HttpConfig, HttpKind};
 
-/// Name of the streamable HTTP transport, as [`super::McpClient::transport`] reports it.
+/// Name of the streamable HTTP transport, as [`crate::client::McpClient::transport`] reports it.
 pub(crate) const STREAMABLE_HTTP: &str = "http";
 /// Name of the legacy HTTP+SSE transport.
 pub(crate) const LEGACY_SSE: &str = "sse";
@@ -54,13 +54,13 @@ pub(crate) async fn connect(
     plan: Plan,
     probe: Arc<ProbeState>,
 ) -> Result<Remote, ClientError> {
-    let url = http::parse_url(server, &config.url)?;
-    let mut headers = http::header_map(server, &config.headers)?;
+    let url = plumbing::parse_url(server, &config.url)?;
+    let mut headers = plumbing::header_map(server, &config.headers)?;
     // A configured `Authorization` header wins: the server is then not treated as OAuth.
     let auth = auth.filter(|_| !headers.contains_key(reqwest::header::AUTHORIZATION));
     let client = http_client.client().map_err(|reason| ClientError::Tls {
         server: server.to_owned(),
-        url: http::display_url(&url),
+        url: plumbing::display_url(&url),
         reason,
     })?;
     let (service, transport) = match config.kind {
@@ -153,7 +153,7 @@ async fn add_bearer(
     let token = auth
         .bearer()
         .await
-        .map_err(|failure| http::auth_error(server, url, 401, None, &failure))?;
+        .map_err(|failure| plumbing::auth_error(server, url, 401, None, &failure))?;
     if let Some(token) = token
         && let Ok(value) = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
     {
@@ -194,15 +194,15 @@ async fn streamable(
         handler.raw.clone(),
     );
     let transport = Probe::new(transport, plan, Taken::Signalled, probe);
-    let transport = super::raw::Expect::new(transport, handler.raw.clone());
-    let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
+    let transport = crate::client::raw::Expect::new(transport, handler.raw.clone());
+    let transport = crate::client::tally::Tallied::new(transport, handler.log_tally.clone());
     let opening = serve_client_with_lifecycle(handler, transport, plan.lifecycle()).await;
     let service = opening.map_err(|e| {
         let legacy_hint = match &e {
-            ClientInitializeError::TransportError { error, .. } => http::is_legacy_hint(error),
+            ClientInitializeError::TransportError { error, .. } => plumbing::is_legacy_hint(error),
             ClientInitializeError::LegacyFallbackFailed { discover, .. } => matches!(
                 discover.as_ref(),
-                ClientInitializeError::TransportError { error, .. } if http::is_legacy_hint(error)
+                ClientInitializeError::TransportError { error, .. } if plumbing::is_legacy_hint(error)
             ),
             _ => false,
         };
@@ -233,7 +233,7 @@ async fn legacy(
                 e,
                 HttpError::Status { .. } | HttpError::ContentType(_) | HttpError::Request(_)
             ),
-            error: http::classify(server, "initialize", url, &e).unwrap_or_else(|| {
+            error: plumbing::classify(server, "initialize", url, &e).unwrap_or_else(|| {
                 ClientError::Handshake {
                     server: server.to_owned(),
                     message: e.to_string(),
@@ -243,8 +243,8 @@ async fn legacy(
             legacy_hint: false,
         })?;
     use rmcp::ServiceExt;
-    let transport = super::raw::Expect::new(transport, handler.raw.clone());
-    let transport = super::tally::Tallied::new(transport, handler.log_tally.clone());
+    let transport = crate::client::raw::Expect::new(transport, handler.raw.clone());
+    let transport = crate::client::tally::Tallied::new(transport, handler.log_tally.clone());
     handler.serve(transport).await.map_err(|e| Failure {
         error: handshake_error(server, url, &e),
         legacy_hint: false,
@@ -261,7 +261,7 @@ fn handshake_error(server: &str, url: &Url, error: &ClientInitializeError) -> Cl
         return handshake_error(server, url, fallback);
     }
     if let ClientInitializeError::TransportError { error, .. } = error
-        && let Some(classified) = http::classify(
+        && let Some(classified) = plumbing::classify(
             server,
             "initialize",
             url,
@@ -272,7 +272,7 @@ fn handshake_error(server: &str, url: &Url, error: &ClientInitializeError) -> Cl
     }
     ClientError::Handshake {
         server: server.to_owned(),
-        message: super::open::describe(error),
+        message: crate::client::probe::describe(error),
         stderr: Vec::new(),
     }
 }

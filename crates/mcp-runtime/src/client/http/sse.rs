@@ -15,11 +15,28 @@ use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use sse_stream::{Error as SseError, Sse, SseStream};
 
+use crate::client::raw::RawResults;
+
 /// Largest SSE event accepted by default (the same as rmcp's: 16 MiB).
 pub(crate) const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// A parsed event stream.
 pub(crate) type Events = BoxStream<'static, Result<Sse, SseError>>;
+
+/// `events`, with the data of every event also shown to `raw`, which keeps the results of the
+/// tool calls in flight as the server sent them.
+pub(crate) fn observed(events: Events, raw: &RawResults) -> Events {
+    let raw = raw.clone();
+    events
+        .inspect(move |event| {
+            if let Ok(event) = event
+                && let Some(data) = &event.data
+            {
+                raw.observe(data.as_bytes());
+            }
+        })
+        .boxed()
+}
 
 /// An event grew past the limit.
 #[derive(Debug, thiserror::Error)]

@@ -28,10 +28,10 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Error as SseError, Sse};
 
 use super::drain::{DRAIN_BOUND, OpenStreams};
-use super::era::ProbeState;
-use super::http::{HttpError, auth_failed, status_error};
+use super::plumbing::{HttpError, auth_failed, status_error};
 use super::sse;
 use crate::auth::credential::{self, ServerAuth};
+use crate::client::probe::ProbeState;
 
 /// Largest JSON response body or SSE event accepted from a server (a huge tool result is
 /// refused with an error rather than exhausting memory).
@@ -60,7 +60,7 @@ pub(crate) fn transport(
     listener: Listener,
     auth: Option<Arc<ServerAuth>>,
     probe: Option<Arc<ProbeState>>,
-    raw: super::raw::RawResults,
+    raw: crate::client::raw::RawResults,
 ) -> Transport {
     let custom_headers: HashMap<HeaderName, HeaderValue> = headers
         .iter()
@@ -74,7 +74,7 @@ pub(crate) fn transport(
         .custom_headers(custom_headers)
         .max_json_response_size(MAX_RESPONSE_BYTES)
         .max_sse_event_size(MAX_RESPONSE_BYTES)
-        .max_error_response_size(super::http::BODY_EXCERPT_BYTES)
+        .max_error_response_size(super::plumbing::BODY_EXCERPT_BYTES)
         // A 404 on an expired session re-initialises once.
         .reinit_on_expired_session(true);
     config.retry_config = Arc::new(backoff);
@@ -146,7 +146,7 @@ pub(crate) struct HttpClient {
     /// Told when the server answers a `server/discover` POST, which starts the probe's bound.
     probe: Option<Arc<ProbeState>>,
     /// Sees every message before rmcp parses it (tool results are kept as sent).
-    raw: super::raw::RawResults,
+    raw: crate::client::raw::RawResults,
 }
 
 /// Step-up logins one request may trigger after 403 `insufficient_scope`; with the first
@@ -285,11 +285,14 @@ impl HttpClient {
             return Err(StreamableHttpError::Client(status_error(response).await));
         }
         if is(&content_type, EVENT_STREAM) {
-            let mut events = self.raw.observe_events(sse::events(
-                response.bytes_stream(),
-                limits.max_sse_event_size,
-                Some(self.overflowed.clone()),
-            ));
+            let mut events = sse::observed(
+                sse::events(
+                    response.bytes_stream(),
+                    limits.max_sse_event_size,
+                    Some(self.overflowed.clone()),
+                ),
+                &self.raw,
+            );
             if let Some(open) = in_flight {
                 events = self.open.track_with(open, events);
             }
@@ -372,11 +375,14 @@ impl HttpClient {
         if !is(&content_type, EVENT_STREAM) {
             return Err(StreamableHttpError::UnexpectedContentType(content_type));
         }
-        let events = self.raw.observe_events(sse::events(
-            response.bytes_stream(),
-            max_event_bytes,
-            Some(self.overflowed.clone()),
-        ));
+        let events = sse::observed(
+            sse::events(
+                response.bytes_stream(),
+                max_event_bytes,
+                Some(self.overflowed.clone()),
+            ),
+            &self.raw,
+        );
         // A resumed response stream carries answers too; the standalone listener does not end.
         Ok(match (session_id, last_event_id) {
             (Some(session), Some(_)) => self.open.track(session, events),
@@ -568,7 +574,9 @@ fn speaks_modern(headers: &HashMap<HeaderName, HeaderValue>) -> bool {
     headers
         .get(&HeaderName::from_static("mcp-protocol-version"))
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|version| super::era::Era::of(version) == super::era::Era::Modern)
+        .is_some_and(|version| {
+            crate::client::model::era::Era::of(version) == crate::client::model::era::Era::Modern
+        })
 }
 
 fn client_error(error: reqwest::Error) -> StreamableHttpError<HttpError> {
@@ -592,7 +600,8 @@ fn auth_challenge(response: &reqwest::Response) -> Option<StreamableHttpError<Ht
 
 /// The start of a body, as text, for an error message.
 fn excerpt(body: &[u8]) -> String {
-    String::from_utf8_lossy(&body[..body.len().min(super::http::BODY_EXCERPT_BYTES)]).into_owned()
+    String::from_utf8_lossy(&body[..body.len().min(super::plumbing::BODY_EXCERPT_BYTES)])
+        .into_owned()
 }
 
 /// The whole body, or an error if it is larger than `limit`.

@@ -55,7 +55,7 @@ pub enum ClientError {
         stderr: Vec<String>,
     },
     /// The server chose a protocol version this client does not speak.
-    #[error("server `{server}`: unsupported protocol version `{version}` (this client speaks {})", crate::client::SUPPORTED_PROTOCOL_VERSIONS.join(", "))]
+    #[error("server `{server}`: unsupported protocol version `{version}` (this client speaks {})", super::era::SUPPORTED_PROTOCOL_VERSIONS.join(", "))]
     UnsupportedProtocol {
         /// Server name.
         server: String,
@@ -104,7 +104,7 @@ pub enum ClientError {
         /// The file.
         uri: String,
         /// What did not match.
-        reason: super::skills::SkillRejection,
+        reason: SkillRejection,
     },
     /// The caller cancelled the request; the server was told with `notifications/cancelled`.
     #[error("server `{server}`: {method} cancelled")]
@@ -191,7 +191,7 @@ pub enum ClientError {
     /// run on the server; it was sent again (once) only if that is safe.
     #[error(
         "server `{server}`: the answer to {method} was lost (the response stream broke before it arrived); {}",
-        super::lost::outcome(*repeated)
+        outcome(*repeated)
     )]
     AnswerLost {
         /// Server name.
@@ -349,6 +349,46 @@ impl std::fmt::Display for StderrTail<'_> {
             write!(f, "\n  | {line}")?;
         }
         Ok(())
+    }
+}
+
+/// Why a skill file was not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillRejection {
+    /// The listing does not name this file, so nothing vouches for it.
+    #[error("the skill's listing does not include it")]
+    Unlisted,
+    /// Its length differs from the listing's.
+    #[error("{actual} bytes where the listing says {listed}")]
+    Size {
+        /// What the listing says.
+        listed: u64,
+        /// What was read.
+        actual: u64,
+    },
+    /// Its SHA-256 differs from the listing's.
+    #[error("its digest is {actual}, not the listed {listed}")]
+    Digest {
+        /// What the listing says.
+        listed: String,
+        /// What was read.
+        actual: String,
+    },
+    /// The `SKILL.md` front matter is missing or differs from the listing's.
+    #[error("its front matter {0}")]
+    Frontmatter(String),
+    /// The read returned no usable content.
+    #[error("{0}")]
+    Content(String),
+}
+
+/// How an [`ClientError::AnswerLost`] ends, in words.
+fn outcome(repeated: bool) -> &'static str {
+    if repeated {
+        "it was sent once more and that answer was lost too"
+    } else {
+        "the request may or may not have run on the server, so it was not sent again"
     }
 }
 

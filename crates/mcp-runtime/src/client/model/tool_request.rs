@@ -1,9 +1,19 @@
-//! A `tools/call` request's parameters, as a caller lends them to each attempt.
+//! A `tools/call` request's parameters, as a caller lends them to each attempt, and what a
+//! round of a server's questions adds to the next attempt ([`Retry`]).
 
 use std::borrow::Cow;
 
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::model::{CallToolRequestParams, InputResponses, JsonObject};
 use serde_json::value::RawValue;
+
+/// What the next round sends along with the request.
+#[derive(Debug, Clone)]
+pub(crate) struct Retry {
+    /// The answers, keyed like the requests.
+    pub input_responses: Option<InputResponses>,
+    /// The server's state, echoed exactly as received (it is opaque).
+    pub request_state: Option<String>,
+}
 
 /// A tool call's arguments, as the caller has them.
 #[derive(Debug, Clone)]
@@ -62,7 +72,7 @@ impl ToolRequest {
 
     /// Set what the first request carries after a server's questions: `resumed`'s answers and
     /// state, or none.
-    pub(crate) fn resume(&mut self, resumed: Option<&super::Retry>) {
+    pub(crate) fn resume(&mut self, resumed: Option<&Retry>) {
         self.params.input_responses = resumed.and_then(|r| r.input_responses.clone());
         self.params.request_state = resumed.and_then(|r| r.request_state.clone());
     }

@@ -1,7 +1,8 @@
 //! An answer to a direct request (see `direct`), read from its line in one pass: its id (in
 //! the direct path's range, or not) and its `result` (as text, or straight into a tool's
 //! output) or `error`. The parse gives up as soon as the line shows it is something else, so
-//! the traffic of rmcp's opening costs little.
+//! the traffic of rmcp's opening costs little. What a direct request waits for ([`Wants`]) and is
+//! handed ([`Reply`]) are said here too.
 
 use std::cell::Cell;
 use std::fmt;
@@ -10,9 +11,59 @@ use rmcp::model::ErrorData;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
+use serde_json::value::RawValue;
+
 use super::decode::Key;
-use super::direct::{Delivered, FIRST_ID, NoResult, Reply, Wants};
-use super::tool_result;
+use crate::client::model::tool_result;
+use crate::client::model::types::ToolOutput;
+
+/// The first id of a direct request: past every id rmcp's 32-bit counter gives.
+pub(crate) const FIRST_ID: u64 = 1 << 32;
+
+/// What a direct request gets back: its `result`, or why there is none.
+pub(crate) type Reply = Result<Delivered, NoResult>;
+
+/// Why a direct request has no `result`.
+#[derive(Debug)]
+pub(crate) enum NoResult {
+    /// The server answered with a JSON-RPC error.
+    Server(ErrorData),
+    /// The server's answer could not be read (a line past the longest accepted): what happened,
+    /// for the caller's error.
+    Unreadable(String),
+}
+
+impl fmt::Display for NoResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoResult::Server(error) => write!(f, "{} (code {})", error.message, error.code.0),
+            NoResult::Unreadable(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A direct request's `result` as the reader hands it over.
+#[derive(Debug)]
+pub(crate) enum Delivered {
+    /// The JSON text as sent, decoded by the caller's task into the type it wants.
+    Text(Box<RawValue>),
+    /// A tool's output, read by the reader in the same pass that found the answer's id (see
+    /// [`Wants::ToolOutput`]). Boxed: the answer is moved several times on its way to the
+    /// caller, and an output is several times the size of the text's pointer.
+    Tool(Box<ToolOutput>),
+}
+
+/// How a direct request wants its `result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wants {
+    /// As JSON text.
+    Text,
+    /// As a [`ToolOutput`] when the reader can read one straight from the line: the answer
+    /// names its `id` before its `result` (as servers write it), and the result is an output
+    /// the one-pass reader takes. Anything else (an `input_required` result, a result the
+    /// one-pass reader leaves to the slow one, the id after the result) comes as text.
+    ToolOutput,
+}
 
 /// The id and answer of a line that answers a direct request; `None` for anything else.
 /// `wants` says how the request with an id wants its result.

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::raw::RawResults;
+use crate::client::raw::RawResults;
 
 /// Requests in flight whose method one connection remembers at most; past it the memory is
 /// cleared (answers to the forgotten requests then take rmcp's parse, with the same outcome).

@@ -33,8 +33,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::fmt::Display;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta as _, NumberOrString, ProgressToken,
-    RequestId, RequestMetaObject,
+    ClientJsonRpcMessage, ClientRequest, GetMeta as _, NumberOrString, ProgressToken, RequestId,
+    RequestMetaObject,
 };
 use rmcp::service::ServiceError;
 use serde::Serialize;
@@ -44,71 +44,22 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::answer::parse_answer;
+use super::answer::{Delivered, FIRST_ID, NoResult, Reply, Wants, parse_answer};
 use super::decode::{self, Expected};
-use super::requests::{Answer, Outgoing, RequestSettings, ToolAnswer};
-use super::tool_request::ToolRequest;
-use super::tool_result::{self, ToolRead};
-use super::types::ToolOutput;
-use super::{ClientError, McpClient};
+use crate::client::model::tool_request::ToolRequest;
+use crate::client::model::tool_result::{self, ToolRead};
+use crate::client::requests::{Answer, Outgoing, RequestSettings, ToolAnswer};
+use crate::client::{ClientError, McpClient};
 
 /// Bytes a [`Batch`] takes before writers wait for the server to read instead: a server that
 /// stops reading holds its callers back rather than growing the batch.
 const BATCH_MAX: usize = 1024 * 1024;
-
-/// The first id of a direct request: past every id rmcp's 32-bit counter gives.
-pub(crate) const FIRST_ID: u64 = 1 << 32;
 
 /// The server's stdin, shared by rmcp's writes and ours; `None` once closed.
 pub(crate) type SharedWriter = Arc<tokio::sync::Mutex<Option<Writer>>>;
 
 /// A writer of any kind (a child's stdin, or a test's pipe).
 pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
-
-/// What a direct request gets back: its `result`, or why there is none.
-pub(crate) type Reply = Result<Delivered, NoResult>;
-
-/// Why a direct request has no `result`.
-#[derive(Debug)]
-pub(crate) enum NoResult {
-    /// The server answered with a JSON-RPC error.
-    Server(ErrorData),
-    /// The server's answer could not be read (a line past the longest accepted): what happened,
-    /// for the caller's error.
-    Unreadable(String),
-}
-
-impl fmt::Display for NoResult {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NoResult::Server(error) => write!(f, "{} (code {})", error.message, error.code.0),
-            NoResult::Unreadable(why) => f.write_str(why),
-        }
-    }
-}
-
-/// A direct request's `result` as the reader hands it over.
-#[derive(Debug)]
-pub(crate) enum Delivered {
-    /// The JSON text as sent, decoded by the caller's task into the type it wants.
-    Text(Box<RawValue>),
-    /// A tool's output, read by the reader in the same pass that found the answer's id (see
-    /// [`Wants::ToolOutput`]). Boxed: the answer is moved several times on its way to the
-    /// caller, and an output is several times the size of the text's pointer.
-    Tool(Box<ToolOutput>),
-}
-
-/// How a direct request wants its `result`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wants {
-    /// As JSON text.
-    Text,
-    /// As a [`ToolOutput`] when the reader can read one straight from the line: the answer
-    /// names its `id` before its `result` (as servers write it), and the result is an output
-    /// the one-pass reader takes. Anything else (an `input_required` result, a result the
-    /// one-pass reader leaves to the slow one, the id after the result) comes as text.
-    ToolOutput,
-}
 
 /// The direct path of one connection. Shared by the transport (which delivers answers) and
 /// the client (which sends requests).
@@ -498,6 +449,14 @@ impl Drop for Pending<'_> {
     }
 }
 
+/// A message as one line of JSON.
+pub(crate) fn to_line(message: &ClientJsonRpcMessage) -> Result<Vec<u8>, std::io::Error> {
+    let mut line = Vec::with_capacity(256);
+    serde_json::to_writer(&mut line, message)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
 /// `notifications/cancelled` for request `id`, as a line.
 pub(crate) fn cancel_line(id: impl Serialize, reason: &str) -> Vec<u8> {
     let notice = json!({
@@ -513,7 +472,7 @@ pub(crate) fn cancel_line(id: impl Serialize, reason: &str) -> Vec<u8> {
 impl McpClient {
     /// Send one request on the direct path and wait for its answer, its timeout, its
     /// cancellation or the connection's end, whichever comes first.
-    pub(super) async fn request_direct<M: Display + ?Sized>(
+    pub(in crate::client) async fn request_direct<M: Display + ?Sized>(
         &self,
         request: Outgoing<'_>,
         meta: Option<RequestMetaObject>,
@@ -642,7 +601,7 @@ impl McpClient {
         if let Some(meta) = meta {
             request_meta.extend(meta);
         }
-        super::pipe::to_line(&ClientJsonRpcMessage::request(
+        to_line(&ClientJsonRpcMessage::request(
             request,
             RequestId::Number(id),
         ))
@@ -709,7 +668,7 @@ impl McpClient {
     }
 
     /// A `result` as the caller takes it, decoded from its text in the caller's task: a
-    /// tool's result read straight into a [`ToolOutput`](super::ToolOutput), anything else (an `input_required` question included) in rmcp's type
+    /// tool's result read straight into a [`ToolOutput`](crate::client::ToolOutput), anything else (an `input_required` question included) in rmcp's type
     /// for its method.
     fn direct_result<M: Display + ?Sized>(
         &self,

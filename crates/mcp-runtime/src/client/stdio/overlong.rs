@@ -14,7 +14,9 @@ use rmcp::model::RequestId;
 use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, Visitor};
 
 use super::decode::Key;
-use super::pipe::MAX_LINE;
+
+/// The longest line accepted (rmcp's bound for stdio and for an SSE event alike).
+pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
 /// How far a line may run on past [`MAX_LINE`] while it is dropped: beyond this, the server is
 /// taken never to end it, and the connection is given up.

@@ -3,7 +3,7 @@
 //! taken it.
 //!
 //! rmcp still opens the connection (`initialize`, or `server/discover` in 2026-07-28, with
-//! the bounded probe and the cached discovery of `era`): the transport is handed to it inside
+//! the bounded probe and the cached discovery of `probe`): the transport is handed to it inside
 //! a [`Handoff`], which stops reading as soon as the opening's answer has gone through, and
 //! gives the transport back when rmcp's service ends. The service is ended at once, so its
 //! channels, its task and its per-message wake-ups cost an idle connection nothing; from then
@@ -37,11 +37,12 @@ use tokio::process::ChildStdout;
 use tokio::sync::oneshot;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use super::direct::{Direct, EraMeta, cancel_line};
-use super::era::Probe;
-use super::handler::Handler;
-use super::pipe::{PipeTransport, to_line};
-use super::tally::Tallied;
+use super::answer::Reply;
+use super::direct::{Direct, EraMeta, cancel_line, to_line};
+use super::pipe::PipeTransport;
+use crate::client::handler::Handler;
+use crate::client::probe::Probe;
+use crate::client::tally::Tallied;
 
 /// The transport a stdio connection is opened with.
 pub(crate) type Opening = Tallied<Probe<PipeTransport<ChildStdout>>>;
@@ -280,7 +281,7 @@ pub(crate) struct OwnSubscription {
     id: u64,
     key: RequestId,
     /// The final answer to `subscriptions/listen`, which ends the subscription.
-    answer: oneshot::Receiver<super::direct::Reply>,
+    answer: oneshot::Receiver<Reply>,
     /// Resolves when the reader drops the subscription (the server cancelled it, or sent
     /// something outside its filter).
     end: oneshot::Receiver<()>,
@@ -493,9 +494,10 @@ impl Reader {
                     .as_ref()
                     .is_some_and(|uris| uris.contains(&update.params.uri)) =>
             {
-                self.handler.emit(super::ClientEvent::ResourceUpdated {
-                    uri: update.params.uri.clone(),
-                });
+                self.handler
+                    .emit(crate::client::ClientEvent::ResourceUpdated {
+                        uri: update.params.uri.clone(),
+                    });
             }
             ServerNotification::PromptListChangedNotification(_)
                 if accepted.prompts_list_changed == Some(true) => {}

@@ -25,13 +25,11 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
+use super::answer::FIRST_ID;
 use super::decode::{Decoded, Decoder};
-use super::direct::{Direct, FIRST_ID, SharedWriter};
-use super::overlong::{self, ENDLESS_LINE, Head, TAIL};
-use super::raw::RawResults;
-
-/// The longest line accepted (rmcp's bound for stdio and for an SSE event alike).
-pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+use super::direct::{Direct, SharedWriter, to_line};
+use super::overlong::{self, ENDLESS_LINE, Head, MAX_LINE, TAIL};
+use crate::client::raw::RawResults;
 
 /// Free space the read buffer offers each read; also its size while idle.
 const READ_CHUNK: usize = 4 * 1024;
@@ -251,14 +249,6 @@ fn unreadable(id: RequestId, why: &str) -> RxJsonRpcMessage<RoleClient> {
         ErrorData::new(ErrorCode::PARSE_ERROR, why.to_owned(), None),
         Some(id),
     )
-}
-
-/// A message as one line of JSON.
-pub(crate) fn to_line(message: &ClientJsonRpcMessage) -> Result<Vec<u8>, std::io::Error> {
-    let mut line = Vec::with_capacity(256);
-    serde_json::to_writer(&mut line, message)?;
-    line.push(b'\n');
-    Ok(line)
 }
 
 fn closed() -> std::io::Error {

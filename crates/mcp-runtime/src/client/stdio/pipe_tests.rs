@@ -2,8 +2,8 @@ use rmcp::model::{JsonRpcMessage, RequestId};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, duplex};
 
+use super::super::answer::{Delivered, NoResult, Wants};
 use super::*;
-use crate::client::direct::{Delivered, NoResult, Wants};
 
 /// A transport over in-memory pipes: `(transport, server's stdout, server's stdin)`.
 fn connected(

@@ -13,8 +13,8 @@ use std::process::{ExitStatus, Stdio};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
+use super::group::kill_unwaited;
 use super::spawner;
-use super::stdio::kill_unwaited;
 use super::watchdog::{Descendants, GroupWatchdog};
 use crate::config::StdioConfig;
 
@@ -266,8 +266,8 @@ fn die_with_parent(_command: &mut Command) {}
 
 #[cfg(test)]
 mod tests {
+    use super::super::group::group_alive;
     use super::*;
-    use crate::client::stdio::group_alive;
     use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, BufReader};
 
