@@ -16,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 use super::http::{lost, plumbing};
 use super::model::era::{self, Era};
 use super::model::tool_request::ToolRequest;
-use super::stdio::process::ServerProcess;
 use super::{
     ClientError, McpClient, ProgressUpdate, ToolOutput, ask, is_transport_closed, progress, raw,
     stderr_now,
@@ -332,7 +331,7 @@ impl McpClient {
                 status: self
                     .process
                     .as_ref()
-                    .and_then(ServerProcess::exit_status)
+                    .and_then(|process| process.exit_status())
                     .map(|s| s.to_string()),
                 stderr: stderr_now(self.process.as_ref()),
             },

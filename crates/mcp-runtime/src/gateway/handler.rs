@@ -15,24 +15,26 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResultType, ServerCapabilities, ServerConfig as InitializeInfo, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
+    ServerConfig as InitializeInfo, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::Gateway;
+use super::answer::Answered;
 use super::catalog::CatalogError;
-use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, Session, invoke_arguments, unknown_tool};
 use super::input::{Asker, Outcome, Stopped};
+use super::progress::Forwarder;
+use super::search_mode::{INVOKE_TOOL, SEARCH_TOOL, Session, invoke_arguments, unknown_tool};
 use super::subscriptions::{self, Target};
 use super::view::View;
+use crate::client::ToolOutput;
 use crate::client::model::tool_request::{Arguments, ToolRequest};
 use crate::client::{CallOptions, Retry};
-use crate::client::{ProgressUpdate, ToolOutput};
 use crate::tools::error_output;
 use crate::tools::{McpTool, NamingStyle};
 
@@ -348,17 +350,6 @@ impl ServerHandler for Gateway {
     }
 }
 
-/// What a `tools/call` came to.
-pub(crate) enum Answered {
-    /// A tool's output as its server sent it, and whether the client speaks a revision
-    /// without `initialize` (its answer then says what kind of result it is). Whoever answers
-    /// the client writes it: the stream's fast path straight into the answer's line (see
-    /// `front`), rmcp's handler as a response ([`Gateway::output_response`]).
-    Output(ToolOutput, bool),
-    /// Any other answer: a question for the client, a discovery result.
-    Response(CallToolResponse),
-}
-
 /// `future` on the heap. rmcp runs each request on a task of its own whose future holds the
 /// largest of the handler's futures, and a task's future is copied several times on its way
 /// in and out: boxed, each copy is a pointer.
@@ -615,7 +606,7 @@ impl Gateway {
     fn output_response(&self, output: ToolOutput, modern: bool) -> CallToolResponse {
         let placeholder = self
             .relaying
-            .then(|| super::relay::relayed(&output, modern));
+            .then(|| super::answer::relayed(&output, modern));
         match placeholder.flatten() {
             Some(placeholder) => placeholder,
             None => {
@@ -649,43 +640,6 @@ fn from_wire_list<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T>
             }
         })
         .collect()
-}
-
-/// Sends a backend's progress to the client under the client's own token.
-pub(super) struct Forwarder {
-    token: ProgressToken,
-    peer: rmcp::Peer<RoleServer>,
-    last: Option<f64>,
-}
-
-impl Forwarder {
-    fn new(token: ProgressToken, context: &RequestContext<RoleServer>) -> Self {
-        Forwarder {
-            token,
-            peer: context.peer.clone(),
-            last: None,
-        }
-    }
-
-    pub(super) async fn send(&mut self, update: ProgressUpdate) {
-        // rmcp handles each notification on a task of its own, so they may arrive out of
-        // order; progress must increase, so a stale one is dropped rather than sent.
-        if self.last.is_some_and(|last| update.progress <= last) {
-            return;
-        }
-        self.last = Some(update.progress);
-        let mut param = ProgressNotificationParam::new(self.token.clone(), update.progress);
-        if let Some(total) = update.total {
-            param = param.with_total(total);
-        }
-        if let Some(message) = update.message {
-            param = param.with_message(message);
-        }
-        // Boxed: rmcp's send future (~1.3 KB) would otherwise sit in every call's future.
-        if let Err(e) = Box::pin(self.peer.notify_progress(param)).await {
-            tracing::debug!("gateway: progress not delivered: {e}");
-        }
-    }
 }
 
 impl super::Inner {

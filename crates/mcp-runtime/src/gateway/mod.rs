@@ -36,6 +36,14 @@
 //! ([`GatewayOptions::state_key`], a [`StateKeyFile`]), so that any of them resumes a call of
 //! a 2026-07-28 backend; [`Gateway::health`] says whether a gateway serves (`GET /healthz`).
 //!
+//! Where it lives: what the gateway answers is beside this file (`handler`, with `answer`,
+//! `progress`, `catalog`, `view`, `filter`, `template`, `search_mode`, `subscriptions`,
+//! `notify`, `hints`, `prompt`, `subagent`, `health`, `state_key`); the questions a backend
+//! asks during a call, their sealed `requestState` and the resumption of carried calls are
+//! under `input/`; the byte plumbing (the transports, the stream's fast path, results relayed
+//! as sent, HTTP sessions and `GET /healthz`) is under `wire/`, which calls into the rest and is
+//! never imported by it.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
 //! use indexmap::IndexMap;
@@ -60,31 +68,25 @@
 //! # }
 //! ```
 
-mod admission;
+mod answer;
 mod catalog;
-mod channels;
-mod client_line;
-mod discovery;
 mod filter;
-mod front;
 mod handler;
 mod health;
 mod hints;
-pub mod http;
 mod input;
 mod notify;
+mod progress;
 mod prompt;
-mod relay;
-mod request_state;
-mod resume;
-mod sessions;
+mod search_mode;
 mod state_key;
-#[cfg(unix)]
-mod stdio;
 mod subagent;
 mod subscriptions;
 mod template;
 mod view;
+mod wire;
+
+pub use wire::http;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -102,14 +104,14 @@ use crate::tools::{McpTool, NamingStyle};
 
 pub use crate::client::{CallOptions, OutputCap};
 pub use catalog::CatalogError;
-pub use discovery::{
+pub use filter::ToolFilter;
+pub use health::{BackendHealth, Health, HealthStatus};
+pub use input::resume::MAX_SPENT;
+pub use input::{DEFAULT_PARK, MAX_PARKED};
+pub use search_mode::{
     DEFAULT_LIMIT, DiscoveryMode, INVOKE_TOOL, MAX_LIMIT, MAX_QUERY_CHARS, SEARCH_TOOL,
     estimate_tokens,
 };
-pub use filter::ToolFilter;
-pub use health::{BackendHealth, Health, HealthStatus};
-pub use input::{DEFAULT_PARK, MAX_PARKED};
-pub use resume::MAX_SPENT;
 pub use state_key::{CHECK_EVERY, CHECK_MISSED_EVERY, ROTATION_SLACK, StateKeyError, StateKeyFile};
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
@@ -210,7 +212,7 @@ pub enum GatewayError {
 pub struct Gateway {
     inner: Arc<Inner>,
     /// The state of the one client this handler serves (see [`Gateway::for_new_client`]).
-    session: Arc<discovery::Session>,
+    session: Arc<search_mode::Session>,
     /// What that client was last shown of the tool list (see `notify`).
     listing: Arc<notify::Listing>,
     /// Identifies this client to the `subscriptions` relay.
@@ -233,7 +235,7 @@ impl std::fmt::Debug for Gateway {
 struct Inner {
     scope: ScopedTools,
     catalog: catalog::Catalog,
-    discovery: discovery::Discovery,
+    discovery: search_mode::Discovery,
     options: GatewayOptions,
     clients: Arc<Clients>,
     /// Logs and resource subscriptions of the clients.
@@ -286,7 +288,7 @@ impl Gateway {
             Inner {
                 scope: ScopedTools::new(manager, options.filter.clone(), options.naming),
                 catalog: catalog::Catalog::default(),
-                discovery: discovery::Discovery::new(
+                discovery: search_mode::Discovery::new(
                     options.discovery,
                     options.always_load.clone(),
                 ),
@@ -355,9 +357,9 @@ impl Gateway {
     /// Nothing else may write to stdout meanwhile.
     pub async fn serve_stdio(self) -> Result<(), GatewayError> {
         #[cfg(unix)]
-        if let Some((reader, writer)) = stdio::stdio_streams() {
+        if let Some((reader, writer)) = wire::stdio::stdio_streams() {
             let served = self.serve_io(reader, writer).await;
-            stdio::restore_blocking();
+            wire::stdio::restore_blocking();
             return served;
         }
         self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
@@ -371,10 +373,10 @@ impl Gateway {
     {
         let handler = self.for_new_client();
         // `tools/call` is read, run and answered by the front end itself; everything else
-        // goes through rmcp's service (see `front`).
-        let front = front::Front::new(handler.clone(), writer);
+        // goes through rmcp's service (see `wire::front`).
+        let front = wire::front::Front::new(handler.clone(), writer);
         let (reader, writer) = front.split(reader);
-        let transport = relay::RelayTransport(AsyncRwTransport::new_server(reader, writer));
+        let transport = wire::relay::RelayTransport(AsyncRwTransport::new_server(reader, writer));
         let served = match rmcp::serve_server(handler, transport).await {
             Ok(running) => {
                 front.open(running.peer().clone());

@@ -21,8 +21,8 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::discovery::Session;
 use super::filter::ToolFilter;
+use super::search_mode::Session;
 use crate::manager::ManagerEvent;
 
 /// How long one client may take to accept a notification before it is skipped this time.

@@ -12,8 +12,8 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{Catalog, CatalogError};
-use super::discovery::{Discovery, DiscoveryMode};
 use super::filter::ToolFilter;
+use super::search_mode::{Discovery, DiscoveryMode};
 use super::view::ScopedTools;
 use crate::client::{
     CallOptions, OutputCap, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition,

@@ -28,6 +28,14 @@
 //! nothing. A parked call's state that reaches another instance is refused with a word on
 //! affinity. At most [`MAX_PARKED`] calls wait at once, each at most the call's timeout (else
 //! [`DEFAULT_PARK`]); an expired call is cancelled at its backend.
+//!
+//! Its rooms: `resume` (a 2026-07-28 backend's call carried whole in its client's state, which
+//! any replica resumes), `request_state` (the sealed `requestState`) and `channels` (the
+//! channels of ended calls, kept for the next calls).
+
+mod channels;
+pub(super) mod request_state;
+pub(super) mod resume;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -48,10 +56,11 @@ use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::channels::{Pool, Pooled};
-use super::handler::Forwarder;
-use super::request_state::{Resumes, Sealer};
-use super::resume::{Fresh, Spent};
+use channels::{Pool, Pooled};
+use request_state::{Resumes, Sealer};
+use resume::{Fresh, Spent};
+
+use super::progress::Forwarder;
 use super::state_key::{Keyring, StateKeyFile, random_bytes};
 use crate::client::ClientError;
 use crate::client::ask::{CallInput, QUESTIONS_QUEUED, Question};

@@ -7,17 +7,17 @@
 //! digits; both authenticated as the cipher's associated data), and the base64url of a random
 //! 96-bit nonce followed by the ciphertext and its tag. Inside, as JSON, are the time it
 //! expires and what it resumes: a call parked in one gateway's memory (see `input`), or a
-//! 2026-07-28 backend's call carried whole (see `resume`).
+//! 2026-07-28 backend's call carried whole ([`Carried`], resumed by `resume`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::aead::{Aad, NONCE_LEN, Nonce};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rmcp::model::{InputRequests, InputResponses};
 use serde::{Deserialize, Serialize};
 
-use super::resume::Carried;
-use super::state_key::Keyring;
+use crate::gateway::state_key::Keyring;
 
 /// The longest state a client may send back, and the longest one the gateway hands out (a
 /// backend's state too large to carry keeps its call parked instead).
@@ -39,6 +39,27 @@ pub(crate) enum Resumes {
     },
     /// A 2026-07-28 backend's call, carried whole.
     Carried(Carried),
+}
+
+/// A 2026-07-28 backend's call, as its client's `requestState` carries it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Carried {
+    /// The tool as the client called it.
+    pub(super) tool: String,
+    /// Its server, and its name there: the retry goes to the same tool or nowhere.
+    pub(super) server: String,
+    pub(super) server_tool: String,
+    /// The backend's own state, echoed to it unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) backend_state: Option<String>,
+    /// The backend's requests the client was asked.
+    pub(super) asked: InputRequests,
+    /// The gateway's own answers to the backend's other requests.
+    #[serde(default, skip_serializing_if = "InputResponses::is_empty")]
+    pub(super) answered: InputResponses,
+    /// Names the state among those spent (random).
+    pub(super) once: String,
 }
 
 /// The sealed content.

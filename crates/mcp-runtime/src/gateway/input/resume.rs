@@ -22,43 +22,21 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{CallToolRequestParams, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{CallToolRequestParams, InputRequiredResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
-use serde::{Deserialize, Serialize};
 
-use super::Gateway;
-use super::discovery::{INVOKE_TOOL, invoke_arguments};
-use super::handler::Answered;
-use super::input::{Flight, Inputs, Resumed, Subject, answers_to};
-use super::request_state::Resumes;
+use super::request_state::{Carried, Resumes};
+use super::{Flight, Inputs, Resumed, Subject, answers_to};
 use crate::client::Retry;
 use crate::client::ask::Question;
 use crate::client::model::tool_request::Arguments;
+use crate::gateway::Gateway;
+use crate::gateway::answer::Answered;
+use crate::gateway::search_mode::{INVOKE_TOOL, invoke_arguments};
 
 /// The most spent states one gateway remembers at once.
 pub const MAX_SPENT: usize = 65_536;
-
-/// A 2026-07-28 backend's call, as its client's `requestState` carries it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Carried {
-    /// The tool as the client called it.
-    tool: String,
-    /// Its server, and its name there: the retry goes to the same tool or nowhere.
-    server: String,
-    server_tool: String,
-    /// The backend's own state, echoed to it unchanged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    backend_state: Option<String>,
-    /// The backend's requests the client was asked.
-    asked: InputRequests,
-    /// The gateway's own answers to the backend's other requests.
-    #[serde(default, skip_serializing_if = "InputResponses::is_empty")]
-    answered: InputResponses,
-    /// Names the state among those spent (random).
-    once: String,
-}
 
 /// A retry that answers a carried call: it goes to the backend as a fresh call.
 pub(crate) struct Fresh {
@@ -120,7 +98,7 @@ impl Inputs {
             backend_state: round.request_state.clone(),
             asked: question.requests.clone(),
             answered: round.answered.clone(),
-            once: crate::fsutil::hex(&super::state_key::random_bytes()[..16]),
+            once: crate::fsutil::hex(&crate::gateway::state_key::random_bytes()[..16]),
         };
         let expires = SystemTime::now() + self.park_for;
         let state = self.sealer.seal(&Resumes::Carried(carried), expires)?;
@@ -177,12 +155,12 @@ impl Inputs {
 impl Gateway {
     /// A 2026-07-28 client's retry with its answers: the parked call goes on, or the carried
     /// one is sent to its backend afresh.
-    pub(super) async fn resume_call(
+    pub(in crate::gateway) async fn resume_call(
         &self,
         request: CallToolRequestParams,
         state: &str,
         context: &RequestContext<RoleServer>,
-        asker: super::input::Asker,
+        asker: super::Asker,
     ) -> Result<Answered, McpError> {
         let CallToolRequestParams {
             name,
@@ -249,7 +227,7 @@ fn unix_now() -> u64 {
 mod tests {
     use serde_json::json;
 
-    use super::super::input::tests::{answers, shared_key, waiting_flight};
+    use super::super::tests::{answers, shared_key, waiting_flight};
     use super::*;
     use crate::client::ask::Round;
 

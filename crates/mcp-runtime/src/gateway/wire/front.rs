@@ -37,12 +37,12 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::Gateway;
 use super::client_line::{Call, FastLine, LineReader};
-use super::handler::Answered;
-use super::input::Asker;
 use crate::client::ToolOutput;
 use crate::client::model::tool_request::ToolRequest;
+use crate::gateway::Gateway;
+use crate::gateway::answer::Answered;
+use crate::gateway::input::Asker;
 
 /// Longest line the fast path looks at; a longer one goes to rmcp as it comes in (rmcp has
 /// its own bound, past which it drops the line).

@@ -15,7 +15,7 @@
 //! Sessions are capped in all and per client address ([`SessionLimits`]; past a cap, `503`
 //! with `Retry-After`); one never initialised is closed after [`INIT_GRACE`], an idle one
 //! after [`IDLE_EXPIRY`]; a request for a session that is gone gets `404` (see `sessions`).
-//! `GET /healthz` ([`HEALTH_PATH`]) answers health checks; it needs no token (see `health`).
+//! `GET /healthz` ([`HEALTH_PATH`]) answers health checks; it needs no token (see `healthz`).
 //!
 //! ```no_run
 //! # async fn demo(gateway: mcp_runtime::gateway::Gateway) -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -35,18 +35,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::sessions::{self, Sessions};
-use super::{Gateway, GatewayError};
+use super::token::{Token, presented_token};
+use crate::gateway::{Gateway, GatewayError};
 
 pub use super::admission::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PEER, INIT_GRACE, SessionLimits,
@@ -56,7 +56,7 @@ pub use super::sessions::IDLE_EXPIRY;
 /// Where the MCP endpoint lives.
 pub const PATH: &str = "/mcp";
 
-pub use super::health::HEALTH_PATH;
+pub use crate::gateway::health::HEALTH_PATH;
 
 /// How long open streams may take to close after shutdown is asked for.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -181,7 +181,7 @@ impl HttpServer {
             // request needs the token, and clients reach us under names we cannot know.
             config = config.disable_allowed_hosts();
         }
-        let health = super::health::route(self.gateway.clone(), self.local, self.token.clone());
+        let health = super::healthz::route(self.gateway.clone(), self.local, self.token.clone());
         let gateway = self.gateway;
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(IDLE_EXPIRY);
@@ -234,31 +234,6 @@ fn own_origin(local: SocketAddr) -> String {
     format!("http://{local}")
 }
 
-/// The expected token, kept as a digest so that comparing takes the same time whatever the
-/// length or content of what a client sends.
-pub(super) struct Token {
-    digest: [u8; 32],
-}
-
-impl Token {
-    fn new(token: &str) -> Self {
-        Token {
-            digest: Sha256::digest(token.as_bytes()).into(),
-        }
-    }
-
-    pub(super) fn matches(&self, presented: &[u8]) -> bool {
-        let presented: [u8; 32] = Sha256::digest(presented).into();
-        // Constant time: look at every byte, whatever the first difference.
-        let difference = self
-            .digest
-            .iter()
-            .zip(presented.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        std::hint::black_box(difference) == 0
-    }
-}
-
 /// Let a request through only with the right bearer token; otherwise a bare `401`.
 async fn authorize(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
     match presented_token(request.headers()) {
@@ -269,17 +244,6 @@ async fn authorize(State(token): State<Arc<Token>>, request: Request, next: Next
         )
             .into_response(),
     }
-}
-
-/// The token of an `Authorization: Bearer <token>` header.
-pub(super) fn presented_token(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes)?;
-    let scheme = value.get(..7)?;
-    scheme
-        .eq_ignore_ascii_case(b"bearer ")
-        .then(|| value[7..].trim_ascii())
 }
 
 /// rmcp answers a session's `DELETE` with `202 Accepted`; clients expect the session to be
@@ -303,17 +267,4 @@ async fn unrelay(request: Request, next: Next) -> Response {
         .into_data_stream()
         .map(|chunk| chunk.map(super::relay::unwrap_chunk));
     Response::from_parts(parts, axum::body::Body::from_stream(chunks))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_compare_by_content() {
-        let token = Token::new("secret");
-        assert!(token.matches(b"secret"));
-        assert!(!token.matches(b"secret2"));
-        assert!(!token.matches(b""));
-    }
 }

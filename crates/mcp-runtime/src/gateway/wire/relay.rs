@@ -1,49 +1,27 @@
 //! Tool results relayed to a gateway client as the backend server sent them.
 //!
-//! rmcp's `ServerHandler::call_tool` answers with its own `CallToolResult`, which serializes
-//! only the fields rmcp knows: a field of a later protocol revision would be lost on the way
-//! to the client. So when the gateway serves a client itself (stdio and HTTP), the handler
-//! answers with a placeholder that carries the result in the wire format ([`relayed`]), and
-//! the client's transport ([`RelayTransport`], also inside every HTTP session through
-//! [`RelaySessions`]) sends that JSON instead of the placeholder.
+//! The handler answers a tool call with a placeholder that carries the result in the wire
+//! format (see `answer`); the client's transport ([`RelayTransport`], also inside every HTTP
+//! session through [`RelaySessions`]) sends that JSON instead of the placeholder, and the
+//! stream's fast path writes the answer's line straight from the output ([`answer_line`]).
 
 use std::sync::Arc;
 
 use futures::Stream;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolResult, ClientJsonRpcMessage, CustomResult, JsonRpcResponse, MetaObject, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, CustomResult, JsonRpcResponse, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
 use rmcp::transport::streamable_http_server::session::EventStore;
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionManager};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::client::ToolOutput;
-
-/// The placeholder's `_meta` key holding the result in the wire format. Only ever seen
-/// between the handler and the transport of the same process.
-const MARKER: &str = "io.mcpr/relayed";
-
-/// `output` as the handler's placeholder answer, for a [`RelayTransport`] to send as is. A
-/// client of a revision without `initialize` (2026-07-28 on) is told what kind of result it
-/// is (`resultType`), as that revision asks.
-pub(crate) fn relayed(output: &ToolOutput, modern_client: bool) -> Option<CallToolResult> {
-    let mut wire = serde_json::to_value(output).ok()?;
-    if says_complete(output, modern_client)
-        && let Some(object) = wire.as_object_mut()
-    {
-        object.insert("resultType".into(), Value::String("complete".into()));
-    }
-    let mut meta = Map::new();
-    meta.insert(MARKER.into(), wire);
-    let mut placeholder = CallToolResult::success(Vec::new());
-    placeholder.meta = Some(MetaObject(meta));
-    Some(placeholder)
-}
+use crate::gateway::answer::{MARKER, says_complete};
 
 /// The answer to request `id` that returned `output`, as a line: what a placeholder becomes
 /// on its way out, written straight from the output (the stream's fast path, see `front`).
@@ -64,12 +42,6 @@ pub(crate) fn answer_line(
     }
     line.extend_from_slice(b"}\n");
     Ok(line)
-}
-
-/// Whether a relayed result gets `resultType: complete`: a 2026-07-28 client's results say
-/// what they are, unless the output carries a `resultType` of its own.
-fn says_complete(output: &ToolOutput, modern_client: bool) -> bool {
-    modern_client && !output.extra.contains_key("resultType")
 }
 
 /// An HTTP body chunk (a JSON body, or server-sent events) with every placeholder answer in
