@@ -29,7 +29,9 @@ use super::answer::Answered;
 use super::catalog::CatalogError;
 use super::input::{Asker, Outcome, Stopped};
 use super::progress::Forwarder;
-use super::search_mode::{INVOKE_TOOL, SEARCH_TOOL, Session, invoke_arguments, unknown_tool};
+use super::search_mode::{
+    ActivatedTools, INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool,
+};
 use super::subscriptions::{self, Target};
 use super::view::View;
 use crate::client::ToolOutput;
@@ -109,7 +111,7 @@ impl ServerHandler for Gateway {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.inner
             .clients
-            .add(context.peer, self.session.clone(), self.listing.clone());
+            .add(context.peer, self.activated.clone(), self.listing.clone());
     }
 
     /// 2026-07-28 clients listen for tool list changes and for updates of resources.
@@ -128,10 +130,10 @@ impl ServerHandler for Gateway {
         boxed(async move {
             // Told of changes from the list as it is when the stream opens.
             let listing = Arc::new(super::notify::Listing::default());
-            listing.listed(self.inner.list_digest(&self.session));
+            listing.listed(self.inner.list_digest(&self.activated));
             self.inner
                 .clients
-                .listen(context.sink().clone(), self.session.clone(), listing);
+                .listen(context.sink().clone(), self.activated.clone(), listing);
             let subscriber = self.inner.relay.next_id();
             let uris = context
                 .accepted()
@@ -311,9 +313,9 @@ impl ServerHandler for Gateway {
         self.wait_started().await;
         let view = self.inner.scope.view();
         let all = self.inner.listed(&view);
-        let discovery = &self.inner.discovery;
-        if discovery.active(&view, &all) {
-            let listed = discovery.listed(&view, &all, &self.session);
+        let tool_search = &self.inner.tool_search;
+        if tool_search.active(&view, &all) {
+            let listed = tool_search.listed(&view, &all, &self.activated);
             self.listing.listed(digest(&listed));
             return Ok(ListToolsResult::with_all_items(listed));
         }
@@ -390,10 +392,10 @@ impl Gateway {
             self.wait_started().await;
             let view = self.inner.scope.view();
             let all = self.inner.listed(&view);
-            if self.inner.discovery.active(&view, &all) {
+            if self.inner.tool_search.active(&view, &all) {
                 let name = request.name.to_string();
                 return self
-                    .discovery_call(&name, &view, &all, request, context, asker)
+                    .search_tool_call(&name, &view, &all, request, context, asker)
                     .await;
             }
         }
@@ -453,7 +455,7 @@ impl Gateway {
     }
 
     /// The search or the invoke tool of discovery mode.
-    async fn discovery_call(
+    async fn search_tool_call(
         &self,
         name: &str,
         view: &Arc<View>,
@@ -465,8 +467,8 @@ impl Gateway {
         let arguments = request.arguments.as_ref();
         if name == SEARCH_TOOL {
             let filter = &self.inner.scope.filter;
-            let (result, found) = self.inner.discovery.search(view, all, filter, arguments);
-            if self.session.activate(found.iter().map(String::as_str)) {
+            let (result, found) = self.inner.tool_search.search(view, all, filter, arguments);
+            if self.activated.activate(found.iter().map(String::as_str)) {
                 self.listing.told();
                 // Only this client's list changed. Sent from a task of its own so the answer
                 // is not held up by a slow client; the send itself is bounded.
@@ -648,7 +650,7 @@ impl super::Inner {
     /// `tools/list`, and the gateway holds no third copy of every definition (the manager's
     /// list and the view's tools are the other two).
     fn listed(&self, view: &View) -> Arc<[Tool]> {
-        if self.options.discovery == super::DiscoveryMode::Off {
+        if self.options.tool_search == super::ToolSearchMode::Off {
             return listed_tools(view);
         }
         view.listed.get_or_init(|| listed_tools(view)).clone()
@@ -656,11 +658,11 @@ impl super::Inner {
 
     /// The digest of what `tools/list` shows the client of `session` now, to tell it of a
     /// change only when its own list changed (see `notify`).
-    pub(super) fn list_digest(&self, session: &Session) -> u64 {
+    pub(super) fn list_digest(&self, activated: &ActivatedTools) -> u64 {
         let view = self.scope.view();
         let all = self.listed(&view);
-        if self.discovery.active(&view, &all) {
-            return digest(&self.discovery.listed(&view, &all, session));
+        if self.tool_search.active(&view, &all) {
+            return digest(&self.tool_search.listed(&view, &all, activated));
         }
         *view.digest.get_or_init(|| digest(&all))
     }

@@ -34,7 +34,7 @@ pub const INVOKE_TOOL: &str = "mcpr_invoke_tool";
 /// When a gateway serves in discovery mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub enum DiscoveryMode {
+pub enum ToolSearchMode {
     /// Every tool is listed (the default).
     #[default]
     Off,
@@ -45,7 +45,7 @@ pub enum DiscoveryMode {
     Auto(usize),
 }
 
-impl FromStr for DiscoveryMode {
+impl FromStr for ToolSearchMode {
     type Err = String;
 
     /// `on`, `off` or `auto:N` (N a positive number of estimated tokens).
@@ -53,10 +53,10 @@ impl FromStr for DiscoveryMode {
         let usage = "expected `on`, `off` or `auto:N` (N: a positive number of estimated \
                      tokens, characters of the tool list's JSON / 4)";
         match text.trim() {
-            "on" => Ok(DiscoveryMode::On),
-            "off" => Ok(DiscoveryMode::Off),
+            "on" => Ok(ToolSearchMode::On),
+            "off" => Ok(ToolSearchMode::Off),
             other => match other.strip_prefix("auto:").map(str::parse::<usize>) {
-                Some(Ok(n)) if n > 0 => Ok(DiscoveryMode::Auto(n)),
+                Some(Ok(n)) if n > 0 => Ok(ToolSearchMode::Auto(n)),
                 _ => Err(format!("invalid discovery mode `{text}`: {usage}")),
             },
         }
@@ -70,8 +70,8 @@ pub fn estimate_tokens(text: &str) -> usize {
 }
 
 /// Discovery settings and the search index shared by every client of one gateway.
-pub(crate) struct Discovery {
-    pub mode: DiscoveryMode,
+pub(crate) struct ToolSearch {
+    pub mode: ToolSearchMode,
     /// Servers whose tools are always listed.
     pub always_load: BTreeSet<String>,
     index: Mutex<Indexed>,
@@ -91,11 +91,11 @@ struct Indexed {
 
 /// What one client of a gateway has activated (each client has its own).
 #[derive(Default)]
-pub(crate) struct Session {
+pub(crate) struct ActivatedTools {
     activated: Mutex<BTreeSet<String>>,
 }
 
-impl Session {
+impl ActivatedTools {
     fn lock(&self) -> MutexGuard<'_, BTreeSet<String>> {
         self.activated.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -116,9 +116,9 @@ impl Session {
     }
 }
 
-impl Discovery {
-    pub fn new(mode: DiscoveryMode, always_load: BTreeSet<String>) -> Self {
-        Discovery {
+impl ToolSearch {
+    pub fn new(mode: ToolSearchMode, always_load: BTreeSet<String>) -> Self {
+        ToolSearch {
             mode,
             always_load,
             index: Mutex::new(Indexed::default()),
@@ -170,22 +170,22 @@ impl Discovery {
     /// Whether `view` (listed as `listed`) is served in discovery mode.
     pub fn active(&self, view: &Arc<View>, listed: &[Tool]) -> bool {
         match self.mode {
-            DiscoveryMode::Off => false,
-            DiscoveryMode::On => true,
-            DiscoveryMode::Auto(threshold) => self.sync(view, listed).full_tokens > threshold,
+            ToolSearchMode::Off => false,
+            ToolSearchMode::On => true,
+            ToolSearchMode::Auto(threshold) => self.sync(view, listed).full_tokens > threshold,
         }
     }
 
     /// What `tools/list` shows this client: the two discovery tools, then the tools of
     /// `alwaysLoad` servers and the client's activated ones, in the view's order.
-    pub fn listed(&self, view: &View, listed: &[Tool], session: &Session) -> Vec<Tool> {
+    pub fn listed(&self, view: &View, listed: &[Tool], activated: &ActivatedTools) -> Vec<Tool> {
         let mut tools = meta_tools();
         tools.extend(
             listed
                 .iter()
                 .filter(|tool| {
                     let name = tool.name.as_ref();
-                    session.is_active(name)
+                    activated.is_active(name)
                         || view
                             .get(name)
                             .is_some_and(|t| self.always_load.contains(&t.server))
@@ -304,11 +304,11 @@ mod tests {
 
     #[test]
     fn modes_parse_and_bad_ones_say_what_is_expected() {
-        assert_eq!("on".parse(), Ok(DiscoveryMode::On));
-        assert_eq!("off".parse(), Ok(DiscoveryMode::Off));
-        assert_eq!("auto:5000".parse(), Ok(DiscoveryMode::Auto(5000)));
+        assert_eq!("on".parse(), Ok(ToolSearchMode::On));
+        assert_eq!("off".parse(), Ok(ToolSearchMode::Off));
+        assert_eq!("auto:5000".parse(), Ok(ToolSearchMode::Auto(5000)));
         for bad in ["auto:", "auto:0", "auto:-3", "auto:x", "sometimes", ""] {
-            let error = bad.parse::<DiscoveryMode>().unwrap_err();
+            let error = bad.parse::<ToolSearchMode>().unwrap_err();
             assert!(error.contains("auto:N"), "{bad}: {error}");
         }
     }
