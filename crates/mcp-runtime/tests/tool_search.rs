@@ -1,8 +1,8 @@
-//! Discovery mode, a host's search tool over its MCP tools: what a search activates, the
-//! servers always loaded, and the arguments it refuses. (The ranking itself is the `tool-search`
+//! Tool search (discovery mode), a host's search tool over its MCP tools: what a search
+//! activates, the servers always loaded, and the arguments it refuses. (The ranking itself is the `tool-search`
 //! crate's, tested there.)
 
-use mcp_runtime::session::{Discovery, DiscoveryError};
+use mcp_runtime::session::{HostToolSearch, ToolSearchError};
 use mcp_runtime::tools::McpTool;
 use serde_json::{Value, json};
 
@@ -104,24 +104,20 @@ fn browser() -> Vec<McpTool> {
 }
 
 #[test]
-fn discovery_activates_what_it_finds_and_keeps_always_load_servers() {
-    let mut discovery = Discovery::new();
-    discovery.set_always_load(["fs"]);
+fn tool_search_activates_what_it_finds_and_keeps_always_load_servers() {
+    let mut search = HostToolSearch::new();
+    search.set_always_load(["fs"]);
     let mut all = git();
     all.extend(fs());
     all.extend(browser());
-    discovery.set_tools(all.clone());
-    assert_eq!(discovery.len(), 11);
-    let loaded: Vec<String> = discovery
-        .loaded_tools()
-        .into_iter()
-        .map(|t| t.tool)
-        .collect();
+    search.set_tools(all.clone());
+    assert_eq!(search.len(), 11);
+    let loaded: Vec<String> = search.loaded_tools().into_iter().map(|t| t.tool).collect();
     assert_eq!(loaded.len(), 3, "only the alwaysLoad server: {loaded:?}");
     assert!(loaded.iter().all(|t| fs().iter().any(|f| &f.tool == t)));
 
     let args = json!({"query": "unstaged changes", "limit": 1});
-    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
+    let found = search.call_search(args.as_object().unwrap()).unwrap();
     assert_eq!(found.activated.len(), 1);
     assert_eq!(found.activated[0].tool, "git_diff_unstaged");
     assert!(
@@ -133,34 +129,34 @@ fn discovery_activates_what_it_finds_and_keeps_always_load_servers() {
         "{}",
         found.text
     );
-    assert!(discovery.is_loaded("mcp_git_git_diff_unstaged"));
-    assert_eq!(discovery.loaded_tools().len(), 4);
+    assert!(search.is_loaded("mcp_git_git_diff_unstaged"));
+    assert_eq!(search.loaded_tools().len(), 4);
 
     // The server's tools change and the activated one disappears: it is no longer loaded.
     let mut changed: Vec<McpTool> = all
         .into_iter()
         .filter(|t| t.tool != "git_diff_unstaged")
         .collect();
-    discovery.set_tools(changed.clone());
-    assert!(!discovery.is_loaded("mcp_git_git_diff_unstaged"));
-    assert_eq!(discovery.loaded_tools().len(), 3);
+    search.set_tools(changed.clone());
+    assert!(!search.is_loaded("mcp_git_git_diff_unstaged"));
+    assert_eq!(search.loaded_tools().len(), 3);
     changed.retain(|t| t.server != "web");
-    discovery.set_tools(changed);
-    assert!(discovery.search("click", 5).is_empty());
+    search.set_tools(changed);
+    assert!(search.search("click", 5).is_empty());
 
     // Nothing found: a helpful text, nothing activated.
     let args = json!({"query": "zzz qqq"});
-    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
+    let found = search.call_search(args.as_object().unwrap()).unwrap();
     assert!(found.activated.is_empty() && found.text.contains("No tool matches"));
 }
 
 #[test]
-fn discovery_refuses_bad_arguments_clearly() {
-    let mut discovery = Discovery::new();
-    discovery.set_tools(git());
+fn tool_search_refuses_bad_arguments_clearly() {
+    let mut search = HostToolSearch::new();
+    search.set_tools(git());
     for bad in [json!({}), json!({"query": 3}), json!({"query": "  "})] {
-        let err = discovery.call_search(bad.as_object().unwrap()).unwrap_err();
-        assert!(matches!(err, DiscoveryError::MissingQuery { .. }));
+        let err = search.call_search(bad.as_object().unwrap()).unwrap_err();
+        assert!(matches!(err, ToolSearchError::MissingQuery { .. }));
         assert!(err.to_string().contains("`query`"), "{err}");
     }
     for bad in [
@@ -168,14 +164,14 @@ fn discovery_refuses_bad_arguments_clearly() {
         json!({"query": "diff", "limit": "5"}),
         json!({"query": "diff", "limit": -1}),
     ] {
-        let err = discovery.call_search(bad.as_object().unwrap()).unwrap_err();
+        let err = search.call_search(bad.as_object().unwrap()).unwrap_err();
         assert!(err.to_string().contains("`limit`"), "{err}");
     }
     // A huge limit is capped, not an error.
     let args = json!({"query": "diff", "limit": 1_000_000});
-    let found = discovery.call_search(args.as_object().unwrap()).unwrap();
-    assert!(found.activated.len() <= Discovery::MAX_LIMIT);
-    let definition = Discovery::search_tool_definition();
+    let found = search.call_search(args.as_object().unwrap()).unwrap();
+    assert!(found.activated.len() <= HostToolSearch::MAX_LIMIT);
+    let definition = HostToolSearch::search_tool_definition();
     assert_eq!(
         definition.input_schema.to_value()["required"],
         json!(["query"])

@@ -1,9 +1,9 @@
-//! A host's discovery mode following the manager: the search index changes as real servers'
+//! A host's tool search following the manager: the search index changes as real servers'
 //! tools change (a reconnect with a new tool list, a reload that adds and removes servers, a
 //! server disconnected), searched before and after each change.
 
 use super::*;
-use mcp_runtime::session::Discovery;
+use mcp_runtime::session::HostToolSearch;
 
 /// A tool file for the mock: `(name, description)` pairs, each tool echoing its arguments.
 fn tool_file(dir: &Path, file: &str, tools: &[(&str, &str)]) -> std::path::PathBuf {
@@ -22,25 +22,25 @@ fn serving(file: &Path) -> ServerConfig {
 }
 
 /// The best match's `server/tool`, or "" when nothing matches.
-fn top(discovery: &Discovery, query: &str) -> String {
-    matches(discovery, query)
+fn top(search: &HostToolSearch, query: &str) -> String {
+    matches(search, query)
         .into_iter()
         .next()
         .unwrap_or_default()
 }
 
 /// Every match's `server/tool`, best first.
-fn matches(discovery: &Discovery, query: &str) -> Vec<String> {
-    discovery
-        .search(query, Discovery::MAX_LIMIT)
+fn matches(search: &HostToolSearch, query: &str) -> Vec<String> {
+    search
+        .search(query, HostToolSearch::MAX_LIMIT)
         .iter()
         .map(|hit| format!("{}/{}", hit.tool.server, hit.tool.tool))
         .collect()
 }
 
 /// Wait (at most 30 s) until the followed manager's tools change.
-async fn next_change(discovery: &mut Discovery) {
-    let changed = tokio::time::timeout(Duration::from_secs(30), discovery.changed())
+async fn next_change(search: &mut HostToolSearch) {
+    let changed = tokio::time::timeout(Duration::from_secs(30), search.changed())
         .await
         .expect("a change of tools within 30 s");
     assert!(changed, "the manager is still there");
@@ -58,10 +58,10 @@ async fn the_index_follows_reconnects_reloads_and_removed_servers() {
     manager
         .connect_servers(servers(&[("notes", serving(&notes))]), IndexMap::new())
         .await;
-    let mut discovery = Discovery::new();
-    discovery.follow(&manager, NamingStyle::Mcpr);
-    assert_eq!(top(&discovery, "archive an old note"), "notes/archive_note");
-    let before = matches(&discovery, "translate a note to french");
+    let mut search = HostToolSearch::new();
+    search.follow(&manager, NamingStyle::Mcpr);
+    assert_eq!(top(&search, "archive an old note"), "notes/archive_note");
+    let before = matches(&search, "translate a note to french");
     assert!(!before.contains(&"notes/translate_note".to_owned()));
 
     // The server comes back with other tools: the old one is gone, the new one is found.
@@ -71,19 +71,19 @@ async fn the_index_follows_reconnects_reloads_and_removed_servers() {
         &[("translate_note", "Translate a note into another language")],
     );
     manager.reconnect_server("notes").await.unwrap();
-    next_change(&mut discovery).await;
+    next_change(&mut search).await;
     assert_eq!(
-        top(&discovery, "translate a note to french"),
+        top(&search, "translate a note to french"),
         "notes/translate_note"
     );
-    let after = matches(&discovery, "archive an old note");
+    let after = matches(&search, "archive an old note");
     assert!(
         !after.contains(&"notes/archive_note".to_owned()),
         "{after:?}"
     );
 
     // A search activates what it finds; a reload adds a server and its tools are found.
-    let found = discovery
+    let found = search
         .call_search(json!({"query": "translate a note"}).as_object().unwrap())
         .unwrap();
     assert_eq!(found.activated[0].name, "mcp_notes_translate_note");
@@ -99,7 +99,7 @@ async fn the_index_follows_reconnects_reloads_and_removed_servers() {
         )
         .await;
     // A search applies the pending changes itself (no need to await `changed`).
-    let found = discovery
+    let found = search
         .call_search(
             json!({"query": "weather forecast for Paris"})
                 .as_object()
@@ -107,22 +107,22 @@ async fn the_index_follows_reconnects_reloads_and_removed_servers() {
         )
         .unwrap();
     assert_eq!(found.activated[0].name, "mcp_weather_forecast");
-    assert!(discovery.is_loaded("mcp_notes_translate_note"));
+    assert!(search.is_loaded("mcp_notes_translate_note"));
 
     // A reload that removes a server: its tools can no longer be found, and what the model had
     // activated from it is no longer loaded.
     manager
         .reload(servers(&[("weather", serving(&weather))]), IndexMap::new())
         .await;
-    discovery.refresh();
-    let after = matches(&discovery, "translate a note to french");
+    search.refresh();
+    let after = matches(&search, "translate a note to french");
     assert!(
         after.iter().all(|hit| hit.starts_with("weather/")),
         "{after:?}"
     );
-    assert!(!discovery.is_loaded("mcp_notes_translate_note"));
+    assert!(!search.is_loaded("mcp_notes_translate_note"));
     assert!(
-        discovery
+        search
             .loaded_tools()
             .iter()
             .all(|tool| tool.server == "weather")
@@ -130,8 +130,8 @@ async fn the_index_follows_reconnects_reloads_and_removed_servers() {
 
     // A server disconnected on request.
     manager.disconnect_server("weather").await;
-    discovery.refresh();
-    assert!(discovery.is_empty(), "{} tools left", discovery.len());
+    search.refresh();
+    assert!(search.is_empty(), "{} tools left", search.len());
     manager.disconnect_all().await;
 }
 
@@ -146,9 +146,9 @@ async fn list_changed_with_the_same_tools_changes_nothing() {
             IndexMap::new(),
         )
         .await;
-    let mut discovery = Discovery::new();
-    discovery.follow(&manager, NamingStyle::Mcpr);
-    let before = discovery.len();
+    let mut search = HostToolSearch::new();
+    search.follow(&manager, NamingStyle::Mcpr);
+    let before = search.len();
     assert!(before > 0);
     // Re-listed after a list_changed, with the same tools.
     for _ in 0..2 {
@@ -157,15 +157,15 @@ async fn list_changed_with_the_same_tools_changes_nothing() {
         })
         .await;
     }
-    assert!(!discovery.refresh(), "the same tools are not a change");
-    assert_eq!(discovery.len(), before);
-    assert_eq!(top(&discovery, "add two numbers"), "steady/add");
+    assert!(!search.refresh(), "the same tools are not a change");
+    assert_eq!(search.len(), before);
+    assert_eq!(top(&search, "add two numbers"), "steady/add");
     manager.disconnect_all().await;
 }
 
 #[tokio::test]
-async fn a_discovery_that_follows_nothing_never_waits() {
-    let mut discovery = Discovery::new();
-    assert!(!discovery.refresh());
-    assert!(!discovery.changed().await);
+async fn a_search_that_follows_nothing_never_waits() {
+    let mut search = HostToolSearch::new();
+    assert!(!search.refresh());
+    assert!(!search.changed().await);
 }
