@@ -25,6 +25,9 @@
 //!   key). The manager stores a stdio server's private list as a plain, never-fresh entry
 //!   instead, since the key covers that server's whole context (see
 //!   `manager::supervisor::stand_in_hints`).
+//!
+//! Its rooms: `file` (the SQLite file, its tables and how it is opened) and `lane` (the
+//! cache's own thread, on which async callers' work runs in order).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
@@ -36,6 +39,12 @@ use sha2::{Digest, Sha256};
 use crate::client::model::era::Era;
 use crate::client::model::types::ToolDefinition;
 use crate::config::ServerConfig;
+
+mod file;
+mod lane;
+
+use file::{CacheError, open};
+use lane::{Job, start_lane};
 
 /// How long an entry stays valid.
 pub const CACHE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -150,9 +159,6 @@ pub struct ToolCache {
     /// first use; `None` inside when the thread could not be started.
     lane: OnceLock<Option<mpsc::Sender<Job>>>,
 }
-
-/// One piece of work for the cache's thread.
-type Job = Box<dyn FnOnce() + Send>;
 
 impl std::fmt::Debug for ToolCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -495,103 +501,6 @@ impl ToolCache {
             *slot = None;
         }
         result
-    }
-}
-
-/// The cache's thread: runs jobs in order until the cache (the only sender) is dropped.
-fn start_lane() -> Option<mpsc::Sender<Job>> {
-    let (sender, jobs) = mpsc::channel::<Job>();
-    let started = std::thread::Builder::new()
-        .name("mcp-tool-cache".into())
-        .spawn(move || {
-            for job in jobs {
-                // A panicking job drops its answer's sender, which its receiver sees.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            }
-        });
-    match started {
-        Ok(_) => Some(sender),
-        Err(e) => {
-            tracing::warn!("tool cache: no thread of its own ({e}); its work runs inline");
-            None
-        }
-    }
-}
-
-/// Why the cache could not be used (only ever logged).
-#[derive(Debug, thiserror::Error)]
-enum CacheError {
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-    #[error("{0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("not open")]
-    Closed,
-}
-
-fn open(path: &Path) -> Result<Connection, CacheError> {
-    crate::fsutil::create_private_parent(path)?;
-    let db = Connection::open(path)?;
-    // Another agent may be writing: wait a little instead of failing at once.
-    db.busy_timeout(Duration::from_millis(500))?;
-    db.pragma_update(None, "journal_mode", "WAL")?;
-    // A cache may lose its last writes on a power cut, but a write must not cost a start-up
-    // an fsync: with WAL, NORMAL syncs at checkpoints only.
-    db.pragma_update(None, "synchronous", "NORMAL")?;
-    // Lookups are by key and touch a few pages each; SQLite's default page cache (up to 2 MB,
-    // filled as entries are written) would grow with the number of servers for no gain.
-    db.pragma_update(None, "cache_size", -256)?;
-    db.execute_batch(
-        "CREATE TABLE IF NOT EXISTS tools (
-            server TEXT NOT NULL,
-            project TEXT NOT NULL,
-            config_hash TEXT NOT NULL,
-            tools TEXT NOT NULL,
-            updated_at INTEGER NOT NULL,
-            PRIMARY KEY (server, project, config_hash)
-        );
-        CREATE TABLE IF NOT EXISTS failures (
-            server TEXT NOT NULL,
-            project TEXT NOT NULL,
-            config_hash TEXT NOT NULL,
-            error TEXT NOT NULL,
-            updated_at INTEGER NOT NULL,
-            PRIMARY KEY (server, project, config_hash)
-        );
-        CREATE TABLE IF NOT EXISTS eras (
-            server TEXT NOT NULL,
-            config_hash TEXT NOT NULL,
-            era TEXT NOT NULL,
-            updated_at INTEGER NOT NULL,
-            PRIMARY KEY (server, config_hash)
-        );
-        CREATE TABLE IF NOT EXISTS discoveries (
-            server TEXT NOT NULL,
-            config_hash TEXT NOT NULL,
-            result TEXT NOT NULL,
-            fresh_until INTEGER NOT NULL,
-            PRIMARY KEY (server, config_hash)
-        )",
-    )?;
-    add_fresh_until(&db)?;
-    // Tool descriptions can reveal what a user works on: keep the file private.
-    let _ = crate::fsutil::make_private(path);
-    Ok(db)
-}
-
-/// Files written before caching hints were honoured have no `fresh_until` column: add it
-/// (its rows are then never fresh, as before). Another process may add it at the same time.
-fn add_fresh_until(db: &Connection) -> rusqlite::Result<()> {
-    let present = |db: &Connection| {
-        db.prepare("SELECT 1 FROM pragma_table_info('tools') WHERE name = 'fresh_until'")?
-            .exists([])
-    };
-    if present(db)? {
-        return Ok(());
-    }
-    match db.execute_batch("ALTER TABLE tools ADD COLUMN fresh_until INTEGER") {
-        Err(_) if present(db)? => Ok(()),
-        other => other,
     }
 }
 
