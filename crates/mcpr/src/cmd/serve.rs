@@ -23,8 +23,8 @@ use mcp_runtime::tools::NamingStyle;
 use tokio_util::sync::CancellationToken;
 
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 
 /// The environment variable holding the HTTP bearer token (when no --token-file is given).
 const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
@@ -210,7 +210,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     let filter = filter(&args);
     let always_load = always_loaded(&discovery.configs);
     let watch = args.watch.then(|| {
-        let flags = global.discovery_flags();
+        let flags = crate::discovery::CliFlags::from(global);
         let mut watch = ConfigWatch::new(&flags.cwd(), flags.options());
         watch.set_reads(&discovery);
         watch
