@@ -1,6 +1,6 @@
 //! A minimal tool registry for a host or the shell: the host's own tools plus the
 //! MCP tools, which can be replaced as a whole without restarting the session; and
-//! [`Discovery`], which lets the model search for MCP tools instead of seeing them all, with an
+//! [`HostToolSearch`], which lets the model search for MCP tools instead of seeing them all, with an
 //! index that follows the manager's events.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,8 +13,8 @@ use indexmap::IndexMap;
 use crate::client::{OutputCap, ToolDefinition, ToolOutput};
 use crate::config::{ServerConfig, ServerSource};
 use crate::manager::{ManagerError, ManagerEvent, McpManager, ReloadSummary};
-/// Why a call of the search tool was refused: the rules shared with the gateway's discovery mode.
-pub use crate::tools::MetaToolError as DiscoveryError;
+/// Why a call of the search tool was refused: the rules shared with the gateway's tool search.
+pub use crate::tools::MetaToolError as ToolSearchError;
 use crate::tools::{
     Aborted, McpTool, NamingStyle, SearchHit, SearchRequest, ToolIndex, compact_match, mcp_tools,
     search_tool_definition,
@@ -194,12 +194,12 @@ impl Session {
     }
 }
 
-/// Discovery mode for a host: instead of every MCP tool, the model sees one search tool (plus
-/// the tools of servers marked `alwaysLoad`); the tools a search finds are activated for the
-/// session and their full definitions handed over for the host to register.
+/// Tool search for a host (its discovery mode): instead of every MCP tool, the model sees one
+/// search tool (plus the tools of servers marked `alwaysLoad`); the tools a search finds are
+/// activated for the session and their full definitions handed over for the host to register.
 ///
 /// ```
-/// use mcp_runtime::session::Discovery;
+/// use mcp_runtime::session::HostToolSearch;
 /// use mcp_runtime::tools::McpTool;
 ///
 /// let tool = |server: &str, name: &str, description: &str| McpTool {
@@ -213,37 +213,37 @@ impl Session {
 ///     label: format!("mcp:{server}"),
 ///     deferred: false,
 /// };
-/// let mut discovery = Discovery::new();
-/// discovery.set_always_load(["time"]);
-/// discovery.set_tools(vec![
+/// let mut search = HostToolSearch::new();
+/// search.set_always_load(["time"]);
+/// search.set_tools(vec![
 ///     tool("git", "git_log", "Shows the commit logs"),
 ///     tool("git", "git_status", "Shows the working tree status"),
 ///     tool("time", "get_current_time", "Current time in a time zone"),
 /// ]);
 /// // Before any search: the search tool, and the alwaysLoad server's tools.
-/// assert_eq!(Discovery::search_tool_definition().name, Discovery::SEARCH_TOOL);
-/// let loaded: Vec<_> = discovery.loaded_tools().iter().map(|t| t.tool.clone()).collect();
+/// assert_eq!(HostToolSearch::search_tool_definition().name, HostToolSearch::SEARCH_TOOL);
+/// let loaded: Vec<_> = search.loaded_tools().iter().map(|t| t.tool.clone()).collect();
 /// assert_eq!(loaded, ["get_current_time"]);
 ///
 /// // The model calls the search tool; what it finds is activated.
 /// let arguments = serde_json::json!({"query": "recent commits", "limit": 3});
-/// let found = discovery.call_search(arguments.as_object().unwrap()).unwrap();
+/// let found = search.call_search(arguments.as_object().unwrap()).unwrap();
 /// assert_eq!(found.activated[0].tool, "git_log");
 /// assert!(found.text.contains("mcp_git_git_log"));
-/// assert!(discovery.is_loaded("mcp_git_git_log"));
-/// // The host registers the loaded tools, e.g. `session.refresh_mcp_tools(discovery.loaded_tools())`.
+/// assert!(search.is_loaded("mcp_git_git_log"));
+/// // The host registers the loaded tools, e.g. `session.refresh_mcp_tools(search.loaded_tools())`.
 /// ```
 #[derive(Debug, Default)]
-pub struct Discovery {
+pub struct HostToolSearch {
     index: ToolIndex,
     tools: BTreeMap<String, McpTool>,
     always_load: BTreeSet<String>,
     active: BTreeSet<String>,
-    /// The manager followed, if any (see [`Discovery::follow`]).
+    /// The manager followed, if any (see [`HostToolSearch::follow`]).
     following: Option<Following>,
 }
 
-/// A manager whose events keep a [`Discovery`] index up to date.
+/// A manager whose events keep a [`HostToolSearch`] index up to date.
 #[derive(Debug)]
 struct Following {
     manager: McpManager,
@@ -253,7 +253,7 @@ struct Following {
 
 /// What a call of the search tool returns.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DiscoveryResult {
+pub struct ToolSearchResult {
     /// The text for the model: one compact entry per match (name, one-line description,
     /// parameters), best first.
     pub text: String,
@@ -261,7 +261,7 @@ pub struct DiscoveryResult {
     pub activated: Vec<McpTool>,
 }
 
-impl Discovery {
+impl HostToolSearch {
     /// The name of the search tool the model sees.
     pub const SEARCH_TOOL: &'static str = "search_tools";
     /// Matches returned when the model gives no `limit` (the gateway's too).
@@ -269,9 +269,9 @@ impl Discovery {
     /// The most matches one search returns (and activates); the gateway's too.
     pub const MAX_LIMIT: usize = crate::tools::MAX_LIMIT;
 
-    /// An empty discovery state with the default ranking.
+    /// An empty search state with the default ranking.
     pub fn new() -> Self {
-        Discovery {
+        HostToolSearch {
             index: ToolIndex::new(),
             ..Default::default()
         }
@@ -289,7 +289,7 @@ impl Discovery {
 
     /// Replace the known MCP tools (live and cached), e.g. after `list_changed`, a reconnect or
     /// a reload. Only the servers whose tools changed are re-indexed; activated tools that no
-    /// longer exist are dropped. A host that follows its manager ([`Discovery::follow`]) need
+    /// longer exist are dropped. A host that follows its manager ([`HostToolSearch::follow`]) need
     /// not call this.
     pub fn set_tools(&mut self, tools: Vec<McpTool>) {
         let mut by_server: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
@@ -421,7 +421,7 @@ impl Discovery {
     pub fn call_search(
         &mut self,
         arguments: &Map<String, Value>,
-    ) -> Result<DiscoveryResult, DiscoveryError> {
+    ) -> Result<ToolSearchResult, ToolSearchError> {
         let SearchRequest { query, limit } =
             SearchRequest::parse(Self::SEARCH_TOOL, Some(arguments))?;
         self.refresh();
@@ -442,7 +442,7 @@ impl Discovery {
                 lines.join("\n")
             )
         };
-        Ok(DiscoveryResult { text, activated })
+        Ok(ToolSearchResult { text, activated })
     }
 
     /// Whether the tool named `name` is loaded: its server is `alwaysLoad` or a search found it.
@@ -488,3 +488,15 @@ fn changes_tools(event: &ManagerEvent) -> bool {
         ManagerEvent::Connecting { .. } | ManagerEvent::Reconnecting { .. }
     )
 }
+
+/// The former name of [`HostToolSearch`], kept so that hosts keep compiling.
+#[deprecated(note = "renamed `HostToolSearch`: `Discovery` is the result of reading configs")]
+pub type Discovery = HostToolSearch;
+
+/// The former name of [`ToolSearchResult`], kept so that hosts keep compiling.
+#[deprecated(note = "renamed `ToolSearchResult`")]
+pub type DiscoveryResult = ToolSearchResult;
+
+/// The former name of [`ToolSearchError`], kept so that hosts keep compiling.
+#[deprecated(note = "renamed `ToolSearchError`")]
+pub type DiscoveryError = ToolSearchError;

@@ -20,6 +20,7 @@ mod memory;
 mod oneshot;
 mod peers;
 mod proc;
+mod rates;
 mod raw;
 mod real_servers;
 mod relay;

@@ -7,8 +7,8 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::client::{Rates, cpu_time};
 use crate::proc::{self, Watchdog};
+use crate::rates::{Rates, cpu_time};
 
 const HANDSHAKE_BOUND: Duration = Duration::from_secs(30);
 

@@ -12,8 +12,8 @@ use mcp_runtime::config::{
 
 use mcp_runtime::manager::McpManager;
 
-use crate::cli::GlobalArgs;
 use crate::exit::Failure;
+use crate::flags::GlobalArgs;
 
 /// The global flags that shape discovery (`--cwd`, `--config`, `--strict-config`,
 /// `--no-project`, `--trust-project`), so that every command builds its options the same way.
@@ -29,6 +29,18 @@ pub struct CliFlags {
     pub no_project: bool,
     /// `--trust-project`: trust the project for this run.
     pub trust_project: bool,
+}
+
+impl From<&GlobalArgs> for CliFlags {
+    fn from(global: &GlobalArgs) -> CliFlags {
+        CliFlags {
+            cwd: global.cwd.clone(),
+            config: global.config.clone(),
+            strict_config: global.strict_config,
+            no_project: global.no_project,
+            trust_project: global.trust_project,
+        }
+    }
 }
 
 impl CliFlags {
@@ -60,7 +72,7 @@ impl CliFlags {
 /// Discover the configured servers, printing warnings and per-server errors on stderr. A
 /// failure of discovery as a whole is a config error.
 pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
-    let discovery = global.discovery_flags().discover();
+    let discovery = CliFlags::from(global).discover();
     if let Some(failure) = &discovery.failure {
         return Err(Failure::usage(format!(
             "{}: {}",

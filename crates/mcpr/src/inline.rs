@@ -9,8 +9,8 @@ use mcp_runtime::config::{
     Discovery, HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport, load_all_mcp_configs,
 };
 
-use crate::cli::GlobalArgs;
 use crate::exit::Failure;
+use crate::flags::GlobalArgs;
 
 /// The name an inline server goes by (in tool names, errors and `mcpr status`).
 pub const INLINE_NAME: &str = "inline";
@@ -103,7 +103,7 @@ pub fn discover(global: &GlobalArgs, inline: &InlineArgs) -> Result<Discovery, F
         ));
     }
     // Nothing is read: no config file, no project. The result only carries the directory.
-    let flags = global.discovery_flags();
+    let flags = crate::discovery::CliFlags::from(global);
     let mut discovery = load_all_mcp_configs(
         &flags.cwd(),
         &flags

@@ -7,6 +7,7 @@ mod cmd;
 mod connect;
 mod discovery;
 mod exit;
+mod flags;
 mod inline;
 mod live;
 mod logging;

@@ -54,7 +54,7 @@ impl Replica {
             .args(extra)
             .env(
                 "RUST_LOG",
-                "warn,rmcp=off,mcp_runtime::gateway::resume=info",
+                "warn,rmcp=off,mcp_runtime::gateway::input::resume=info",
             )
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -31,7 +31,8 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::dispatch::{self, Era, Exchange};
+use super::dispatch;
+use super::exchange::{Era, Exchange};
 use super::modern::{self, Headers, REMOVED};
 use super::{Failure, Server, response};
 

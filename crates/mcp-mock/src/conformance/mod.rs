@@ -12,13 +12,14 @@
 //!   input-required (MRTR) flows instead of requests from the server.
 //!
 //! Modules: [`catalog`] (the fixed tools, resources and prompts), [`dispatch`] (one request,
-//! either era), [`tools`] (tools that talk while they run), [`mrtr`] (the input-required
+//! either era), [`exchange`] (the context it runs in), [`tools`] (tools that talk while they run), [`mrtr`] (the input-required
 //! tools and prompt), [`modern`] (2026-07-28 validation and result decoration), [`session`]
 //! (the 2025-11-25 session), [`resume`] (its resumable event streams), [`http`] and [`stdio`]
 //! (the transports).
 
 mod catalog;
 mod dispatch;
+mod exchange;
 mod http;
 mod modern;
 mod mrtr;
@@ -108,6 +109,11 @@ pub fn response(id: &Value, reply: &Result<Value, Failure>) -> Value {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(failure) => json!({"jsonrpc": "2.0", "id": id, "error": failure.to_json()}),
     }
+}
+
+/// A result with one text block.
+pub fn text(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
 }
 
 /// A JSON-RPC notification.

@@ -13,7 +13,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use super::catalog::{self, TTL_MS};
-use super::dispatch::Meta;
+use super::exchange::Meta;
 use super::session::level_rank;
 use super::{Failure, MODERN_VERSION};
 

@@ -13,9 +13,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
-use super::dispatch::Exchange;
-use super::tools::text;
-use super::{Failure, Server, random_id};
+use super::exchange::Exchange;
+use super::{Failure, Server, random_id, text};
 
 /// The MRTR tools: `None` if `name` is not one of them.
 pub fn call(

@@ -3,7 +3,7 @@
 //! Every event stream that answers a session's POST opens with a priming event (an event id,
 //! a `retry:` interval and empty data) and gives each message an id `<stream>-<index>`. The
 //! server may close the connection before the answer (a tool does so with
-//! [`Exchange::close_stream`](super::dispatch::Exchange::close_stream)); what the request
+//! [`Exchange::close_stream`](super::exchange::Exchange::close_stream)); what the request
 //! sends afterwards is kept, and a GET with `Last-Event-ID` replays everything after that id
 //! and then goes on live until the answer.
 

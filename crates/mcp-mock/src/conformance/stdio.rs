@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
 
-use super::dispatch::{self, Era, Exchange};
+use super::dispatch;
+use super::exchange::{Era, Exchange};
 use super::modern::{self, REMOVED};
 use super::session::Session;
 use super::{Failure, Server, response};

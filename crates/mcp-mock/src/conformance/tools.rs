@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::dispatch::{Era, Exchange};
-use super::{Failure, Server, catalog, mrtr};
+use super::exchange::{Era, Exchange};
+use super::{Failure, Server, catalog, mrtr, text};
 
 /// The pause between the messages of a talking tool, so that they arrive as a stream.
 const STEP: Duration = Duration::from_millis(50);
@@ -103,11 +103,6 @@ pub async fn call(
         }
         _ => Err(Failure::invalid_params(format!("Unknown tool: {name}"))),
     }
-}
-
-/// A result with one text block.
-pub fn text(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}]})
 }
 
 /// The tools that ask the client something in the middle of the call: a session client gets

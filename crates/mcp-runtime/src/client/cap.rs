@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
-use super::{Content, ToolOutput};
+use super::model::types::{Content, ToolOutput};
 use crate::fsutil::PrivateDir;
 
 /// The cap agent-facing paths use by default, in bytes: about 25,000 tokens at ~4 bytes per

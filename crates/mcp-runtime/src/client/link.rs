@@ -10,7 +10,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestHandle, ServiceError, Subscription};
 use rmcp::{Peer, RoleClient};
 
-use super::own::{OwnPeer, OwnSubscription};
+use super::stdio::own::{OwnPeer, OwnSubscription};
 
 /// The server of one connection.
 #[derive(Clone, Debug)]
@@ -36,6 +36,12 @@ impl ServerPeer {
             ServerPeer::Service(peer) => peer.peer_info(),
             ServerPeer::Own(own) => own.peer_info(),
         }
+    }
+
+    /// The protocol version the connection negotiated.
+    pub(crate) fn negotiated(&self) -> Option<String> {
+        self.peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned())
     }
 
     /// Whether the connection has ended.

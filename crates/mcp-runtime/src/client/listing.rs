@@ -62,7 +62,7 @@ impl McpClient {
         *self
             .repeatable_tools
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = super::lost::repeatable_tools(&tools);
+            .unwrap_or_else(|e| e.into_inner()) = super::http::lost::repeatable_tools(&tools);
         Ok(tools)
     }
 
@@ -73,7 +73,7 @@ impl McpClient {
         *self
             .repeatable_tools
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = super::lost::repeatable_tools(tools);
+            .unwrap_or_else(|e| e.into_inner()) = super::http::lost::repeatable_tools(tools);
     }
 
     /// The caching hints of the last complete [`list_tools`](Self::list_tools): how long the

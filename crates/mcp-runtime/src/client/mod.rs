@@ -11,29 +11,23 @@
 //! 2026-07-28 server embeds them in an `input_required` result), and closes on our own
 //! deadline so nothing outlives it.
 //!
-//! Modules: `era` (which era a server speaks, and the bounded probe), `open` (opening a
-//! connection with the right plan), `stdio` (the child process), `pipe` (the stdio
-//! transport), `overlong` (a line past the longest accepted: the request it answers fails at
-//! once), `decode` (received messages parsed once, answers decoded by their method),
-//! `direct` (a stdio connection's own requests, written and answered outside rmcp's service),
-//! `answer` (a direct request's answer read in one pass),
-//! `own` (a stdio connection after its opening: one reader, no rmcp service), `link` (the
-//! server after the opening, through rmcp's service or our own reader),
-//! `remote` (choosing an HTTP transport), `http` (the shared HTTP client and HTTP errors),
-//! `streamable_http`, `legacy_sse` and `sse` (the transports and their event streams),
-//! `handler` (our side of the protocol), `mrtr` (multi round-trip requests), `prompt`
-//! (`prompts/get`, answering what the server asks for first), `ask` (a call's own route for
-//! the server's questions, which a gateway points at its client), `listen`
-//! (`subscriptions/listen` on 2026-07-28 connections), `subscribe` (log level and resource
-//! subscriptions), `lost` (answers lost with their stream, 2026-07-28), `drain` (answers
-//! still coming on an expired streamable HTTP session, waited for), `requests` (one
-//! request and its errors), `tally` (log lines counted in the order they arrive),
-//! `elicitation` (the host callback's types), `listing` (bounded
-//! paging of lists), `options` (what a host sets), `cap` (the cap on a result), `raw` (results
-//! as sent), `tool_result` (a tool result read from its text straight into `ToolOutput`),
-//! `types` (what calls
-//! return), `spawn` (starting a server's process), `watchdog` (starts the servers, and kills
-//! everything below them when the host is gone), `error`.
+//! The client is three wings and the features beside them:
+//!
+//! - `model/`: the protocol model, which knows no transport: eras, definitions and results, a
+//!   `tools/call` request, [`ClientError`].
+//! - `stdio/`: the stdio road: the server's process and pipe, and after the opening mcpr's own
+//!   reader and direct request path in place of rmcp's service.
+//! - `http/`: the HTTP road: streamable HTTP and legacy HTTP+SSE, run by rmcp's service.
+//! - The connection, whichever road it takes: `open` (start or reach the server, choose the
+//!   opening for its era), `probe` (the bounded `server/discover` probe), `link` (the server
+//!   after the opening), `requests` (one request and its errors), `handler` (our side of the
+//!   protocol), `raw` (results as sent) and `tally` (log lines counted as they arrive), which
+//!   both roads feed, and `options` (what a host sets).
+//! - Features: `listing` (bounded paging of lists), `cap` (the cap on a result), `mrtr` (multi
+//!   round-trip requests), `ask` (a call's own route for the server's questions, which a
+//!   gateway points at its client), `elicitation` (the host callback's types), `progress`
+//!   (per-call progress), `prompt` (`prompts/get`), `listen` and `subscribe` (2026-07-28
+//!   subscriptions, log levels, resource subscriptions), `skills` (the skills extension).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -50,57 +44,37 @@
 //! # let _ = tools; Ok(()) }
 //! ```
 
-mod answer;
 pub(crate) mod ask;
 mod cap;
-mod decode;
-mod direct;
-mod drain;
 mod elicitation;
-pub mod era;
-mod error;
 mod handler;
-pub(crate) mod http;
-mod legacy_sse;
+mod http;
 mod link;
 mod listen;
 mod listing;
-mod lost;
+pub(crate) mod model;
 mod mrtr;
 mod open;
 mod options;
-mod overlong;
-mod own;
-mod pipe;
+mod probe;
 mod progress;
 mod prompt;
 mod raw;
-mod remote;
 mod requests;
 mod skills;
-mod spawn;
-mod spawner;
-mod sse;
 mod stdio;
-mod streamable_http;
 mod subscribe;
 mod tally;
-pub(crate) mod tool_request;
-mod tool_result;
-mod types;
-mod watchdog;
 
 use std::fmt::Display;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use model::tool_request::{Arguments, ToolRequest};
 use rmcp::RoleClient;
-use rmcp::model::{CancelledNotificationParam, ClientRequest, ProtocolVersion, ServerResult};
-use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
+use rmcp::model::{ClientRequest, ProtocolVersion, ServerResult};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-use tool_request::{Arguments, ToolRequest};
 
 use crate::config::ServerConfig;
 
@@ -108,38 +82,29 @@ pub use cap::{DEFAULT_MAX_OUTPUT, MAX_OUTPUT_VARIABLE, OutputCap};
 pub use elicitation::{
     ElicitationAction, ElicitationHandler, ElicitationRequest, ElicitationResponse,
 };
-pub use era::{Era, Opening};
-pub use error::ClientError;
 pub use handler::ClientEvent;
 pub use listing::{MAX_LISTED_BYTES, MAX_LISTED_ITEMS};
-pub use mrtr::MAX_INPUT_ROUNDS;
-pub(crate) use mrtr::Retry;
-pub use options::{CallOptions, ConnectOptions};
-pub use progress::ProgressUpdate;
-pub use skills::{
-    LoadedSkill, SKILLS_EXTENSION, SkillEntry, SkillFile, SkillFiles, SkillRejection,
-};
-pub use stdio::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE, group_alive};
-pub use types::ResourceTemplateDefinition;
-pub use types::{
+pub use model::era;
+pub use model::era::{Era, Opening, SUPPORTED_PROTOCOL_VERSIONS};
+pub use model::error::{ClientError, SkillRejection};
+pub(crate) use model::tool_request::Retry;
+pub use model::types::ResourceTemplateDefinition;
+pub use model::types::{
     Content, PromptArgument, PromptDefinition, ResourceDefinition, ServerInfo, ToolDefinition,
     ToolOutput,
 };
+pub use mrtr::MAX_INPUT_ROUNDS;
+pub use options::{CallOptions, ConnectOptions};
+pub use progress::ProgressUpdate;
+pub use skills::{LoadedSkill, SKILLS_EXTENSION, SkillEntry, SkillFile, SkillFiles};
+pub use stdio::group::group_alive;
+pub use stdio::process::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE};
 
 use handler::Handler;
-use stdio::ServerProcess;
-pub(crate) use stdio::killed_groups_gone;
+pub(crate) use stdio::group::killed_groups_gone;
+use stdio::process::ServerProcess;
 #[cfg(feature = "gateway")]
 pub(crate) use subscribe::LOG_LEVELS;
-
-/// Protocol versions we accept from a server, oldest first. We ask for the newest.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
 
 /// A fitting capacity for the channels of [`ConnectOptions::events`] and
 /// [`CallOptions::progress`].
@@ -194,9 +159,9 @@ pub struct McpClient {
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
     /// The direct request path of a stdio connection (see [`direct`]); `None` over HTTP,
     /// whose requests take rmcp's service.
-    direct: Option<std::sync::Arc<direct::Direct>>,
+    direct: Option<std::sync::Arc<stdio::direct::Direct>>,
     /// The `_meta` every request carries on a connection without `initialize`.
-    era_meta: Option<direct::EraMeta>,
+    era_meta: Option<stdio::direct::EraMeta>,
     /// The bound on a tool call, as the config and environment set it at connect time
     /// (read once: the environment lookup cost a call more than its bookkeeping).
     tool_timeout: Option<Duration>,
@@ -262,7 +227,7 @@ impl McpClient {
             .map(|info| {
                 use rmcp::ClientHandler as _;
                 let ours = handler.get_info();
-                direct::EraMeta {
+                stdio::direct::EraMeta {
                     protocol_version: info.protocol_version.clone(),
                     client_info: ours.client_info,
                     capabilities: ours.capabilities,
@@ -488,7 +453,7 @@ impl McpClient {
             let answer = match send().await {
                 Err(ClientError::AnswerLost { .. }) if repeatable() => {
                     tracing::debug!(server = %self.server, "{method}: answer lost; the tool is read-only or idempotent, calling again");
-                    send().await.map_err(lost::lost_again)
+                    send().await.map_err(http::lost::lost_again)
                 }
                 other => other,
             };

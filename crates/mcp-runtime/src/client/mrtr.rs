@@ -16,18 +16,10 @@ use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputRespons
 use super::ClientError;
 use super::ask::{CallInput, Round};
 use super::handler::Handler;
+use super::model::tool_request::Retry;
 
 /// Most `input_required` rounds one call may take before it fails.
 pub const MAX_INPUT_ROUNDS: usize = 8;
-
-/// What the next round sends along with the request.
-#[derive(Debug, Clone)]
-pub(crate) struct Retry {
-    /// The answers, keyed like the requests.
-    pub input_responses: Option<InputResponses>,
-    /// The server's state, echoed exactly as received (it is opaque).
-    pub request_state: Option<String>,
-}
 
 /// Answer the requests of `input`, for the next round.
 pub(crate) async fn next_round(

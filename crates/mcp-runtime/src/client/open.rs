@@ -10,14 +10,16 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::service::{ClientInitializeError, RunningService, serve_client_with_lifecycle};
 
-use super::direct::Direct;
-use super::era::{self, Era, Opening, Plan, Probe, ProbeState, Taken};
 use super::handler::Handler;
+use super::http::remote;
 use super::link::ServerPeer;
-use super::own;
-use super::pipe::PipeTransport;
-use super::stdio::ServerProcess;
-use super::{ClientError, ConnectOptions, handshake_error, remote, stderr_now, stop};
+use super::model::era::{Era, Opening};
+use super::probe::{self, Plan, Probe, ProbeState, Taken, describe};
+use super::stdio::direct::Direct;
+use super::stdio::own;
+use super::stdio::pipe::PipeTransport;
+use super::stdio::process::ServerProcess;
+use super::{ClientError, ConnectOptions, handshake_error, stderr_now, stop};
 use crate::cache::CacheHints;
 use crate::config::{ServerConfig, StdioConfig, Transport};
 
@@ -102,7 +104,7 @@ pub(crate) async fn open(
         let from_cache = cached.is_some() && attempts == 1;
         match result {
             Ok(mut opened) => {
-                let version = era::negotiated(&opened.peer).unwrap_or_default();
+                let version = opened.peer.negotiated().unwrap_or_default();
                 let era = Era::of(&version);
                 // A server that answered the probe late is modern, whatever this connection
                 // ended up speaking: the next start-up asks it directly.
@@ -145,7 +147,7 @@ pub(crate) async fn open(
                 let next = match replaying {
                     true => Some(Plan::Probe),
                     // A server that exited on the probe refused it in its own way.
-                    false => era::retry_plan(plan, &state, from_cache)
+                    false => probe::retry_plan(plan, &state, from_cache)
                         .filter(|_| refused || state.closed_on_probe()),
                 };
                 let next = next
@@ -379,18 +381,5 @@ pub(crate) fn phase(plan: Plan) -> &'static str {
     match plan {
         Plan::Discover | Plan::Recall => "server/discover",
         Plan::Probe | Plan::Initialize => "initialize",
-    }
-}
-
-/// An rmcp opening failure in words: both halves of a failed fallback.
-pub(crate) fn describe(error: &ClientInitializeError) -> String {
-    match error {
-        ClientInitializeError::LegacyFallbackFailed { discover, fallback } => format!(
-            "server/discover was refused ({discover}) and initialize failed too ({fallback})"
-        ),
-        ClientInitializeError::JsonRpcError(data) => {
-            format!("{} (code {})", data.message, data.code.0)
-        }
-        other => other.to_string(),
     }
 }

@@ -19,7 +19,7 @@ pub struct ConnectOptions {
     /// Where to send server notifications (tool list changes, logs, progress). The channel is
     /// bounded so that a flooding server cannot grow the host's memory: when it is full, log
     /// and progress events are dropped, while a tool-list change waits for room (merged with
-    /// later ones), so it is never lost. [`EVENT_BUFFER`] is a fitting capacity.
+    /// later ones), so it is never lost. [`EVENT_BUFFER`](super::EVENT_BUFFER) is a fitting capacity.
     pub events: Option<mpsc::Sender<ClientEvent>>,
     /// Answers the server's `elicitation/create` requests. Servers are told the client
     /// supports elicitation only when this is set.

@@ -11,9 +11,10 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::CallInput;
+use super::http::lost;
 use super::mrtr::{self, MAX_INPUT_ROUNDS};
 use super::requests::{Answer, Outgoing};
-use super::{ClientError, Era, McpClient, lost};
+use super::{ClientError, Era, McpClient};
 
 impl McpClient {
     /// Get one prompt (`prompts/get`) filled with `arguments`. The result comes back as the

@@ -13,7 +13,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -115,20 +114,6 @@ impl RawResults {
         inner.pending.remove(id);
         self.expecting.store(inner.pending.len(), Ordering::Relaxed);
         inner.arrived.remove(id)
-    }
-
-    /// A [`Events`](super::sse::Events) stream whose messages are also observed.
-    pub(crate) fn observe_events(&self, events: super::sse::Events) -> super::sse::Events {
-        let raw = self.clone();
-        events
-            .inspect(move |event| {
-                if let Ok(event) = event
-                    && let Some(data) = &event.data
-                {
-                    raw.observe(data.as_bytes());
-                }
-            })
-            .boxed()
     }
 }
 

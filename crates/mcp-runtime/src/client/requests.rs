@@ -4,7 +4,22 @@
 
 use serde::Deserialize as _;
 
-use super::*;
+use std::fmt::Display;
+use std::time::Duration;
+
+use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::http::{lost, plumbing};
+use super::model::era::{self, Era};
+use super::model::tool_request::ToolRequest;
+use super::{
+    ClientError, McpClient, ProgressUpdate, ToolOutput, ask, is_transport_closed, progress, raw,
+    stderr_now,
+};
 
 /// A request to send. A tool call is borrowed: the direct path writes it without a copy (the
 /// arguments may be large, and a call keeps them for its next `input_required` round).
@@ -13,7 +28,7 @@ pub(super) enum Outgoing<'a> {
     /// tool call's included, and copied with it on each move.
     Request(Box<ClientRequest>),
     /// A tool call whose result is wanted as a [`ToolOutput`].
-    Tool(&'a super::tool_request::ToolRequest),
+    Tool(&'a ToolRequest),
 }
 
 /// What a request got back.
@@ -97,7 +112,7 @@ impl McpClient {
     /// [`request`](Self::request), sending the server's progress notifications about it to
     /// `progress`. A `tools/call` answer comes back as the server sent it. A 2026-07-28
     /// server is told the capabilities of the call's asker, if it has one. A stdio server's
-    /// requests take the direct path (see [`direct`](super::direct)), a remote server's
+    /// requests take the direct path (see [`direct`](super::stdio::direct)), a remote server's
     /// rmcp's service.
     pub(super) async fn request_with_progress(
         &self,
@@ -257,7 +272,7 @@ impl McpClient {
         let method = &method.to_string();
         // A remote server's HTTP failure says more than "connection closed".
         if let (Some(url), ServiceError::TransportSend(send)) = (&self.url, &error)
-            && let Some(classified) = http::classify(&self.server, method, url, send)
+            && let Some(classified) = plumbing::classify(&self.server, method, url, send)
         {
             return classified;
         }
@@ -316,7 +331,7 @@ impl McpClient {
                 status: self
                     .process
                     .as_ref()
-                    .and_then(ServerProcess::exit_status)
+                    .and_then(|process| process.exit_status())
                     .map(|s| s.to_string()),
                 stderr: stderr_now(self.process.as_ref()),
             },

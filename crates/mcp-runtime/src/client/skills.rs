@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
-use super::{ClientError, McpClient};
+use super::{ClientError, McpClient, SkillRejection};
 
 /// The extension's identifier in `capabilities.extensions`.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
@@ -91,37 +91,6 @@ pub struct LoadedSkill {
     pub entry: SkillEntry,
     /// The whole `SKILL.md`, front matter included.
     pub manifest: String,
-}
-
-/// Why a skill file was not used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SkillRejection {
-    /// The listing does not name this file, so nothing vouches for it.
-    #[error("the skill's listing does not include it")]
-    Unlisted,
-    /// Its length differs from the listing's.
-    #[error("{actual} bytes where the listing says {listed}")]
-    Size {
-        /// What the listing says.
-        listed: u64,
-        /// What was read.
-        actual: u64,
-    },
-    /// Its SHA-256 differs from the listing's.
-    #[error("its digest is {actual}, not the listed {listed}")]
-    Digest {
-        /// What the listing says.
-        listed: String,
-        /// What was read.
-        actual: String,
-    },
-    /// The `SKILL.md` front matter is missing or differs from the listing's.
-    #[error("its front matter {0}")]
-    Frontmatter(String),
-    /// The read returned no usable content.
-    #[error("{0}")]
-    Content(String),
 }
 
 impl McpClient {

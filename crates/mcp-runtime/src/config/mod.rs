@@ -21,6 +21,7 @@ mod discover;
 mod error;
 pub mod expand;
 mod formats;
+mod level;
 mod providers;
 mod redact;
 pub(crate) mod resolve;
@@ -36,12 +37,13 @@ use std::time::Duration;
 
 pub use discover::{
     DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH,
-    Level, PendingReason, ProviderInfo, ServerSource, ServerState, Warning, config_files,
+    PendingReason, ProviderInfo, ServerSource, ServerState, Warning, config_files,
     discover_mcp_servers, load_all_mcp_configs, provider_list, revoke_project_trust, trust_project,
 };
 pub use error::ConfigError;
 #[cfg(feature = "gateway")] // the gateway's fast path checks a call's arguments with it
 pub(crate) use formats::json_too_deep;
+pub use level::Level;
 pub use redact::RedactedServer;
 pub use resolve::{COMMAND_TIMEOUT, resolve_connect_values, resolve_connect_values_with};
 pub use trust::{ProjectTrust, ProjectTrustState};

@@ -15,24 +15,28 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResultType, ServerCapabilities, ServerConfig as InitializeInfo, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
+    ServerConfig as InitializeInfo, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::Gateway;
+use super::answer::Answered;
 use super::catalog::CatalogError;
-use super::discovery::{INVOKE_TOOL, SEARCH_TOOL, Session, invoke_arguments, unknown_tool};
 use super::input::{Asker, Outcome, Stopped};
+use super::progress::Forwarder;
+use super::search_mode::{
+    ActivatedTools, INVOKE_TOOL, SEARCH_TOOL, invoke_arguments, unknown_tool,
+};
 use super::subscriptions::{self, Target};
 use super::view::View;
-use crate::client::tool_request::{Arguments, ToolRequest};
+use crate::client::ToolOutput;
+use crate::client::model::tool_request::{Arguments, ToolRequest};
 use crate::client::{CallOptions, Retry};
-use crate::client::{ProgressUpdate, ToolOutput};
 use crate::tools::error_output;
 use crate::tools::{McpTool, NamingStyle};
 
@@ -107,7 +111,7 @@ impl ServerHandler for Gateway {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.inner
             .clients
-            .add(context.peer, self.session.clone(), self.listing.clone());
+            .add(context.peer, self.activated.clone(), self.listing.clone());
     }
 
     /// 2026-07-28 clients listen for tool list changes and for updates of resources.
@@ -126,10 +130,10 @@ impl ServerHandler for Gateway {
         boxed(async move {
             // Told of changes from the list as it is when the stream opens.
             let listing = Arc::new(super::notify::Listing::default());
-            listing.listed(self.inner.list_digest(&self.session));
+            listing.listed(self.inner.list_digest(&self.activated));
             self.inner
                 .clients
-                .listen(context.sink().clone(), self.session.clone(), listing);
+                .listen(context.sink().clone(), self.activated.clone(), listing);
             let subscriber = self.inner.relay.next_id();
             let uris = context
                 .accepted()
@@ -309,9 +313,9 @@ impl ServerHandler for Gateway {
         self.wait_started().await;
         let view = self.inner.scope.view();
         let all = self.inner.listed(&view);
-        let discovery = &self.inner.discovery;
-        if discovery.active(&view, &all) {
-            let listed = discovery.listed(&view, &all, &self.session);
+        let tool_search = &self.inner.tool_search;
+        if tool_search.active(&view, &all) {
+            let listed = tool_search.listed(&view, &all, &self.activated);
             self.listing.listed(digest(&listed));
             return Ok(ListToolsResult::with_all_items(listed));
         }
@@ -346,17 +350,6 @@ impl ServerHandler for Gateway {
         })
         .await
     }
-}
-
-/// What a `tools/call` came to.
-pub(crate) enum Answered {
-    /// A tool's output as its server sent it, and whether the client speaks a revision
-    /// without `initialize` (its answer then says what kind of result it is). Whoever answers
-    /// the client writes it: the stream's fast path straight into the answer's line (see
-    /// `front`), rmcp's handler as a response ([`Gateway::output_response`]).
-    Output(ToolOutput, bool),
-    /// Any other answer: a question for the client, a discovery result.
-    Response(CallToolResponse),
 }
 
 /// `future` on the heap. rmcp runs each request on a task of its own whose future holds the
@@ -399,10 +392,10 @@ impl Gateway {
             self.wait_started().await;
             let view = self.inner.scope.view();
             let all = self.inner.listed(&view);
-            if self.inner.discovery.active(&view, &all) {
+            if self.inner.tool_search.active(&view, &all) {
                 let name = request.name.to_string();
                 return self
-                    .discovery_call(&name, &view, &all, request, context, asker)
+                    .search_tool_call(&name, &view, &all, request, context, asker)
                     .await;
             }
         }
@@ -462,7 +455,7 @@ impl Gateway {
     }
 
     /// The search or the invoke tool of discovery mode.
-    async fn discovery_call(
+    async fn search_tool_call(
         &self,
         name: &str,
         view: &Arc<View>,
@@ -474,8 +467,8 @@ impl Gateway {
         let arguments = request.arguments.as_ref();
         if name == SEARCH_TOOL {
             let filter = &self.inner.scope.filter;
-            let (result, found) = self.inner.discovery.search(view, all, filter, arguments);
-            if self.session.activate(found.iter().map(String::as_str)) {
+            let (result, found) = self.inner.tool_search.search(view, all, filter, arguments);
+            if self.activated.activate(found.iter().map(String::as_str)) {
                 self.listing.told();
                 // Only this client's list changed. Sent from a task of its own so the answer
                 // is not held up by a slow client; the send itself is bounded.
@@ -615,7 +608,7 @@ impl Gateway {
     fn output_response(&self, output: ToolOutput, modern: bool) -> CallToolResponse {
         let placeholder = self
             .relaying
-            .then(|| super::relay::relayed(&output, modern));
+            .then(|| super::answer::relayed(&output, modern));
         match placeholder.flatten() {
             Some(placeholder) => placeholder,
             None => {
@@ -651,50 +644,13 @@ fn from_wire_list<T: serde::de::DeserializeOwned>(entries: Vec<Value>) -> Vec<T>
         .collect()
 }
 
-/// Sends a backend's progress to the client under the client's own token.
-pub(super) struct Forwarder {
-    token: ProgressToken,
-    peer: rmcp::Peer<RoleServer>,
-    last: Option<f64>,
-}
-
-impl Forwarder {
-    fn new(token: ProgressToken, context: &RequestContext<RoleServer>) -> Self {
-        Forwarder {
-            token,
-            peer: context.peer.clone(),
-            last: None,
-        }
-    }
-
-    pub(super) async fn send(&mut self, update: ProgressUpdate) {
-        // rmcp handles each notification on a task of its own, so they may arrive out of
-        // order; progress must increase, so a stale one is dropped rather than sent.
-        if self.last.is_some_and(|last| update.progress <= last) {
-            return;
-        }
-        self.last = Some(update.progress);
-        let mut param = ProgressNotificationParam::new(self.token.clone(), update.progress);
-        if let Some(total) = update.total {
-            param = param.with_total(total);
-        }
-        if let Some(message) = update.message {
-            param = param.with_message(message);
-        }
-        // Boxed: rmcp's send future (~1.3 KB) would otherwise sit in every call's future.
-        if let Err(e) = Box::pin(self.peer.notify_progress(param)).await {
-            tracing::debug!("gateway: progress not delivered: {e}");
-        }
-    }
-}
-
 impl super::Inner {
     /// The view's tools as the client sees them. Discovery mode consults them on every search
     /// and list, so they are kept with the view; otherwise they are built for each
     /// `tools/list`, and the gateway holds no third copy of every definition (the manager's
     /// list and the view's tools are the other two).
     fn listed(&self, view: &View) -> Arc<[Tool]> {
-        if self.options.discovery == super::DiscoveryMode::Off {
+        if self.options.tool_search == super::ToolSearchMode::Off {
             return listed_tools(view);
         }
         view.listed.get_or_init(|| listed_tools(view)).clone()
@@ -702,11 +658,11 @@ impl super::Inner {
 
     /// The digest of what `tools/list` shows the client of `session` now, to tell it of a
     /// change only when its own list changed (see `notify`).
-    pub(super) fn list_digest(&self, session: &Session) -> u64 {
+    pub(super) fn list_digest(&self, activated: &ActivatedTools) -> u64 {
         let view = self.scope.view();
         let all = self.listed(&view);
-        if self.discovery.active(&view, &all) {
-            return digest(&self.discovery.listed(&view, &all, session));
+        if self.tool_search.active(&view, &all) {
+            return digest(&self.tool_search.listed(&view, &all, activated));
         }
         *view.digest.get_or_init(|| digest(&all))
     }

@@ -1,33 +1,18 @@
-//! The gateway's health: whether it serves, and how each backend stands ([`Gateway::health`]),
-//! and `GET /healthz` on the HTTP gateway, for load balancers and operators.
+//! The gateway's health: whether it serves, and how each backend stands ([`Gateway::health`]).
+//! The HTTP gateway answers it at [`HEALTH_PATH`] (see `wire::healthz`).
 //!
-//! - `200` once start-up is over (the start-up gate released, see [`Gateway::starting`]);
-//!   `503` before, so that a load balancer sends no client to a replica still starting. A
-//!   failed backend does not make the gateway unhealthy: every replica has the same backends,
-//!   and taking them all out of rotation would turn one failed server into a failed service.
-//!   Its state shows in the body.
-//! - The body is JSON, `{"status": "serving" | "starting", "servers": [{"name", "state",
-//!   "tools"}]}`: each backend's name, connection state and the number of tools this gateway
-//!   serves from it. No URL, path, error, process id, environment or secret.
-//! - The `Origin` and `Host` rules of `/mcp` hold (a foreign `Origin` gets `403`; on a
-//!   loopback address a `Host` that names no loopback host gets `403`), so that no web page
-//!   can read it. A request without `Host`, which no browser sends, is answered: health
-//!   checkers often send none.
-//! - No bearer token is needed: a load balancer's health check often cannot send one. Without
-//!   the token (on a gateway that has one) the answer says the status only; the backends are
-//!   listed to a request that carries the token.
+//! The gateway serves once start-up is over (the start-up gate released, see
+//! [`Gateway::starting`]). A failed backend does not make the gateway unhealthy: every replica
+//! has the same backends, and taking them all out of rotation would turn one failed server
+//! into a failed service. Its state shows in the report: each backend's name, connection state
+//! and the number of tools this gateway serves from it. No URL, path, error, process id,
+//! environment or secret.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::Gateway;
-use super::http::{Token, presented_token};
 use crate::manager::ConnectionState;
 
 /// Where the HTTP gateway answers health checks.
@@ -99,91 +84,4 @@ impl Gateway {
             servers: Some(servers),
         }
     }
-}
-
-/// What `GET /healthz` needs to answer.
-struct Probe {
-    gateway: Gateway,
-    /// The gateway's own origin (`http://<address>`).
-    origin: String,
-    /// The host names a request may name, on a loopback address (`None`: any).
-    hosts: Option<Vec<String>>,
-    token: Option<Arc<Token>>,
-}
-
-/// The `GET /healthz` route of a gateway bound to `local`, its backends shown only to
-/// requests that carry `token` (when there is one).
-pub(super) fn route(
-    gateway: Gateway,
-    local: SocketAddr,
-    token: Option<Arc<Token>>,
-) -> axum::Router {
-    let hosts = local.ip().is_loopback().then(|| {
-        ["localhost", "127.0.0.1", "::1"]
-            .map(str::to_owned)
-            .into_iter()
-            .chain([local.ip().to_string()])
-            .collect()
-    });
-    let probe = Probe {
-        gateway,
-        origin: format!("http://{local}"),
-        hosts,
-        token,
-    };
-    axum::Router::new()
-        .route(HEALTH_PATH, axum::routing::get(answer))
-        .with_state(Arc::new(probe))
-}
-
-async fn answer(State(probe): State<Arc<Probe>>, headers: HeaderMap) -> Response {
-    if let Some(refusal) = refusal(&probe, &headers) {
-        return (StatusCode::FORBIDDEN, refusal).into_response();
-    }
-    let mut health = probe.gateway.health();
-    let shown = match &probe.token {
-        None => true,
-        Some(token) => presented_token(&headers).is_some_and(|given| token.matches(given)),
-    };
-    if !shown {
-        health.servers = None;
-    }
-    let status = match health.status {
-        HealthStatus::Serving => StatusCode::OK,
-        HealthStatus::Starting => StatusCode::SERVICE_UNAVAILABLE,
-    };
-    let body = serde_json::to_string(&health).unwrap_or_default();
-    let headers = [
-        (header::CONTENT_TYPE, "application/json"),
-        (header::CACHE_CONTROL, "no-store"),
-    ];
-    (status, headers, body).into_response()
-}
-
-/// Why the request is refused, by the rules `/mcp` has for `Origin` and `Host`.
-fn refusal(probe: &Probe, headers: &HeaderMap) -> Option<&'static str> {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let own = origin
-            .to_str()
-            .is_ok_and(|origin| origin.trim().eq_ignore_ascii_case(&probe.origin));
-        if !own {
-            return Some("Forbidden: Origin header is not allowed");
-        }
-    }
-    if let (Some(hosts), Some(host)) = (&probe.hosts, headers.get(header::HOST)) {
-        let named = host
-            .to_str()
-            .ok()
-            .and_then(|host| axum::http::uri::Authority::try_from(host).ok())
-            .map(|authority| {
-                authority
-                    .host()
-                    .trim_matches(['[', ']'])
-                    .to_ascii_lowercase()
-            });
-        if !named.is_some_and(|named| hosts.contains(&named)) {
-            return Some("Forbidden: Host header is not allowed");
-        }
-    }
-    None
 }

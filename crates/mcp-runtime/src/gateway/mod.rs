@@ -11,7 +11,7 @@
 //!   too, namespaced by server.
 //! - [`SubAgentHandle`] gives a sub-agent running in the same process the same view and calls,
 //!   with a per-call time cap and an abort that reaches the server, without a protocol hop.
-//! - In discovery mode ([`DiscoveryMode`]) a client lists a search tool, an invoke tool, the
+//! - In discovery mode ([`ToolSearchMode`]) a client lists a search tool, an invoke tool, the
 //!   tools of `alwaysLoad` servers and the tools it found, instead of every tool; each client
 //!   has its own activated tools.
 //! - [`ToolFilter`] scopes either of them to some servers, tools, prompts and resources. A
@@ -35,6 +35,14 @@
 //! Replicas behind a load balancer share the key of those answers' `requestState`s
 //! ([`GatewayOptions::state_key`], a [`StateKeyFile`]), so that any of them resumes a call of
 //! a 2026-07-28 backend; [`Gateway::health`] says whether a gateway serves (`GET /healthz`).
+//!
+//! Where it lives: what the gateway answers is beside this file (`handler`, with `answer`,
+//! `progress`, `catalog`, `view`, `filter`, `template`, `search_mode`, `subscriptions`,
+//! `notify`, `hints`, `prompt`, `subagent`, `health`, `state_key`); the questions a backend
+//! asks during a call, their sealed `requestState` and the resumption of carried calls are
+//! under `input/`; the byte plumbing (the transports, the stream's fast path, results relayed
+//! as sent, HTTP sessions and `GET /healthz`) is under `wire/`, which calls into the rest and is
+//! never imported by it.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -60,33 +68,25 @@
 //! # }
 //! ```
 
-mod admission;
+mod answer;
 mod catalog;
-mod channels;
-mod client_line;
-mod discovery;
 mod filter;
-mod front;
 mod handler;
 mod health;
 mod hints;
-pub mod http;
-mod http_call;
-mod http_progress;
 mod input;
 mod notify;
+mod progress;
 mod prompt;
-mod relay;
-mod request_state;
-mod resume;
-mod sessions;
+mod search_mode;
 mod state_key;
-#[cfg(unix)]
-mod stdio;
 mod subagent;
 mod subscriptions;
 mod template;
 mod view;
+mod wire;
+
+pub use wire::http;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -104,14 +104,14 @@ use crate::tools::{McpTool, NamingStyle};
 
 pub use crate::client::{CallOptions, OutputCap};
 pub use catalog::CatalogError;
-pub use discovery::{
-    DEFAULT_LIMIT, DiscoveryMode, INVOKE_TOOL, MAX_LIMIT, MAX_QUERY_CHARS, SEARCH_TOOL,
-    estimate_tokens,
-};
 pub use filter::ToolFilter;
 pub use health::{BackendHealth, Health, HealthStatus};
+pub use input::resume::MAX_SPENT;
 pub use input::{DEFAULT_PARK, MAX_PARKED};
-pub use resume::MAX_SPENT;
+pub use search_mode::{
+    DEFAULT_LIMIT, INVOKE_TOOL, MAX_LIMIT, MAX_QUERY_CHARS, SEARCH_TOOL, ToolSearchMode,
+    estimate_tokens,
+};
 pub use state_key::{CHECK_EVERY, CHECK_MISSED_EVERY, ROTATION_SLACK, StateKeyError, StateKeyFile};
 pub use subagent::{DEFAULT_CALL_CAP, SubAgentHandle, SubAgentOptions};
 
@@ -143,7 +143,7 @@ pub struct GatewayOptions {
     /// `serverInfo.name` told to clients.
     pub name: String,
     /// Whether clients list every tool or search for them (default: every tool).
-    pub discovery: DiscoveryMode,
+    pub tool_search: ToolSearchMode,
     /// Servers whose tools are listed in discovery mode too (`alwaysLoad` in the config).
     pub always_load: BTreeSet<String>,
     /// Cap on each tool result sent to a client (default [`OutputCap::for_agents`]: about
@@ -165,7 +165,7 @@ impl Default for GatewayOptions {
             call_timeout: None,
             startup_wait: DEFAULT_STARTUP_WAIT,
             name: "mcpr-gateway".to_owned(),
-            discovery: DiscoveryMode::Off,
+            tool_search: ToolSearchMode::Off,
             always_load: BTreeSet::new(),
             output_cap: OutputCap::for_agents(),
             state_key: None,
@@ -212,7 +212,7 @@ pub enum GatewayError {
 pub struct Gateway {
     inner: Arc<Inner>,
     /// The state of the one client this handler serves (see [`Gateway::for_new_client`]).
-    session: Arc<discovery::Session>,
+    activated: Arc<search_mode::ActivatedTools>,
     /// What that client was last shown of the tool list (see `notify`).
     listing: Arc<notify::Listing>,
     /// Identifies this client to the `subscriptions` relay.
@@ -235,7 +235,7 @@ impl std::fmt::Debug for Gateway {
 struct Inner {
     scope: ScopedTools,
     catalog: catalog::Catalog,
-    discovery: discovery::Discovery,
+    tool_search: search_mode::ToolSearch,
     options: GatewayOptions,
     clients: Arc<Clients>,
     /// Logs and resource subscriptions of the clients.
@@ -279,7 +279,7 @@ impl Gateway {
                         if let Some(inner) = gateway.upgrade() {
                             let clients = inner.clients.clone();
                             clients
-                                .notify_changed(|session| inner.list_digest(session))
+                                .notify_changed(|activated| inner.list_digest(activated))
                                 .await;
                         }
                     }
@@ -288,8 +288,8 @@ impl Gateway {
             Inner {
                 scope: ScopedTools::new(manager, options.filter.clone(), options.naming),
                 catalog: catalog::Catalog::default(),
-                discovery: discovery::Discovery::new(
-                    options.discovery,
+                tool_search: search_mode::ToolSearch::new(
+                    options.tool_search,
                     options.always_load.clone(),
                 ),
                 inputs: input::Inputs::new(options.call_timeout, options.state_key.as_ref()),
@@ -302,7 +302,7 @@ impl Gateway {
         });
         Gateway {
             inner,
-            session: Arc::default(),
+            activated: Arc::default(),
             listing: Arc::default(),
             client: 0,
             relaying: false,
@@ -346,7 +346,7 @@ impl Gateway {
     pub(crate) fn for_new_client(&self) -> Gateway {
         Gateway {
             inner: self.inner.clone(),
-            session: Arc::default(),
+            activated: Arc::default(),
             listing: Arc::default(),
             client: self.inner.relay.next_id(),
             relaying: true,
@@ -357,9 +357,9 @@ impl Gateway {
     /// Nothing else may write to stdout meanwhile.
     pub async fn serve_stdio(self) -> Result<(), GatewayError> {
         #[cfg(unix)]
-        if let Some((reader, writer)) = stdio::stdio_streams() {
+        if let Some((reader, writer)) = wire::stdio::stdio_streams() {
             let served = self.serve_io(reader, writer).await;
-            stdio::restore_blocking();
+            wire::stdio::restore_blocking();
             return served;
         }
         self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
@@ -373,10 +373,10 @@ impl Gateway {
     {
         let handler = self.for_new_client();
         // `tools/call` is read, run and answered by the front end itself; everything else
-        // goes through rmcp's service (see `front`).
-        let front = front::Front::new(handler.clone(), writer);
+        // goes through rmcp's service (see `wire::front`).
+        let front = wire::front::Front::new(handler.clone(), writer);
         let (reader, writer) = front.split(reader);
-        let transport = relay::RelayTransport(AsyncRwTransport::new_server(reader, writer));
+        let transport = wire::relay::RelayTransport(AsyncRwTransport::new_server(reader, writer));
         let served = match rmcp::serve_server(handler, transport).await {
             Ok(running) => {
                 front.open(running.peer().clone());
@@ -423,7 +423,7 @@ crate::setters!(GatewayOptions {
     with_call_timeout => call_timeout: Option<Duration>,
     with_startup_wait => startup_wait: Duration,
     with_name => name: String,
-    with_discovery => discovery: DiscoveryMode,
+    with_tool_search => tool_search: ToolSearchMode,
     with_always_load => always_load: BTreeSet<String>,
     with_output_cap => output_cap: Option<OutputCap>,
     with_state_key => state_key: Option<StateKeyFile>,

@@ -21,8 +21,8 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::discovery::Session;
 use super::filter::ToolFilter;
+use super::search_mode::ActivatedTools;
 use crate::manager::ManagerEvent;
 
 /// How long one client may take to accept a notification before it is skipped this time.
@@ -84,7 +84,7 @@ impl Listing {
 /// One connected client: its handle, and what the list it sees depends on.
 struct Client<T> {
     handle: T,
-    session: Arc<Session>,
+    activated: Arc<ActivatedTools>,
     listing: Arc<Listing>,
 }
 
@@ -106,22 +106,32 @@ impl Clients {
     }
 
     /// A client finished its handshake.
-    pub fn add(&self, peer: Peer<RoleServer>, session: Arc<Session>, listing: Arc<Listing>) {
+    pub fn add(
+        &self,
+        peer: Peer<RoleServer>,
+        activated: Arc<ActivatedTools>,
+        listing: Arc<Listing>,
+    ) {
         let mut peers = self.lock();
         peers.retain(|c| !c.handle.is_transport_closed());
         peers.push(Client {
             handle: peer,
-            session,
+            activated,
             listing,
         });
     }
 
     /// A 2026-07-28 client opened a `subscriptions/listen` stream; `listing` holds the digest
     /// of its list now.
-    pub fn listen(&self, sink: SubscriptionSink, session: Arc<Session>, listing: Arc<Listing>) {
+    pub fn listen(
+        &self,
+        sink: SubscriptionSink,
+        activated: Arc<ActivatedTools>,
+        listing: Arc<Listing>,
+    ) {
         self.lock_listeners().push(Client {
             handle: sink,
-            session,
+            activated,
             listing,
         });
     }
@@ -135,14 +145,14 @@ impl Clients {
 
     /// Tell every client whose list (by `digest`, of what `tools/list` would show it) changed,
     /// concurrently, each bounded.
-    pub async fn notify_changed(&self, digest: impl Fn(&Session) -> u64) {
+    pub async fn notify_changed(&self, digest: impl Fn(&ActivatedTools) -> u64) {
         // Chosen and cloned out: no lock across the sends.
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = self.lock();
             peers.retain(|c| !c.handle.is_transport_closed());
             peers
                 .iter()
-                .filter(|c| c.listing.tell_session(digest(&c.session)))
+                .filter(|c| c.listing.tell_session(digest(&c.activated)))
                 .map(|c| c.handle.clone())
                 .collect()
         };
@@ -157,7 +167,7 @@ impl Clients {
         let listeners: Vec<SubscriptionSink> = self
             .lock_listeners()
             .iter()
-            .filter(|c| c.listing.tell_stream(digest(&c.session)))
+            .filter(|c| c.listing.tell_stream(digest(&c.activated)))
             .map(|c| c.handle.clone())
             .collect();
         let sends = listeners.iter().map(|sink| async move {

@@ -12,8 +12,8 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{Catalog, CatalogError};
-use super::discovery::{Discovery, DiscoveryMode};
 use super::filter::ToolFilter;
+use super::search_mode::{ToolSearch, ToolSearchMode};
 use super::view::ScopedTools;
 use crate::client::{
     CallOptions, OutputCap, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition,
@@ -82,7 +82,7 @@ pub struct SubAgentHandle {
     scope: Arc<ScopedTools>,
     catalog: Arc<Catalog>,
     /// The search index over the handle's view (see [`SubAgentHandle::search_tools`]).
-    discovery: Arc<Discovery>,
+    tool_search: Arc<ToolSearch>,
     cap: Option<Duration>,
     output_cap: Option<OutputCap>,
     abort: CancellationToken,
@@ -104,7 +104,7 @@ impl SubAgentHandle {
         SubAgentHandle {
             scope: Arc::new(ScopedTools::new(manager, options.filter, options.naming)),
             catalog: Arc::new(Catalog::default()),
-            discovery: Arc::new(Discovery::new(DiscoveryMode::On, Default::default())),
+            tool_search: Arc::new(ToolSearch::new(ToolSearchMode::On, Default::default())),
             cap: options.call_cap,
             output_cap: options.output_cap,
             abort: CancellationToken::new(),
@@ -121,7 +121,7 @@ impl SubAgentHandle {
     /// Nothing outside the handle's scope is ever found.
     pub fn search_tools(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         let view = self.scope.view();
-        self.discovery
+        self.tool_search
             .find(&view, &[], &self.scope.filter, query, limit)
     }
 

@@ -47,7 +47,7 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::cache::{CacheKey, ToolCache};
-use crate::client::tool_request::{Arguments, ToolRequest};
+use crate::client::model::tool_request::{Arguments, ToolRequest};
 use crate::client::{
     CallOptions, ClientError, ConnectOptions, DEFAULT_EXIT_GRACE, McpClient, ToolDefinition,
     ToolOutput,

@@ -1,6 +1,6 @@
 //! The search and invoke tools of discovery mode as the model sees them, and the checks of their
 //! arguments: one definition, one set of limits and one set of errors for a host's discovery mode
-//! (`session::Discovery`) and for the gateway's (`mcpr serve --discovery`).
+//! (`session::HostToolSearch`) and for the gateway's (`mcpr serve --discovery`).
 
 use serde_json::{Map, Value, json};
 

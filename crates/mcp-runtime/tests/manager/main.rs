@@ -3,11 +3,11 @@
 //! `list_changed`, partial operations, the tool bridge and the session, and process hygiene.
 
 mod bridge;
-mod discovery;
 mod health;
 mod reload;
 #[path = "../support/mod.rs"]
 mod support;
+mod tool_search;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use mcp_runtime::client::ToolDefinition;
 use mcp_runtime::gateway;
 use mcp_runtime::manager::ServerTools;
-use mcp_runtime::session::Discovery;
+use mcp_runtime::session::HostToolSearch;
 use mcp_runtime::tools::{NamingStyle, invoke_tool_definition, mcp_tools, search_tool_definition};
 use serde_json::{Value, json};
 use tool_search::eval::{self, Corpus, EvalError, Options};
@@ -139,7 +139,7 @@ fn tool_list_tokens(corpus: &Corpus) -> Result<(String, f64), String> {
         .map(|t| listed(&t.definition, &t.name))
         .collect();
     let full = serde_json::to_string(&json!({"tools": full})).map_err(|e| e.to_string())?;
-    let host = serde_json::to_string(&json!({"tools": [Discovery::search_tool_definition()]}))
+    let host = serde_json::to_string(&json!({"tools": [HostToolSearch::search_tool_definition()]}))
         .map_err(|e| e.to_string())?;
     let gateway_tools = [
         search_tool_definition(gateway::SEARCH_TOOL),

@@ -78,7 +78,9 @@ fn collected(ctx: &Ctx, config: &Path, calls: usize) -> Result<u64, String> {
     ];
     let mut client = RawClient::connect_command(serve(ctx, config, &wrapper, true))?;
     // valgrind runs the gateway in its own process: the file of that pid is the gateway's.
-    let out = ctx.work.join(format!("callgrind.gateway.{calls}.{}.out", client.pgid()));
+    let out = ctx
+        .work
+        .join(format!("callgrind.gateway.{calls}.{}.out", client.pgid()));
     for _ in 0..WARMUP {
         client.checked_call()?;
     }

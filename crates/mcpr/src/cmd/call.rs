@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::connect::{OneShot, Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use crate::inline::{INLINE_NAME, InlineArgs};
 use crate::{live, term};
 

@@ -10,9 +10,9 @@ use mcp_runtime::client::{CallOptions, group_alive};
 use mcp_runtime::config::ServerConfig;
 use serde_json::json;
 
-use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use crate::term;
 
 /// Arguments of `mcpr demo` (none).

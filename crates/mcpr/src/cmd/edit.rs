@@ -20,9 +20,9 @@ use mcp_runtime::config::{
 };
 
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::discovery::CliFlags;
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use mcp_runtime::fsutil::display_path;
 
 /// Which of mcpr's files to edit.
@@ -299,7 +299,7 @@ fn keep_trust(cwd: &Path, options: &DiscoveryOptions, was_trusted: bool) {
 }
 
 fn context(global: &GlobalArgs) -> (CliFlags, std::path::PathBuf, DiscoveryOptions) {
-    let flags = global.discovery_flags();
+    let flags = crate::discovery::CliFlags::from(global);
     let cwd = flags.cwd();
     let options = flags.options();
     (flags, cwd, options)

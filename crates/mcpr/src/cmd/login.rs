@@ -12,9 +12,9 @@ use mcp_runtime::auth::{
 };
 use mcp_runtime::config::{EnvSource, ServerConfig, resolve_connect_values_with};
 
-use crate::cli::GlobalArgs;
 use crate::discovery::{discover, why_not_started};
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 
 /// Arguments of `mcpr login`.
 #[derive(Debug, clap::Args)]

@@ -7,9 +7,9 @@ use mcp_runtime::client::McpClient;
 use serde_json::{Map, Value, json};
 
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::connect::OneShot;
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use crate::inline::{INLINE_NAME, InlineArgs};
 use crate::term;
 

@@ -24,8 +24,8 @@ use mcp_runtime::registry::{
 };
 
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use crate::term;
 use mcp_runtime::fsutil::display_path;
 
@@ -150,7 +150,7 @@ fn fail(e: registry::RegistryError) -> Failure {
 
 /// `mcpr registry ...`.
 pub async fn run(global: &GlobalArgs, args: RegistryArgs) -> Outcome {
-    let options = global.discovery_flags().options();
+    let options = crate::discovery::CliFlags::from(global).options();
     let client = client(&args.registry, &options)?;
     match args.command {
         RegistryCommand::Search(search) => run_search(&client, search).await,
@@ -419,7 +419,7 @@ fn read_hidden(prompt: &str) -> std::io::Result<String> {
 
 /// `mcpr add NAME --from-registry SERVER[@VERSION]`.
 pub async fn add(global: &GlobalArgs, args: FromRegistry<'_>) -> Outcome {
-    let flags = global.discovery_flags();
+    let flags = crate::discovery::CliFlags::from(global);
     let cwd = flags.cwd();
     let options = flags.options();
     let (server_name, version) = split_version(args.spec);

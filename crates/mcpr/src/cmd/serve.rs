@@ -17,14 +17,14 @@ use mcp_runtime::config::watch::ConfigWatch;
 use mcp_runtime::gateway::http::{
     self, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PEER, HttpOptions, SessionLimits,
 };
-use mcp_runtime::gateway::{DiscoveryMode, Gateway, GatewayError, GatewayOptions, ToolFilter};
+use mcp_runtime::gateway::{Gateway, GatewayError, GatewayOptions, ToolFilter, ToolSearchMode};
 use mcp_runtime::manager::{ManagerOptions, McpManager};
 use mcp_runtime::tools::NamingStyle;
 use tokio_util::sync::CancellationToken;
 
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 
 /// The environment variable holding the HTTP bearer token (when no --token-file is given).
 const TOKEN_ENV: &str = "MCPR_GATEWAY_TOKEN";
@@ -150,9 +150,9 @@ pub struct ServeArgs {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "on",
-        value_parser = clap::value_parser!(DiscoveryMode)
+        value_parser = clap::value_parser!(ToolSearchMode)
     )]
-    pub discovery: Option<DiscoveryMode>,
+    pub discovery: Option<ToolSearchMode>,
     /// Cut each tool result to BYTES (on a block and character boundary); the whole result
     /// goes to a private file (~/.cache/mcpr/outputs) that the cut result names. 0 for no
     /// cap. Default: $MCPR_MAX_OUTPUT, else 100000 (about 25k tokens).
@@ -210,7 +210,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     let filter = filter(&args);
     let always_load = always_loaded(&discovery.configs);
     let watch = args.watch.then(|| {
-        let flags = global.discovery_flags();
+        let flags = crate::discovery::CliFlags::from(global);
         let mut watch = ConfigWatch::new(&flags.cwd(), flags.options());
         watch.set_reads(&discovery);
         watch
@@ -236,7 +236,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
                 NamingStyle::Mcpr
             })
             .with_call_timeout(args.timeout.map(Duration::from_millis))
-            .with_discovery(args.discovery.unwrap_or_default())
+            .with_tool_search(args.discovery.unwrap_or_default())
             .with_always_load(always_load)
             .with_output_cap(output_cap)
             .with_state_key(state_key),

@@ -7,8 +7,8 @@ use mcp_runtime::auth::{self, AuthStatus, CredentialStore};
 use mcp_runtime::config::{DiscoveredServer, Discovery, ProjectTrustState, ServerState, Transport};
 use serde_json::{Value, json};
 
-use crate::cli::GlobalArgs;
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use mcp_runtime::fsutil::display_path;
 
 /// Arguments of `mcpr servers`.
@@ -28,7 +28,7 @@ fn visible(server: &DiscoveredServer, all: bool) -> bool {
 
 /// `mcpr servers`.
 pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
-    let found = global.discovery_flags().discover();
+    let found = crate::discovery::CliFlags::from(global).discover();
     if let Some(failure) = &found.failure {
         return Err(Failure::usage(format!(
             "{}: {}",
@@ -233,7 +233,7 @@ pub struct GetArgs {
 /// `mcpr get NAME`: one server in detail: every definition of that name, the one that counts
 /// first, with its command or URL, environment and headers (secrets redacted), file and state.
 pub async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
-    let found = global.discovery_flags().discover();
+    let found = crate::discovery::CliFlags::from(global).discover();
     if let Some(failure) = &found.failure {
         return Err(Failure::usage(format!(
             "{}: {}",

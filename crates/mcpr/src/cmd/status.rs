@@ -3,9 +3,9 @@
 use mcp_runtime::manager::ServerReport;
 
 use crate::advice::Advise;
-use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use crate::term;
 
 /// Arguments of `mcpr status`.

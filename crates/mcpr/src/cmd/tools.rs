@@ -7,9 +7,9 @@ use mcp_runtime::tools::{McpTool, NamingStyle, ToolIndex, mcp_tools};
 use serde_json::{Value, json};
 
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use crate::inline::InlineArgs;
 use crate::term;
 

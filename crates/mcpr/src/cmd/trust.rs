@@ -6,7 +6,7 @@ use mcp_runtime::config::{
     ProjectTrustState, load_all_mcp_configs, revoke_project_trust, trust_project,
 };
 
-use crate::cli::GlobalArgs;
+use crate::flags::GlobalArgs;
 use mcp_runtime::fsutil::display_path;
 
 use crate::discovery::print_warnings;
@@ -23,7 +23,7 @@ pub struct TrustArgs {
 
 /// `mcpr trust`.
 pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
-    let flags = global.discovery_flags();
+    let flags = crate::discovery::CliFlags::from(global);
     let cwd = flags.cwd();
     let options = flags.options();
     if args.revoke {

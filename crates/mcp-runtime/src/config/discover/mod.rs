@@ -49,11 +49,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use super::ConfigError;
+use super::Level;
 use super::providers::{Ctx, PROVIDERS};
 use super::trust::{Evaluation, ProjectTrust};
 pub use types::{
     DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH,
-    Level, PendingReason, ServerSource, ServerState, Warning,
+    PendingReason, ServerSource, ServerState, Warning,
 };
 
 /// A provider of `docs/hosts.md`, for display.

@@ -8,36 +8,11 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 
 use super::super::trust::{ProjectTrust, ProjectTrustState, default_store_path};
-use super::super::{ConfigError, RedactedServer, ServerConfig};
+use super::super::{ConfigError, Level, RedactedServer, ServerConfig};
 pub use crate::config::expand::EnvSource;
 
 /// The path of the synthetic error returned when discovery fails as a whole.
 pub const HARD_FAILURE_PATH: &str = ".mcp.json";
-
-/// Whether a definition comes from the user's own files or from the project directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Level {
-    /// The user's home (and `--config` files).
-    User,
-    /// The project (including Claude Code's per-project entries in `~/.claude.json`).
-    Project,
-}
-
-impl Level {
-    /// `user` or `project`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::User => "user",
-            Level::Project => "project",
-        }
-    }
-}
-
-impl fmt::Display for Level {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Where a server definition comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,7 +26,8 @@ use serde_json::{Map, Value, json};
 
 mod cst;
 
-use super::discover::{DiscoveryOptions, Level, ServerState};
+use super::Level;
+use super::discover::{DiscoveryOptions, ServerState};
 use super::formats::{self, Format};
 use super::providers::Ctx;
 use super::providers::mcpr::{PROJECT_FILE, user_file};

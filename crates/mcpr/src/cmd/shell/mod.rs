@@ -41,9 +41,9 @@ use self::render::{
     resource_line,
 };
 use crate::advice::Advise as _;
-use crate::cli::GlobalArgs;
 use crate::connect::{Progress, StartOptions, connect, start};
 use crate::exit::{self, Failure, Outcome};
+use crate::flags::GlobalArgs;
 use crate::term;
 
 /// The exit code of a shell fed from stdin (not a terminal) when any of its lines failed: an
@@ -485,7 +485,7 @@ impl<'a> Shell<'a> {
     /// `/mcp enable NAME` / `/mcp disable NAME`: persist the choice in mcpr's user config,
     /// then apply it at once (connect or disconnect that server).
     async fn set_enabled(&mut self, name: &str, enabled: bool) {
-        let flags = self.global.discovery_flags();
+        let flags = crate::discovery::CliFlags::from(self.global);
         let discovery = flags.discover();
         if let Some(failure) = &discovery.failure {
             eprintln!("error: {}: {}", failure.path, failure.error);
@@ -520,7 +520,7 @@ impl<'a> Shell<'a> {
 
     /// Connect `name` if discovery (re-run after a config change) now starts it.
     async fn start_server(&mut self, name: &str) {
-        let discovery = self.global.discovery_flags().discover();
+        let discovery = crate::discovery::CliFlags::from(self.global).discover();
         self.configured = configured_names(&discovery);
         let Some(config) = discovery.configs.get(name).cloned() else {
             eprintln!(
