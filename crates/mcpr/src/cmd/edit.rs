@@ -255,6 +255,7 @@ fn build(args: &AddArgs) -> Result<ServerConfig, String> {
                 args: command[1..].to_vec(),
                 env,
                 cwd: None,
+                sandbox: None,
             })
         }
         (Some(url), true, kind) => {
