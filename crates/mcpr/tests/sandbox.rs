@@ -436,3 +436,57 @@ fn server_filesystem_works_inside_a_sandbox_that_allows_its_directory() {
         "made inside"
     );
 }
+
+#[test]
+fn vscode_sandbox_keys_and_variables_are_honoured() {
+    let dir = temp_dir();
+    let project = dir.path().join("project");
+    for sub in [".vscode", "secret", "out"] {
+        std::fs::create_dir_all(project.join(sub)).unwrap();
+    }
+    std::fs::write(project.join("secret/token"), "PROJECT-SECRET").unwrap();
+    let report = project.join("out/report");
+    let p = project.display();
+    let server = script(
+        dir.path(),
+        &report,
+        &format!(
+            "cat '{p}/secret/token'; echo\n\
+             echo x > '{p}/outside' && echo WROTE-OUTSIDE"
+        ),
+    );
+    let vscode = json!({
+        "servers": {"s": {
+            "type": "stdio",
+            "command": server,
+            "sandboxEnabled": true,
+            "sandbox": {
+                "filesystem": {
+                    "allowWrite": ["${workspaceFolder}/out"],
+                    "denyRead": ["${workspaceFolder}/secret"]
+                },
+                "network": {"allowedDomains": ["*.example.com"]}
+            }
+        }}
+    });
+    std::fs::write(
+        project.join(".vscode/mcp.json"),
+        serde_json::to_string_pretty(&vscode).unwrap(),
+    )
+    .unwrap();
+
+    let out = mcpr(&[
+        "call",
+        "--trust-project",
+        "--cwd",
+        project.to_str().unwrap(),
+        "s",
+        "echo",
+        r#"{"text": "still works"}"#,
+    ]);
+    assert_called(&out);
+    let report = std::fs::read_to_string(&report).unwrap();
+    assert!(!report.contains("PROJECT-SECRET"), "{report}");
+    assert!(!report.contains("WROTE-OUTSIDE"), "{report}");
+    assert!(!project.join("outside").exists(), "{report}");
+}
