@@ -490,3 +490,81 @@ fn vscode_sandbox_keys_and_variables_are_honoured() {
     assert!(!report.contains("WROTE-OUTSIDE"), "{report}");
     assert!(!project.join("outside").exists(), "{report}");
 }
+
+#[test]
+fn mcpr_add_sandbox_writes_the_keys_and_get_shows_them() {
+    let home = temp_dir();
+    std::fs::create_dir(home.path().join("project")).unwrap();
+    let work = home.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let run = |args: &[&str]| {
+        let mut command = Command::new(MCPR);
+        command
+            .args(args)
+            .current_dir(home.path().join("project"))
+            .stdin(Stdio::null());
+        support::isolate_env(&mut command, home.path());
+        command.output().expect("run mcpr")
+    };
+    let pid_file = work.join("server.pid");
+    let added = run(&[
+        "add",
+        "--sandbox",
+        "--allow-write",
+        work.to_str().unwrap(),
+        "--deny-read",
+        "~/.ssh",
+        "--allow-domain",
+        "*.example.com",
+        "boxed",
+        "--",
+        MCPR,
+        "mock",
+        "--pid-file",
+        pid_file.to_str().unwrap(),
+    ]);
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+    let written = std::fs::read_to_string(home.path().join(".config/mcpr/mcp.json")).unwrap();
+    let written: Value = serde_json::from_str(&written).unwrap();
+    let entry = &written["mcpServers"]["boxed"];
+    assert_eq!(entry["sandboxEnabled"], true, "{entry}");
+    assert_eq!(
+        entry["sandbox"]["filesystem"]["allowWrite"],
+        json!([work]),
+        "{entry}"
+    );
+    assert_eq!(
+        entry["sandbox"]["filesystem"]["denyRead"],
+        json!(["~/.ssh"]),
+        "{entry}"
+    );
+    assert_eq!(
+        entry["sandbox"]["network"]["allowedDomains"],
+        json!(["*.example.com"]),
+        "{entry}"
+    );
+
+    let shown = run(&["get", "boxed"]);
+    let stdout = text(&shown.stdout);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    assert!(stdout.contains("sandbox"), "{stdout}");
+    assert!(stdout.contains(&work.display().to_string()), "{stdout}");
+    assert!(stdout.contains("hidden: ~/.ssh"), "{stdout}");
+    assert!(stdout.contains("network: *.example.com"), "{stdout}");
+
+    // The server it added runs in its sandbox: under the launcher.
+    let called = run(&["call", "boxed", "echo", r#"{"text": "boxed"}"#]);
+    assert_eq!(called.status.code(), Some(0), "{}", text(&called.stderr));
+    assert_eq!(text(&called.stdout).trim(), "boxed");
+    assert!(pid_file.exists());
+
+    let refused = run(&[
+        "add",
+        "--sandbox",
+        "web",
+        "--url",
+        "https://example.com/mcp",
+    ]);
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(text(&refused.stderr).contains("--sandbox is for stdio servers"));
+}

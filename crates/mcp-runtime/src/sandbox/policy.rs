@@ -59,6 +59,39 @@ impl SandboxPolicy {
         !self.denied_domains.iter().any(matches) && self.allowed_domains.iter().any(matches)
     }
 
+    /// The `sandbox` object as a config file holds it (empty lists left out).
+    pub fn to_json(&self) -> Value {
+        let mut filesystem = Map::new();
+        let mut network = Map::new();
+        let paths = |paths: &[PathBuf]| {
+            Value::from_iter(paths.iter().map(|path| path.to_string_lossy().into_owned()))
+        };
+        for (key, list) in [
+            ("allowWrite", &self.allow_write),
+            ("denyRead", &self.deny_read),
+            ("denyWrite", &self.deny_write),
+        ] {
+            if !list.is_empty() {
+                filesystem.insert(key.into(), paths(list));
+            }
+        }
+        for (key, list) in [
+            ("allowedDomains", &self.allowed_domains),
+            ("deniedDomains", &self.denied_domains),
+        ] {
+            if !list.is_empty() {
+                network.insert(key.into(), Value::from_iter(list.iter().cloned()));
+            }
+        }
+        let mut sandbox = Map::new();
+        for (key, section) in [("filesystem", filesystem), ("network", network)] {
+            if !section.is_empty() {
+                sandbox.insert(key.into(), Value::Object(section));
+            }
+        }
+        Value::Object(sandbox)
+    }
+
     /// Whether the server gets a network at all (through the proxy).
     pub fn has_network(&self) -> bool {
         !self.allowed_domains.is_empty()
