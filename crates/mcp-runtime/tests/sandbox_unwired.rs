@@ -21,8 +21,7 @@ async fn a_sandboxed_server_is_refused_when_the_host_cannot_launch_sandboxes() {
 
     let error = McpClient::connect("boxed", &config, &ConnectOptions::default())
         .await
-        .err()
-        .expect("a sandboxed server started in a host without the launcher");
+        .expect_err("a sandboxed server started in a host without the launcher");
     let message = error.to_string();
     let expected = if cfg!(target_os = "linux") {
         "run_if_launcher"

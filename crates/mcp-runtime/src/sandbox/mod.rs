@@ -72,10 +72,9 @@ pub enum SandboxError {
 /// namespace needs a single-threaded process.
 ///
 /// ```no_run
-/// fn main() {
-///     mcp_runtime::sandbox::run_if_launcher();
-///     // ... the host's own work
-/// }
+/// // First in the host's `main`:
+/// mcp_runtime::sandbox::run_if_launcher();
+/// // ... then the host's own work, its async runtime, its threads.
 /// ```
 pub fn run_if_launcher() {
     #[cfg(target_os = "linux")]

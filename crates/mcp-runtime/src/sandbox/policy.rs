@@ -52,7 +52,7 @@ impl SandboxPolicy {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         let matches = |pattern: &String| match pattern.strip_prefix("*.") {
             Some(parent) => host
-                .strip_suffix(&parent[..])
+                .strip_suffix(parent)
                 .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
             None => host == *pattern,
         };
