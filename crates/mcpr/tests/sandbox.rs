@@ -109,7 +109,10 @@ fn denied_reads_and_writes_outside_allow_write_fail_and_allowed_ones_work() {
              echo x > '{r}/work/ok' && echo wrote-allowed\n\
              echo x > \"$TMPDIR/t\" && echo wrote-tmp\n\
              echo \"tmpdir=$TMPDIR\"\n\
-             touch '{r}/secret/planted' || echo planting-refused"
+             touch '{r}/secret/planted' || echo planting-refused\n\
+             watchdog=$(cut -d' ' -f4 /proc/$PPID/stat)\n\
+             cat \"/proc/$watchdog/root{r}/secret/key\"; echo\n\
+             echo \"watchdog=$watchdog\""
         ),
     );
     let config = config(
@@ -139,6 +142,13 @@ fn denied_reads_and_writes_outside_allow_write_fail_and_allowed_ones_work() {
     assert!(root.join("work/ok").exists(), "{report}");
     assert!(report.contains("wrote-tmp"), "{report}");
     assert!(report.contains("planting-refused"), "{report}");
+    // The attempt through the watchdog's view of the filesystem was made, and failed.
+    assert!(
+        report.lines().any(|line| line
+            .strip_prefix("watchdog=")
+            .is_some_and(|pid| pid.parse::<u32>().is_ok())),
+        "{report}"
+    );
     assert!(!root.join("secret/planted").exists());
     // The private TMPDIR is neither the system's nor left behind.
     let tmpdir = report
@@ -567,4 +577,105 @@ fn mcpr_add_sandbox_writes_the_keys_and_get_shows_them() {
     ]);
     assert_ne!(refused.status.code(), Some(0));
     assert!(text(&refused.stderr).contains("--sandbox is for stdio servers"));
+}
+
+#[test]
+fn a_sandbox_that_cannot_be_set_up_keeps_the_server_from_starting() {
+    // A read-only /proc leaves the server's user namespace no way to map its ids: the launcher
+    // fails after its own set-up, and the server must not run regardless.
+    let dir = temp_dir();
+    let started = dir.path().join("started");
+    let server = script(dir.path(), &started, "echo started");
+    let config = config(
+        dir.path(),
+        json!({
+            "command": server,
+            "sandboxEnabled": true,
+            "sandbox": {"filesystem": {"denyWrite": ["/proc"]}}
+        }),
+    );
+
+    let out = call_echo(&config);
+    let stderr = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("mcpr sandbox: cannot") && stderr.contains("the server was not started"),
+        "{stderr}"
+    );
+    assert!(!started.exists(), "the server ran: {stderr}");
+}
+
+#[test]
+fn an_unprivileged_user_gets_the_same_sandbox() {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !root || !setpriv.exists() {
+        eprintln!("skipped: needs root and setpriv to become an unprivileged user");
+        return;
+    }
+    let dir = temp_dir();
+    let root_dir = dir.path();
+    for sub in ["home/project", "work", "secret"] {
+        std::fs::create_dir_all(root_dir.join(sub)).unwrap();
+    }
+    std::fs::write(root_dir.join("secret/key"), "NOBODY-SECRET").unwrap();
+    let report = root_dir.join("work/report");
+    let r = root_dir.display();
+    let server = script(
+        root_dir,
+        &report,
+        &format!(
+            "id -u\n\
+             cat '{r}/secret/key'; echo\n\
+             echo x > '{r}/outside' && echo WROTE-OUTSIDE\n\
+             echo x > '{r}/work/in' && echo wrote-in"
+        ),
+    );
+    let config = config(
+        root_dir,
+        json!({
+            "command": server,
+            "sandboxEnabled": true,
+            "sandbox": {"filesystem": {
+                "allowWrite": [format!("{r}/work")],
+                "denyRead": [format!("{r}/secret")]
+            }}
+        }),
+    );
+    // Open to the unprivileged user, as a user's own files would be to them.
+    for path in [
+        root_dir.to_owned(),
+        root_dir.join("work"),
+        root_dir.join("home"),
+    ] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    std::fs::set_permissions(
+        root_dir.join("home/project"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let home = root_dir.join("home");
+    let mut command = Command::new(setpriv);
+    command
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", MCPR])
+        .args([
+            "call",
+            "--config",
+            config.to_str().unwrap(),
+            "s",
+            "echo",
+            r#"{"text": "still works"}"#,
+        ])
+        .current_dir(home.join("project"))
+        .stdin(Stdio::null());
+    support::isolate_env(&mut command, &home);
+    let out = command.output().expect("run mcpr as nobody");
+    assert_called(&out);
+    let report = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(report.lines().next(), Some("65534"), "{report}");
+    assert!(!report.contains("NOBODY-SECRET"), "{report}");
+    assert!(!report.contains("WROTE-OUTSIDE"), "{report}");
+    assert!(report.contains("wrote-in"), "{report}");
 }

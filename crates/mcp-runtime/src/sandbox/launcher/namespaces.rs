@@ -65,10 +65,11 @@ pub(super) fn map_ids(
 ) -> Result<(), String> {
     let write = |file: &str, text: String| {
         std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| {
-            format!(
-                "cannot write /proc/self/{file} of the sandbox's user namespace ({e}){}",
-                userns_hint()
-            )
+            let hint = match e.kind() {
+                std::io::ErrorKind::PermissionDenied => userns_hint(),
+                _ => String::new(),
+            };
+            format!("cannot write /proc/self/{file} of the sandbox's user namespace ({e}){hint}")
         })
     };
     // An unprivileged process may only write gid_map after giving up setgroups.
