@@ -679,3 +679,46 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
     assert!(!report.contains("WROTE-OUTSIDE"), "{report}");
     assert!(report.contains("wrote-in"), "{report}");
 }
+
+#[test]
+fn codex_toml_takes_the_same_keys() {
+    let home = temp_dir();
+    std::fs::create_dir_all(home.path().join("project")).unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(
+        home.path().join(".codex/config.toml"),
+        "[mcp_servers.boxed]\n\
+         command = \"/bin/true\"\n\
+         sandboxEnabled = true\n\
+         [mcp_servers.boxed.sandbox.filesystem]\n\
+         denyRead = [\"${userHome}/.ssh\"]\n\
+         [mcp_servers.boxed.sandbox.network]\n\
+         allowedDomains = [\"api.example.com\"]\n\
+         [mcp_servers.broken]\n\
+         command = \"/bin/true\"\n\
+         sandboxEnabled = true\n\
+         [mcp_servers.broken.sandbox.network]\n\
+         allowedDomains = \"api.example.com\"\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut command = Command::new(MCPR);
+        command
+            .args(args)
+            .current_dir(home.path().join("project"))
+            .stdin(Stdio::null());
+        support::isolate_env(&mut command, home.path());
+        command.output().expect("run mcpr")
+    };
+    let shown = run(&["get", "boxed"]);
+    let stdout = text(&shown.stdout);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    assert!(stdout.contains("network: api.example.com"), "{stdout}");
+    assert!(stdout.contains("hidden: ${userHome}/.ssh"), "{stdout}");
+    let listed = run(&["list", "--all"]);
+    let all = format!("{}{}", text(&listed.stdout), text(&listed.stderr));
+    assert!(
+        all.contains("broken") && all.contains("sandbox.network.allowedDomains"),
+        "{all}"
+    );
+}
