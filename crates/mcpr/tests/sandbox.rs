@@ -109,6 +109,7 @@ fn denied_reads_and_writes_outside_allow_write_fail_and_allowed_ones_work() {
              echo x > '{r}/work/ok' && echo wrote-allowed\n\
              echo x > \"$TMPDIR/t\" && echo wrote-tmp\n\
              echo \"tmpdir=$TMPDIR\"\n\
+             echo \"tmpdir-mode=$(stat -c %a \"$TMPDIR\") $(stat -c %a \"$TMPDIR/..\")\"\n\
              touch '{r}/secret/planted' || echo planting-refused\n\
              watchdog=$(cut -d' ' -f4 /proc/$PPID/stat)\n\
              cat \"/proc/$watchdog/root{r}/secret/key\"; echo\n\
@@ -156,6 +157,7 @@ fn denied_reads_and_writes_outside_allow_write_fail_and_allowed_ones_work() {
         .find_map(|line| line.strip_prefix("tmpdir="))
         .unwrap();
     assert!(tmpdir.contains("mcpr-sandbox-"), "{report}");
+    assert!(report.contains("tmpdir-mode=700 700"), "{report}");
     let gone = (0..250).any(|_| {
         std::thread::sleep(Duration::from_millis(20));
         !Path::new(tmpdir).exists()

@@ -1,6 +1,7 @@
 //! The host's side of a sandboxed server: its private directory (the server's `TMPDIR` and the
 //! proxy's socket), the filtering proxy, and the launcher command that replaces the server's.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::ExitStatus;
 
@@ -13,6 +14,9 @@ use crate::config::StdioConfig;
 /// The environment variable that carries the [`Plan`] to the launcher (removed before the
 /// server runs).
 pub(super) const PLAN_ENV: &str = "MCPR_SANDBOX_PLAN";
+
+/// The name of a sandbox's private directory starts with it.
+pub(super) const DIR_PREFIX: &str = "mcpr-sandbox-";
 
 /// What the launcher sets up, sent as JSON in [`PLAN_ENV`].
 #[derive(Debug, Serialize, Deserialize)]
@@ -79,9 +83,15 @@ pub(crate) fn prepare(
         }
     }
     let exe = std::env::current_exe()?;
-    let dir = tempfile::Builder::new().prefix("mcpr-sandbox-").tempdir()?;
+    // Private to the user: the server's temporary files and the proxy's socket.
+    let private = || std::fs::Permissions::from_mode(0o700);
+    let dir = tempfile::Builder::new()
+        .prefix(DIR_PREFIX)
+        .permissions(private())
+        .tempdir()?;
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp)?;
+    std::fs::set_permissions(&tmp, private())?;
     let (proxy, task) = if policy.has_network() {
         let socket = dir.path().join("proxy.sock");
         let task = super::proxy::start(server, &socket, policy.clone())?;

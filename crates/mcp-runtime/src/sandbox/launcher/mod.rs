@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
 use super::LAUNCHER_ARG;
-use super::host::{PLAN_ENV, Plan};
+use super::host::{DIR_PREFIX, PLAN_ENV, Plan};
 
 /// The exit status of a launcher that could not set up the sandbox.
 pub(crate) const SETUP_FAILED: i32 = 125;
@@ -134,6 +134,7 @@ fn supervise(
             return Err("lost track of the server".into());
         }
     }
+    remove_private_dir(plan);
     let program = program.to_string_lossy();
     if libc::WIFEXITED(status) {
         let code = libc::WEXITSTATUS(status);
@@ -153,6 +154,19 @@ fn supervise(
         libc::raise(signal);
     }
     Ok(128 + signal)
+}
+
+/// Remove the server's private directory once it has exited. The host removes it too when it
+/// learns of the exit, but may exit first (a one-shot command), and nothing removes it after a
+/// SIGKILL.
+fn remove_private_dir(plan: &Plan) {
+    let dir = plan.tmp.parent().filter(|dir| {
+        dir.file_name()
+            .is_some_and(|name| name.as_bytes().starts_with(DIR_PREFIX.as_bytes()))
+    });
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// Say, on the server's stderr, what the sandbox withheld: the usual reason an otherwise
