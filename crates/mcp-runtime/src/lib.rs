@@ -43,6 +43,7 @@ pub mod manager;
 pub mod nesting;
 pub mod net;
 pub mod registry;
+pub mod sandbox;
 pub mod session;
 pub mod tools;
 

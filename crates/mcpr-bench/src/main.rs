@@ -26,6 +26,7 @@ mod real_servers;
 mod relay;
 mod report;
 mod rmcp_proxy;
+mod sandbox;
 mod scripts;
 mod settings;
 mod soak;
@@ -174,6 +175,8 @@ fn help() {
 }
 
 fn main() -> ExitCode {
+    // The sandboxed servers of the `sandbox` section are launched by this executable.
+    mcp_runtime::sandbox::run_if_launcher();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("--callgrind-target") => return callgrind::target(&args[1..]),
@@ -282,9 +285,10 @@ fn run(update: bool) -> ExitCode {
 
     let mut report = Report::default();
     type Section = fn(&Ctx, &mut Report);
-    let sections: [(&str, Section); 9] = [
+    let sections: [(&str, Section); 10] = [
         ("client", client::run),
         ("startup", startup::run),
+        ("sandbox", sandbox::run),
         ("oneshot", oneshot::run),
         ("gateway", gateway::run),
         ("http", gateway_http::run),

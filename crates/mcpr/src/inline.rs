@@ -67,6 +67,7 @@ impl InlineArgs {
                 args: args.to_vec(),
                 env: BTreeMap::new(),
                 cwd: None,
+                sandbox: None,
             })
         } else {
             return Ok(None);

@@ -40,6 +40,8 @@ fn runtime_builder(command: &Command) -> tokio::runtime::Builder {
 }
 
 fn main() -> std::process::ExitCode {
+    // First, single-threaded: this process may be a sandbox launcher (and then never returns).
+    mcp_runtime::sandbox::run_if_launcher();
     let cli = usage::parse();
     if matches!(
         cli.command,

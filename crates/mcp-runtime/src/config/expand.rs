@@ -472,6 +472,21 @@ pub(crate) fn expand_server(
             if let Some(cwd) = &stdio.cwd {
                 stdio.cwd = Some(PathBuf::from(one("cwd", &cwd.to_string_lossy())?));
             }
+            if let Some(sandbox) = &mut stdio.sandbox {
+                // VS Code's variables (`${workspaceFolder}`, `${userHome}`) in every config.
+                let paths = Syntax {
+                    braces: true,
+                    editor: true,
+                    ..syntax
+                };
+                let expand = |field: &str, value: &str| {
+                    expand_value(value, paths, false, cx)
+                        .map_err(|e| field_err(field.to_owned(), e))
+                };
+                let invalid =
+                    |field: &str, message: String| ConfigError::invalid(name, field, message);
+                sandbox.expand_paths(&expand, cx.home, &invalid)?;
+            }
             if let Some(file) = env_file {
                 let path = one("envFile", file)?;
                 let path = match cx.env_file_dir.or(cx.config_dir) {

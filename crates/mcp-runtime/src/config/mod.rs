@@ -108,6 +108,9 @@ pub struct StdioConfig {
     pub env: BTreeMap<String, String>,
     /// Working directory; the caller's when absent.
     pub cwd: Option<PathBuf>,
+    /// `sandboxEnabled: true` with its `sandbox` object: the server runs confined (see
+    /// [`crate::sandbox`]), or not at all.
+    pub sandbox: Option<crate::sandbox::SandboxPolicy>,
 }
 
 /// A remote server.

@@ -96,12 +96,19 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
                 args: fields.string_list("args")?,
                 env: fields.string_map("env")?,
                 cwd: fields.string("cwd")?.map(PathBuf::from),
+                sandbox: crate::sandbox::from_entry(obj, &invalid)?,
             })
         }
         (Some(None), None, _) => {
             return Err(invalid("command", "is required for a stdio server".into()));
         }
         (None | Some(Some(_)), None, Some(url)) => {
+            if crate::sandbox::from_entry(obj, &invalid)?.is_some() {
+                return Err(invalid(
+                    "sandboxEnabled",
+                    "applies to stdio servers only; this one is reached over HTTP".into(),
+                ));
+            }
             if url.trim().is_empty() {
                 return Err(invalid(url_field, "is empty".into()));
             }

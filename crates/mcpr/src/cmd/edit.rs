@@ -114,6 +114,8 @@ pub struct AddArgs {
     /// Replace an existing server of that name in the same file.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub sandbox: crate::cmd::sandbox::SandboxArgs,
     /// The server's command and its arguments (`--` before them is optional), or with
     /// `--transport http|sse` its URL.
     #[arg(
@@ -255,11 +257,17 @@ fn build(args: &AddArgs) -> Result<ServerConfig, String> {
                 args: command[1..].to_vec(),
                 env,
                 cwd: None,
+                sandbox: args
+                    .sandbox
+                    .policy(&std::env::current_dir().unwrap_or_default()),
             })
         }
         (Some(url), true, kind) => {
             if !args.env.is_empty() {
                 return Err("-e/--env is for stdio servers (a command, not a URL)".into());
+            }
+            if args.sandbox.sandbox {
+                return Err("--sandbox is for stdio servers (a command, not a URL)".into());
             }
             let mut parsed = BTreeMap::new();
             for header in &headers {

@@ -8,6 +8,7 @@ pub mod edit;
 pub mod login;
 pub mod read;
 pub mod registry;
+pub mod sandbox;
 pub mod serve;
 pub mod servers;
 pub mod shell;

@@ -308,6 +308,11 @@ pub async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
                 rows.push(("header", format!("{key}: {value}")));
             }
         }
+        if let Some(Transport::Stdio(stdio)) = server.config.as_ref().map(|c| &c.transport)
+            && let Some(policy) = &stdio.sandbox
+        {
+            rows.extend(crate::cmd::sandbox::rows(policy));
+        }
         if i == 0
             && let Some(login) = login_of(&found, server, store.as_ref())
             && login != AuthStatus::NotLoggedIn

@@ -45,8 +45,29 @@ pub(super) enum Guard {
     None,
 }
 
-/// Start the server of `cfg`; `server` names it in the log.
+/// Start the server of `cfg`; `server` names it in the log. A sandboxed server starts inside
+/// its sandbox (see [`crate::sandbox`]), or not at all.
 pub(super) async fn start(server: &str, cfg: &StdioConfig) -> std::io::Result<Spawned> {
+    let Some(policy) = &cfg.sandbox else {
+        return start_plain(server, cfg).await;
+    };
+    #[cfg(target_os = "linux")]
+    {
+        let prepared =
+            crate::sandbox::prepare(server, cfg, policy).map_err(std::io::Error::other)?;
+        let spawned = start_plain(server, &prepared.config).await?;
+        prepared.hold_until_exit(spawned.exit.clone());
+        Ok(spawned)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = policy;
+        Err(std::io::Error::other(crate::sandbox::unsupported()))
+    }
+}
+
+/// Start the process of `cfg` as it is.
+async fn start_plain(server: &str, cfg: &StdioConfig) -> std::io::Result<Spawned> {
     #[cfg(target_os = "linux")]
     match through_watchdog(cfg).await {
         Ok(spawned) => return Ok(spawned),
@@ -308,6 +329,7 @@ mod tests {
             args: args.iter().map(|arg| arg.to_string()).collect(),
             env: Default::default(),
             cwd: None,
+            sandbox: None,
         }
     }
 
@@ -383,6 +405,7 @@ mod tests {
             args: Vec::new(),
             env: Default::default(),
             cwd: None,
+            sandbox: None,
         };
         cfg.env.insert("PATH".into(), "/configured".into());
         let env = server_env(&cfg);

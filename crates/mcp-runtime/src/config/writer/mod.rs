@@ -326,6 +326,10 @@ pub fn server_to_json(config: &ServerConfig) -> Value {
             if let Some(cwd) = &stdio.cwd {
                 entry.insert("cwd".into(), json!(cwd.to_string_lossy()));
             }
+            if let Some(sandbox) = &stdio.sandbox {
+                entry.insert("sandboxEnabled".into(), json!(true));
+                entry.insert("sandbox".into(), sandbox.to_json());
+            }
         }
         Transport::Http(http) => {
             let kind = match http.kind {
