@@ -8,10 +8,10 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
 /// The prompt's name.
-pub const NAME: &str = "ask";
+pub(crate) const NAME: &str = "ask";
 
 /// How `ask` is listed.
-pub fn listed() -> Prompt {
+pub(crate) fn listed() -> Prompt {
     Prompt::new(
         NAME,
         Some("asks the client for a name (elicitation/create), then greets it"),
@@ -21,7 +21,7 @@ pub fn listed() -> Prompt {
 
 /// Fill `ask`: ask the client for a `name` and answer `Prompt for <what came back>`
 /// (`accept <content>`, `decline` or `cancel`). A cancelled request stops waiting.
-pub async fn get(context: &RequestContext<RoleServer>) -> Result<GetPromptResult, McpError> {
+pub(crate) async fn get(context: &RequestContext<RoleServer>) -> Result<GetPromptResult, McpError> {
     let params = serde_json::from_value::<rmcp::model::ElicitRequestParams>(json!({
         "message": "Who is the prompt for?",
         "requestedSchema": {

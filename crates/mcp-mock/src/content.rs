@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 /// The resources listed by the mock `server`: `mock://<server>/public` and
 /// `mock://<server>/private`.
-pub fn resources(server: &str) -> ListResourcesResult {
+pub(crate) fn resources(server: &str) -> ListResourcesResult {
     let listed = ["public", "private"].map(|name| {
         Resource::new(format!("mock://{server}/{name}"), name)
             .with_description(format!("the {name} notes of {server}"))
@@ -25,7 +25,7 @@ pub fn resources(server: &str) -> ListResourcesResult {
 }
 
 /// The resource template of the mock `server`: `mock://<server>/items/{id}`.
-pub fn templates(server: &str) -> ListResourceTemplatesResult {
+pub(crate) fn templates(server: &str) -> ListResourceTemplatesResult {
     let template = ResourceTemplate::new(format!("mock://{server}/items/{{id}}"), "item")
         .with_description(format!("one item of {server}"))
         .with_mime_type("text/plain");
@@ -33,7 +33,7 @@ pub fn templates(server: &str) -> ListResourceTemplatesResult {
 }
 
 /// Any URI: `contents of <uri>`.
-pub fn read(uri: &str) -> ReadResourceResult {
+pub(crate) fn read(uri: &str) -> ReadResourceResult {
     ReadResourceResult::new(vec![ResourceContents::text(
         format!("contents of {uri}"),
         uri,
@@ -41,7 +41,7 @@ pub fn read(uri: &str) -> ReadResourceResult {
 }
 
 /// The prompts: `greet {name}` and `secret`.
-pub fn prompts() -> ListPromptsResult {
+pub(crate) fn prompts() -> ListPromptsResult {
     ListPromptsResult::with_all_items(vec![
         Prompt::new(
             "greet",
@@ -57,7 +57,7 @@ pub fn prompts() -> ListPromptsResult {
 }
 
 /// One prompt filled with `arguments`.
-pub fn prompt(
+pub(crate) fn prompt(
     name: &str,
     arguments: Option<Map<String, Value>>,
 ) -> Result<GetPromptResult, McpError> {

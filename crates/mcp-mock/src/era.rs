@@ -46,7 +46,7 @@ pub enum EraKnob {
 
 /// What the mock does with one opening request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Hand it to rmcp.
     Pass,
     /// Answer it with this error.
@@ -60,7 +60,7 @@ pub enum Verdict {
 
 /// The refusals an opening can get.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// `server/discover` on a legacy server.
     UnknownMethod,
     /// `initialize` on a 2026-07-28 server.
@@ -85,7 +85,7 @@ impl Refusal {
 
 /// The era knobs of one mock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct EraKnobs {
+pub(crate) struct EraKnobs {
     pub era: EraKnob,
     pub ignore_unknown: bool,
     /// `--exit-on-unknown`: exit on `server/discover` (with `--era legacy`).
@@ -98,7 +98,7 @@ pub struct EraKnobs {
 
 impl EraKnobs {
     /// The verdict on a request with `method`.
-    pub fn verdict(self, method: &str) -> Verdict {
+    pub(crate) fn verdict(self, method: &str) -> Verdict {
         match (method, self.era) {
             ("server/discover", EraKnob::Legacy) if self.exit_on_unknown => Verdict::Exit,
             ("server/discover", EraKnob::Legacy) if self.ignore_unknown => Verdict::Ignore,
@@ -120,7 +120,7 @@ fn method_of(request: &ClientRequest) -> &'static str {
 }
 
 /// A stdio transport applying the era knobs.
-pub struct EraTransport<T> {
+pub(crate) struct EraTransport<T> {
     inner: T,
     knobs: EraKnobs,
     /// A `subscriptions/listen` held back by `--listen-ack-delay`, and when to serve it.
@@ -130,7 +130,7 @@ pub struct EraTransport<T> {
 }
 
 impl<T> EraTransport<T> {
-    pub fn new(inner: T, knobs: EraKnobs) -> Self {
+    pub(crate) fn new(inner: T, knobs: EraKnobs) -> Self {
         EraTransport {
             inner,
             knobs,
@@ -204,7 +204,11 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for EraTransport<T> {
 const MAX_PEEK: usize = 64 * 1024;
 
 /// The streamable HTTP middleware applying the era knobs.
-pub async fn apply(State(knobs): State<Arc<EraKnobs>>, request: Request, next: Next) -> Response {
+pub(crate) async fn apply(
+    State(knobs): State<Arc<EraKnobs>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let length = request
         .headers()
         .get(header::CONTENT_LENGTH)

@@ -21,7 +21,7 @@ const CAPACITY: usize = 100_000;
 
 /// An in-memory [`EventStore`]; clones share one log.
 #[derive(Clone, Default)]
-pub struct MemoryEvents {
+pub(crate) struct MemoryEvents {
     inner: Arc<Inner>,
 }
 

@@ -41,7 +41,7 @@ const REWRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The knobs, from the command line.
 #[derive(Debug, Clone, Default)]
-pub struct HttpKnobs {
+pub(crate) struct HttpKnobs {
     pub require_token: Option<String>,
     pub expire_session_after: Option<usize>,
     pub http_500: usize,
@@ -55,10 +55,10 @@ pub struct HttpKnobs {
 
 /// Called with a session id when `--expire-session-after` expires it, so the server can end
 /// the session too.
-pub type OnExpire = Arc<dyn Fn(String) + Send + Sync>;
+pub(crate) type OnExpire = Arc<dyn Fn(String) + Send + Sync>;
 
 /// The middleware's state: the knobs and what they have used up so far.
-pub struct Faults {
+pub(crate) struct Faults {
     knobs: HttpKnobs,
     http_500_left: AtomicUsize,
     drops_left: AtomicUsize,
@@ -112,7 +112,7 @@ impl Drop for Taken {
 
 impl Faults {
     /// Opens the `--record` file (appending) if one is given.
-    pub fn new(
+    pub(crate) fn new(
         knobs: HttpKnobs,
         record: Option<&Path>,
         on_expire: Option<OnExpire>,
@@ -247,7 +247,11 @@ impl Faults {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state`).
-pub async fn apply(State(faults): State<Arc<Faults>>, request: Request, next: Next) -> Response {
+pub(crate) async fn apply(
+    State(faults): State<Arc<Faults>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     let Ok(body) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
         return text(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");

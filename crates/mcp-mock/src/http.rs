@@ -37,7 +37,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 /// Which HTTP flavour to serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
+pub(crate) enum Flavour {
     /// Streamable HTTP at `/mcp`.
     Streamable,
     /// Legacy HTTP+SSE at `/sse` + `/message`.
@@ -46,7 +46,7 @@ pub enum Flavour {
 
 /// Settings of the HTTP modes beyond the fault knobs.
 #[derive(Debug, Clone)]
-pub struct HttpOptions {
+pub(crate) struct HttpOptions {
     pub flavour: Flavour,
     pub addr: SocketAddr,
     /// `retry:` announced on streamable HTTP event streams.
@@ -66,7 +66,7 @@ pub struct HttpOptions {
 }
 
 /// Serves `server` until SIGINT or SIGTERM.
-pub async fn serve(server: MockServer, options: HttpOptions) -> anyhow::Result<()> {
+pub(crate) async fn serve(server: MockServer, options: HttpOptions) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;

@@ -29,7 +29,7 @@ const PIPE_CAPACITY: usize = 4 * 1024 * 1024;
 const EOF_FALLBACK: Duration = Duration::from_millis(25);
 
 /// Which pumps to start.
-pub struct IoOptions {
+pub(crate) struct IoOptions {
     /// Tee stdin lines to this file.
     pub record: Option<PathBuf>,
     /// Garbage lines to inject on stdout.
@@ -41,7 +41,7 @@ pub struct IoOptions {
 }
 
 /// The streams rmcp should use, plus what the pumps share with the rest of the server.
-pub struct Stdio {
+pub(crate) struct Stdio {
     /// What rmcp reads messages from.
     pub reader: Box<dyn AsyncRead + Send + Unpin>,
     /// What rmcp writes messages to.
@@ -57,7 +57,7 @@ pub struct Stdio {
 
 impl Stdio {
     /// Sets up stdin/stdout for `options`, starting the pumps that are needed.
-    pub async fn open(options: &IoOptions) -> anyhow::Result<Stdio> {
+    pub(crate) async fn open(options: &IoOptions) -> anyhow::Result<Stdio> {
         let eof = CancellationToken::new();
         let recorder = match &options.record {
             Some(path) => Some(Recorder::open(path).await?),
@@ -212,11 +212,11 @@ impl<P: AsyncWrite + Unpin> AsyncWrite for RestoringPipe<P> {
 
 /// Ids (as compact JSON) of `tools/call` requests whose response has not been written yet.
 #[derive(Debug, Default)]
-pub struct CallIds(Mutex<HashSet<String>>);
+pub(crate) struct CallIds(Mutex<HashSet<String>>);
 
 impl CallIds {
     /// Remembers a `tools/call` request id.
-    pub fn insert(&self, id_json: String) {
+    pub(crate) fn insert(&self, id_json: String) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -37,7 +37,7 @@ struct Sessions {
 }
 
 /// The routes `/sse` and `/message`.
-pub fn router(server: MockServer, forced_version: Option<ProtocolVersion>) -> Router {
+pub(crate) fn router(server: MockServer, forced_version: Option<ProtocolVersion>) -> Router {
     let sessions = Sessions {
         server,
         forced_version,

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context as _;
 
 /// Process-level knobs, from the flags.
-pub struct ProcessKnobs {
+pub(crate) struct ProcessKnobs {
     /// Ignore SIGTERM.
     pub ignore_sigterm: bool,
     /// Write our pid here.
@@ -30,7 +30,7 @@ pub struct ProcessKnobs {
 }
 
 /// Applies the process knobs; called once at start, before serving.
-pub fn prepare(knobs: &ProcessKnobs) -> anyhow::Result<()> {
+pub(crate) fn prepare(knobs: &ProcessKnobs) -> anyhow::Result<()> {
     if let Some(path) = &knobs.pid_file {
         write_pid(path, std::process::id())?;
     }

@@ -33,7 +33,7 @@ const CURSOR_PREFIX: &str = "mcpr-mock-page-";
 
 /// A delay before answering one kind of request.
 #[derive(Debug, Clone, Copy)]
-pub enum Delay {
+pub(crate) enum Delay {
     /// Answer at once.
     None,
     /// Wait this long first.
@@ -67,7 +67,7 @@ impl Delay {
 
 /// The handler's fault knobs.
 #[derive(Debug, Clone)]
-pub struct Knobs {
+pub(crate) struct Knobs {
     /// Before answering `initialize`.
     pub init: Delay,
     /// Before answering `tools/list`.
@@ -98,7 +98,7 @@ pub struct Knobs {
 /// `server/discover` and `tools/list` results. Unset parts keep rmcp's defaults (discover:
 /// `0` and `private`; lists: no hints).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct CacheHints {
+pub(crate) struct CacheHints {
     pub ttl_ms: Option<u64>,
     pub scope: Option<Scope>,
 }
@@ -123,7 +123,7 @@ impl From<Scope> for CacheScope {
 
 /// The mock MCP server: cheap to clone, all clones share one state.
 #[derive(Clone)]
-pub struct MockServer {
+pub(crate) struct MockServer {
     inner: Arc<Inner>,
 }
 
@@ -143,7 +143,7 @@ struct Inner {
 
 impl MockServer {
     /// A server called `name` offering `catalog`, misbehaving as `knobs` say.
-    pub fn new(name: String, catalog: Catalog, knobs: Knobs) -> Self {
+    pub(crate) fn new(name: String, catalog: Catalog, knobs: Knobs) -> Self {
         MockServer {
             inner: Arc::new(Inner {
                 name,

@@ -32,7 +32,7 @@ tokio::task_local! {
 }
 
 /// rmcp's in-memory sessions, noting requests that find their session ended.
-pub struct Sessions(pub LocalSessionManager);
+pub(crate) struct Sessions(pub LocalSessionManager);
 
 /// Whether `error` says the session is gone (unknown, or its service has ended).
 fn is_ended(error: &LocalSessionManagerError) -> bool {
@@ -125,7 +125,7 @@ impl SessionManager for Sessions {
 
 /// The middleware (`axum::middleware::from_fn`) around the MCP service: a request that found
 /// its session ended gets 404, whatever the service answered.
-pub async fn not_found_when_ended(request: Request, next: Next) -> Response {
+pub(crate) async fn not_found_when_ended(request: Request, next: Next) -> Response {
     ENDED
         .scope(Cell::new(false), async move {
             let response = next.run(request).await;

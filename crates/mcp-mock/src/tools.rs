@@ -23,7 +23,7 @@ const HUGE_MAX_BYTES: u64 = 512 * 1024 * 1024;
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The tools the server offers, in listing order.
-pub struct Catalog {
+pub(crate) struct Catalog {
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
 }
@@ -74,7 +74,7 @@ impl Catalog {
     /// Built-ins, then `generated` tools `tool_0..`, then the tools of `tool_file`. A file tool
     /// with the name of a built-in or generated one replaces it in place; a name repeated within
     /// the file is listed twice (to test how clients cope), and calls reach the first.
-    pub fn build(
+    pub(crate) fn build(
         generated: usize,
         tool_file: Option<&Path>,
         flood_tool: bool,
@@ -186,12 +186,12 @@ impl Catalog {
     }
 
     /// Number of tools.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// The definitions of tools `start..end` (clamped to the catalogue).
-    pub fn definitions(&self, start: usize, end: usize) -> Vec<Tool> {
+    pub(crate) fn definitions(&self, start: usize, end: usize) -> Vec<Tool> {
         let end = end.min(self.entries.len());
         let start = start.min(end);
         self.entries[start..end]
@@ -201,12 +201,12 @@ impl Catalog {
     }
 
     /// True if a tool has this name.
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
 
     /// Runs tool `name` (which must exist: see [`Catalog::contains`]) with `arguments`.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         name: &str,
         arguments: JsonObject,
@@ -233,7 +233,7 @@ impl Catalog {
 }
 
 /// Whether tool `name` is run by the server rather than the catalogue (`--notify-tools`).
-pub fn served_by_server(catalog: &Catalog, name: &str) -> bool {
+pub(crate) fn served_by_server(catalog: &Catalog, name: &str) -> bool {
     catalog
         .by_name
         .get(name)
@@ -269,7 +269,7 @@ fn notify_definitions() -> [Value; 2] {
 }
 
 /// The levels of `logging/setLevel`, least severe first.
-pub const LOG_LEVELS: [&str; 8] = [
+pub(crate) const LOG_LEVELS: [&str; 8] = [
     "debug",
     "info",
     "notice",
@@ -610,7 +610,7 @@ pub fn rich_result() -> Value {
 
 /// The `_meta` key under which a result travels whole to [`crate::transport::MockTransport`],
 /// which sends it instead of rmcp's typed result (rmcp's types drop unknown fields).
-pub const WIRE_MARKER: &str = "mcp-mock/wire";
+pub(crate) const WIRE_MARKER: &str = "mcp-mock/wire";
 
 fn rich() -> CallToolResult {
     let wire = rich_result();

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::io::CallIds;
 
 /// Wraps a server transport `T` with the message-level fault knobs.
-pub struct MockTransport<T> {
+pub(crate) struct MockTransport<T> {
     inner: T,
     forced_version: Option<ProtocolVersion>,
     call_ids: Option<Arc<CallIds>>,
@@ -33,7 +33,7 @@ pub struct MockTransport<T> {
 impl<T> MockTransport<T> {
     /// `forced_version` replaces the version answered to `initialize`; `call_ids` collects the
     /// ids of incoming `tools/call` requests; `eof` is cancelled when input ends.
-    pub fn new(
+    pub(crate) fn new(
         inner: T,
         forced_version: Option<ProtocolVersion>,
         call_ids: Option<Arc<CallIds>>,

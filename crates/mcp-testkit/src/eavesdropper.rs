@@ -17,6 +17,7 @@ const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 const NOWHERE: &str = "attacker.invalid";
 
 /// A recording listener on this machine's non-loopback address. Stops when dropped.
+#[derive(Debug)]
 pub struct Eavesdropper {
     addr: Option<SocketAddr>,
     heard: Arc<Mutex<Vec<String>>>,

@@ -240,6 +240,7 @@ pub fn tmp_dir() -> PathBuf {
 
 /// A child process (and its process group) killed when dropped, so a failing test leaves no
 /// server behind.
+#[derive(Debug)]
 pub struct ChildGuard(pub std::process::Child);
 
 impl ChildGuard {
@@ -262,6 +263,7 @@ impl Drop for ChildGuard {
     }
 }
 /// One HTTP answer.
+#[derive(Debug)]
 pub struct Answer {
     pub status: u16,
     pub location: Option<String>,
@@ -386,6 +388,7 @@ pub fn post_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
 }
 
 /// What one bounded run of a process printed and how it ended.
+#[derive(Debug)]
 pub struct Run {
     pub status: std::process::ExitStatus,
     pub stdout: String,
@@ -519,6 +522,7 @@ pub fn spawn_listening(command: &mut Command) -> (ChildGuard, String) {
 }
 
 /// The mock with `--http 127.0.0.1:0` (or `--sse`) and `flags`, running until dropped.
+#[derive(Debug)]
 pub struct HttpMock {
     child: ChildGuard,
     /// The endpoint the mock printed (`http://127.0.0.1:PORT/mcp` or `.../sse`).

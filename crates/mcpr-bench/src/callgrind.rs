@@ -17,7 +17,7 @@ use crate::{Ctx, proc, raw};
 const WARMUP: usize = 20;
 
 /// `--callgrind-target runtime|raw MCPR CALLS`.
-pub fn target(args: &[String]) -> ExitCode {
+pub(crate) fn target(args: &[String]) -> ExitCode {
     let [kind, mcpr, calls] = args else {
         eprintln!("usage: mcpr-bench --callgrind-target runtime|raw MCPR CALLS");
         return ExitCode::from(2);
@@ -107,7 +107,7 @@ fn collected(ctx: &Ctx, kind: &str, calls: usize) -> Result<u64, String> {
         .ok_or_else(|| "no `Collected :` line in valgrind's output".into())
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let calls = ctx.settings.callgrind_calls;
     let mut table = Table::new(
         &format!("6. Hot path: instructions for {calls} sequential `echo` calls (callgrind)"),

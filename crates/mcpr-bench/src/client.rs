@@ -55,7 +55,7 @@ fn keep_best(figure: &mut Figure, new: Result<Rates, String>) {
 }
 
 /// mcp-runtime's rates on one connection.
-pub async fn runtime_rates(
+pub(crate) async fn runtime_rates(
     server: &Server,
     calls: usize,
     warmup: usize,
@@ -177,7 +177,7 @@ fn measure(ctx: &Ctx, kind: Kind, server: &Server) -> Result<Rates, String> {
     }
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let kinds = [
         Kind::Raw,

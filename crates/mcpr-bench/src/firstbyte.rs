@@ -27,7 +27,7 @@ struct Run {
     listed: usize,
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let gate = Duration::from_millis(250);
     let mut table = Table::new(

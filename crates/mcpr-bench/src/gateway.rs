@@ -256,7 +256,7 @@ async fn measure_paths(
     results
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let inf = s.in_flight;
     let mut table = Table::new(

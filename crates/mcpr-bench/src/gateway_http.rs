@@ -167,7 +167,7 @@ async fn measure(
     Ok(all)
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let mut table = Table::new(
         "8. HTTP gateway: `echo` on `mcpr mock --http`, by concurrent sessions",

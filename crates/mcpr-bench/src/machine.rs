@@ -9,7 +9,7 @@ use crate::peers::Peers;
 use crate::proc;
 
 /// The first line printed by `program args`, or why there is none.
-pub fn version_of(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> String {
+pub(crate) fn version_of(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> String {
     match proc::run_bounded(Command::new(program).args(args), Duration::from_secs(20)) {
         Ok(outcome) if outcome.success() => {
             let text = if outcome.stdout.trim().is_empty() {
@@ -33,14 +33,14 @@ fn proc_field(file: &str, key: &str) -> Option<String> {
 }
 
 /// The 1-, 5- and 15-minute load averages.
-pub fn load() -> String {
+pub(crate) fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|t| t.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "?".into())
 }
 
 /// A markdown description of the machine and every version involved.
-pub fn describe(mcpr: &Path, peers: &Peers) -> String {
+pub(crate) fn describe(mcpr: &Path, peers: &Peers) -> String {
     let cpu = proc_field("/proc/cpuinfo", "model name").unwrap_or_else(|| "?".into());
     let logical = std::fs::read_to_string("/proc/cpuinfo")
         .map(|t| t.lines().filter(|l| l.starts_with("processor")).count())

@@ -42,6 +42,7 @@ use scripts::{Scripts, Server};
 use settings::Settings;
 
 /// Everything the sections share.
+#[derive(Debug)]
 pub struct Ctx {
     pub settings: Settings,
     /// The release `mcpr` binary.

@@ -35,7 +35,7 @@ fn rss_kib() -> u64 {
 }
 
 /// `--rss-target MCPR N DIR`: prints `{"before_kib", "after_kib", "connected"}`.
-pub fn target(args: &[String]) -> ExitCode {
+pub(crate) fn target(args: &[String]) -> ExitCode {
     let [mcpr, count, dir] = args else {
         eprintln!("usage: mcpr-bench --rss-target MCPR N DIR");
         return ExitCode::from(2);
@@ -103,7 +103,7 @@ fn row(table: &mut Table, label: &str, result: Result<Value, String>, count: usi
     }
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let n = s.idle;
     let mut table = Table::new(

@@ -83,7 +83,7 @@ impl Case {
     }
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let mut table = Table::new(
         "3. One-shot CLI: one `echo` call, launch → exit (wall time)",

@@ -10,18 +10,18 @@ use std::time::{Duration, Instant};
 use crate::proc;
 
 /// npm packages of the bench (SDK, server, one-shot CLI), pinned.
-pub const NPM_PACKAGES: &[&str] = &[
+pub(crate) const NPM_PACKAGES: &[&str] = &[
     "@modelcontextprotocol/sdk@1.32.2",
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/inspector-cli@1.0.3",
 ];
 
 /// The Python SDK, pinned (same venv and marker as the tests).
-pub const PYTHON_MCP: &str = "mcp==1.30.0";
+pub(crate) const PYTHON_MCP: &str = "mcp==1.30.0";
 
 /// FastMCP, pinned: `fastmcp run mcp.json` is a published stdio proxy of the servers of an MCP
 /// config, a peer of `mcpr serve` in section 4. A venv of its own (it brings `mcp` 2).
-pub const PYTHON_FASTMCP: &str = "fastmcp==4.1.6";
+pub(crate) const PYTHON_FASTMCP: &str = "fastmcp==4.1.6";
 
 /// The installed npm peers.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ pub struct Peers {
 }
 
 /// Install (or find) every peer under `dir`.
-pub fn install(dir: &Path, bound: Duration) -> Peers {
+pub(crate) fn install(dir: &Path, bound: Duration) -> Peers {
     let npm = install_npm(&dir.join("bench-npm"), bound);
     if let Err(why) = &npm {
         eprintln!("  npm peers unavailable: {why}");

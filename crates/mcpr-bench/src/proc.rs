@@ -23,7 +23,7 @@ fn unregister(pgid: i32) {
 }
 
 /// SIGKILL one process group (it may be gone already).
-pub fn kill_group(pgid: i32) {
+pub(crate) fn kill_group(pgid: i32) {
     if pgid > 0 {
         // SAFETY: signalling a process group we created; harmless if it no longer exists.
         unsafe { libc::killpg(pgid, libc::SIGKILL) };
@@ -31,7 +31,7 @@ pub fn kill_group(pgid: i32) {
 }
 
 /// Kill every process group the bench started that is still registered (end of run, Ctrl-C).
-pub fn kill_all() {
+pub(crate) fn kill_all() {
     let groups: Vec<i32> = std::mem::take(&mut *GROUPS.lock().unwrap_or_else(|e| e.into_inner()));
     for pgid in groups {
         kill_group(pgid);
@@ -39,7 +39,7 @@ pub fn kill_all() {
 }
 
 /// Spawn `command` in a new process group, registered for cleanup.
-pub fn spawn(command: &mut Command) -> std::io::Result<Group> {
+pub(crate) fn spawn(command: &mut Command) -> std::io::Result<Group> {
     use std::os::unix::process::CommandExt;
     let child = command.process_group(0).spawn()?;
     let pgid = child.id() as i32;
@@ -51,22 +51,22 @@ pub fn spawn(command: &mut Command) -> std::io::Result<Group> {
 }
 
 /// A child in its own process group; the group is killed when dropped.
-pub struct Group {
+pub(crate) struct Group {
     child: Option<Child>,
     pgid: i32,
 }
 
 impl Group {
-    pub fn pgid(&self) -> i32 {
+    pub(crate) fn pgid(&self) -> i32 {
         self.pgid
     }
 
-    pub fn child(&mut self) -> &mut Child {
+    pub(crate) fn child(&mut self) -> &mut Child {
         self.child.as_mut().expect("child not taken")
     }
 
     /// Wait for the child to exit on its own (bound it with a [`Watchdog`]).
-    pub fn wait(&mut self) -> std::io::Result<ExitStatus> {
+    pub(crate) fn wait(&mut self) -> std::io::Result<ExitStatus> {
         self.child().wait()
     }
 }
@@ -83,13 +83,13 @@ impl Drop for Group {
 
 /// Kills a process group if not disarmed (dropped) within its bound: guards steps that block
 /// on a child's pipes.
-pub struct Watchdog {
+pub(crate) struct Watchdog {
     done: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<bool>>,
 }
 
 impl Watchdog {
-    pub fn new(pgid: i32, bound: Duration) -> Watchdog {
+    pub(crate) fn new(pgid: i32, bound: Duration) -> Watchdog {
         let (done, rx) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(bound) {
@@ -105,7 +105,7 @@ impl Watchdog {
     }
 
     /// Disarm; returns whether the bound had passed (and the group was killed).
-    pub fn disarm(mut self) -> bool {
+    pub(crate) fn disarm(mut self) -> bool {
         self.stop()
     }
 
@@ -126,7 +126,7 @@ impl Drop for Watchdog {
 
 /// What a bounded run produced.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// `None` when the bound passed and the process was killed.
     pub status: Option<ExitStatus>,
     pub stdout: String,
@@ -136,12 +136,12 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         self.status.is_some_and(|s| s.success())
     }
 
     /// A one-line reason for a failed run: the bound, or the status and the last stderr line.
-    pub fn failure(&self, what: &str) -> String {
+    pub(crate) fn failure(&self, what: &str) -> String {
         match self.status {
             None => format!("{what}: no exit within {:.0} s", self.elapsed.as_secs_f64()),
             Some(status) => {
@@ -159,7 +159,7 @@ impl Outcome {
 }
 
 /// Shorten `text` to at most `max` characters, on a character boundary.
-pub fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     let text = text.trim();
     if text.chars().count() <= max {
         text.to_owned()
@@ -172,7 +172,7 @@ pub fn clip(text: &str, max: usize) -> String {
 /// Run `command` to completion with piped stdout/stderr (stdin as configured by the caller,
 /// null by default), killing its process group after `bound`. Whatever it leaves behind in its
 /// group is killed once it exits.
-pub fn run_bounded(command: &mut Command, bound: Duration) -> std::io::Result<Outcome> {
+pub(crate) fn run_bounded(command: &mut Command, bound: Duration) -> std::io::Result<Outcome> {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let started = Instant::now();
     let mut group = spawn(command)?;

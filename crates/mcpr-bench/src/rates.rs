@@ -7,7 +7,7 @@ use std::time::Duration;
 /// Sequential and in-flight calls/s, and the client's CPU time per call (µs, user + system,
 /// the client process only) in each mode.
 #[derive(Clone, Copy, Debug)]
-pub struct Rates {
+pub(crate) struct Rates {
     pub seq: f64,
     pub par: f64,
     pub cpu_seq: f64,
@@ -15,7 +15,7 @@ pub struct Rates {
 }
 
 impl Rates {
-    pub fn new(
+    pub(crate) fn new(
         calls: usize,
         seq: Duration,
         par: Duration,
@@ -33,7 +33,7 @@ impl Rates {
 }
 
 /// CPU time (user + system) of this process so far, every thread included.
-pub fn cpu_time() -> Duration {
+pub(crate) fn cpu_time() -> Duration {
     // SAFETY: getrusage fills the struct we pass; all-zero is a valid initial value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {

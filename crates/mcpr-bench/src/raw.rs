@@ -13,7 +13,7 @@ use crate::rates::{Rates, cpu_time};
 const HANDSHAKE_BOUND: Duration = Duration::from_secs(30);
 
 /// A running server with the raw client's two pipes.
-pub struct RawClient {
+pub(crate) struct RawClient {
     group: proc::Group,
     stdin: Option<BufWriter<ChildStdin>>,
     stdout: BufReader<ChildStdout>,
@@ -30,14 +30,14 @@ fn echo_request(id: u64) -> String {
 
 impl RawClient {
     /// Spawn `command args` and complete the handshake.
-    pub fn connect(command: &str, args: &[String]) -> Result<RawClient, String> {
+    pub(crate) fn connect(command: &str, args: &[String]) -> Result<RawClient, String> {
         let mut spawned = Command::new(command);
         spawned.args(args);
         RawClient::connect_command(spawned)
     }
 
     /// Spawn `command` (its stdio replaced by pipes) and complete the handshake.
-    pub fn connect_command(mut command: Command) -> Result<RawClient, String> {
+    pub(crate) fn connect_command(mut command: Command) -> Result<RawClient, String> {
         let program = command.get_program().to_string_lossy().into_owned();
         let mut group = proc::spawn(
             command
@@ -77,12 +77,12 @@ impl RawClient {
         self.flush()
     }
 
-    pub fn pgid(&self) -> i32 {
+    pub(crate) fn pgid(&self) -> i32 {
         self.group.pgid()
     }
 
     /// Send one request line (its `id` chosen by the caller) and return the response line.
-    pub fn request(&mut self, line: &str) -> Result<&str, String> {
+    pub(crate) fn request(&mut self, line: &str) -> Result<&str, String> {
         self.send(line)?;
         self.flush()?;
         self.next_response()?;
@@ -142,7 +142,7 @@ impl RawClient {
     }
 
     /// One call, checking that the answer is an echo (used for the warm-up).
-    pub fn checked_call(&mut self) -> Result<(), String> {
+    pub(crate) fn checked_call(&mut self) -> Result<(), String> {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&echo_request(id))?;
@@ -158,7 +158,7 @@ impl RawClient {
     }
 
     /// `calls` echo calls with at most `window` in flight; returns the elapsed time.
-    pub fn calls(&mut self, calls: usize, window: usize) -> Result<Duration, String> {
+    pub(crate) fn calls(&mut self, calls: usize, window: usize) -> Result<Duration, String> {
         let started = Instant::now();
         let mut sent = 0;
         let mut received = 0;
@@ -183,7 +183,7 @@ impl RawClient {
 
     /// Close stdin and SIGTERM the server's group at once, then wait for the server to exit
     /// (bounded; SIGKILL after `bound`).
-    pub fn terminate(mut self, bound: Duration) {
+    pub(crate) fn terminate(mut self, bound: Duration) {
         drop(self.stdin.take());
         // SAFETY: signalling the process group this client started and has not reaped.
         unsafe { libc::killpg(self.group.pgid(), libc::SIGTERM) };
@@ -193,7 +193,7 @@ impl RawClient {
     }
 
     /// Close stdin and wait for the server to exit (bounded).
-    pub fn close(mut self, bound: Duration) {
+    pub(crate) fn close(mut self, bound: Duration) {
         drop(self.stdin.take());
         let watchdog = Watchdog::new(self.group.pgid(), bound);
         let _ = self.group.wait();
@@ -203,7 +203,7 @@ impl RawClient {
 
 /// Sequential and `in_flight` echo calls/s of the raw client against `command args`, with the
 /// CPU time this process spent per call.
-pub fn rates(
+pub(crate) fn rates(
     command: &str,
     args: &[String],
     calls: usize,
@@ -239,7 +239,7 @@ pub fn rates(
 /// call, prints the call's text, and stops the server (stdin closed and SIGTERM to its group
 /// at once, then waits for it to be reaped). The phase times, from before the spawn, go to
 /// stderr as `phases: initialize=µs call=µs printed=µs stopped=µs` for the bench to read.
-pub fn oneshot_target(args: &[String]) -> std::process::ExitCode {
+pub(crate) fn oneshot_target(args: &[String]) -> std::process::ExitCode {
     let started = Instant::now();
     let Some((program, rest)) = args.split_first() else {
         eprintln!("usage: mcpr-bench --oneshot-target CMD [ARGS...]");

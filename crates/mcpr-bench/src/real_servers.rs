@@ -184,7 +184,7 @@ const SQLITE: (&str, &[&str]) = (
 const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: none\n  cluster: {server: 'https://127.0.0.1:9'}\nusers:\n- name: none\n  user: {token: dummy}\ncontexts:\n- name: none\n  context: {cluster: none, user: none}\ncurrent-context: none\n";
 
 /// One installed server, ready to start: its name, where it comes from, and how to run it.
-pub struct RealServer {
+pub(crate) struct RealServer {
     pub name: String,
     /// `npm PACKAGE` or `PyPI PACKAGE`.
     pub package: String,
@@ -196,7 +196,7 @@ pub struct RealServer {
 
 impl RealServer {
     /// Its config for mcp-runtime, run from `cwd`.
-    pub fn config(&self, cwd: &Path) -> ServerConfig {
+    pub(crate) fn config(&self, cwd: &Path) -> ServerConfig {
         let mut config = ServerConfig::stdio(self.command.to_string_lossy(), self.args.clone());
         if let Transport::Stdio(stdio) = &mut config.transport {
             stdio.cwd = Some(cwd.to_owned());
@@ -208,7 +208,7 @@ impl RealServer {
     }
 
     /// Its entry in an `mcpServers` config file, run from `cwd`.
-    pub fn json(&self, cwd: &Path) -> Value {
+    pub(crate) fn json(&self, cwd: &Path) -> Value {
         json!({
             "command": self.command,
             "args": self.args,
@@ -232,7 +232,7 @@ fn run(command: &mut Command, what: &str) -> Result<(), String> {
 }
 
 /// Install every server into `peers` (once: what is there already is kept).
-pub fn install(peers: &Path) -> Result<(), String> {
+pub(crate) fn install(peers: &Path) -> Result<(), String> {
     let npm_root = peers.join("discovery-npm");
     let venv = peers.join("discovery-py/venv");
     if !NPM
@@ -288,7 +288,7 @@ pub fn install(peers: &Path) -> Result<(), String> {
 
 /// Fill `work`, the servers' working directory, with what they read at start-up: a
 /// kubeconfig pointing at a closed port, and a git repository for the git server.
-pub fn prepare_work(work: &Path) -> Result<(), String> {
+pub(crate) fn prepare_work(work: &Path) -> Result<(), String> {
     std::fs::write(work.join("kubeconfig"), KUBECONFIG).map_err(|e| e.to_string())?;
     let _ = Command::new("git")
         .args(["init", "-q"])
@@ -299,7 +299,7 @@ pub fn prepare_work(work: &Path) -> Result<(), String> {
 
 /// Every server installed in `peers` (by [`install`]), with `{work}` in its arguments and
 /// environment standing for `work`.
-pub fn servers(peers: &Path, work: &Path) -> Vec<RealServer> {
+pub(crate) fn servers(peers: &Path, work: &Path) -> Vec<RealServer> {
     let npm_root = peers.join("discovery-npm");
     let venv = peers.join("discovery-py/venv");
     let sqlite_venv = peers.join("discovery-py-sqlite/venv");

@@ -26,7 +26,7 @@ fn pump(mut from: impl Read, mut to: impl Write) {
     }
 }
 
-pub fn relay_target(args: &[String]) -> ExitCode {
+pub(crate) fn relay_target(args: &[String]) -> ExitCode {
     let Some((program, rest)) = args.split_first() else {
         eprintln!("usage: mcpr-bench --relay-target CMD [ARGS...]");
         return ExitCode::from(2);
@@ -58,7 +58,7 @@ pub fn relay_target(args: &[String]) -> ExitCode {
 /// `mcpr-bench --tcp-relay-target HOST:PORT`: the same floor for HTTP. It listens on a
 /// loopback port of its own (printed as `listening on http://ADDR`), and copies bytes between
 /// each connection it accepts and a new connection to `HOST:PORT`, one thread per direction.
-pub fn tcp_relay_target(args: &[String]) -> ExitCode {
+pub(crate) fn tcp_relay_target(args: &[String]) -> ExitCode {
     use std::net::{Shutdown, TcpListener, TcpStream};
     let [target] = args else {
         eprintln!("usage: mcpr-bench --tcp-relay-target HOST:PORT");

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// One markdown table under a heading.
 #[derive(Debug, Default)]
-pub struct Table {
+pub(crate) struct Table {
     pub title: String,
     pub notes: Vec<String>,
     pub header: Vec<String>,
@@ -13,7 +13,7 @@ pub struct Table {
 }
 
 impl Table {
-    pub fn new(title: &str, header: &[&str]) -> Table {
+    pub(crate) fn new(title: &str, header: &[&str]) -> Table {
         Table {
             title: title.to_owned(),
             header: header.iter().map(|h| h.to_string()).collect(),
@@ -21,18 +21,18 @@ impl Table {
         }
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
     /// A row that says why a figure is missing: the first cell, then the reason, then blanks.
-    pub fn missing(&mut self, first: &str, why: &str) {
+    pub(crate) fn missing(&mut self, first: &str, why: &str) {
         let mut cells = vec![first.to_owned(), format!("n/a ({})", cell(why))];
         cells.resize(self.header.len().max(2), "—".into());
         self.rows.push(cells);
     }
 
-    pub fn note(&mut self, note: impl Into<String>) {
+    pub(crate) fn note(&mut self, note: impl Into<String>) {
         self.notes.push(note.into());
     }
 
@@ -58,7 +58,7 @@ impl Table {
 
 /// A performance target and where we stand.
 #[derive(Debug)]
-pub struct Target {
+pub(crate) struct Target {
     pub what: String,
     pub goal: String,
     pub measured: String,
@@ -67,13 +67,13 @@ pub struct Target {
 }
 
 #[derive(Debug, Default)]
-pub struct Report {
+pub(crate) struct Report {
     pub tables: Vec<Table>,
     pub targets: Vec<Target>,
 }
 
 impl Report {
-    pub fn target(&mut self, what: &str, goal: &str, measured: String, met: Option<bool>) {
+    pub(crate) fn target(&mut self, what: &str, goal: &str, measured: String, met: Option<bool>) {
         self.targets.push(Target {
             what: what.into(),
             goal: goal.into(),
@@ -82,7 +82,7 @@ impl Report {
         });
     }
 
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "### Targets\n");
         let _ = writeln!(out, "| target | goal | measured | |");
@@ -110,12 +110,12 @@ impl Report {
 }
 
 /// Text safe inside a table cell.
-pub fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// `12,345` (no decimals).
-pub fn count(value: f64) -> String {
+pub(crate) fn count(value: f64) -> String {
     let rounded = value.round() as u64;
     let digits = rounded.to_string();
     let mut out = String::new();
@@ -129,7 +129,7 @@ pub fn count(value: f64) -> String {
 }
 
 /// `1.23×`.
-pub fn ratio(value: f64) -> String {
+pub(crate) fn ratio(value: f64) -> String {
     if value.is_finite() {
         format!("{value:.2}×")
     } else {
@@ -138,7 +138,7 @@ pub fn ratio(value: f64) -> String {
 }
 
 /// Milliseconds with one decimal below 100 ms.
-pub fn ms(duration: Duration) -> String {
+pub(crate) fn ms(duration: Duration) -> String {
     let ms = duration.as_secs_f64() * 1000.0;
     if ms < 100.0 {
         format!("{ms:.1} ms")
@@ -148,12 +148,12 @@ pub fn ms(duration: Duration) -> String {
 }
 
 /// Microseconds.
-pub fn us(duration: Duration) -> String {
+pub(crate) fn us(duration: Duration) -> String {
     format!("{:.1} µs", duration.as_secs_f64() * 1e6)
 }
 
 /// The median of `values` (sorted copy); `None` when empty.
-pub fn median(values: &[Duration]) -> Option<Duration> {
+pub(crate) fn median(values: &[Duration]) -> Option<Duration> {
     let mut sorted = values.to_vec();
     sorted.sort();
     match sorted.len() {

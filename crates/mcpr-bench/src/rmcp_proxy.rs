@@ -100,7 +100,7 @@ async fn proxy(program: &str, args: &[String]) -> Result<(), String> {
     served
 }
 
-pub fn rmcp_proxy_target(args: &[String]) -> ExitCode {
+pub(crate) fn rmcp_proxy_target(args: &[String]) -> ExitCode {
     let Some((program, rest)) = args.split_first() else {
         eprintln!("usage: mcpr-bench --rmcp-proxy-target CMD [ARGS...]");
         return ExitCode::from(2);

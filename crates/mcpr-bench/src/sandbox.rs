@@ -16,7 +16,7 @@ use crate::report::{self, Report, Table};
 /// The goal: the sandbox adds at most this much to one server's start-up.
 const GOAL_PER_SERVER: Duration = Duration::from_millis(15);
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let mut table = Table::new(
         "Sandboxed start-up: launch → all tools listed, plain vs sandboxed `mcpr mock` servers",
         &[

@@ -143,6 +143,7 @@ os._exit(0)
 "#;
 
 /// The scripts, written into a directory.
+#[derive(Debug)]
 pub struct Scripts {
     pub typescript: PathBuf,
     pub python: PathBuf,
@@ -181,7 +182,7 @@ impl Server {
 }
 
 /// Run one job of the TypeScript script; its JSON result, or why there is none.
-pub fn typescript(
+pub(crate) fn typescript(
     scripts: &Scripts,
     npm_root: &Path,
     job: &Value,
@@ -196,7 +197,7 @@ pub fn typescript(
 }
 
 /// Run one job of the Python script.
-pub fn python(
+pub(crate) fn python(
     scripts: &Scripts,
     python: &Path,
     job: &Value,

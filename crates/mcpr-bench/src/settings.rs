@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// One knob: its variable, default and meaning (printed by `--help`).
-pub const KNOBS: &[(&str, &str, &str)] = &[
+pub(crate) const KNOBS: &[(&str, &str, &str)] = &[
     (
         "BENCH_CALLS",
         "5000",
@@ -132,7 +132,7 @@ fn number(name: &str, default: usize) -> usize {
 }
 
 /// A comma-separated list of positive numbers.
-pub fn parse_counts(text: &str) -> Vec<usize> {
+pub(crate) fn parse_counts(text: &str) -> Vec<usize> {
     text.split(',')
         .filter_map(|part| part.trim().parse().ok())
         .filter(|n| *n > 0)

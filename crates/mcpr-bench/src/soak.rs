@@ -16,7 +16,7 @@ use crate::report::{self, Report, Table};
 /// How many unexpected outcomes the notes spell out (the count is in the table).
 const SHOWN: usize = 5;
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     eprintln!(
         "» soak: {CALLS} calls, {IN_FLIGHT} in flight, through `mcpr serve` over six failing backends"
     );

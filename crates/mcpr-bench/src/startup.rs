@@ -90,7 +90,7 @@ fn mock_configs(mock: &Server, n: usize) -> IndexMap<String, ServerConfig> {
     (0..n).map(|i| (format!("s{i}"), config(mock))).collect()
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let mock = ctx.mock(&[]);
     let hanging = ctx.mock(&["--hang-init"]);

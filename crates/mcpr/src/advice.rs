@@ -15,7 +15,7 @@ use mcp_runtime::manager::{ManagerError, ServerError};
 use mcp_runtime::registry::RegistryError;
 
 /// An error that may come with advice for a person at the terminal.
-pub trait Advise: Display {
+pub(crate) trait Advise: Display {
     /// The command (or step) that fixes it, when there is one.
     fn advice(&self) -> Option<String>;
 

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::term;
 
 /// The handler the CLI's commands connect with.
-pub fn handler() -> ElicitationHandler {
+pub(crate) fn handler() -> ElicitationHandler {
     Arc::new(|request: ElicitationRequest| {
         Box::pin(async move {
             let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();

@@ -14,7 +14,7 @@ use crate::flags::{GlobalArgs, WithGlobal};
     propagate_version = true,
     after_help = crate::exit::HELP
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The discovery flags given before the command (`mcpr --config FILE tools`).
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -25,7 +25,7 @@ pub struct Cli {
 // Parsed once per run: the size of the largest variant (the mock's many knobs) does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Start three demo servers, connect, list and call tools, and shut everything down.
     Demo(WithGlobal<crate::cmd::demo::DemoArgs>),
     /// List the tools of the configured servers.
@@ -84,7 +84,7 @@ pub enum Command {
 zsh:  mcpr completions zsh > ~/.zfunc/_mcpr   (with `fpath+=~/.zfunc` before `compinit` in ~/.zshrc)\n  \
 fish: mcpr completions fish > ~/.config/fish/completions/mcpr.fish"
 )]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell to complete in.
     pub shell: clap_complete::Shell,
 }

@@ -29,11 +29,11 @@ use crate::advice::Advise as _;
 /// [`MIN_TERM_GRACE`](mcp_runtime::client::MIN_TERM_GRACE) to act on before SIGKILL). The
 /// output is out already; a server that lingers after EOF (server-everything takes ~350 ms)
 /// must not hold up the exit, and one that exits at EOF does so within this.
-pub const ONE_SHOT_GRACE: Duration = Duration::from_millis(25);
+pub(crate) const ONE_SHOT_GRACE: Duration = Duration::from_millis(25);
 
 /// How much to say while connecting.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// Live lines on a terminal, plain lines otherwise (on stderr).
     Show,
     /// Nothing (for `--json` and one-shot calls).
@@ -41,14 +41,14 @@ pub enum Progress {
 }
 
 /// A started set of servers.
-pub struct Started {
+pub(crate) struct Started {
     pub manager: McpManager,
     pub report: StartupReport,
 }
 
 /// Connect `configs` behind the fast-start gate. With `wait`, also wait for servers still
 /// connecting after the gate (bounded by their own timeouts).
-pub async fn start(
+pub(crate) async fn start(
     project: PathBuf,
     configs: IndexMap<String, ServerConfig>,
     sources: IndexMap<String, ServerSource>,
@@ -71,7 +71,7 @@ fn manager_options(project: PathBuf, reconnect: bool) -> ManagerOptions {
 
 /// The servers of a one-shot call: the one server it names, opened alone, or all of them
 /// behind a manager (a call by the `mcp_<server>_<tool>` name needs every tool's name).
-pub enum OneShot {
+pub(crate) enum OneShot {
     /// One server, connected without listing its tools (shared: a client is large, and
     /// `resource`/`prompt`/`skill` hand it to their work).
     Client(std::sync::Arc<McpClient>),
@@ -81,7 +81,7 @@ pub enum OneShot {
 
 impl OneShot {
     /// Connect `name` alone, as [`start`] would but with no tool list and no reconnects.
-    pub async fn open(
+    pub(crate) async fn open(
         project: PathBuf,
         name: &str,
         config: &ServerConfig,
@@ -92,7 +92,7 @@ impl OneShot {
     }
 
     /// Call `tool` of `server`.
-    pub async fn call_tool(
+    pub(crate) async fn call_tool(
         &self,
         server: &str,
         tool: &str,
@@ -106,7 +106,7 @@ impl OneShot {
     }
 
     /// The connection of a lone server.
-    pub fn client(&self) -> Option<std::sync::Arc<McpClient>> {
+    pub(crate) fn client(&self) -> Option<std::sync::Arc<McpClient>> {
         match self {
             OneShot::Client(client) => Some(client.clone()),
             OneShot::Manager(_) => None,
@@ -114,7 +114,7 @@ impl OneShot {
     }
 
     /// The input schema of `tool` of `server` (listing the tools of a lone server).
-    pub async fn tool_schema(&self, server: &str, tool: &str) -> Option<Value> {
+    pub(crate) async fn tool_schema(&self, server: &str, tool: &str) -> Option<Value> {
         match self {
             OneShot::Client(client) => client
                 .list_tools()
@@ -134,7 +134,7 @@ impl OneShot {
     }
 
     /// Stop the servers once the output is out ([`stop_after_output`]).
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         match self {
             OneShot::Client(client) => {
                 flush_stdout();
@@ -148,7 +148,7 @@ impl OneShot {
 /// End of a one-shot command: what it printed goes out first, then every server is stopped at
 /// once: stdin EOF, [`ONE_SHOT_GRACE`], SIGTERM to its group, SIGKILL; servers still booting
 /// are killed at once. No server process is left when it returns.
-pub async fn stop_after_output(manager: &McpManager) {
+pub(crate) async fn stop_after_output(manager: &McpManager) {
     flush_stdout();
     manager.disconnect_all_within(ONE_SHOT_GRACE).await;
 }
@@ -161,7 +161,7 @@ fn flush_stdout() {
 
 /// Apply new `configs` to `manager` by difference ([`McpManager::reload`]), with live lines for
 /// the servers it starts: for the shell's `/mcp reload`.
-pub async fn reload(
+pub(crate) async fn reload(
     manager: &McpManager,
     configs: IndexMap<String, ServerConfig>,
     sources: IndexMap<String, ServerSource>,
@@ -184,7 +184,7 @@ pub async fn reload(
 /// Connect `configs` on an existing `manager` (servers it already runs are left alone), with
 /// the same live lines and gate as [`start`]: for a shell that reloads or enables servers
 /// without replacing its manager. `options.reconnect` is the manager's, so it is ignored here.
-pub async fn connect(
+pub(crate) async fn connect(
     manager: &McpManager,
     configs: IndexMap<String, ServerConfig>,
     sources: IndexMap<String, ServerSource>,
@@ -234,7 +234,7 @@ fn note_deferred(report: &StartupReport) {
 
 /// Settings of [`start`].
 #[derive(Clone, Copy)]
-pub struct StartOptions {
+pub(crate) struct StartOptions {
     pub progress: Progress,
     /// Wait for every server, not just until the gate.
     pub wait: bool,

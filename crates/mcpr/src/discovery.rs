@@ -18,7 +18,7 @@ use crate::flags::GlobalArgs;
 /// The global flags that shape discovery (`--cwd`, `--config`, `--strict-config`,
 /// `--no-project`, `--trust-project`), so that every command builds its options the same way.
 #[derive(Debug, Clone, Default)]
-pub struct CliFlags {
+pub(crate) struct CliFlags {
     /// `--cwd DIR`.
     pub cwd: Option<PathBuf>,
     /// `--config FILE` (repeatable).
@@ -45,7 +45,7 @@ impl From<&GlobalArgs> for CliFlags {
 
 impl CliFlags {
     /// The project directory: `--cwd` made absolute, else the process's.
-    pub fn cwd(&self) -> PathBuf {
+    pub(crate) fn cwd(&self) -> PathBuf {
         let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         match &self.cwd {
             Some(dir) => base.join(dir),
@@ -54,7 +54,7 @@ impl CliFlags {
     }
 
     /// Discovery options for these flags (process environment, default home and trust store).
-    pub fn options(&self) -> DiscoveryOptions {
+    pub(crate) fn options(&self) -> DiscoveryOptions {
         let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         DiscoveryOptions::default()
             .with_explicit_files(self.config.iter().map(|f| base.join(f)).collect())
@@ -64,14 +64,14 @@ impl CliFlags {
     }
 
     /// Run discovery with these flags.
-    pub fn discover(&self) -> Discovery {
+    pub(crate) fn discover(&self) -> Discovery {
         load_all_mcp_configs(&self.cwd(), &self.options())
     }
 }
 
 /// Discover the configured servers, printing warnings and per-server errors on stderr. A
 /// failure of discovery as a whole is a config error.
-pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
+pub(crate) fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
     let discovery = CliFlags::from(global).discover();
     if let Some(failure) = &discovery.failure {
         return Err(Failure::usage(format!(
@@ -123,7 +123,7 @@ pub fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
 }
 
 /// Like [`discover`], but having no server to work on is a usage error.
-pub fn discover_some(global: &GlobalArgs) -> Result<Discovery, Failure> {
+pub(crate) fn discover_some(global: &GlobalArgs) -> Result<Discovery, Failure> {
     let discovery = discover(global)?;
     if discovery.configs.is_empty() {
         return Err(Failure::usage(
@@ -138,7 +138,7 @@ pub fn discover_some(global: &GlobalArgs) -> Result<Discovery, Failure> {
 /// server at all, as one line for a message; `None` when there are none. A reload from such a
 /// file would stop its servers for a typo (or a save half done), so a reload waits until it
 /// parses again.
-pub fn broken_sources(found: &Discovery, manager: &McpManager) -> Option<String> {
+pub(crate) fn broken_sources(found: &Discovery, manager: &McpManager) -> Option<String> {
     let mut broken: Vec<PathBuf> = manager
         .reports()
         .into_iter()
@@ -159,7 +159,7 @@ pub fn broken_sources(found: &Discovery, manager: &McpManager) -> Option<String>
 
 /// Why `name` is not among the servers discovery would start: its config error, its state
 /// (with what to do when it waits for the project's trust), or that nothing configures it.
-pub fn why_not_started(found: &Discovery, name: &str) -> String {
+pub(crate) fn why_not_started(found: &Discovery, name: &str) -> String {
     if let Some(error) = found.errors.get(name) {
         return error.to_string();
     }
@@ -178,7 +178,7 @@ pub fn why_not_started(found: &Discovery, name: &str) -> String {
 
 /// Why a pending server waits, naming the files concerned, when discovery knows more than "the
 /// project is not trusted".
-pub fn pending_detail(server: &DiscoveredServer) -> Option<String> {
+pub(crate) fn pending_detail(server: &DiscoveredServer) -> Option<String> {
     let reason = server.pending_reason.as_ref()?;
     let files: Vec<String> = reason.files().iter().map(|f| display_path(f)).collect();
     Some(match reason {
@@ -196,7 +196,7 @@ pub fn pending_detail(server: &DiscoveredServer) -> Option<String> {
 }
 
 /// Print discovery warnings on stderr.
-pub fn print_warnings(found: &Discovery) {
+pub(crate) fn print_warnings(found: &Discovery) {
     for warning in &found.warnings {
         eprintln!("warning: {}", crate::term::line(&shorten_warning(warning)));
     }

@@ -14,60 +14,60 @@
 use std::fmt;
 
 /// Success.
-pub const OK: u8 = 0;
+pub(crate) const OK: u8 = 0;
 /// The tool ran and returned `isError: true`.
-pub const TOOL_ERROR: u8 = 1;
+pub(crate) const TOOL_ERROR: u8 = 1;
 /// Bad usage or a config error (clap also exits with 2 on usage errors).
-pub const USAGE: u8 = 2;
+pub(crate) const USAGE: u8 = 2;
 /// A server could not be connected or the connection failed.
-pub const CONNECTION: u8 = 3;
+pub(crate) const CONNECTION: u8 = 3;
 /// A failure of mcpr itself.
-pub const INTERNAL: u8 = 4;
+pub(crate) const INTERNAL: u8 = 4;
 /// A call did not finish within its time limit. Distinct from [`CONNECTION`]: the server is
 /// up, so retrying with a longer `--timeout` may help.
-pub const TIMEOUT: u8 = 5;
+pub(crate) const TIMEOUT: u8 = 5;
 /// Writing the output failed for another reason than a closed pipe (a full disk, say). A
 /// reader that stops early (`| head`) is no failure: mcpr then exits quietly with [`OK`].
-pub const OUTPUT: u8 = 6;
+pub(crate) const OUTPUT: u8 = 6;
 
 /// The exit codes as `--help` lists them.
-pub const HELP: &str = "Exit codes: 0 ok, 1 the tool returned isError, 2 usage or config error, \
+pub(crate) const HELP: &str = "Exit codes: 0 ok, 1 the tool returned isError, 2 usage or config error, \
 3 connection failure, 4 internal error, 5 the call timed out, 6 the output could not be written, \
 128+N interrupted by signal N.";
 
 /// What a command returns on success: an exit code (0, or 1 for a tool error).
-pub type Outcome = Result<u8, Failure>;
+pub(crate) type Outcome = Result<u8, Failure>;
 
 /// A command failure: the message printed on stderr and the exit code.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub code: u8,
     pub message: String,
 }
 
 impl Failure {
-    pub fn usage(message: impl fmt::Display) -> Self {
+    pub(crate) fn usage(message: impl fmt::Display) -> Self {
         Failure {
             code: USAGE,
             message: message.to_string(),
         }
     }
 
-    pub fn connection(message: impl fmt::Display) -> Self {
+    pub(crate) fn connection(message: impl fmt::Display) -> Self {
         Failure {
             code: CONNECTION,
             message: message.to_string(),
         }
     }
 
-    pub fn timeout(message: impl fmt::Display) -> Self {
+    pub(crate) fn timeout(message: impl fmt::Display) -> Self {
         Failure {
             code: TIMEOUT,
             message: message.to_string(),
         }
     }
 
-    pub fn internal(message: impl fmt::Display) -> Self {
+    pub(crate) fn internal(message: impl fmt::Display) -> Self {
         Failure {
             code: INTERNAL,
             message: message.to_string(),

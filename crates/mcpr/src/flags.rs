@@ -15,7 +15,7 @@ macro_rules! discovery_flags {
     ($(#[$meta:meta])* $name:ident, global = $global:literal) => {
         $(#[$meta])*
         #[derive(Debug, Args, Clone, Default)]
-        pub struct $name {
+        pub(crate) struct $name {
             /// Project directory (default: the current directory).
             #[arg(long, global = $global, value_name = "DIR")]
             pub cwd: Option<PathBuf>,
@@ -51,7 +51,7 @@ discovery_flags!(
 
 /// A command's own flags plus the discovery flags, which may follow the command name.
 #[derive(Debug, Args)]
-pub struct WithGlobal<T: Args> {
+pub(crate) struct WithGlobal<T: Args> {
     /// The command's own flags.
     #[command(flatten)]
     pub args: T,
@@ -62,7 +62,7 @@ pub struct WithGlobal<T: Args> {
 
 impl GlobalArgs {
     /// Whether any discovery flag is set.
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.cwd.is_some()
             || !self.config.is_empty()
             || self.strict_config
@@ -73,7 +73,7 @@ impl GlobalArgs {
     /// These flags (given before the command) combined with `after` (given after it), as clap
     /// combines one global flag typed at both places: a value given after the command name
     /// replaces the one given before, a switch is on if typed at either place.
-    pub fn merged(&self, after: &CommandGlobalArgs) -> GlobalArgs {
+    pub(crate) fn merged(&self, after: &CommandGlobalArgs) -> GlobalArgs {
         GlobalArgs {
             cwd: after.cwd.clone().or_else(|| self.cwd.clone()),
             config: if after.config.is_empty() {

@@ -13,11 +13,11 @@ use crate::exit::Failure;
 use crate::flags::GlobalArgs;
 
 /// The name an inline server goes by (in tool names, errors and `mcpr status`).
-pub const INLINE_NAME: &str = "inline";
+pub(crate) const INLINE_NAME: &str = "inline";
 
 /// The flags that give a server inline, shared by `tools`, `call`, `status` and `shell`.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct InlineArgs {
+pub(crate) struct InlineArgs {
     /// Try the remote server at URL instead of the configured servers.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub url: Option<String>,
@@ -39,12 +39,12 @@ pub struct InlineArgs {
 
 impl InlineArgs {
     /// Whether a server was given inline.
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.url.is_some() || !self.command.is_empty()
     }
 
     /// The inline server's config, when one was given.
-    pub fn config(&self) -> Result<Option<ServerConfig>, String> {
+    pub(crate) fn config(&self) -> Result<Option<ServerConfig>, String> {
         let transport = if let Some(url) = &self.url {
             let mut headers = BTreeMap::new();
             for header in &self.headers {
@@ -83,7 +83,7 @@ impl InlineArgs {
 }
 
 /// `'Name: value'` of `-H`, split and trimmed.
-pub fn parse_header(header: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_header(header: &str) -> Result<(String, String), String> {
     header
         .split_once(':')
         .filter(|(name, _)| !name.trim().is_empty())
@@ -93,7 +93,7 @@ pub fn parse_header(header: &str) -> Result<(String, String), String> {
 
 /// The servers a command works on: the inline one alone when given, else the configured ones
 /// (see [`crate::discovery::discover`]).
-pub fn discover(global: &GlobalArgs, inline: &InlineArgs) -> Result<Discovery, Failure> {
+pub(crate) fn discover(global: &GlobalArgs, inline: &InlineArgs) -> Result<Discovery, Failure> {
     let Some(config) = inline.config().map_err(Failure::usage)? else {
         return crate::discovery::discover(global);
     };
@@ -119,7 +119,10 @@ pub fn discover(global: &GlobalArgs, inline: &InlineArgs) -> Result<Discovery, F
 }
 
 /// Like [`discover`], but having no server to work on is a usage error.
-pub fn discover_some(global: &GlobalArgs, inline: &InlineArgs) -> Result<Discovery, Failure> {
+pub(crate) fn discover_some(
+    global: &GlobalArgs,
+    inline: &InlineArgs,
+) -> Result<Discovery, Failure> {
     if inline.is_set() {
         discover(global, inline)
     } else {

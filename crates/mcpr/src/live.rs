@@ -28,7 +28,7 @@ const DEFAULT_WIDTH: usize = 80;
 
 /// How a call's progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Not at all.
     Off,
     /// A live line on the terminal.
@@ -40,7 +40,7 @@ pub enum Mode {
 impl Mode {
     /// JSON lines when asked for; else the live line when stderr is a terminal and the user
     /// did not ask for quiet; else nothing.
-    pub fn choose(quiet: bool, json_lines: bool) -> Mode {
+    pub(crate) fn choose(quiet: bool, json_lines: bool) -> Mode {
         if json_lines {
             Mode::Json
         } else if quiet || !std::io::stderr().is_terminal() {
@@ -52,7 +52,7 @@ impl Mode {
 }
 
 /// Shows one call's progress until [`finish`](Self::finish) is awaited.
-pub struct Display {
+pub(crate) struct Display {
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -61,7 +61,7 @@ impl Display {
     /// Start showing the progress of a call of `what` (a tool name). Returns the display and
     /// the sender to hand to the call (`CallOptions::with_progress`); `None` when `mode` is
     /// [`Mode::Off`], so the call does not ask the server for progress nobody reads.
-    pub fn start(mode: Mode, what: &str) -> (Display, Option<mpsc::Sender<ProgressUpdate>>) {
+    pub(crate) fn start(mode: Mode, what: &str) -> (Display, Option<mpsc::Sender<ProgressUpdate>>) {
         if mode == Mode::Off {
             let display = Display {
                 stop: None,
@@ -82,7 +82,7 @@ impl Display {
 
     /// Stop showing progress: the line is cleared (and every update already received is
     /// written, in JSON mode) before this returns.
-    pub async fn finish(mut self) {
+    pub(crate) async fn finish(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

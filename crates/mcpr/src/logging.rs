@@ -12,7 +12,7 @@ use tracing_subscriber::fmt::MakeWriter;
 static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
 /// Scrub these values from logs from now on.
-pub fn add_secrets(values: impl IntoIterator<Item = String>) {
+pub(crate) fn add_secrets(values: impl IntoIterator<Item = String>) {
     let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
     secrets.extend(values);
     // Longest first, so a secret containing another is replaced whole.
@@ -21,7 +21,7 @@ pub fn add_secrets(values: impl IntoIterator<Item = String>) {
 }
 
 /// Install the subscriber with `default` as the filter when `RUST_LOG` is unset.
-pub fn init(default: &str) {
+pub(crate) fn init(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
         // rmcp's OAuth code logs the authorization code (and more) at debug level, which our

@@ -35,7 +35,7 @@ enum WriteFailure {
 
 /// Keep the panic hook from printing the panic message of a failed write: [`guard`] reports
 /// it in one line instead. Other panics are printed as before.
-pub fn quiet_write_panics() {
+pub(crate) fn quiet_write_panics() {
     let default_hook = panic::take_hook();
     panic::set_hook(Box::new(move |info| {
         if message(info.payload()).and_then(write_failure).is_none() {
@@ -46,7 +46,7 @@ pub fn quiet_write_panics() {
 
 /// Run a command, turning a failed write to stdout or stderr into its outcome; any other
 /// panic goes on unwinding.
-pub async fn guard(command: impl Future<Output = Outcome>) -> Outcome {
+pub(crate) async fn guard(command: impl Future<Output = Outcome>) -> Outcome {
     match AssertUnwindSafe(command).catch_unwind().await {
         Ok(outcome) => outcome,
         Err(payload) => match message(payload.as_ref()).and_then(write_failure) {

@@ -10,7 +10,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use crate::exit::Failure;
 
 /// Run `work` unless SIGINT or SIGTERM arrives first; then fail with exit code 128 + signal.
-pub async fn until_signal<F: Future>(work: F) -> Result<F::Output, Failure> {
+pub(crate) async fn until_signal<F: Future>(work: F) -> Result<F::Output, Failure> {
     tokio::select! {
         output = work => Ok(output),
         code = interrupted() => Err(Failure { code, message: "interrupted".into() }),
@@ -18,7 +18,7 @@ pub async fn until_signal<F: Future>(work: F) -> Result<F::Output, Failure> {
 }
 
 /// Resolves with the conventional exit code when SIGINT or SIGTERM arrives.
-pub async fn interrupted() -> u8 {
+pub(crate) async fn interrupted() -> u8 {
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),

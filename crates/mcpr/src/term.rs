@@ -18,7 +18,7 @@ use std::io::IsTerminal;
 
 /// Whether mcpr may colour what it writes to stderr: only when stderr is a terminal, and never
 /// when `NO_COLOR` holds a non-empty value (<https://no-color.org>).
-pub fn colour_on_stderr() -> bool {
+pub(crate) fn colour_on_stderr() -> bool {
     std::io::stderr().is_terminal() && !no_colour(std::env::var_os("NO_COLOR").as_deref())
 }
 
@@ -28,13 +28,13 @@ fn no_colour(value: Option<&OsStr>) -> bool {
 }
 
 /// `text` as one line: every control character escaped, newlines and tabs included.
-pub fn line(text: &str) -> Cow<'_, str> {
+pub(crate) fn line(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
 /// `text` that may span lines: newlines and tabs are kept, every other control character is
 /// escaped (a carriage return too: it could overwrite what the line showed).
-pub fn text(text: &str) -> Cow<'_, str> {
+pub(crate) fn text(text: &str) -> Cow<'_, str> {
     escape(text, true)
 }
 

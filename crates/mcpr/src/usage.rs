@@ -10,7 +10,7 @@ use crate::exit;
 
 /// Parse the process's arguments; on a mistake we recognise, print what to type instead and
 /// exit with the usage code (clap's own error otherwise).
-pub fn parse() -> Cli {
+pub(crate) fn parse() -> Cli {
     let words: Vec<String> = std::env::args().skip(1).collect();
     match Cli::try_parse() {
         Ok(cli) => cli,
@@ -25,7 +25,7 @@ pub fn parse() -> Cli {
 }
 
 /// Print the completion script for `shell` on stdout.
-pub fn completions(shell: clap_complete::Shell) -> u8 {
+pub(crate) fn completions(shell: clap_complete::Shell) -> u8 {
     let mut command = Cli::command();
     clap_complete::generate(shell, &mut command, "mcpr", &mut std::io::stdout());
     exit::OK

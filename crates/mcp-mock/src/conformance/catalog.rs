@@ -7,13 +7,13 @@
 use serde_json::{Value, json};
 
 /// A 1x1 red PNG.
-pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+pub(super) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
 /// A minimal WAV file.
-pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+pub(super) const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
 /// How long list and read results may be cached (`ttlMs`).
-pub const TTL_MS: u64 = 300_000;
+pub(super) const TTL_MS: u64 = 300_000;
 
 /// A tool declaration taking no arguments.
 fn no_args(name: &str, description: &str) -> Value {
@@ -142,13 +142,13 @@ fn common_tools() -> Vec<Value> {
 }
 
 /// The tools a client of the `initialize` era sees.
-pub fn legacy_tools() -> Vec<Value> {
+pub(super) fn legacy_tools() -> Vec<Value> {
     common_tools()
 }
 
 /// The tools a 2026-07-28 client sees: the common ones plus the input-required (MRTR) and
 /// stateless diagnostics.
-pub fn modern_tools() -> Vec<Value> {
+pub(super) fn modern_tools() -> Vec<Value> {
     let mut tools = common_tools();
     tools.extend([
         no_args("test_missing_capability", "Test tool requiring sampling"),
@@ -203,7 +203,7 @@ pub fn modern_tools() -> Vec<Value> {
 }
 
 /// The answer of a tool that needs nothing but its name, or `None`.
-pub fn fixed_call(name: &str) -> Option<Value> {
+pub(super) fn fixed_call(name: &str) -> Option<Value> {
     let content = match name {
         "test_simple_text" => json!([
             {"type": "text", "text": "This is a simple text response for testing."}
@@ -242,7 +242,7 @@ pub fn fixed_call(name: &str) -> Option<Value> {
 }
 
 /// The static resources; the draft-only one is listed to 2026-07-28 clients only.
-pub fn resources(modern: bool) -> Vec<Value> {
+pub(super) fn resources(modern: bool) -> Vec<Value> {
     let mut list = vec![
         json!({
             "uri": "test://static-text",
@@ -278,7 +278,7 @@ pub fn resources(modern: bool) -> Vec<Value> {
 }
 
 /// The resource templates.
-pub fn templates() -> Vec<Value> {
+pub(super) fn templates() -> Vec<Value> {
     vec![json!({
         "uriTemplate": "test://template/{id}/data",
         "name": "template",
@@ -289,7 +289,7 @@ pub fn templates() -> Vec<Value> {
 }
 
 /// The contents of `uri`, or `None` when there is no such resource.
-pub fn read(uri: &str) -> Option<Value> {
+pub(super) fn read(uri: &str) -> Option<Value> {
     let (mime, body) = match uri {
         "test://static-text" => (
             "text/plain",
@@ -319,7 +319,7 @@ pub fn read(uri: &str) -> Option<Value> {
 }
 
 /// The prompts; the input-required one is listed to 2026-07-28 clients only.
-pub fn prompts(modern: bool) -> Vec<Value> {
+pub(super) fn prompts(modern: bool) -> Vec<Value> {
     let mut list = vec![
         json!({
             "name": "test_simple_prompt",
@@ -359,7 +359,7 @@ pub fn prompts(modern: bool) -> Vec<Value> {
 }
 
 /// Why a prompt could not be rendered.
-pub enum PromptError {
+pub(super) enum PromptError {
     /// No prompt by that name.
     Unknown,
     /// A required argument is missing.
@@ -367,7 +367,7 @@ pub enum PromptError {
 }
 
 /// The messages of prompt `name` with `args` (a JSON object or null).
-pub fn get_prompt(name: &str, args: &Value) -> Result<Value, PromptError> {
+pub(super) fn get_prompt(name: &str, args: &Value) -> Result<Value, PromptError> {
     let arg = |key: &'static str| {
         args.get(key)
             .and_then(Value::as_str)

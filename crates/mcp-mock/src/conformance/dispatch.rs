@@ -9,7 +9,7 @@ use super::session::{Session, level_rank};
 use super::{Failure, MODERN_VERSION, SESSION_VERSIONS, Server, mrtr, tools};
 
 /// The capabilities the server declares.
-pub fn capabilities(modern: bool) -> Value {
+pub(super) fn capabilities(modern: bool) -> Value {
     if modern {
         json!({
             "tools": {"listChanged": true},
@@ -30,7 +30,7 @@ pub fn capabilities(modern: bool) -> Value {
 }
 
 /// The `initialize` answer for a client asking for `requested`.
-pub fn initialize(server: &Server, session: &Session, params: &Value) -> Value {
+pub(super) fn initialize(server: &Server, session: &Session, params: &Value) -> Value {
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -55,7 +55,7 @@ pub fn initialize(server: &Server, session: &Session, params: &Value) -> Value {
 
 /// Answers `method` with `params` (everything but `initialize`, `subscriptions/listen` and
 /// the checks of 2026-07-28 requests, which the transports do first).
-pub async fn handle(
+pub(super) async fn handle(
     server: &Server,
     method: &str,
     params: &Value,

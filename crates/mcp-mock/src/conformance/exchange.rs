@@ -10,7 +10,7 @@ use super::notification;
 use super::session::{Session, level_rank};
 
 /// Which era a request belongs to, and what that era knows about the client.
-pub enum Era {
+pub(super) enum Era {
     /// The `initialize` era: a session, which can also carry requests to the client.
     Session(Arc<Session>),
     /// 2026-07-28: everything is in the request's own `_meta`.
@@ -19,7 +19,7 @@ pub enum Era {
 
 /// The client context a 2026-07-28 request carries in `_meta`.
 #[derive(Debug, Clone, Default)]
-pub struct Meta {
+pub(super) struct Meta {
     /// `io.modelcontextprotocol/clientCapabilities`.
     pub capabilities: Value,
     /// `io.modelcontextprotocol/logLevel`, as a rank: without it the server sends no logs.
@@ -27,7 +27,7 @@ pub struct Meta {
 }
 
 /// The context one request runs in.
-pub struct Exchange {
+pub(super) struct Exchange {
     /// The request's own response stream: notifications, and in a session requests to the
     /// client.
     pub out: mpsc::UnboundedSender<Value>,
@@ -41,7 +41,7 @@ pub struct Exchange {
 
 impl Exchange {
     /// Whether the client declared capability `name`.
-    pub fn client_has(&self, name: &str) -> bool {
+    pub(super) fn client_has(&self, name: &str) -> bool {
         match &self.era {
             Era::Session(session) => session.has_capability(name),
             Era::Stateless(meta) => meta.capabilities.get(name).is_some_and(|v| !v.is_null()),
@@ -49,7 +49,7 @@ impl Exchange {
     }
 
     /// Sends a log message, if the client asked for messages at `level`.
-    pub fn log(&self, level: &str, data: Value) {
+    pub(super) fn log(&self, level: &str, data: Value) {
         let wanted = match &self.era {
             Era::Session(session) => session.logs(level),
             Era::Stateless(meta) => meta
@@ -64,7 +64,7 @@ impl Exchange {
     }
 
     /// Sends a progress notification, if the request carried a progress token.
-    pub fn progress(&self, progress: u64, total: u64, message: &str) {
+    pub(super) fn progress(&self, progress: u64, total: u64, message: &str) {
         if let Some(token) = &self.progress_token {
             let params = json!({
                 "progressToken": token,
@@ -81,7 +81,7 @@ impl Exchange {
     /// Closes the connection that carries the request's stream before the answer, where
     /// there is one to close: the client resumes the stream with `Last-Event-ID` to get the
     /// rest (SSE polling).
-    pub fn close_stream(&self) {
+    pub(super) fn close_stream(&self) {
         if let Some(closer) = &self.closer {
             let _ = closer.send(());
         }

@@ -51,7 +51,7 @@ struct App {
 }
 
 /// Serves until SIGINT or SIGTERM.
-pub async fn serve(server: Arc<Server>, addr: SocketAddr) -> anyhow::Result<()> {
+pub(crate) async fn serve(server: Arc<Server>, addr: SocketAddr) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;

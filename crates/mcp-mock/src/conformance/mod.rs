@@ -35,24 +35,25 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-pub use self::http::serve as serve_http;
-pub use self::stdio::serve as serve_stdio;
+pub(crate) use self::http::serve as serve_http;
+pub(crate) use self::stdio::serve as serve_stdio;
 
 use self::session::Session;
 
 /// The protocol revision of the stateless era.
-pub const MODERN_VERSION: &str = "2026-07-28";
+pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 
 /// Most sessions open at once: a client that keeps opening sessions (and never ends them)
 /// is refused rather than allowed to grow the process without bound.
 const MAX_SESSIONS: usize = 4096;
 
 /// The revisions a client may open a session with, newest first.
-pub const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const SESSION_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// A JSON-RPC error, with the HTTP status it travels with.
 #[derive(Debug, Clone)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub code: i64,
     pub message: String,
     pub data: Option<Value>,
@@ -62,7 +63,7 @@ pub struct Failure {
 
 impl Failure {
     /// An error with status 200.
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
         Failure {
             code,
             message: message.into(),
@@ -72,29 +73,29 @@ impl Failure {
     }
 
     /// The same error with `data`.
-    pub fn with_data(mut self, data: Value) -> Self {
+    pub(crate) fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
     /// The same error with HTTP `status`.
-    pub fn with_status(mut self, status: u16) -> Self {
+    pub(crate) fn with_status(mut self, status: u16) -> Self {
         self.status = status;
         self
     }
 
     /// `-32602 Invalid params`.
-    pub fn invalid_params(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
         Failure::new(-32602, message)
     }
 
     /// `-32601 Method not found`.
-    pub fn method_not_found(method: &str) -> Self {
+    pub(crate) fn method_not_found(method: &str) -> Self {
         Failure::new(-32601, format!("Method not found: {method}"))
     }
 
     /// The error member of a JSON-RPC error response.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut error = json!({"code": self.code, "message": self.message});
         if let (Some(data), Some(object)) = (&self.data, error.as_object_mut()) {
             object.insert("data".into(), data.clone());
@@ -104,7 +105,7 @@ impl Failure {
 }
 
 /// A JSON-RPC response to `id` carrying `reply`.
-pub fn response(id: &Value, reply: &Result<Value, Failure>) -> Value {
+pub(crate) fn response(id: &Value, reply: &Result<Value, Failure>) -> Value {
     match reply {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(failure) => json!({"jsonrpc": "2.0", "id": id, "error": failure.to_json()}),
@@ -112,12 +113,12 @@ pub fn response(id: &Value, reply: &Result<Value, Failure>) -> Value {
 }
 
 /// A result with one text block.
-pub fn text(text: &str) -> Value {
+pub(crate) fn text(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}]})
 }
 
 /// A JSON-RPC notification.
-pub fn notification(method: &str, params: Value) -> Value {
+pub(crate) fn notification(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})
 }
 
@@ -130,7 +131,7 @@ struct Listener {
 }
 
 /// What every request of one conformance server shares.
-pub struct Server {
+pub(crate) struct Server {
     /// `serverInfo.name`.
     name: String,
     /// The key that signs `requestState` (random per process).
@@ -141,7 +142,7 @@ pub struct Server {
 
 impl Server {
     /// A server named `name` with a fresh signing key.
-    pub fn new(name: String) -> anyhow::Result<Arc<Self>> {
+    pub(crate) fn new(name: String) -> anyhow::Result<Arc<Self>> {
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret)
             .map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
@@ -239,13 +240,13 @@ fn random_id() -> anyhow::Result<String> {
 }
 
 /// Where `--conformance` serves.
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     Stdio,
     Http(SocketAddr),
 }
 
 /// Runs the conformance server until stdin closes (stdio) or a signal arrives (HTTP).
-pub async fn run(name: String, endpoint: Endpoint) -> anyhow::Result<()> {
+pub(crate) async fn run(name: String, endpoint: Endpoint) -> anyhow::Result<()> {
     let server = Server::new(name)?;
     match endpoint {
         Endpoint::Stdio => serve_stdio(server).await,

@@ -26,7 +26,7 @@ const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const HEADER_MISMATCH: i64 = -32020;
 
 /// Methods of the `initialize` era that 2026-07-28 removed.
-pub const REMOVED: [&str; 5] = [
+pub(super) const REMOVED: [&str; 5] = [
     "initialize",
     "ping",
     "logging/setLevel",
@@ -36,7 +36,7 @@ pub const REMOVED: [&str; 5] = [
 
 /// The MCP headers of one HTTP request (values trimmed of surrounding whitespace).
 #[derive(Debug, Default)]
-pub struct Headers {
+pub(super) struct Headers {
     pub protocol_version: Option<String>,
     pub method: Option<String>,
     pub name: Option<String>,
@@ -47,7 +47,7 @@ pub struct Headers {
 /// Whether a request without a session is a 2026-07-28 request: it carries `_meta` with a
 /// protocol version, or (over HTTP) a protocol version header of a revision that has no
 /// sessions.
-pub fn is_modern(params: &Value, header_version: Option<&str>) -> bool {
+pub(super) fn is_modern(params: &Value, header_version: Option<&str>) -> bool {
     let meta = params.get("_meta");
     match header_version {
         Some(version) => meta.is_some() || !super::SESSION_VERSIONS.contains(&version),
@@ -56,7 +56,11 @@ pub fn is_modern(params: &Value, header_version: Option<&str>) -> bool {
 }
 
 /// Checks a 2026-07-28 request; `headers` is `None` over stdio.
-pub fn check(method: &str, params: &Value, headers: Option<&Headers>) -> Result<Meta, Failure> {
+pub(super) fn check(
+    method: &str,
+    params: &Value,
+    headers: Option<&Headers>,
+) -> Result<Meta, Failure> {
     let bad = |code: i64, message: &str| Failure::new(code, message).with_status(400);
     if let Some(headers) = headers
         && headers.protocol_version.is_none()
@@ -200,7 +204,7 @@ fn decode_param(value: &str) -> Option<String> {
 
 /// Adds what every 2026-07-28 result carries: `resultType` and, on cacheable methods,
 /// caching hints (public for lists, private for reads).
-pub fn decorate(method: &str, result: &mut Value) {
+pub(super) fn decorate(method: &str, result: &mut Value) {
     let Some(object) = result.as_object_mut() else {
         return;
     };

@@ -17,7 +17,7 @@ use super::exchange::Exchange;
 use super::{Failure, Server, random_id, text};
 
 /// The MRTR tools: `None` if `name` is not one of them.
-pub fn call(
+pub(super) fn call(
     server: &Server,
     name: &str,
     params: &Value,
@@ -30,7 +30,11 @@ pub fn call(
 }
 
 /// `prompts/get` of the input-required prompt: `None` for any other prompt.
-pub fn prompt(server: &Server, name: &str, params: &Value) -> Option<Result<Value, Failure>> {
+pub(super) fn prompt(
+    server: &Server,
+    name: &str,
+    params: &Value,
+) -> Option<Result<Value, Failure>> {
     if name != "test_input_required_result_prompt" {
         return None;
     }

@@ -17,16 +17,16 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// The reconnection interval announced by every priming event.
-pub const RETRY: Duration = Duration::from_millis(500);
+pub(super) const RETRY: Duration = Duration::from_millis(500);
 
 /// Streams of one session kept for resumption; older ones are forgotten.
 const KEPT_STREAMS: usize = 32;
 
 /// Where a stream's events go while a connection carries them.
-pub type Frames = mpsc::UnboundedSender<Bytes>;
+pub(super) type Frames = mpsc::UnboundedSender<Bytes>;
 
 /// One resumable stream: every event it had, and the connection carrying it now.
-pub struct Stream {
+pub(super) struct Stream {
     id: u64,
     state: Mutex<State>,
 }
@@ -48,7 +48,7 @@ impl Stream {
     }
 
     /// Sends `message` on the connection, if one is open, and keeps it for a resumption.
-    pub fn push(&self, message: &Value) {
+    pub(super) fn push(&self, message: &Value) {
         let mut state = self.lock();
         let id = self.event_id(state.events.len());
         let event = Bytes::from(format!("id: {id}\nevent: message\ndata: {message}\n\n"));
@@ -61,12 +61,12 @@ impl Stream {
     }
 
     /// Closes the connection carrying the stream (the client may resume it).
-    pub fn close_connection(&self) {
+    pub(super) fn close_connection(&self) {
         self.lock().live = None;
     }
 
     /// The answer went out: the connection ends after it.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         let mut state = self.lock();
         state.done = true;
         state.live = None;
@@ -85,7 +85,7 @@ impl Stream {
 
 /// The resumable streams of one session.
 #[derive(Default)]
-pub struct Streams {
+pub(super) struct Streams {
     next: AtomicU64,
     kept: Mutex<VecDeque<Arc<Stream>>>,
 }
@@ -96,7 +96,7 @@ impl Streams {
     }
 
     /// Opens a stream carried by `frames`, starting with its priming event.
-    pub fn open(&self, frames: Frames) -> Arc<Stream> {
+    pub(super) fn open(&self, frames: Frames) -> Arc<Stream> {
         let stream = Arc::new(Stream {
             id: self.next.fetch_add(1, Ordering::Relaxed),
             state: Mutex::new(State {
@@ -127,7 +127,7 @@ impl Streams {
 
     /// Resumes the stream `last_event_id` belongs to over `frames`; false when there is no
     /// such stream (any more).
-    pub fn resume(&self, last_event_id: &str, frames: Frames) -> bool {
+    pub(super) fn resume(&self, last_event_id: &str, frames: Frames) -> bool {
         let Some((stream, index)) = last_event_id.trim().split_once('-') else {
             return false;
         };

@@ -15,12 +15,12 @@ use super::Failure;
 const ANSWER_WAIT: Duration = Duration::from_secs(60);
 
 /// The rank of a log level, or `None` for an unknown one.
-pub fn level_rank(level: &str) -> Option<usize> {
+pub(super) fn level_rank(level: &str) -> Option<usize> {
     crate::tools::LOG_LEVELS.iter().position(|l| *l == level)
 }
 
 /// A session of the `initialize` era.
-pub struct Session {
+pub(super) struct Session {
     /// `Mcp-Session-Id` (unused over stdio).
     pub id: String,
     /// The capabilities the client declared in `initialize`.
@@ -39,7 +39,7 @@ pub struct Session {
 
 impl Session {
     /// A new session with id `id`.
-    pub fn new(id: String) -> Self {
+    pub(super) fn new(id: String) -> Self {
         Session {
             id,
             capabilities: Mutex::new(json!({})),
@@ -53,12 +53,12 @@ impl Session {
     }
 
     /// Records what `initialize` declared.
-    pub fn set_capabilities(&self, capabilities: Value) {
+    pub(super) fn set_capabilities(&self, capabilities: Value) {
         *self.capabilities.lock().unwrap_or_else(|e| e.into_inner()) = capabilities;
     }
 
     /// Whether the client declared capability `name`.
-    pub fn has_capability(&self, name: &str) -> bool {
+    pub(super) fn has_capability(&self, name: &str) -> bool {
         self.capabilities
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -67,18 +67,18 @@ impl Session {
     }
 
     /// `logging/setLevel`.
-    pub fn set_log_level(&self, rank: usize) {
+    pub(super) fn set_log_level(&self, rank: usize) {
         *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = rank;
     }
 
     /// Whether a message at `level` passes the level the client set.
-    pub fn logs(&self, level: &str) -> bool {
+    pub(super) fn logs(&self, level: &str) -> bool {
         let floor = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
         level_rank(level).is_some_and(|rank| rank >= floor)
     }
 
     /// `resources/subscribe` (`true`) or `resources/unsubscribe` (`false`).
-    pub fn subscribe(&self, uri: &str, on: bool) {
+    pub(super) fn subscribe(&self, uri: &str, on: bool) {
         let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
         if on {
             subscriptions.insert(uri.to_owned());
@@ -88,7 +88,7 @@ impl Session {
     }
 
     /// Opens the standalone GET stream, replacing an older one.
-    pub fn open_standalone(&self) -> mpsc::UnboundedReceiver<Value> {
+    pub(super) fn open_standalone(&self) -> mpsc::UnboundedReceiver<Value> {
         let (tx, rx) = mpsc::unbounded_channel();
         *self.standalone.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
         rx
@@ -96,7 +96,7 @@ impl Session {
 
     /// Sends `request` (method and params) to the client on `out` and waits for its answer:
     /// the result, or the client's error as a failure.
-    pub async fn request(
+    pub(super) async fn request(
         &self,
         out: &mpsc::UnboundedSender<Value>,
         method: &str,
@@ -143,7 +143,7 @@ impl Session {
     }
 
     /// Hands a response from the client to the request waiting for it; false if none was.
-    pub fn deliver(&self, answer: Value) -> bool {
+    pub(super) fn deliver(&self, answer: Value) -> bool {
         let Some(id) = answer.get("id").and_then(Value::as_str) else {
             return false;
         };
@@ -159,7 +159,7 @@ impl Session {
     }
 
     /// Ends the session: waiting requests fail, the standalone stream closes.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())

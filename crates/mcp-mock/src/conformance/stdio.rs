@@ -22,7 +22,7 @@ use super::{Failure, Server, response};
 const MAX_LINE: usize = 4 * 1024 * 1024;
 
 /// Serves stdin/stdout until stdin closes.
-pub async fn serve(server: Arc<Server>) -> anyhow::Result<()> {
+pub(crate) async fn serve(server: Arc<Server>) -> anyhow::Result<()> {
     let (out, mut rx) = mpsc::unbounded_channel::<Value>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();

@@ -17,7 +17,7 @@ const RECONNECTION_PAUSE: Duration = Duration::from_millis(200);
 
 /// Runs tool `name` with `args` (the request's `params` are there for the input-required
 /// tools, which read `inputResponses` and `requestState`).
-pub async fn call(
+pub(super) async fn call(
     server: &Server,
     name: &str,
     args: &Value,

@@ -68,7 +68,7 @@ use self::authorize::*;
 use self::metadata::*;
 use self::register::*;
 use self::reply::*;
-pub use self::resource::guard;
+pub(crate) use self::resource::guard;
 use self::state::*;
 use self::token::*;
 
@@ -86,7 +86,7 @@ const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_c
 
 /// The `--oauth*` flags.
 #[derive(Debug, Clone)]
-pub struct OAuthKnobs {
+pub(crate) struct OAuthKnobs {
     /// `scopes_supported`, and what a token gets when no scope is requested.
     pub scopes: Vec<String>,
     /// Confidential clients known from the start (`--oauth-client`).
@@ -190,7 +190,7 @@ impl fmt::Debug for ClientCredentials {
 
 /// The scopes of a space-separated list, each once, in order; `None` if one has a character
 /// RFC 6749 §3.3 does not allow (such as `"` or `\`, which would break the challenge header).
-pub fn parse_scopes(text: &str) -> Option<Vec<String>> {
+pub(crate) fn parse_scopes(text: &str) -> Option<Vec<String>> {
     let mut scopes: Vec<String> = Vec::new();
     for scope in text.split(' ').filter(|s| !s.is_empty()) {
         let allowed = |b: u8| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b);
@@ -205,7 +205,7 @@ pub fn parse_scopes(text: &str) -> Option<Vec<String>> {
 }
 
 /// The authorization server and resource guard: knobs, clients, grants and tokens.
-pub struct OAuth {
+pub(crate) struct OAuth {
     knobs: OAuthKnobs,
     /// Used for URLs when a request has no usable `Host` header.
     bound: SocketAddr,
@@ -227,7 +227,7 @@ struct Next2 {
 
 impl OAuth {
     /// A server for the mock bound at `bound`, knowing the `--oauth-client` clients.
-    pub fn new(knobs: OAuthKnobs, bound: SocketAddr) -> OAuth {
+    pub(crate) fn new(knobs: OAuthKnobs, bound: SocketAddr) -> OAuth {
         let mut store = Store::default();
         for client in &knobs.clients {
             store.clients.insert(
@@ -320,7 +320,7 @@ impl OAuth {
 }
 
 /// The authorization server's routes, to merge next to `/mcp`.
-pub fn router(oauth: Arc<OAuth>) -> Router {
+pub(crate) fn router(oauth: Arc<OAuth>) -> Router {
     let router = Router::new()
         .route(RESOURCE_METADATA_PATH, get(resource_metadata))
         .route(

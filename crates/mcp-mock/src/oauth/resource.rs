@@ -90,7 +90,11 @@ pub(super) enum Bearer {
 }
 
 /// The middleware in front of `/mcp` (`axum::middleware::from_fn_with_state`).
-pub async fn guard(State(oauth): State<Arc<OAuth>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(
+    State(oauth): State<Arc<OAuth>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let origin = oauth.origin(request.headers());
     let current = oauth.current();
     let scopes = match current.bearer(request.headers()) {

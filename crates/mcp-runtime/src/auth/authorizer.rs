@@ -66,6 +66,7 @@ pub enum AuthorizeError {
 }
 
 /// A redirect URI reserved for one login, and the means to wait for it.
+#[derive(Debug)]
 pub struct Redirect {
     /// `http://127.0.0.1:PORT/callback`.
     pub uri: String,

@@ -76,7 +76,7 @@ pub(crate) struct ServerAuth {
 }
 
 impl ServerAuth {
-    pub fn new(
+    pub(crate) fn new(
         server: &str,
         url: &str,
         oauth: Option<&OAuthConfig>,
@@ -149,7 +149,7 @@ impl ServerAuth {
 
     /// Put `token` on `request`, a `method` request to `url`: as a bearer token, or, when it
     /// is DPoP-bound, with the `DPoP` scheme and a fresh proof of its key.
-    pub fn authorize_request(
+    pub(crate) fn authorize_request(
         &self,
         request: reqwest::RequestBuilder,
         method: &str,
@@ -174,7 +174,7 @@ impl ServerAuth {
     /// The server answered a request to `url` made with `sent` with a DPoP nonce challenge
     /// (`status`, `challenge`, `DPoP-Nonce`): whether to retry with the nonce, now
     /// remembered. Only a DPoP-bound token, and only a nonce not tried yet, is worth it.
-    pub fn dpop_nonce_retry(
+    pub(crate) fn dpop_nonce_retry(
         &self,
         url: &str,
         sent: Option<&str>,
@@ -191,7 +191,7 @@ impl ServerAuth {
 
     /// The token to send now, refreshed first when it is about to expire; `None` when there
     /// is no credential (the request goes out without one, and a 401 tells what is needed).
-    pub async fn bearer(&self) -> Result<Option<String>, AuthFailure> {
+    pub(crate) async fn bearer(&self) -> Result<Option<String>, AuthFailure> {
         if let Some(access) = self.unexpired() {
             return Ok(Some(access));
         }
@@ -246,7 +246,7 @@ impl ServerAuth {
 
     /// The server refused `sent` with 401: refresh once (or renew client credentials, or log
     /// in when a person can), and return the token to retry with.
-    pub async fn on_unauthorized(
+    pub(crate) async fn on_unauthorized(
         &self,
         sent: Option<&str>,
         challenge: Option<&str>,
@@ -317,7 +317,7 @@ impl ServerAuth {
 
     /// The server refused `sent` with 403 `insufficient_scope`: log in again asking for the
     /// scopes already granted plus the challenged ones, when a person can.
-    pub async fn on_insufficient_scope(
+    pub(crate) async fn on_insufficient_scope(
         &self,
         sent: Option<&str>,
         challenge: &str,

@@ -71,7 +71,7 @@ struct Claims<'a> {
 
 impl DpopKey {
     /// A new key.
-    pub fn generate() -> Result<DpopKey, String> {
+    pub(super) fn generate() -> Result<DpopKey, String> {
         let rng = SystemRandom::new();
         let document = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
             .map_err(|_| "cannot generate a DPoP key".to_owned())?;
@@ -79,7 +79,7 @@ impl DpopKey {
     }
 
     /// The key kept in a credential record ([`DpopKey::stored`]); `None` if it is not one.
-    pub fn from_stored(text: &str) -> Option<DpopKey> {
+    pub(super) fn from_stored(text: &str) -> Option<DpopKey> {
         let pkcs8 = URL_SAFE_NO_PAD.decode(text).ok()?;
         EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8).ok()?;
         DpopKey::from_pkcs8(pkcs8).ok()
@@ -98,12 +98,12 @@ impl DpopKey {
     }
 
     /// The private key as kept in the credential record (a secret).
-    pub fn stored(&self) -> String {
+    pub(super) fn stored(&self) -> String {
         URL_SAFE_NO_PAD.encode(&self.pkcs8)
     }
 
     /// A fresh proof for `method` on `url`; with `access_token`, bound to it (`ath`).
-    pub fn proof(
+    pub(super) fn proof(
         &self,
         method: &str,
         url: &str,
@@ -138,7 +138,7 @@ impl DpopKey {
     }
 
     /// Remember the `DPoP-Nonce` a response from `url` carried; whether it is a new one.
-    pub fn learn_nonce(&self, url: &str, nonce: Option<&[u8]>) -> bool {
+    pub(super) fn learn_nonce(&self, url: &str, nonce: Option<&[u8]>) -> bool {
         let (Ok(url), Some(nonce)) = (reqwest::Url::parse(url), nonce) else {
             return false;
         };
@@ -183,7 +183,7 @@ pub(crate) struct DpopHttpClient {
 }
 
 impl DpopHttpClient {
-    pub fn new(key: Arc<DpopKey>, token_endpoint: &str) -> Result<DpopHttpClient, String> {
+    pub(super) fn new(key: Arc<DpopKey>, token_endpoint: &str) -> Result<DpopHttpClient, String> {
         // Installs the TLS provider rmcp's client needs too.
         crate::net::shared_client()?;
         let direct = reqwest::Client::builder()

@@ -59,18 +59,18 @@ pub(crate) struct Record {
 
 impl Record {
     /// When the access token expires (Unix seconds), if the server said.
-    pub fn expires_at(&self) -> Option<u64> {
+    pub(crate) fn expires_at(&self) -> Option<u64> {
         let expires_in = self.token.as_ref()?.expires_in()?;
         expiry_secs(self.received_at?, expires_in.as_secs())
     }
 
     /// The access token, if any.
-    pub fn access_token(&self) -> Option<&str> {
+    pub(crate) fn access_token(&self) -> Option<&str> {
         Some(self.token.as_ref()?.access_token().secret())
     }
 
     /// Whether a refresh token is stored.
-    pub fn has_refresh_token(&self) -> bool {
+    pub(crate) fn has_refresh_token(&self) -> bool {
         self.token
             .as_ref()
             .is_some_and(|token| token.refresh_token().is_some())
@@ -330,7 +330,7 @@ pub(crate) struct ServerCredentials {
 }
 
 impl ServerCredentials {
-    pub fn new(store: CredentialStore, key: String, template: Record) -> Self {
+    pub(super) fn new(store: CredentialStore, key: String, template: Record) -> Self {
         ServerCredentials {
             store,
             key,

@@ -63,7 +63,7 @@ impl Catalog {
     }
 
     /// Every resource the view offers, in the wire format.
-    pub async fn resources(&self, scope: &ScopedTools) -> Vec<Value> {
+    pub(super) async fn resources(&self, scope: &ScopedTools) -> Vec<Value> {
         let listed = gather(scope, |client| async move { client.list_resources().await }).await;
         self.remember_resources(scope, &listed)
             .into_iter()
@@ -72,7 +72,10 @@ impl Catalog {
     }
 
     /// Every resource the view offers, as the servers describe them (named `<server>/<name>`).
-    pub async fn resource_definitions(&self, scope: &ScopedTools) -> Vec<ResourceDefinition> {
+    pub(super) async fn resource_definitions(
+        &self,
+        scope: &ScopedTools,
+    ) -> Vec<ResourceDefinition> {
         from_wire(self.resources(scope).await)
     }
 
@@ -100,7 +103,7 @@ impl Catalog {
     }
 
     /// Every resource template the view offers, in the wire format.
-    pub async fn templates(&self, scope: &ScopedTools) -> Vec<Value> {
+    pub(super) async fn templates(&self, scope: &ScopedTools) -> Vec<Value> {
         let listed = gather(scope, |client| async move {
             client.list_resource_templates().await
         })
@@ -117,7 +120,7 @@ impl Catalog {
     }
 
     /// Every resource template the view offers (named `<server>/<name>`).
-    pub async fn template_definitions(
+    pub(super) async fn template_definitions(
         &self,
         scope: &ScopedTools,
     ) -> Vec<ResourceTemplateDefinition> {
@@ -161,7 +164,7 @@ impl Catalog {
     }
 
     /// Read `uri` from the server that offers it (listing again if it is not known yet).
-    pub async fn read(&self, scope: &ScopedTools, uri: &str) -> Result<Value, CatalogError> {
+    pub(super) async fn read(&self, scope: &ScopedTools, uri: &str) -> Result<Value, CatalogError> {
         let server = self.owner(scope, uri).await?;
         connected(scope, &server)?
             .read_resource(uri)
@@ -171,7 +174,11 @@ impl Catalog {
 
     /// The server in scope that offers `uri` (listing again if it is not known yet): what a
     /// read or a subscription of `uri` goes to.
-    pub async fn owner(&self, scope: &ScopedTools, uri: &str) -> Result<String, CatalogError> {
+    pub(super) async fn owner(
+        &self,
+        scope: &ScopedTools,
+        uri: &str,
+    ) -> Result<String, CatalogError> {
         match self.route(scope, uri) {
             Some(server) => Ok(server),
             None => {
@@ -198,7 +205,7 @@ impl Catalog {
     /// Ask the server that owns a completion's reference (a prompt by its exposed name, or a
     /// resource template by its URI template) to complete an argument. `params` is the
     /// request in the wire format; the reference is renamed to the server's own name.
-    pub async fn complete(
+    pub(super) async fn complete(
         &self,
         scope: &ScopedTools,
         mut params: Value,
@@ -261,7 +268,7 @@ impl Catalog {
     }
 
     /// Every prompt the view offers, in the wire format.
-    pub async fn prompts(&self, scope: &ScopedTools) -> Vec<Value> {
+    pub(super) async fn prompts(&self, scope: &ScopedTools) -> Vec<Value> {
         let listed = gather(scope, |client| async move { client.list_prompts().await }).await;
         let pairs: Vec<(&str, &PromptDefinition)> = listed
             .iter()
@@ -287,12 +294,12 @@ impl Catalog {
     }
 
     /// Every prompt the view offers (named as exposed, `mcp_<server>_<prompt>`).
-    pub async fn prompt_definitions(&self, scope: &ScopedTools) -> Vec<PromptDefinition> {
+    pub(super) async fn prompt_definitions(&self, scope: &ScopedTools) -> Vec<PromptDefinition> {
         from_wire(self.prompts(scope).await)
     }
 
     /// Get the prompt exposed as `name` from its server.
-    pub async fn get_prompt(
+    pub(super) async fn get_prompt(
         &self,
         scope: &ScopedTools,
         name: &str,

@@ -51,7 +51,7 @@ impl Listing {
     }
 
     /// The client received a list with this digest.
-    pub fn listed(&self, digest: u64) {
+    pub(super) fn listed(&self, digest: u64) {
         *self.lock() = Shown {
             digest: Some(digest),
             told: false,
@@ -59,7 +59,7 @@ impl Listing {
     }
 
     /// The client was told its list changed (by whoever changed it).
-    pub fn told(&self) {
+    pub(super) fn told(&self) {
         self.lock().told = true;
     }
 
@@ -106,7 +106,7 @@ impl Clients {
     }
 
     /// A client finished its handshake.
-    pub fn add(
+    pub(super) fn add(
         &self,
         peer: Peer<RoleServer>,
         activated: Arc<ActivatedTools>,
@@ -123,7 +123,7 @@ impl Clients {
 
     /// A 2026-07-28 client opened a `subscriptions/listen` stream; `listing` holds the digest
     /// of its list now.
-    pub fn listen(
+    pub(super) fn listen(
         &self,
         sink: SubscriptionSink,
         activated: Arc<ActivatedTools>,
@@ -137,7 +137,7 @@ impl Clients {
     }
 
     /// Clients still connected.
-    pub fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         let mut peers = self.lock();
         peers.retain(|c| !c.handle.is_transport_closed());
         peers.len()
@@ -145,7 +145,7 @@ impl Clients {
 
     /// Tell every client whose list (by `digest`, of what `tools/list` would show it) changed,
     /// concurrently, each bounded.
-    pub async fn notify_changed(&self, digest: impl Fn(&ActivatedTools) -> u64) {
+    pub(super) async fn notify_changed(&self, digest: impl Fn(&ActivatedTools) -> u64) {
         // Chosen and cloned out: no lock across the sends.
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = self.lock();

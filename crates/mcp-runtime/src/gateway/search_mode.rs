@@ -101,12 +101,12 @@ impl ActivatedTools {
     }
 
     /// Whether the tool exposed as `name` was activated by this client.
-    pub fn is_active(&self, name: &str) -> bool {
+    pub(super) fn is_active(&self, name: &str) -> bool {
         self.lock().contains(name)
     }
 
     /// Activate `names`; `true` when any of them was not active yet.
-    pub fn activate<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> bool {
+    pub(super) fn activate<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> bool {
         let mut activated = self.lock();
         let mut added = false;
         for name in names {
@@ -117,7 +117,7 @@ impl ActivatedTools {
 }
 
 impl ToolSearch {
-    pub fn new(mode: ToolSearchMode, always_load: BTreeSet<String>) -> Self {
+    pub(super) fn new(mode: ToolSearchMode, always_load: BTreeSet<String>) -> Self {
         ToolSearch {
             mode,
             always_load,
@@ -168,7 +168,7 @@ impl ToolSearch {
     }
 
     /// Whether `view` (listed as `listed`) is served in discovery mode.
-    pub fn active(&self, view: &Arc<View>, listed: &[Tool]) -> bool {
+    pub(super) fn active(&self, view: &Arc<View>, listed: &[Tool]) -> bool {
         match self.mode {
             ToolSearchMode::Off => false,
             ToolSearchMode::On => true,
@@ -178,7 +178,12 @@ impl ToolSearch {
 
     /// What `tools/list` shows this client: the two discovery tools, then the tools of
     /// `alwaysLoad` servers and the client's activated ones, in the view's order.
-    pub fn listed(&self, view: &View, listed: &[Tool], activated: &ActivatedTools) -> Vec<Tool> {
+    pub(super) fn listed(
+        &self,
+        view: &View,
+        listed: &[Tool],
+        activated: &ActivatedTools,
+    ) -> Vec<Tool> {
         let mut tools = meta_tools();
         tools.extend(
             listed
@@ -196,7 +201,7 @@ impl ToolSearch {
     }
 
     /// The tools of `view` that best match `query`, best first, at most `limit`.
-    pub fn find(
+    pub(super) fn find(
         &self,
         view: &Arc<View>,
         listed: &[Tool],
@@ -213,7 +218,7 @@ impl ToolSearch {
 
     /// Run the search tool: the compact matches as a tool result, and the names found (to
     /// activate). Bad arguments give an error result naming the field.
-    pub fn search(
+    pub(super) fn search(
         &self,
         view: &Arc<View>,
         listed: &[Tool],

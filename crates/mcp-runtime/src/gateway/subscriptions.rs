@@ -98,7 +98,7 @@ pub(crate) fn rank(level: &str) -> Option<usize> {
 }
 
 impl Relay {
-    pub fn new(manager: McpManager, filter: ToolFilter) -> Self {
+    pub(super) fn new(manager: McpManager, filter: ToolFilter) -> Self {
         Relay {
             manager,
             filter,
@@ -113,7 +113,7 @@ impl Relay {
     }
 
     /// A fresh id for a client, a request or a listen stream.
-    pub fn next_id(&self) -> u64 {
+    pub(super) fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
@@ -128,19 +128,19 @@ impl Relay {
     }
 
     /// Whether a server in scope offers logging (the gateway offers it then).
-    pub fn offers_logging(&self) -> bool {
+    pub(super) fn offers_logging(&self) -> bool {
         self.servers().iter().any(|(_, c)| c.offers_logging())
     }
 
     /// Whether a server in scope offers resource subscriptions (the gateway offers them then).
-    pub fn offers_subscriptions(&self) -> bool {
+    pub(super) fn offers_subscriptions(&self) -> bool {
         self.servers()
             .iter()
             .any(|(_, c)| c.offers_resource_subscriptions())
     }
 
     /// Client `id` (a session) wants every server's lines at `level` and above.
-    pub async fn set_level(&self, id: u64, peer: Peer<RoleServer>, level: usize) {
+    pub(super) async fn set_level(&self, id: u64, peer: Peer<RoleServer>, level: usize) {
         self.lock().logs.insert(
             id,
             LogWant {
@@ -154,7 +154,7 @@ impl Relay {
 
     /// Request `id` (of a 2026-07-28 client) wants `server`'s lines at `level` and above
     /// until the returned guard is dropped.
-    pub async fn watch_request(
+    pub(super) async fn watch_request(
         self: &Arc<Self>,
         peer: Peer<RoleServer>,
         level: usize,
@@ -236,7 +236,7 @@ impl Relay {
 
     /// Subscribe `target` (subscriber `id`) to `uri` of `server`; the server is asked on the
     /// first subscriber only.
-    pub async fn subscribe(
+    pub(super) async fn subscribe(
         &self,
         server: &str,
         uri: &str,
@@ -278,7 +278,7 @@ impl Relay {
     }
 
     /// Subscriber `id` leaves `uri` of `server`; the server is released after the last one.
-    pub async fn unsubscribe(&self, server: &str, uri: &str, id: u64) {
+    pub(super) async fn unsubscribe(&self, server: &str, uri: &str, id: u64) {
         let key = (server.to_owned(), uri.to_owned());
         let last = {
             let mut state = self.lock();
@@ -300,7 +300,7 @@ impl Relay {
     }
 
     /// Subscriber `id` is gone (its listen stream ended): leave everything it subscribed to.
-    pub async fn release(&self, id: u64) {
+    pub(super) async fn release(&self, id: u64) {
         let emptied = drop_subscribers(&mut self.lock(), |subscriber, _| subscriber == id);
         self.release_on_server(emptied).await;
     }
@@ -481,7 +481,7 @@ const LINES_BOUND: Duration = Duration::from_millis(500);
 impl RequestLogs {
     /// Wait until the log lines the server sent before its answer (which has arrived) are
     /// passed on, so that they go out first. Bounded by [`LINES_BOUND`].
-    pub async fn settle(&self) {
+    pub(super) async fn settle(&self) {
         let Some(order) = &self.order else { return };
         let since = order
             .client

@@ -27,7 +27,7 @@ pub(crate) struct UriTemplate {
 impl UriTemplate {
     /// Parse `template`; `None` when it is not a valid template (such a template matches
     /// nothing).
-    pub fn parse(template: &str) -> Option<UriTemplate> {
+    pub(super) fn parse(template: &str) -> Option<UriTemplate> {
         let mut parts = Vec::new();
         let mut rest = template;
         while !rest.is_empty() {
@@ -71,7 +71,7 @@ impl UriTemplate {
     }
 
     /// Whether `uri` is an expansion of this template.
-    pub fn matches(&self, uri: &str) -> bool {
+    pub(super) fn matches(&self, uri: &str) -> bool {
         if uri.len() > MAX_URI || has_dot_segment(uri) {
             return false;
         }

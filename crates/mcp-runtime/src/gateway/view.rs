@@ -71,7 +71,7 @@ impl View {
     }
 
     /// The tool exposed as `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<McpTool>> {
+    pub(super) fn get(&self, name: &str) -> Option<&Arc<McpTool>> {
         self.tools
             .binary_search_by(|tool| tool.name.as_str().cmp(name))
             .ok()
@@ -79,7 +79,7 @@ impl View {
     }
 
     /// Owned copies of the tools, for callers outside the gateway.
-    pub fn to_vec(&self) -> Vec<McpTool> {
+    pub(super) fn to_vec(&self) -> Vec<McpTool> {
         self.tools.iter().map(|t| McpTool::clone(t)).collect()
     }
 }
@@ -104,7 +104,7 @@ struct CacheState {
 }
 
 impl ScopedTools {
-    pub fn new(manager: McpManager, filter: ToolFilter, naming: NamingStyle) -> Self {
+    pub(super) fn new(manager: McpManager, filter: ToolFilter, naming: NamingStyle) -> Self {
         ScopedTools {
             manager,
             filter,
@@ -118,7 +118,7 @@ impl ScopedTools {
     }
 
     /// The current view (rebuilt only if the manager's tools changed).
-    pub fn view(&self) -> Arc<View> {
+    pub(super) fn view(&self) -> Arc<View> {
         // Compared outside this scope's lock: the manager's lock is taken on its own.
         let current = self.lock().current.clone();
         if let Some(current) = current
@@ -147,7 +147,7 @@ impl ScopedTools {
     }
 
     /// The tool to call for `name`: in the current view, or offered earlier.
-    pub fn route(&self, name: &str) -> Option<Arc<McpTool>> {
+    pub(super) fn route(&self, name: &str) -> Option<Arc<McpTool>> {
         if let Some(tool) = self.view().get(name) {
             return Some(tool.clone());
         }
@@ -155,7 +155,7 @@ impl ScopedTools {
     }
 
     /// Call the tool exposed as `name`. `Ok(None)` when no such tool was ever offered.
-    pub async fn call(
+    pub(super) async fn call(
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
@@ -168,7 +168,7 @@ impl ScopedTools {
     }
 
     /// Call `tool` (from [`route`](Self::route)).
-    pub async fn call_tool(
+    pub(super) async fn call_tool(
         &self,
         tool: &McpTool,
         arguments: Option<Map<String, Value>>,

@@ -89,7 +89,7 @@ pub(crate) enum Phase<K> {
 
 impl<K> Phase<K> {
     /// The public, connection-free view of this phase.
-    pub fn state(&self) -> ConnectionState {
+    pub(super) fn state(&self) -> ConnectionState {
         match self {
             Phase::Connecting => ConnectionState::Connecting,
             Phase::Loading(_) => ConnectionState::LoadingTools,
@@ -101,11 +101,11 @@ impl<K> Phase<K> {
     }
 
     /// `true` while a handshake, tool load or reconnect is in progress.
-    pub fn is_pending(&self) -> bool {
+    pub(super) fn is_pending(&self) -> bool {
         self.state().is_pending()
     }
 
-    pub fn client(&self) -> Option<&Arc<K>> {
+    pub(super) fn client(&self) -> Option<&Arc<K>> {
         match self {
             Phase::Loading(client) | Phase::Connected(client) => Some(client),
             _ => None,
@@ -114,7 +114,7 @@ impl<K> Phase<K> {
 }
 
 impl<K> State<K> {
-    pub fn bump_generation(&mut self) -> u64 {
+    pub(super) fn bump_generation(&mut self) -> u64 {
         self.next_generation += 1;
         self.next_generation
     }
@@ -122,7 +122,7 @@ impl<K> State<K> {
 
 impl<K> Entry<K> {
     /// A server about to make its first connection.
-    pub fn new(config: ServerConfig, source: Option<ServerSource>, generation: u64) -> Self {
+    pub(super) fn new(config: ServerConfig, source: Option<ServerSource>, generation: u64) -> Self {
         Entry {
             config,
             source,
@@ -141,7 +141,7 @@ impl<K> Entry<K> {
     /// The tools this server offers now: live ones, else cached ones while it connects.
     /// The same list (the same `Arc`) as long as neither the tools nor the config's tool
     /// filter changed, so that readers can tell a change by the pointer.
-    pub fn offered_tools(&self, name: &str) -> Option<ServerTools> {
+    pub(super) fn offered_tools(&self, name: &str) -> Option<ServerTools> {
         let (tools, deferred) = self.offered_list()?;
         Some(ServerTools {
             server: name.to_owned(),
@@ -153,7 +153,7 @@ impl<K> Entry<K> {
 
     /// [`offered_tools`](Self::offered_tools) without the server's name and source: the list,
     /// and whether it comes from the cache.
-    pub fn offered_list(&self) -> Option<(Arc<[ToolDefinition]>, bool)> {
+    pub(super) fn offered_list(&self) -> Option<(Arc<[ToolDefinition]>, bool)> {
         let (tools, deferred) = match (&self.live_tools, &self.cached_tools) {
             (Some(live), _) => (live.clone(), false),
             (None, Some(cached)) if self.phase.is_pending() => (cached.clone(), true),
@@ -189,7 +189,7 @@ impl<K> Entry<K> {
 }
 
 impl<C: Connector> Inner<C> {
-    pub fn new(options: ManagerOptions, connector: C) -> Self {
+    pub(super) fn new(options: ManagerOptions, connector: C) -> Self {
         let (changed, _) = watch::channel(0);
         let (events, _) = broadcast::channel(1024);
         let (notices, _) = broadcast::channel(1024);
@@ -203,22 +203,22 @@ impl<C: Connector> Inner<C> {
         }
     }
 
-    pub fn lock(&self) -> MutexGuard<'_, State<C::Conn>> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State<C::Conn>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn notify(&self) {
+    pub(super) fn notify(&self) {
         self.changed.send_modify(|v| *v += 1);
     }
 
-    pub fn emit(&self, event: ManagerEvent) {
+    pub(super) fn emit(&self, event: ManagerEvent) {
         // No subscriber is fine.
         let _ = self.events.send(event);
     }
 
     /// Apply `update` to the entry of `name` if it still belongs to `generation`. Returns
     /// whether it did.
-    pub fn update(
+    pub(super) fn update(
         &self,
         name: &str,
         generation: u64,
@@ -240,14 +240,14 @@ impl<C: Connector> Inner<C> {
         applied
     }
 
-    pub fn config_of(&self, name: &str, generation: u64) -> Option<ServerConfig> {
+    pub(super) fn config_of(&self, name: &str, generation: u64) -> Option<ServerConfig> {
         let state = self.lock();
         let entry = state.servers.get(name)?;
         (entry.generation == generation).then(|| entry.config.clone())
     }
 
     /// Whether `name` still runs the connection sequence `generation`.
-    pub fn is_current(&self, name: &str, generation: u64) -> bool {
+    pub(super) fn is_current(&self, name: &str, generation: u64) -> bool {
         self.lock()
             .servers
             .get(name)

@@ -6,29 +6,29 @@
 // Each test file uses part of the fixture and of what it re-exports.
 #![allow(dead_code, unused_imports)]
 
-pub use std::collections::BTreeMap;
-pub use std::path::{Path, PathBuf};
-pub use std::sync::Arc;
+pub(crate) use std::collections::BTreeMap;
+pub(crate) use std::path::{Path, PathBuf};
+pub(crate) use std::sync::Arc;
 
-pub use mcp_runtime::config::trust::TrustStore;
-pub use mcp_runtime::config::writer::{self, McprFile, Scope};
-pub use mcp_runtime::config::{
+pub(crate) use mcp_runtime::config::trust::TrustStore;
+pub(crate) use mcp_runtime::config::writer::{self, McprFile, Scope};
+pub(crate) use mcp_runtime::config::{
     Discovery, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH, HttpKind, Level, PendingReason,
     ProjectTrustState, ServerConfig, ServerState, Transport, load_all_mcp_configs,
     revoke_project_trust, trust_project,
 };
 
-pub const GITHUB_TOKEN: &str = "ghp_realSecretValue0123456789";
-pub const MY_API_KEY: &str = "gemini-secret-key-value-42";
+pub(crate) const GITHUB_TOKEN: &str = "ghp_realSecretValue0123456789";
+pub(crate) const MY_API_KEY: &str = "gemini-secret-key-value-42";
 
-pub struct Fixture {
+pub(crate) struct Fixture {
     _tmp: tempfile::TempDir,
     pub home: PathBuf,
     pub project: PathBuf,
     pub store: PathBuf,
 }
 
-pub fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -41,7 +41,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-pub fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/discovery");
@@ -65,7 +65,7 @@ pub fn fixture() -> Fixture {
 }
 
 impl Fixture {
-    pub fn env(&self) -> BTreeMap<String, String> {
+    pub(crate) fn env(&self) -> BTreeMap<String, String> {
         [
             ("HOME", self.home.to_string_lossy().as_ref()),
             ("GITHUB_TOKEN", GITHUB_TOKEN),
@@ -83,24 +83,24 @@ impl Fixture {
         .collect()
     }
 
-    pub fn options(&self) -> DiscoveryOptions {
+    pub(crate) fn options(&self) -> DiscoveryOptions {
         DiscoveryOptions::default()
             .with_home(Some(self.home.clone()))
             .with_env(EnvSource::Map(self.env()))
             .with_trust_store(Some(self.store.clone()))
     }
 
-    pub fn trusted(&self) -> DiscoveryOptions {
+    pub(crate) fn trusted(&self) -> DiscoveryOptions {
         self.options().with_trust_project(true)
     }
 
-    pub fn discover(&self, options: &DiscoveryOptions) -> Discovery {
+    pub(crate) fn discover(&self, options: &DiscoveryOptions) -> Discovery {
         let found = load_all_mcp_configs(&self.project, options);
         assert!(found.failure.is_none(), "{:?}", found.failure);
         found
     }
 
-    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let path = if let Some(rest) = rel.strip_prefix("~/") {
             self.home.join(rest)
         } else {
@@ -113,7 +113,7 @@ impl Fixture {
 }
 
 /// States of every definition of `name`, as `(provider name, state)`.
-pub fn states(found: &Discovery, name: &str) -> Vec<(String, String)> {
+pub(crate) fn states(found: &Discovery, name: &str) -> Vec<(String, String)> {
     found
         .servers
         .iter()
@@ -122,14 +122,14 @@ pub fn states(found: &Discovery, name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn stdio(cfg: &ServerConfig) -> &mcp_runtime::config::StdioConfig {
+pub(crate) fn stdio(cfg: &ServerConfig) -> &mcp_runtime::config::StdioConfig {
     match &cfg.transport {
         Transport::Stdio(s) => s,
         other => panic!("not stdio: {other:?}"),
     }
 }
 
-pub fn http(cfg: &ServerConfig) -> &mcp_runtime::config::HttpConfig {
+pub(crate) fn http(cfg: &ServerConfig) -> &mcp_runtime::config::HttpConfig {
     match &cfg.transport {
         Transport::Http(h) => h,
         other => panic!("not http: {other:?}"),

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 /// A gateway serving streamable HTTP on a loopback port, its servers connecting in the
 /// background as `mcpr serve` connects them: `initialize` is answered at once, `tools/list`
 /// waits for the start-up gate.
+#[derive(Debug)]
 pub struct HttpGateway {
     /// The endpoint, e.g. `http://127.0.0.1:PORT/mcp`.
     pub url: String,

@@ -47,7 +47,7 @@ fn data_dir() -> PathBuf {
 }
 
 /// `mcpr-bench discovery [--capture] [--update] [--dev] [--fresh-misses]`.
-pub fn main(args: &[String]) -> ExitCode {
+pub(crate) fn main(args: &[String]) -> ExitCode {
     for arg in args {
         if MOVED.contains(&arg.as_str()) {
             eprintln!(

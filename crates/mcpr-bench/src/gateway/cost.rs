@@ -140,7 +140,7 @@ fn rss_kib(pid: i32) -> Option<u64> {
         .and_then(|kib| kib.parse().ok())
 }
 
-pub fn run(ctx: &Ctx, report: &mut Report) {
+pub(super) fn run(ctx: &Ctx, report: &mut Report) {
     let s = &ctx.settings;
     let calls = s.callgrind_calls;
     let idle = IDLE_BACKENDS;

@@ -17,7 +17,7 @@ pub(super) struct Spent {
 
 impl Spent {
     /// What was spent between `earlier` and `self`.
-    pub fn since(self, earlier: Spent) -> Spent {
+    pub(super) fn since(self, earlier: Spent) -> Spent {
         Spent {
             client: self.client.saturating_sub(earlier.client),
             middle: self.middle.saturating_sub(earlier.middle),
@@ -25,7 +25,7 @@ impl Spent {
         }
     }
 
-    pub fn add(&mut self, other: Spent) {
+    pub(super) fn add(&mut self, other: Spent) {
         self.client += other.client;
         self.middle += other.middle;
         self.server += other.server;
@@ -43,7 +43,7 @@ pub(super) struct Tree {
 impl Tree {
     /// The process `pid` and everything it started. `None` where `/proc` cannot tell.
     #[cfg(target_os = "linux")]
-    pub fn of(pid: u32) -> Option<Tree> {
+    pub(super) fn of(pid: u32) -> Option<Tree> {
         let children = children_by_parent();
         let mut tree = Tree {
             server: Vec::new(),
@@ -70,7 +70,7 @@ impl Tree {
 
     /// The CPU time spent so far by this process (the client) and by the tree's.
     #[cfg(target_os = "linux")]
-    pub fn spent(&self) -> Option<Spent> {
+    pub(super) fn spent(&self) -> Option<Spent> {
         let of = |pids: &[i32]| -> Option<Duration> { pids.iter().map(|pid| run_time(*pid)).sum() };
         Some(Spent {
             client: run_time(i32::try_from(std::process::id()).ok()?)?,

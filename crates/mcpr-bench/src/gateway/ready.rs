@@ -47,7 +47,7 @@ async fn launches(
     times
 }
 
-pub fn run(
+pub(super) fn run(
     ctx: &Ctx,
     report: &mut Report,
     paths: Vec<(&str, Result<ServerConfig, String>, Option<&str>)>,

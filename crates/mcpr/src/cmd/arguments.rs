@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 /// One parameter of a schema, as shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parameter {
+pub(crate) struct Parameter {
     /// The property name.
     pub name: String,
     /// Its type(s) as written in the schema (`string`, `integer|null`, `array of string`), or
@@ -25,7 +25,7 @@ pub struct Parameter {
 }
 
 /// The parameters of an input schema, required ones first, in schema order otherwise.
-pub fn parameters(schema: &Value) -> Vec<Parameter> {
+pub(crate) fn parameters(schema: &Value) -> Vec<Parameter> {
     let required = required(schema);
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();
@@ -50,7 +50,7 @@ pub fn parameters(schema: &Value) -> Vec<Parameter> {
 
 /// The parameters as aligned lines (`name  type, required  description`), or a line saying
 /// there are none. Each line is indented by `indent`.
-pub fn parameter_lines(schema: &Value, indent: &str) -> Vec<String> {
+pub(crate) fn parameter_lines(schema: &Value, indent: &str) -> Vec<String> {
     let list = parameters(schema);
     if list.is_empty() {
         return vec![format!("{indent}(no parameters)")];
@@ -85,7 +85,7 @@ pub fn parameter_lines(schema: &Value, indent: &str) -> Vec<String> {
 }
 
 /// Whether `word` is a `key=value` or `key:=JSON` argument (not JSON, `@FILE` or `-`).
-pub fn is_pair(word: &str) -> bool {
+pub(crate) fn is_pair(word: &str) -> bool {
     !word.starts_with('{') && !word.starts_with('@') && word != "-" && word.contains('=')
 }
 
@@ -93,7 +93,10 @@ pub fn is_pair(word: &str) -> bool {
 /// tool's input schema or a prompt's; `None`: untyped). The error names the word at fault.
 /// Required parameters are left to the server to insist on: some schemas are stricter on
 /// paper than the server behind them.
-pub fn from_pairs(words: &[String], schema: Option<&Value>) -> Result<Map<String, Value>, String> {
+pub(crate) fn from_pairs(
+    words: &[String],
+    schema: Option<&Value>,
+) -> Result<Map<String, Value>, String> {
     let properties = schema
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object);

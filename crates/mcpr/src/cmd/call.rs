@@ -29,7 +29,7 @@ mcpr call mcp_everything_echo @args.json\n  echo '{}' | mcpr call everything get
 mcpr call echo message=hi -- npx -y @modelcontextprotocol/server-everything\n  \
 mcpr call --url http://localhost:3001/mcp echo message=hi"
 )]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// `SERVER TOOL [ARGS...]`, or `NAME [ARGS...]` with the tool's `mcp_<server>_<tool>` name,
     /// or `TOOL [ARGS...]` with a server given inline.
     #[arg(required = true, num_args = 1.., value_name = "SERVER TOOL [ARGS]")]
@@ -59,7 +59,7 @@ pub struct CallArgs {
     pub max_output: Option<usize>,
 }
 
-pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     let discovery = crate::inline::discover_some(global, &args.inline)?;
     let first = &args.target[0];
     // `mcp_<server>_<tool>` names always start with `mcp_`; anything else names a server.
@@ -256,7 +256,11 @@ fn is_arguments(word: &str) -> bool {
 
 /// Tool arguments as `mcpr call` and the shell take them: inline JSON (named `inline` in
 /// errors), `@FILE`, or with `stdin` also `-` for standard input.
-pub fn read_arguments(raw: &str, inline: &str, stdin: bool) -> Result<Map<String, Value>, String> {
+pub(crate) fn read_arguments(
+    raw: &str,
+    inline: &str,
+    stdin: bool,
+) -> Result<Map<String, Value>, String> {
     let (text, origin) = if stdin && raw == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -274,7 +278,7 @@ pub fn read_arguments(raw: &str, inline: &str, stdin: bool) -> Result<Map<String
 }
 
 /// Parse tool arguments read from `origin` (named in the error): they must be a JSON object.
-pub fn json_object(text: &str, origin: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn json_object(text: &str, origin: &str) -> Result<Map<String, Value>, String> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(format!(
@@ -286,7 +290,7 @@ pub fn json_object(text: &str, origin: &str) -> Result<Map<String, Value>, Strin
 
 /// Human-readable rendering: text as is, other blocks as one-line summaries, then structured
 /// content when there is no text saying the same. Shared with the shell.
-pub fn print_output(output: &ToolOutput) {
+pub(crate) fn print_output(output: &ToolOutput) {
     if output.is_error {
         eprintln!("tool reported an error:");
     }

@@ -20,7 +20,7 @@ use crate::exit::{self, Failure, Outcome};
 
 /// Arguments of `mcpr conformance`.
 #[derive(Debug, clap::Args)]
-pub struct ConformanceArgs {
+pub(crate) struct ConformanceArgs {
     /// The test server's URL, as the suite passes it.
     pub url: String,
     /// The scenario to play.
@@ -160,7 +160,7 @@ fn auth_config(scenario: &str, url: &str, context: &Context) -> Value {
     json!({"type": "http", "url": url, "oauth": oauth})
 }
 
-pub async fn run(args: ConformanceArgs) -> Outcome {
+pub(crate) async fn run(args: ConformanceArgs) -> Outcome {
     let scenario = Scenario::parse(&args.scenario).ok_or_else(|| {
         let known: Vec<&str> = Scenario::ALL.iter().map(|(name, _)| *name).collect();
         Failure::usage(format!(

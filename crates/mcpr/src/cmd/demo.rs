@@ -17,9 +17,9 @@ use crate::term;
 
 /// Arguments of `mcpr demo` (none).
 #[derive(Debug, clap::Args)]
-pub struct DemoArgs {}
+pub(crate) struct DemoArgs {}
 
-pub async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
+pub(crate) async fn run(_global: &GlobalArgs, _args: DemoArgs) -> Outcome {
     let exe = std::env::current_exe()
         .map_err(|e| Failure::internal(format!("cannot find this executable: {e}")))?;
     let exe = exe.to_string_lossy().into_owned();

@@ -45,7 +45,7 @@ impl From<ScopeArg> for Scope {
 
 /// Transports `mcpr add` can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TransportArg {
+pub(crate) enum TransportArg {
     /// A local process (the default with a command).
     Stdio,
     /// Streamable HTTP (the default with `--url`).
@@ -64,7 +64,7 @@ mcpr add -e API_KEY='${API_KEY}' search -- node search.js --verbose\n  \
 mcpr add --transport http docs https://example.com/mcp -H 'Authorization: Bearer ${TOKEN}'\n  \
 mcpr add --from-registry io.github.example/server example"
 )]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     /// The server's name (any characters; tool names are sanitised separately).
     pub name: String,
     /// Which file to write.
@@ -132,7 +132,7 @@ pub struct AddArgs {
     after_help = "Examples:\n  mcpr add-json files '{\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}'\n  \
 mcpr add-json docs '{\"type\": \"http\", \"url\": \"https://example.com/mcp\"}'"
 )]
-pub struct AddJsonArgs {
+pub(crate) struct AddJsonArgs {
     /// The server's name.
     pub name: String,
     /// The server's entry, as it would appear under `mcpServers` in a config file.
@@ -147,7 +147,7 @@ pub struct AddJsonArgs {
 
 /// Arguments of `mcpr remove`.
 #[derive(Debug, clap::Args)]
-pub struct RemoveArgs {
+pub(crate) struct RemoveArgs {
     /// The server's name.
     pub name: String,
     /// Which file (needed only when both define the server).
@@ -157,7 +157,7 @@ pub struct RemoveArgs {
 
 /// Arguments of `mcpr enable` and `mcpr disable`.
 #[derive(Debug, clap::Args)]
-pub struct ToggleArgs {
+pub(crate) struct ToggleArgs {
     /// The server's name, as `mcpr servers` shows it.
     pub name: String,
 }
@@ -314,7 +314,7 @@ fn context(global: &GlobalArgs) -> (CliFlags, std::path::PathBuf, DiscoveryOptio
 }
 
 /// `mcpr add`.
-pub async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
+pub(crate) async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
     let scope: Scope = if args.project {
         Scope::Project
     } else {
@@ -346,7 +346,7 @@ pub async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
 }
 
 /// `mcpr add-json NAME JSON`: a server entry in the JSON of a config file.
-pub async fn add_json(global: &GlobalArgs, args: AddJsonArgs) -> Outcome {
+pub(crate) async fn add_json(global: &GlobalArgs, args: AddJsonArgs) -> Outcome {
     let entry: serde_json::Value = serde_json::from_str(&args.json)
         .map_err(|e| Failure::usage(format!("the server's entry is not valid JSON: {e}")))?;
     let config = server_from_json(&args.name, &entry).map_err(Failure::usage)?;
@@ -404,7 +404,7 @@ fn write_server(
 }
 
 /// `mcpr remove`.
-pub async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
+pub(crate) async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
     let (flags, cwd, options) = context(global);
     let found = flags.discover();
     let was_trusted = found.project.state == ProjectTrustState::Trusted;
@@ -444,12 +444,12 @@ pub async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
 }
 
 /// `mcpr enable`.
-pub async fn enable(global: &GlobalArgs, args: ToggleArgs) -> Outcome {
+pub(crate) async fn enable(global: &GlobalArgs, args: ToggleArgs) -> Outcome {
     toggle(global, args, true)
 }
 
 /// `mcpr disable`.
-pub async fn disable(global: &GlobalArgs, args: ToggleArgs) -> Outcome {
+pub(crate) async fn disable(global: &GlobalArgs, args: ToggleArgs) -> Outcome {
     toggle(global, args, false)
 }
 

@@ -18,7 +18,7 @@ use crate::flags::GlobalArgs;
 
 /// Arguments of `mcpr login`.
 #[derive(Debug, clap::Args)]
-pub struct LoginArgs {
+pub(crate) struct LoginArgs {
     /// The server to log in to (as `mcpr servers` names it).
     pub server: String,
     /// Do not open a browser; print the URL to open instead (e.g. over SSH). Either way, only
@@ -33,13 +33,13 @@ pub struct LoginArgs {
 
 /// Arguments of `mcpr logout`.
 #[derive(Debug, clap::Args)]
-pub struct LogoutArgs {
+pub(crate) struct LogoutArgs {
     /// The server whose stored login to forget.
     pub server: String,
 }
 
 /// `mcpr login`.
-pub async fn login(global: &GlobalArgs, args: LoginArgs) -> Outcome {
+pub(crate) async fn login(global: &GlobalArgs, args: LoginArgs) -> Outcome {
     let config = remote_config(global, &args.server)?;
     let config = tokio::task::spawn_blocking({
         let name = args.server.clone();
@@ -79,7 +79,7 @@ pub async fn login(global: &GlobalArgs, args: LoginArgs) -> Outcome {
 }
 
 /// `mcpr logout`.
-pub async fn logout(global: &GlobalArgs, args: LogoutArgs) -> Outcome {
+pub(crate) async fn logout(global: &GlobalArgs, args: LogoutArgs) -> Outcome {
     let config = remote_config(global, &args.server)?;
     let store = user_store()?;
     match auth::logout(&args.server, &config, &store) {
@@ -134,7 +134,7 @@ fn login_timeout() -> Duration {
 }
 
 /// A stored login as people read it: `logged in (expires in 59 min)`, `-` without one.
-pub fn label(status: &AuthStatus) -> String {
+pub(crate) fn label(status: &AuthStatus) -> String {
     match status {
         AuthStatus::NotLoggedIn => "-".into(),
         AuthStatus::LoggedIn { refreshable, .. } => match status.expires_at() {
@@ -148,7 +148,7 @@ pub fn label(status: &AuthStatus) -> String {
 }
 
 /// `expires in 59 min` / `expired 3 min ago`.
-pub fn expiry(at: SystemTime) -> String {
+pub(crate) fn expiry(at: SystemTime) -> String {
     match at.duration_since(SystemTime::now()) {
         Ok(left) => format!("expires in {}", human(left)),
         Err(e) => format!("expired {} ago", human(e.duration())),

@@ -1,25 +1,25 @@
 //! One file per subcommand. Anything a host agent would also need belongs in `mcp-runtime`.
 
-pub mod arguments;
-pub mod call;
-pub mod conformance;
-pub mod demo;
-pub mod edit;
-pub mod login;
-pub mod read;
-pub mod registry;
-pub mod sandbox;
-pub mod serve;
-pub mod servers;
-pub mod shell;
-pub mod state_key;
-pub mod status;
-pub mod tools;
-pub mod trust;
+pub(crate) mod arguments;
+pub(crate) mod call;
+pub(crate) mod conformance;
+pub(crate) mod demo;
+pub(crate) mod edit;
+pub(crate) mod login;
+pub(crate) mod read;
+pub(crate) mod registry;
+pub(crate) mod sandbox;
+pub(crate) mod serve;
+pub(crate) mod servers;
+pub(crate) mod shell;
+pub(crate) mod state_key;
+pub(crate) mod status;
+pub(crate) mod tools;
+pub(crate) mod trust;
 
 /// The cap on tool results of the agent-facing commands (`serve`, `shell`): `--max-output`
 /// if given (`0`: none), else `MCPR_MAX_OUTPUT`, else about 100 KB.
-pub fn agent_output_cap(
+pub(crate) fn agent_output_cap(
     flag: Option<usize>,
 ) -> Result<Option<mcp_runtime::client::OutputCap>, crate::exit::Failure> {
     use mcp_runtime::client::OutputCap;

@@ -19,7 +19,7 @@ use crate::term;
     after_help = "Examples:\n  mcpr resource everything demo://resource/static/document/architecture.md\n  \
 mcpr resource demo://resource/static/document/architecture.md -- npx -y @modelcontextprotocol/server-everything"
 )]
-pub struct ResourceArgs {
+pub(crate) struct ResourceArgs {
     /// `SERVER URI`, or `URI` with a server given inline; without the URI, the server's
     /// resources are listed.
     #[arg(num_args = 0..=2, value_name = "SERVER URI")]
@@ -37,7 +37,7 @@ pub struct ResourceArgs {
 #[command(
     after_help = "Examples:\n  mcpr prompt everything simple-prompt\n  mcpr prompt everything args-prompt city=Paris state=France"
 )]
-pub struct PromptArgs {
+pub(crate) struct PromptArgs {
     /// `SERVER NAME [key=value...]`, or `NAME [key=value...]` with a server given inline;
     /// without the name, the server's prompts are listed.
     #[arg(num_args = 0.., value_name = "SERVER NAME [ARGS]")]
@@ -53,7 +53,7 @@ pub struct PromptArgs {
 /// Arguments of `mcpr skill`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  mcpr skill docs\n  mcpr skill docs pdf-processing")]
-pub struct SkillArgs {
+pub(crate) struct SkillArgs {
     /// `SERVER [NAME]`, or `[NAME]` with a server given inline. Without the name, the server's
     /// skills are listed and none of their files is read; with it, the skill's SKILL.md is read,
     /// checked against the server's listing (size, digest, front matter) and printed.
@@ -68,7 +68,7 @@ pub struct SkillArgs {
 }
 
 /// `mcpr skill`.
-pub async fn skill(global: &GlobalArgs, args: SkillArgs) -> Outcome {
+pub(crate) async fn skill(global: &GlobalArgs, args: SkillArgs) -> Outcome {
     let (server, rest) = split_server(&args.target, &args.inline)?;
     let name = rest.first().cloned();
     let wanted = name.clone();
@@ -126,7 +126,7 @@ pub async fn skill(global: &GlobalArgs, args: SkillArgs) -> Outcome {
 }
 
 /// `mcpr resource`.
-pub async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome {
+pub(crate) async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome {
     let (server, rest) = split_server(&args.target, &args.inline)?;
     let [uri] = rest else {
         return list(global, &args.inline, &server, args.json, Listed::Resources).await;
@@ -161,7 +161,7 @@ pub async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome {
 }
 
 /// `mcpr prompt`.
-pub async fn prompt(global: &GlobalArgs, args: PromptArgs) -> Outcome {
+pub(crate) async fn prompt(global: &GlobalArgs, args: PromptArgs) -> Outcome {
     let (server, rest) = split_server(&args.target, &args.inline)?;
     let Some((name, words)) = rest.split_first() else {
         return list(global, &args.inline, &server, args.json, Listed::Prompts).await;

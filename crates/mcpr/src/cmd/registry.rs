@@ -31,7 +31,7 @@ use mcp_runtime::fsutil::display_path;
 
 /// Which registry to ask.
 #[derive(Debug, Clone, clap::Args)]
-pub struct RegistryArg {
+pub(crate) struct RegistryArg {
     /// The registry's base URL (default: `$MCPR_REGISTRY_URL`, else the official registry).
     #[arg(long = "registry", value_name = "URL", global = true)]
     pub registry: Option<String>,
@@ -39,7 +39,7 @@ pub struct RegistryArg {
 
 /// Arguments of `mcpr registry`.
 #[derive(Debug, clap::Args)]
-pub struct RegistryArgs {
+pub(crate) struct RegistryArgs {
     #[command(subcommand)]
     pub command: RegistryCommand,
     #[command(flatten)]
@@ -48,7 +48,7 @@ pub struct RegistryArgs {
 
 /// `mcpr registry` subcommands.
 #[derive(Debug, clap::Subcommand)]
-pub enum RegistryCommand {
+pub(crate) enum RegistryCommand {
     /// List the servers matching WORDS: name, version, how each runs, description.
     Search(SearchArgs),
     /// Show what adding SERVER would install and which values it needs.
@@ -57,7 +57,7 @@ pub enum RegistryCommand {
 
 /// Arguments of `mcpr registry search`.
 #[derive(Debug, clap::Args)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Words to look for (empty: everything).
     pub words: Vec<String>,
     /// Also list deprecated and deleted entries.
@@ -73,7 +73,7 @@ pub struct SearchArgs {
 
 /// Arguments of `mcpr registry show`.
 #[derive(Debug, clap::Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The server's registry name, optionally `@VERSION`.
     pub server: String,
     /// Install this kind when the server offers several.
@@ -149,7 +149,7 @@ fn fail(e: registry::RegistryError) -> Failure {
 }
 
 /// `mcpr registry ...`.
-pub async fn run(global: &GlobalArgs, args: RegistryArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: RegistryArgs) -> Outcome {
     let options = crate::discovery::CliFlags::from(global).options();
     let client = client(&args.registry, &options)?;
     match args.command {
@@ -324,7 +324,7 @@ fn describe(need: &Need) -> String {
 }
 
 /// What `mcpr add --from-registry` needs from `AddArgs`.
-pub struct FromRegistry<'a> {
+pub(crate) struct FromRegistry<'a> {
     /// The local name.
     pub name: &'a str,
     /// `SERVER[@VERSION]`.
@@ -418,7 +418,7 @@ fn read_hidden(prompt: &str) -> std::io::Result<String> {
 }
 
 /// `mcpr add NAME --from-registry SERVER[@VERSION]`.
-pub async fn add(global: &GlobalArgs, args: FromRegistry<'_>) -> Outcome {
+pub(crate) async fn add(global: &GlobalArgs, args: FromRegistry<'_>) -> Outcome {
     let flags = crate::discovery::CliFlags::from(global);
     let cwd = flags.cwd();
     let options = flags.options();

@@ -7,7 +7,7 @@ use mcp_runtime::sandbox::SandboxPolicy;
 
 /// The sandbox flags of `mcpr add` (VS Code's `sandboxEnabled` and `sandbox` keys).
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct SandboxArgs {
+pub(crate) struct SandboxArgs {
     /// Run the stdio server in a sandbox (Linux): it reads everything but the `--deny-read`
     /// paths, writes only to the `--allow-write` paths and a private TMPDIR, and has no
     /// network unless `--allow-domain` names hosts.
@@ -35,7 +35,7 @@ pub struct SandboxArgs {
 impl SandboxArgs {
     /// The policy the flags ask for; relative paths are taken from `cwd`, `~` is kept for
     /// discovery to expand.
-    pub fn policy(&self, cwd: &Path) -> Option<SandboxPolicy> {
+    pub(crate) fn policy(&self, cwd: &Path) -> Option<SandboxPolicy> {
         let paths = |list: &[String]| -> Vec<PathBuf> {
             list.iter()
                 .map(|path| {
@@ -59,7 +59,7 @@ impl SandboxArgs {
 }
 
 /// What `mcpr get` shows of a sandbox, one row per rule.
-pub fn rows(policy: &SandboxPolicy) -> Vec<(&'static str, String)> {
+pub(crate) fn rows(policy: &SandboxPolicy) -> Vec<(&'static str, String)> {
     let list = |paths: &[PathBuf]| {
         paths
             .iter()

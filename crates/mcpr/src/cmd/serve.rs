@@ -85,7 +85,7 @@ fn refuse_too_deep() -> Result<(), Failure> {
         mcpr serve --discovery=auto:10000            # search when the tools pass ~10k tokens\n  \
         MCPR_GATEWAY_TOKEN=... mcpr serve --http 0.0.0.0:8931"
 )]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. Loopback addresses only,
     /// unless a bearer token is set (--token-file or MCPR_GATEWAY_TOKEN); a token is enforced
     /// on loopback addresses too.
@@ -167,7 +167,7 @@ pub struct ServeArgs {
     pub state_key: crate::cmd::state_key::StateKeyArgs,
 }
 
-pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     if let Some(done) = crate::cmd::state_key::maintain(&args.state_key) {
         return done;
     }

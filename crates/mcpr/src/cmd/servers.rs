@@ -13,7 +13,7 @@ use mcp_runtime::fsutil::display_path;
 
 /// Arguments of `mcpr servers`.
 #[derive(Debug, clap::Args)]
-pub struct ServersArgs {
+pub(crate) struct ServersArgs {
     /// Also show definitions that are shadowed by a higher-priority one, or filtered.
     #[arg(long)]
     pub all: bool,
@@ -27,7 +27,7 @@ fn visible(server: &DiscoveredServer, all: bool) -> bool {
 }
 
 /// `mcpr servers`.
-pub async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
     let found = crate::discovery::CliFlags::from(global).discover();
     if let Some(failure) = &found.failure {
         return Err(Failure::usage(format!(
@@ -222,7 +222,7 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
 
 /// Arguments of `mcpr get`.
 #[derive(Debug, clap::Args)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     /// The server's name, as `mcpr list` shows it.
     pub name: String,
     /// Print JSON (the same fields as `mcpr list --json`).
@@ -232,7 +232,7 @@ pub struct GetArgs {
 
 /// `mcpr get NAME`: one server in detail: every definition of that name, the one that counts
 /// first, with its command or URL, environment and headers (secrets redacted), file and state.
-pub async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
+pub(crate) async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
     let found = crate::discovery::CliFlags::from(global).discover();
     if let Some(failure) = &found.failure {
         return Err(Failure::usage(format!(

@@ -12,11 +12,11 @@ use crate::advice::Advise as _;
 use crate::exit::{self, Failure, Outcome};
 
 /// The environment variable naming the key file (when no --state-key-file is given).
-pub const STATE_KEY_ENV: &str = "MCPR_STATE_KEY_FILE";
+pub(crate) const STATE_KEY_ENV: &str = "MCPR_STATE_KEY_FILE";
 
 /// The state key flags of `mcpr serve`.
 #[derive(Debug, clap::Args)]
-pub struct StateKeyArgs {
+pub(crate) struct StateKeyArgs {
     /// Seal the requestState of every input round trip (2026-07-28 clients) with the key in
     /// FILE, so that replicas behind a load balancer that share FILE can each take a client's
     /// retry. FILE must be private to its owner (0600); a rotated FILE is picked up without
@@ -35,7 +35,7 @@ pub struct StateKeyArgs {
 }
 
 /// `--generate-state-key` or `--rotate-state-key`, if given: done, and `mcpr serve` exits.
-pub fn maintain(args: &StateKeyArgs) -> Option<Outcome> {
+pub(crate) fn maintain(args: &StateKeyArgs) -> Option<Outcome> {
     if let Some(path) = &args.generate_state_key {
         return Some(StateKeyFile::generate(path).map_err(usage).map(|file| {
             eprintln!(
@@ -62,7 +62,7 @@ pub fn maintain(args: &StateKeyArgs) -> Option<Outcome> {
 
 /// The key file of `--state-key-file` (or `MCPR_STATE_KEY_FILE`), read and checked: a file
 /// that cannot be used stops `mcpr serve` before any server starts.
-pub fn load(args: &StateKeyArgs) -> Result<Option<StateKeyFile>, Failure> {
+pub(crate) fn load(args: &StateKeyArgs) -> Result<Option<StateKeyFile>, Failure> {
     let Some(path) = &args.state_key_file else {
         return Ok(None);
     };

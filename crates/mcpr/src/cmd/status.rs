@@ -10,7 +10,7 @@ use crate::term;
 
 /// Arguments of `mcpr status`.
 #[derive(Debug, clap::Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// Report at the start-up gate instead of waiting for every server to settle.
     #[arg(long)]
     pub no_wait: bool,
@@ -22,7 +22,7 @@ pub struct StatusArgs {
     pub inline: crate::inline::InlineArgs,
 }
 
-pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     let discovery = crate::inline::discover_some(global, &args.inline)?;
     let options = StartOptions {
         progress: if args.json {
@@ -60,7 +60,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
 /// Print the status table of `reports` (shared by `mcpr status` and the shell's
 /// `/mcp status`): one row per server, then the first line of each error with its stderr tail.
 /// `pid` adds each server's process id (in the shell, where the processes are still running).
-pub fn print_table(reports: &[ServerReport], pid: bool) {
+pub(crate) fn print_table(reports: &[ServerReport], pid: bool) {
     // Logins matter only where there are remote servers.
     let show_login = reports.iter().any(|r| r.login.is_some() || r.needs_login());
     let mut columns = vec![
@@ -209,7 +209,7 @@ fn layout(columns: &[Column]) -> Vec<String> {
 }
 
 /// `needs login`, `logged in (expires in 59 min)`, or `-`.
-pub fn login_label(report: &ServerReport) -> String {
+pub(crate) fn login_label(report: &ServerReport) -> String {
     if report.needs_login() {
         return "needs login".into();
     }

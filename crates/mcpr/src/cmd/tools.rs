@@ -20,7 +20,7 @@ use crate::term;
 mcpr tools -- npx -y @modelcontextprotocol/server-everything\n  \
 mcpr tools --url http://localhost:3001/mcp -H 'Authorization: Bearer ${TOKEN}'"
 )]
-pub struct ToolsArgs {
+pub(crate) struct ToolsArgs {
     /// Only this server (default: every configured server), or `SERVER/TOOL` for one tool and
     /// its parameters.
     #[arg(value_name = "SERVER[/TOOL]")]
@@ -50,7 +50,7 @@ pub struct ToolsArgs {
     pub inline: InlineArgs,
 }
 
-pub async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     if let Some(query) = &args.search
         && query.trim().is_empty()
     {
@@ -226,7 +226,7 @@ fn tool_json(tool: &McpTool) -> Value {
 }
 
 /// Errors from the runtime already name their server; make sure the few that do not still do.
-pub fn with_name(server: &str, error: &str) -> String {
+pub(crate) fn with_name(server: &str, error: &str) -> String {
     if error.contains(&format!("`{server}`")) {
         error.to_owned()
     } else {

@@ -15,14 +15,14 @@ use crate::term;
 
 /// Arguments of `mcpr trust`.
 #[derive(Debug, clap::Args)]
-pub struct TrustArgs {
+pub(crate) struct TrustArgs {
     /// Forget the trust of this project instead.
     #[arg(long)]
     pub revoke: bool,
 }
 
 /// `mcpr trust`.
-pub async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
     let flags = crate::discovery::CliFlags::from(global);
     let cwd = flags.cwd();
     let options = flags.options();

@@ -3,22 +3,22 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-pub mod sdk;
-pub mod stateless;
-pub mod suite;
+pub(crate) mod sdk;
+pub(crate) mod stateless;
+pub(crate) mod suite;
 
-pub use mcp_testkit::*;
+pub(crate) use mcp_testkit::*;
 
 use std::path::{Path, PathBuf};
 
 use mcp_runtime::config::ServerConfig;
 
 /// The `mcpr` binary under test.
-pub const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
+pub(crate) const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
 
 /// Write `dir/mcp.json` (`{"mcpServers": ...}`, pretty-printed) whose servers run `mcpr mock`
 /// with the given flags; returns its path.
-pub fn config_file(dir: &Path, servers: &[(&str, &[&str])]) -> PathBuf {
+pub(crate) fn config_file(dir: &Path, servers: &[(&str, &[&str])]) -> PathBuf {
     let mut map = serde_json::Map::new();
     for (name, flags) in servers {
         let mut args = vec!["mock".to_owned()];
@@ -39,7 +39,7 @@ pub fn config_file(dir: &Path, servers: &[(&str, &[&str])]) -> PathBuf {
 
 /// A stdio config that runs `mcpr mock` with the given flags (the CLI's own wrapper of the
 /// mock, so that these tests cover it too).
-pub fn mock(flags: &[&str]) -> ServerConfig {
+pub(crate) fn mock(flags: &[&str]) -> ServerConfig {
     let mut args = vec!["mock".to_owned()];
     args.extend(flags.iter().map(|f| f.to_string()));
     ServerConfig::stdio(MCPR, args)

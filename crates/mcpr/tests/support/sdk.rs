@@ -16,10 +16,10 @@ use serde_json::{Value, json};
 use super::{ChildGuard, MCPR, isolate_env, line_channel};
 
 /// Bound on one driver step (a call that hangs fails the test instead of hanging it).
-pub const STEP_BOUND: Duration = Duration::from_secs(60);
+pub(crate) const STEP_BOUND: Duration = Duration::from_secs(60);
 
 /// The TypeScript SDK client driver.
-pub const TS_DRIVER: &str = r#"
+pub(crate) const TS_DRIVER: &str = r#"
 const cfg = JSON.parse(process.argv[2]);
 const sdk = (path) => import(cfg.sdk + "/dist/esm/" + path);
 const { Client } = await sdk("client/index.js");
@@ -137,7 +137,7 @@ process.exit(0);
 "#;
 
 /// The Python SDK client driver.
-pub const PY_DRIVER: &str = r#"
+pub(crate) const PY_DRIVER: &str = r#"
 import asyncio, json, os, sys, time
 import mcp.types as types
 from pydantic import AnyUrl
@@ -237,13 +237,13 @@ os._exit(0)
 
 /// Which SDK drives the client.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Sdk {
+pub(crate) enum Sdk {
     TypeScript,
     Python,
 }
 
 /// One SDK client, driven step by step.
-pub struct SdkClient {
+pub(crate) struct SdkClient {
     pub child: ChildGuard,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -256,7 +256,7 @@ impl SdkClient {
     /// Start `sdk`'s driver with `config` (`{"transport": "stdio", "command", "args"}` or
     /// `{"transport": "http", "url", "token"?}`), its script written into `dir`; `isolate`
     /// prepares the driver's environment. Returns once the client is connected.
-    pub fn start(
+    pub(crate) fn start(
         sdk: Sdk,
         dir: &Path,
         mut config: Value,
@@ -301,7 +301,7 @@ impl SdkClient {
     }
 
     /// The driver's next answer.
-    pub fn read(&mut self) -> Value {
+    pub(crate) fn read(&mut self) -> Value {
         let line = self
             .lines
             .recv_timeout(STEP_BOUND)
@@ -310,7 +310,7 @@ impl SdkClient {
     }
 
     /// Run one step; panics if the driver reports a failure.
-    pub fn step(&mut self, step: Value) -> Value {
+    pub(crate) fn step(&mut self, step: Value) -> Value {
         let answer = self.try_step(step.clone());
         assert_eq!(
             answer["ok"], true,
@@ -321,7 +321,7 @@ impl SdkClient {
     }
 
     /// Run one step and return the answer, failed or not.
-    pub fn try_step(&mut self, step: Value) -> Value {
+    pub(crate) fn try_step(&mut self, step: Value) -> Value {
         let stdin = self.stdin.as_mut().expect("driver stdin open");
         writeln!(stdin, "{step}").expect("write to driver");
         stdin.flush().expect("flush driver stdin");
@@ -329,7 +329,7 @@ impl SdkClient {
     }
 
     /// `tools/list`: the tools as the client got them.
-    pub fn tools(&mut self) -> Vec<Value> {
+    pub(crate) fn tools(&mut self) -> Vec<Value> {
         self.step(json!({"op": "list"}))["tools"]
             .as_array()
             .expect("tools")
@@ -337,7 +337,7 @@ impl SdkClient {
     }
 
     /// `tools/list`: the names only.
-    pub fn tool_names(&mut self) -> Vec<String> {
+    pub(crate) fn tool_names(&mut self) -> Vec<String> {
         self.tools()
             .iter()
             .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
@@ -345,26 +345,26 @@ impl SdkClient {
     }
 
     /// `tools/call`; panics if the client reports a protocol error.
-    pub fn call(&mut self, name: &str, args: Value) -> Value {
+    pub(crate) fn call(&mut self, name: &str, args: Value) -> Value {
         self.step(json!({"op": "call", "name": name, "args": args}))["result"].clone()
     }
 
     /// Wait (bounded) for `notifications/tools/list_changed`; returns how many came.
-    pub fn wait_list_changed(&mut self) -> u64 {
+    pub(crate) fn wait_list_changed(&mut self) -> u64 {
         self.step(json!({"op": "wait_list_changed", "timeout_ms": 15000}))["count"]
             .as_u64()
             .unwrap_or(0)
     }
 
     /// Close the session and wait (bounded) for the driver to exit.
-    pub fn close(mut self) {
+    pub(crate) fn close(mut self) {
         self.step(json!({"op": "close"}));
         self.close_input();
     }
 
     /// End the session from the client side by exiting the driver (which closes a stdio
     /// server's stdin), without a protocol goodbye; returns once the driver has exited.
-    pub fn close_input(&mut self) {
+    pub(crate) fn close_input(&mut self) {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(20);
         while self.child.0.try_wait().ok().flatten().is_none() {
@@ -379,7 +379,7 @@ impl SdkClient {
 }
 
 /// The text blocks of a tool result, joined.
-pub fn text(result: &Value) -> String {
+pub(crate) fn text(result: &Value) -> String {
     result["content"]
         .as_array()
         .map(|blocks| {
@@ -394,14 +394,14 @@ pub fn text(result: &Value) -> String {
 
 /// A gateway test's world: a temp dir holding the backends' config (`mcp.json`), and an
 /// isolated home with a project directory for every process the test starts.
-pub struct ServeWorld {
+pub(crate) struct ServeWorld {
     pub dir: tempfile::TempDir,
     pub config: PathBuf,
 }
 
 impl ServeWorld {
     /// Write `servers` (the `mcpServers` object) into `dir` and make the isolated home.
-    pub fn with_servers(dir: tempfile::TempDir, servers: Value) -> ServeWorld {
+    pub(crate) fn with_servers(dir: tempfile::TempDir, servers: Value) -> ServeWorld {
         let config = dir.path().join("mcp.json");
         let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
         std::fs::write(&config, text).unwrap();
@@ -410,19 +410,19 @@ impl ServeWorld {
     }
 
     /// `name` inside the world's directory.
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// Isolate `command`'s environment (home, configs and tool cache of this test only).
-    pub fn isolate(&self, command: &mut Command) {
+    pub(crate) fn isolate(&self, command: &mut Command) {
         let home = self.path("home");
         isolate_env(command, &home);
         command.current_dir(home.join("project"));
     }
 
     /// `mcpr` arguments that serve exactly this world's config.
-    pub fn serve_args(&self, extra: &[&str]) -> Vec<String> {
+    pub(crate) fn serve_args(&self, extra: &[&str]) -> Vec<String> {
         let mut args = vec![
             "--strict-config".to_owned(),
             "--config".to_owned(),
@@ -435,7 +435,11 @@ impl ServeWorld {
 
     /// Start `mcpr serve --http 127.0.0.1:0` with `extra` flags and `env`; returns it and its
     /// URL.
-    pub fn http_gateway(&self, extra: &[&str], env: &[(&str, &str)]) -> (ChildGuard, String) {
+    pub(crate) fn http_gateway(
+        &self,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> (ChildGuard, String) {
         let mut args = vec!["--http", "127.0.0.1:0"];
         args.extend_from_slice(extra);
         let mut command = Command::new(MCPR);
@@ -468,7 +472,7 @@ impl ServeWorld {
 
     /// Start `sdk`'s client against `mcpr serve` over stdio with `extra` flags, or against
     /// the running HTTP gateway at `url` (with a bearer `token`).
-    pub fn connect(&self, sdk: Sdk, target: Target<'_>) -> SdkClient {
+    pub(crate) fn connect(&self, sdk: Sdk, target: Target<'_>) -> SdkClient {
         let config = match target {
             Target::Stdio(extra) => {
                 json!({ "transport": "stdio", "command": MCPR, "args": self.serve_args(extra) })
@@ -482,7 +486,7 @@ impl ServeWorld {
 }
 
 /// Where a client connects.
-pub enum Target<'a> {
+pub(crate) enum Target<'a> {
     /// Start `mcpr serve` over stdio with these arguments.
     Stdio(&'a [&'a str]),
     /// A running HTTP gateway, with a bearer token or none.

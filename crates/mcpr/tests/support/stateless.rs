@@ -13,10 +13,10 @@ use super::sdk::ServeWorld;
 use super::{ChildGuard, MCPR, line_channel};
 
 /// Bound on any one answer.
-pub const BOUND: Duration = Duration::from_secs(60);
+pub(crate) const BOUND: Duration = Duration::from_secs(60);
 
 /// A 2026-07-28 client written by hand: `mcpr serve` over stdio, one JSON-RPC line each way.
-pub struct Stateless {
+pub(crate) struct Stateless {
     pub child: ChildGuard,
     lines: mpsc::Receiver<String>,
     next_id: u64,
@@ -27,7 +27,7 @@ pub struct Stateless {
 }
 
 impl Stateless {
-    pub fn start(world: &ServeWorld, extra: &[&str], capabilities: Value) -> Stateless {
+    pub(crate) fn start(world: &ServeWorld, extra: &[&str], capabilities: Value) -> Stateless {
         let mut client = Stateless::spawn(world, extra, Some(capabilities));
         let discovered = client.request("server/discover", json!({}));
         assert!(discovered.get("result").is_some(), "{discovered}");
@@ -35,7 +35,7 @@ impl Stateless {
     }
 
     /// A 2025-11-25 session that declares elicitation (and never answers it).
-    pub fn start_session(world: &ServeWorld, extra: &[&str]) -> Stateless {
+    pub(crate) fn start_session(world: &ServeWorld, extra: &[&str]) -> Stateless {
         let mut client = Stateless::spawn(world, extra, None);
         let initialized = client.request(
             "initialize",
@@ -47,7 +47,11 @@ impl Stateless {
         client
     }
 
-    pub fn spawn(world: &ServeWorld, extra: &[&str], capabilities: Option<Value>) -> Stateless {
+    pub(crate) fn spawn(
+        world: &ServeWorld,
+        extra: &[&str],
+        capabilities: Option<Value>,
+    ) -> Stateless {
         let mut command = Command::new(MCPR);
         command
             .args(world.serve_args(extra))
@@ -66,14 +70,14 @@ impl Stateless {
         }
     }
 
-    pub fn send(&mut self, message: Value) {
+    pub(crate) fn send(&mut self, message: Value) {
         let stdin = self.child.0.stdin.as_mut().expect("stdin");
         writeln!(stdin, "{message}").expect("write");
         stdin.flush().expect("flush");
     }
 
     /// Send `method` with `params` (and the per-request `_meta`); the response.
-    pub fn request(&mut self, method: &str, mut params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, mut params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         if let Some(capabilities) = &self.capabilities {
@@ -100,7 +104,7 @@ impl Stateless {
     }
 
     /// `prompts/get` of `name`, with a retry's `extra` fields.
-    pub fn prompt(&mut self, name: &str, extra: Value) -> Value {
+    pub(crate) fn prompt(&mut self, name: &str, extra: Value) -> Value {
         let mut params = json!({"name": name});
         if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
             params.extend(extra);
@@ -109,7 +113,7 @@ impl Stateless {
     }
 
     /// Wait for a request from the gateway (a session client is asked over its session).
-    pub fn asked_request(&mut self, method: &str) -> Value {
+    pub(crate) fn asked_request(&mut self, method: &str) -> Value {
         let deadline = Instant::now() + BOUND;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -126,7 +130,7 @@ impl Stateless {
 
     /// `tools/call` of `name`, with a retry's `extra` fields (`inputResponses`,
     /// `requestState`).
-    pub fn call(&mut self, name: &str, extra: Value) -> Value {
+    pub(crate) fn call(&mut self, name: &str, extra: Value) -> Value {
         let mut params = json!({"name": name, "arguments": {}});
         if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
             params.extend(extra);
@@ -136,7 +140,7 @@ impl Stateless {
 }
 
 /// The `requestState` and the keys of an `input_required` answer.
-pub fn asked(answer: &Value) -> (String, Vec<String>) {
+pub(crate) fn asked(answer: &Value) -> (String, Vec<String>) {
     let result = &answer["result"];
     assert_eq!(result["resultType"], "input_required", "{answer}");
     let state = result["requestState"].as_str().expect("a requestState");
@@ -150,17 +154,17 @@ pub fn asked(answer: &Value) -> (String, Vec<String>) {
 }
 
 /// The text of a final answer.
-pub fn text(answer: &Value) -> String {
+pub(crate) fn text(answer: &Value) -> String {
     super::sdk::text(&answer["result"])
 }
 
 /// `answer` is a JSON-RPC "invalid params" error (-32602) whose message says `needle`.
-pub fn assert_invalid_params(answer: &Value, needle: &str) {
+pub(crate) fn assert_invalid_params(answer: &Value, needle: &str) {
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains(needle), "{answer}");
 }
 
-pub fn accept(name: &str) -> Value {
+pub(crate) fn accept(name: &str) -> Value {
     json!({"action": "accept", "content": {"name": name}})
 }

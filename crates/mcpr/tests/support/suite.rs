@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Bound on a whole suite run (a suite gives each client 30 s and runs them in parallel).
-pub const SUITE_BOUND: Duration = Duration::from_secs(600);
+pub(crate) const SUITE_BOUND: Duration = Duration::from_secs(600);
 
 /// One suite run at a time: each runs dozens of clients or requests in parallel already, and
 /// two at once on a small machine would starve them into the suite's own timeouts.
@@ -15,7 +15,7 @@ static ONE_SUITE: Mutex<()> = Mutex::new(());
 
 /// Run the suite at `suite` (its `index.js`) with `args` under Node 22; return its exit status
 /// and output (stdout and stderr).
-pub fn run(suite: &Path, args: &[&str]) -> (ExitStatus, String) {
+pub(crate) fn run(suite: &Path, args: &[&str]) -> (ExitStatus, String) {
     let _one = ONE_SUITE.lock().unwrap_or_else(|e| e.into_inner());
     let node_bin = super::node22_bin();
     let path = format!(
@@ -56,7 +56,7 @@ pub fn run(suite: &Path, args: &[&str]) -> (ExitStatus, String) {
 
 /// One line of a suite summary: `✓ initialize: 1 passed, 0 failed[, N warnings]`.
 #[derive(Debug, PartialEq)]
-pub struct ScenarioResult {
+pub(crate) struct ScenarioResult {
     pub ok: bool,
     pub name: String,
     pub passed: u32,
@@ -65,7 +65,7 @@ pub struct ScenarioResult {
 
 /// The scenario lines after `header` (`=== SUITE SUMMARY ===` for clients, `=== SUMMARY ===`
 /// for servers), up to the `Total:` line.
-pub fn summary_lines(output: &str, header: &str) -> Vec<ScenarioResult> {
+pub(crate) fn summary_lines(output: &str, header: &str) -> Vec<ScenarioResult> {
     let Some((_, summary)) = output.split_once(header) else {
         return Vec::new();
     };
@@ -95,7 +95,7 @@ pub fn summary_lines(output: &str, header: &str) -> Vec<ScenarioResult> {
 
 /// The scenarios a `--requirements` run lists as "Not scored for REVISION", each with the reason
 /// in parentheses (`extension`, `pending`, `added-after-release`; empty when none is given).
-pub fn unscored(output: &str) -> Vec<(String, String)> {
+pub(crate) fn unscored(output: &str) -> Vec<(String, String)> {
     let Some((_, rest)) = output.split_once("Not scored for ") else {
         return Vec::new();
     };

@@ -110,7 +110,7 @@ impl<'de> de::Deserialize<'de> for ResultType {
         impl<'de> Visitor<'de> for TypeVisitor {
             type Value = ResultType;
 
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any value")
             }
 
@@ -157,7 +157,7 @@ struct ResultVisitor;
 impl<'de> Visitor<'de> for ResultVisitor {
     type Value = Fast;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a tool result")
     }
 
@@ -212,7 +212,7 @@ impl<'de> de::Deserialize<'de> for Blocks {
         impl<'de> Visitor<'de> for BlocksVisitor {
             type Value = Blocks;
 
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an array of content blocks")
             }
 
@@ -264,7 +264,7 @@ impl<'de> de::Deserialize<'de> for BlockKey {
         impl Visitor<'_> for KeyVisitor {
             type Value = BlockKey;
 
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a field name")
             }
 
@@ -326,7 +326,7 @@ struct KindVisitor;
 impl<'de> Visitor<'de> for KindVisitor {
     type Value = Result<Kind, Value>;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any value")
     }
 
@@ -454,7 +454,7 @@ impl Fields {
 impl<'de> Visitor<'de> for BlockVisitor {
     type Value = Content;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a content block")
     }
 

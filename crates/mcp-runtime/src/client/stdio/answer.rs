@@ -109,7 +109,7 @@ struct IdVisitor;
 impl<'de> Visitor<'de> for IdVisitor {
     type Value = Id;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a request id")
     }
 
@@ -167,7 +167,7 @@ const NOT_OURS: &str = "not a direct answer";
 impl<'de> Visitor<'de> for AnswerVisitor<'_> {
     type Value = Option<(u64, Reply)>;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON-RPC answer")
     }
 

@@ -357,7 +357,7 @@ struct Envelope<'a> {
 impl<'de> Visitor<'de> for Envelope<'_> {
     type Value = Shape;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON-RPC message")
     }
 

@@ -134,7 +134,7 @@ const ENOUGH: &str = "enough";
 impl<'de> Visitor<'de> for HeadVisitor<'_> {
     type Value = ();
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON-RPC message")
     }
 

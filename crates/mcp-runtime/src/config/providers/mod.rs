@@ -48,17 +48,17 @@ pub(crate) struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// `~/<rel>`, when the home is known.
-    pub fn home(&self, rel: &str) -> Option<PathBuf> {
+    pub(crate) fn home(&self, rel: &str) -> Option<PathBuf> {
         self.home.map(|h| h.join(rel))
     }
 
     /// `<project>/<rel>`.
-    pub fn project(&self, rel: &str) -> PathBuf {
+    pub(crate) fn project(&self, rel: &str) -> PathBuf {
         self.cwd.join(rel)
     }
 
     /// A directory from an environment variable, ignoring empty values.
-    pub fn env_dir(&self, name: &str) -> Option<PathBuf> {
+    pub(crate) fn env_dir(&self, name: &str) -> Option<PathBuf> {
         self.env
             .get(name)
             .filter(|v| !v.trim().is_empty())
@@ -66,13 +66,13 @@ impl Ctx<'_> {
     }
 
     /// `$XDG_CONFIG_HOME`, default `~/.config`.
-    pub fn xdg_config(&self) -> Option<PathBuf> {
+    pub(crate) fn xdg_config(&self) -> Option<PathBuf> {
         crate::fsutil::BaseDir::Config.resolve(|name| self.env.get(name), self.home)
     }
 
     /// Where desktop apps keep their settings: `~/Library/Application Support` on macOS,
     /// `%APPDATA%` on Windows, `$XDG_CONFIG_HOME` elsewhere.
-    pub fn app_config(&self) -> Option<PathBuf> {
+    pub(crate) fn app_config(&self) -> Option<PathBuf> {
         if cfg!(target_os = "macos") {
             self.home("Library/Application Support")
         } else if cfg!(windows) {
@@ -83,7 +83,7 @@ impl Ctx<'_> {
     }
 
     /// The project keys hosts may use for this directory (as given and symlink-free).
-    pub fn cwd_keys(&self) -> Vec<String> {
+    pub(crate) fn cwd_keys(&self) -> Vec<String> {
         let mut keys = vec![self.cwd.to_string_lossy().into_owned()];
         let real = self.cwd_real.to_string_lossy().into_owned();
         if !keys.contains(&real) {
@@ -102,7 +102,7 @@ pub(crate) struct FileSpec {
 }
 
 impl FileSpec {
-    pub fn user(path: PathBuf, format: Format) -> Self {
+    pub(super) fn user(path: PathBuf, format: Format) -> Self {
         FileSpec {
             path,
             level: Level::User,
@@ -110,7 +110,7 @@ impl FileSpec {
         }
     }
 
-    pub fn project(path: PathBuf, format: Format) -> Self {
+    pub(super) fn project(path: PathBuf, format: Format) -> Self {
         FileSpec {
             path,
             level: Level::Project,
@@ -129,7 +129,7 @@ pub(crate) struct Doc<'a> {
 
 impl Doc<'_> {
     /// The directory holding the file (relative paths in it resolve against this).
-    pub fn dir(&self) -> PathBuf {
+    pub(super) fn dir(&self) -> PathBuf {
         self.path.parent().map(Path::to_owned).unwrap_or_default()
     }
 }
@@ -181,7 +181,7 @@ pub(crate) struct Out {
 
 impl Out {
     /// Add an entry found under `section` (used to locate its line), with the file's level.
-    pub fn push(
+    pub(super) fn push(
         &mut self,
         doc: &Doc<'_>,
         section: Option<&str>,
@@ -209,7 +209,7 @@ impl Out {
     }
 
     /// A note about the file or one of its servers.
-    pub fn note(
+    pub(super) fn note(
         &mut self,
         doc: &Doc<'_>,
         server: Option<&str>,
@@ -237,7 +237,7 @@ pub(crate) struct Approvals {
 }
 
 impl Approvals {
-    pub fn approves(&self, name: &str) -> bool {
+    pub(super) fn approves(&self, name: &str) -> bool {
         (self.all || self.enabled.contains(name)) && !self.disabled.contains(name)
     }
 }

@@ -101,7 +101,7 @@ impl LineReader {
     /// The call or cancellation `line` is, if the fast path may take it as it is: valid
     /// JSON-RPC of the types rmcp reads it as, with no field twice.
     pub(super) fn read<'a>(&mut self, line: &'a [u8]) -> Option<FastLine<'a>> {
-        let top: Top = serde_json::from_slice(line).ok()?;
+        let top: Top<'_> = serde_json::from_slice(line).ok()?;
         // rmcp refuses a message with both a method and a result or an error.
         if top.result || top.error {
             return None;
@@ -286,7 +286,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for MetaEntries<'a> {
         impl<'de: 'a, 'a> Visitor<'de> for EntriesVisitor<'a> {
             type Value = MetaEntries<'a>;
 
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a map")
             }
 
@@ -313,7 +313,7 @@ struct TopVisitor;
 impl<'de> Visitor<'de> for TopVisitor {
     type Value = Top<'de>;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON-RPC message")
     }
 
@@ -378,7 +378,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
         impl<'de: 'a, 'a> Visitor<'de> for KeyVisitor<'a> {
             type Value = Key<'a>;
 
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
 
@@ -404,7 +404,7 @@ impl<'de> Deserialize<'de> for Version {
         impl Visitor<'_> for VersionVisitor {
             type Value = Version;
 
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
 
@@ -443,7 +443,7 @@ mod tests {
 
     /// `call` is read from `line` as rmcp reads it: its parameters, its `_meta`, and what
     /// rmcp's accessors say of that `_meta`.
-    fn assert_as_rmcp_reads(call: &Call, line: &str) {
+    fn assert_as_rmcp_reads(call: &Call<'_>, line: &str) {
         let value: Value = serde_json::from_str(line).unwrap();
         let mut expected: rmcp::model::CallToolRequestParams =
             serde_json::from_value(value["params"].clone()).unwrap();

@@ -13,10 +13,10 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
 /// Commands that start a line.
-pub const COMMANDS: &[&str] = &["/mcp", "/help", "/exit"];
+pub(super) const COMMANDS: &[&str] = &["/mcp", "/help", "/exit"];
 
 /// What may follow `/mcp`.
-pub const MCP_SUBCOMMANDS: &[&str] = &[
+pub(super) const MCP_SUBCOMMANDS: &[&str] = &[
     "list",
     "status",
     "reload",
@@ -35,7 +35,7 @@ const TAKES_SERVER: &[&str] = &["reconnect", "enable", "disable", "test", "login
 
 /// The words the shell can complete right now.
 #[derive(Debug, Default, Clone)]
-pub struct Vocabulary {
+pub(super) struct Vocabulary {
     /// Exposed tool names (`mcp_<server>_<tool>`).
     pub tools: Vec<String>,
     /// Configured server names, including disabled ones (so `/mcp enable` completes).
@@ -43,13 +43,13 @@ pub struct Vocabulary {
 }
 
 /// The rustyline helper: completion only (no hints, highlighting or validation).
-pub struct ShellHelper {
+pub(super) struct ShellHelper {
     vocabulary: Arc<RwLock<Vocabulary>>,
 }
 
 impl ShellHelper {
     /// A helper reading the words from `vocabulary`.
-    pub fn new(vocabulary: Arc<RwLock<Vocabulary>>) -> Self {
+    pub(super) fn new(vocabulary: Arc<RwLock<Vocabulary>>) -> Self {
         ShellHelper { vocabulary }
     }
 }
@@ -84,7 +84,7 @@ impl Helper for ShellHelper {}
 
 /// Candidates for the word that ends at `pos` in `line`: where that word starts, and the
 /// words that extend it, sorted.
-pub fn complete(line: &str, pos: usize, vocabulary: &Vocabulary) -> (usize, Vec<String>) {
+pub(super) fn complete(line: &str, pos: usize, vocabulary: &Vocabulary) -> (usize, Vec<String>) {
     let Some(head) = line.get(..pos) else {
         return (pos, Vec::new());
     };

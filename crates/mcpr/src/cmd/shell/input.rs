@@ -24,7 +24,7 @@ const HISTORY_SIZE: usize = 1000;
 
 /// One thing read.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Input {
+pub(super) enum Input {
     /// A line, without its line ending.
     Line(String),
     /// Ctrl-C at the prompt: the editor dropped the line.
@@ -36,10 +36,10 @@ pub enum Input {
 }
 
 /// Prints a message above the prompt while the editor is active (and as is otherwise).
-pub type Printer = Box<dyn ExternalPrinter + Send>;
+pub(super) type Printer = Box<dyn ExternalPrinter + Send>;
 
 /// The shell's source of lines, read on a dedicated thread.
-pub struct LineSource {
+pub(super) struct LineSource {
     /// One message per line wanted.
     requests: std::sync::mpsc::Sender<()>,
     inputs: mpsc::UnboundedReceiver<Input>,
@@ -56,7 +56,7 @@ impl LineSource {
     /// Lines typed at a terminal, with editing, completion from `vocabulary`, and history kept
     /// in `history` (when given). Also returns a printer for messages that arrive while the
     /// prompt is shown.
-    pub async fn editor(
+    pub(super) async fn editor(
         vocabulary: Arc<RwLock<Vocabulary>>,
         history: Option<PathBuf>,
     ) -> Result<(Self, Printer), String> {
@@ -88,13 +88,13 @@ impl LineSource {
     }
 
     /// Lines from stdin as they come, without a prompt (stdin is not a terminal).
-    pub fn piped() -> Result<Self, String> {
+    pub(super) fn piped() -> Result<Self, String> {
         Self::spawn(|requests, inputs| serve(PipedLines, &requests, &inputs))
     }
 
     /// The next line (or Ctrl-C, or the end). Cancel-safe: a line asked for by a call that was
     /// dropped is delivered to the next call.
-    pub async fn next(&mut self) -> Input {
+    pub(super) async fn next(&mut self) -> Input {
         if !self.waiting {
             if self.requests.send(()).is_err() {
                 return Input::Eof;
@@ -236,7 +236,7 @@ impl ReadLine for LineEditor {
 }
 
 /// `$XDG_STATE_HOME/mcpr/shell_history`, else `~/.local/state/mcpr/shell_history`.
-pub fn history_path() -> Option<PathBuf> {
+pub(super) fn history_path() -> Option<PathBuf> {
     history_path_from(
         std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
         std::env::home_dir(),
@@ -254,13 +254,13 @@ fn history_path_from(state_home: Option<PathBuf>, home: Option<PathBuf>) -> Opti
 /// Puts the terminal back as it was when the shell started. rustyline restores it after each
 /// line, but when the shell quits on SIGTERM the editor thread may still be inside a line, in
 /// raw mode.
-pub struct TerminalGuard {
+pub(super) struct TerminalGuard {
     saved: Option<libc::termios>,
 }
 
 impl TerminalGuard {
     /// Remember the settings of the terminal on stdin.
-    pub fn save() -> Self {
+    pub(super) fn save() -> Self {
         // SAFETY: an all-zero termios is a valid value to be overwritten by tcgetattr, which
         // only writes into the struct we pass.
         let mut termios: libc::termios = unsafe { std::mem::zeroed() };

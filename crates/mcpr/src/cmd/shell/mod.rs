@@ -48,7 +48,7 @@ use crate::term;
 
 /// The exit code of a shell fed from stdin (not a terminal) when any of its lines failed: an
 /// unknown tool or command, bad arguments, a failed call, or a tool that returned `isError`.
-pub const LINES_FAILED: u8 = exit::TOOL_ERROR;
+pub(crate) const LINES_FAILED: u8 = exit::TOOL_ERROR;
 
 /// How long a cancelled call may take to tell its server before the shell moves on.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -59,7 +59,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(2);
     after_help = "Type /help in the shell for its commands. Fed from stdin, the shell exits with 1 \
 when any line failed.\n\nExamples:\n  mcp_everything_echo {\"message\": \"hi\"}\n  mcp_files_read @args.json\n  /mcp status"
 )]
-pub struct ShellArgs {
+pub(crate) struct ShellArgs {
     /// Name tools as Claude Code does (`mcp__server__tool`).
     #[arg(long)]
     pub claude_names: bool,
@@ -74,7 +74,7 @@ pub struct ShellArgs {
 }
 
 /// Run the shell until Ctrl-D, `/exit`, the end of stdin, or SIGTERM.
-pub async fn run(global: &GlobalArgs, args: ShellArgs) -> Outcome {
+pub(crate) async fn run(global: &GlobalArgs, args: ShellArgs) -> Outcome {
     let discovery = crate::inline::discover(global, &args.inline)?;
     let output_cap = crate::cmd::agent_output_cap(args.max_output)?;
     let mut signals = Signals::install()?;
