@@ -67,6 +67,7 @@ impl InlineArgs {
                 args: args.to_vec(),
                 env: BTreeMap::new(),
                 cwd: None,
+                inherit_env: false,
             })
         } else {
             return Ok(None);

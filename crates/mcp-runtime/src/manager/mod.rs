@@ -118,6 +118,8 @@ pub struct ManagerOptions {
     /// [`ConnectOptions::relay_input`](crate::client::ConnectOptions::relay_input)); a gateway
     /// sets it.
     pub relay_input: bool,
+    /// Stdio servers get the host's whole environment: [`ConnectOptions::inherit_env`].
+    pub inherit_env: bool,
 }
 
 impl std::fmt::Debug for ManagerOptions {
@@ -133,6 +135,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("elicitation", &self.elicitation.is_some())
             .field("http", &self.http)
             .field("relay_input", &self.relay_input)
+            .field("inherit_env", &self.inherit_env)
             .finish()
     }
 }
@@ -152,6 +155,7 @@ impl Default for ManagerOptions {
             elicitation: None,
             http: crate::net::HttpClient::shared(),
             relay_input: false,
+            inherit_env: false,
         }
     }
 }
@@ -199,6 +203,7 @@ impl McpManager {
                 elicitation: options.elicitation.clone(),
                 http: options.http.clone(),
                 relay_input: options.relay_input,
+                inherit_env: options.inherit_env,
                 ..ConnectOptions::default()
             },
         };
@@ -793,4 +798,5 @@ crate::setters!(ManagerOptions {
     with_elicitation => elicitation: Option<crate::client::ElicitationHandler>,
     with_http => http: crate::net::HttpClient,
     with_relay_input => relay_input: bool,
+    with_inherit_env => inherit_env: bool,
 });

@@ -255,6 +255,7 @@ fn build(args: &AddArgs) -> Result<ServerConfig, String> {
                 args: command[1..].to_vec(),
                 env,
                 cwd: None,
+                inherit_env: false,
             })
         }
         (Some(url), true, kind) => {

@@ -308,6 +308,13 @@ pub async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
                 rows.push(("header", format!("{key}: {value}")));
             }
         }
+        if let Some(config) = &server.config {
+            let inherit = mcp_runtime::client::environment::inherit_requested();
+            if let Some(names) = mcp_runtime::client::environment::names_for(config, inherit) {
+                // Names only, never values: what the server would receive if started now.
+                rows.push(("passes", names.join(" ")));
+            }
+        }
         if i == 0
             && let Some(login) = login_of(&found, server, store.as_ref())
             && login != AuthStatus::NotLoggedIn

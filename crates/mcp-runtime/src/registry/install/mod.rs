@@ -407,6 +407,7 @@ impl Plan {
             args,
             env: std::mem::take(&mut walk.env),
             cwd: None,
+            inherit_env: false,
         });
         Ok(config)
     }
