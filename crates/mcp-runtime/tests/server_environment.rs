@@ -29,7 +29,11 @@ fn dumped(path: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-async fn dump_of(config: &ServerConfig, options: &ConnectOptions, path: &Path) -> BTreeMap<String, String> {
+async fn dump_of(
+    config: &ServerConfig,
+    options: &ConnectOptions,
+    path: &Path,
+) -> BTreeMap<String, String> {
     let client = McpClient::connect("env", config, options)
         .await
         .expect("connect");
@@ -44,7 +48,10 @@ async fn a_client_passes_the_allowlist_and_what_the_config_names() {
     let path = dir.path().join("env");
 
     let env = dump_of(&dumping(&path), &ConnectOptions::default(), &path).await;
-    assert!(!env.contains_key(HOST_ONLY), "a host variable reached the server");
+    assert!(
+        !env.contains_key(HOST_ONLY),
+        "a host variable reached the server"
+    );
     assert!(env.contains_key("PATH"));
     assert_eq!(env.get("MCPR_NESTING").map(String::as_str), Some("1"));
 
@@ -88,6 +95,9 @@ async fn a_manager_starts_its_servers_with_the_allowlist() {
         .await;
     let env = dumped(&path);
     manager.disconnect_all().await;
-    assert!(!env.contains_key(HOST_ONLY), "a host variable reached the server");
+    assert!(
+        !env.contains_key(HOST_ONLY),
+        "a host variable reached the server"
+    );
     assert!(env.contains_key("PATH"));
 }

@@ -72,7 +72,13 @@ fn dumped(path: &Path) -> BTreeMap<String, String> {
 fn tools(home: &Path, config: &Path, env: &[(&str, &str)]) -> Output {
     let out = run(
         home,
-        &["--strict-config", "--config", config.to_str().unwrap(), "tools", "--json"],
+        &[
+            "--strict-config",
+            "--config",
+            config.to_str().unwrap(),
+            "tools",
+            "--json",
+        ],
         env,
     );
     assert!(
@@ -155,7 +161,11 @@ fn inherit_env_passes_everything_but_mcprs_own() {
             Some(SECRET)
         );
         assert!(env.contains_key("NODE_OPTIONS"));
-        assert!(!env.contains_key("MCPR_GATEWAY_TOKEN"), "{}", dump.display());
+        assert!(
+            !env.contains_key("MCPR_GATEWAY_TOKEN"),
+            "{}",
+            dump.display()
+        );
         assert!(!env.contains_key("MCPR_INHERIT_ENV"));
         assert_eq!(env.get("MCPR_NESTING").map(String::as_str), Some("1"));
     }
@@ -174,7 +184,12 @@ fn a_server_that_dies_for_want_of_a_variable_names_it_but_not_its_value() {
     );
     let out = run(
         home.path(),
-        &["--strict-config", "--config", config.to_str().unwrap(), "tools"],
+        &[
+            "--strict-config",
+            "--config",
+            config.to_str().unwrap(),
+            "tools",
+        ],
         &[("MY_SERVICE_TOKEN", "token-value-1234")],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -192,7 +207,13 @@ fn a_server_that_dies_for_want_of_a_variable_names_it_but_not_its_value() {
     let config = config_with_env_vars(home.path(), &script);
     let out = run(
         home.path(),
-        &["--strict-config", "--config", config.to_str().unwrap(), "tools", "--json"],
+        &[
+            "--strict-config",
+            "--config",
+            config.to_str().unwrap(),
+            "tools",
+            "--json",
+        ],
         &[("MY_SERVICE_TOKEN", "token-value-1234")],
     );
     assert!(
@@ -227,7 +248,13 @@ fn get_names_the_variables_a_server_receives_never_their_values() {
     );
     let out = run(
         home.path(),
-        &["--strict-config", "--config", config.to_str().unwrap(), "get", "srv"],
+        &[
+            "--strict-config",
+            "--config",
+            config.to_str().unwrap(),
+            "get",
+            "srv",
+        ],
         &[("AWS_PROFILE", "profile-value")],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

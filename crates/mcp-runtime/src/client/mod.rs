@@ -97,9 +97,9 @@ pub use mrtr::MAX_INPUT_ROUNDS;
 pub use options::{CallOptions, ConnectOptions};
 pub use progress::ProgressUpdate;
 pub use skills::{LoadedSkill, SKILLS_EXTENSION, SkillEntry, SkillFile, SkillFiles};
-pub use stdio::group::group_alive;
 pub use stdio::environment;
 pub use stdio::environment::{ServerEnvironment, withhold_from_servers};
+pub use stdio::group::group_alive;
 pub use stdio::process::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE};
 
 use handler::Handler;

@@ -102,6 +102,19 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
             let servers = crate::shutdown::until_signal(open)
                 .await?
                 .map_err(|e| Failure::connection(e.explained()))?;
+            // No tool list on this road, so the pins are checked here: a held tool is refused.
+            if let Err(failure) = crate::cmd::trust_pins::refuse_held(
+                &servers,
+                &discovery.cwd,
+                &server,
+                &config,
+                &tool,
+            )
+            .await
+            {
+                servers.stop().await;
+                return Err(failure);
+            }
             (servers, (server, tool))
         }
         None => {

@@ -15,6 +15,7 @@ pub mod state_key;
 pub mod status;
 pub mod tools;
 pub mod trust;
+pub mod trust_pins;
 
 /// The cap on tool results of the agent-facing commands (`serve`, `shell`): `--max-output`
 /// if given (`0`: none), else `MCPR_MAX_OUTPUT`, else about 100 KB.

@@ -284,7 +284,11 @@ pub(crate) fn shown(names: &[String]) -> Vec<String> {
         .collect();
     // Stable: alphabetical within each group.
     ranked.sort_by_key(|name| !LIKELY_NEEDED.iter().any(|part| name.contains(part)));
-    let mut shown: Vec<String> = ranked.iter().take(HELD_BACK_SHOWN).map(|n| (*n).clone()).collect();
+    let mut shown: Vec<String> = ranked
+        .iter()
+        .take(HELD_BACK_SHOWN)
+        .map(|n| (*n).clone())
+        .collect();
     if ranked.len() > HELD_BACK_SHOWN {
         shown.push(format!("and {} more", ranked.len() - HELD_BACK_SHOWN));
     }

@@ -13,8 +13,8 @@ use std::process::{ExitStatus, Stdio};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
-use super::group::kill_unwaited;
 use super::environment::ServerEnvironment;
+use super::group::kill_unwaited;
 use super::spawner;
 use super::watchdog::{Descendants, GroupWatchdog};
 use crate::config::StdioConfig;
