@@ -74,6 +74,23 @@ fn canonical(value: &Value) -> String {
     }
 }
 
+/// The tool names pinned under the other servers of `key`'s project.
+fn pinned_by_others(
+    all: &BTreeMap<String, BTreeMap<String, Pin>>,
+    key: &str,
+) -> std::collections::HashSet<String> {
+    let mut parts = key.split('\u{1f}');
+    let (server, project) = (parts.next(), parts.next());
+    all.iter()
+        .filter(|(other, _)| {
+            let mut parts = other.split('\u{1f}');
+            let (other_server, other_project) = (parts.next(), parts.next());
+            other_project == project && other_server != server
+        })
+        .flat_map(|(_, pins)| pins.keys().cloned())
+        .collect()
+}
+
 /// One pinned definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pin {
@@ -184,6 +201,9 @@ impl PinStore {
         let mut dirty = false;
         self.with(|all| {
             let known = all.contains_key(key);
+            // Names pinned for the other servers of the same project: a server that lists
+            // its tools first at start-up would otherwise escape the live check.
+            let pinned_elsewhere = pinned_by_others(all, key);
             let pins = all.entry(key.to_owned()).or_default();
             for tool in tools {
                 let digest = digest(tool);
@@ -195,12 +215,16 @@ impl PinStore {
                         pinned: Some(pin.definition.clone()),
                         current: definition(tool),
                     }),
-                    None if known && shadows(&tool.name) => checked.held.push(HeldTool {
-                        name: tool.name.clone(),
-                        reason: HoldReason::Shadows,
-                        pinned: None,
-                        current: definition(tool),
-                    }),
+                    None if known
+                        && (shadows(&tool.name) || pinned_elsewhere.contains(&tool.name)) =>
+                    {
+                        checked.held.push(HeldTool {
+                            name: tool.name.clone(),
+                            reason: HoldReason::Shadows,
+                            pinned: None,
+                            current: definition(tool),
+                        })
+                    }
                     None => {
                         pins.insert(
                             tool.name.clone(),
