@@ -12,7 +12,7 @@
 //! written atomically (temp file + rename) with mode 0600. A file that cannot be read or parsed
 //! counts as "first sight", with one warning: pinning never stops a server from working.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -143,11 +143,21 @@ pub struct Checked {
     pub held: Vec<HeldTool>,
 }
 
+/// What the file holds: each server's pins, and the tools its last listing held (so that a
+/// call made without listing, `mcpr call SERVER TOOL`, is refused too).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Stored {
+    #[serde(default)]
+    pins: BTreeMap<String, BTreeMap<String, Pin>>,
+    #[serde(default)]
+    held: BTreeMap<String, BTreeSet<String>>,
+}
+
 /// The pins of every server, in one file (or in memory).
 #[derive(Debug)]
 pub struct PinStore {
     path: Option<PathBuf>,
-    pins: Mutex<Option<BTreeMap<String, BTreeMap<String, Pin>>>>,
+    stored: Mutex<Option<Stored>>,
     warned: AtomicBool,
 }
 
@@ -156,7 +166,7 @@ impl PinStore {
     pub fn at(path: impl Into<PathBuf>) -> Self {
         PinStore {
             path: Some(path.into()),
-            pins: Mutex::new(None),
+            stored: Mutex::new(None),
             warned: AtomicBool::new(false),
         }
     }
@@ -165,7 +175,7 @@ impl PinStore {
     pub fn in_memory() -> Self {
         PinStore {
             path: None,
-            pins: Mutex::new(Some(BTreeMap::new())),
+            stored: Mutex::new(Some(Stored::default())),
             warned: AtomicBool::new(false),
         }
     }
@@ -199,7 +209,8 @@ impl PinStore {
     ) -> Checked {
         let mut checked = Checked::default();
         let mut dirty = false;
-        self.with(|all| {
+        self.with(|stored| {
+            let all = &mut stored.pins;
             let known = all.contains_key(key);
             // Names pinned for the other servers of the same project: a server that lists
             // its tools first at start-up would otherwise escape the live check.
@@ -239,6 +250,16 @@ impl PinStore {
                 }
             }
             dirty |= !known;
+            let held: BTreeSet<String> = checked.held.iter().map(|h| h.name.clone()).collect();
+            let before = stored.held.get(key).cloned().unwrap_or_default();
+            if held != before {
+                dirty = true;
+                if held.is_empty() {
+                    stored.held.remove(key);
+                } else {
+                    stored.held.insert(key.to_owned(), held);
+                }
+            }
         });
         if dirty {
             self.save();
@@ -250,8 +271,8 @@ impl PinStore {
     /// [`check`](Self::check) would hold them; pins nothing.
     pub fn differences(&self, key: &str, tools: &[ToolDefinition]) -> Vec<HeldTool> {
         let mut held = Vec::new();
-        self.with(|all| {
-            let pins = all.get(key);
+        self.with(|stored| {
+            let pins = stored.pins.get(key);
             for tool in tools {
                 let pin = pins.and_then(|pins| pins.get(&tool.name));
                 if pin.is_none_or(|pin| pin.digest != digest(tool)) {
@@ -269,8 +290,9 @@ impl PinStore {
 
     /// Pin `tools` as they are now for `key` (a person accepted them).
     pub fn accept(&self, key: &str, tools: &[ToolDefinition]) -> std::io::Result<()> {
-        self.with(|all| {
-            let pins = all.entry(key.to_owned()).or_default();
+        self.with(|stored| {
+            stored.held.remove(key);
+            let pins = stored.pins.entry(key.to_owned()).or_default();
             for tool in tools {
                 pins.insert(
                     tool.name.clone(),
@@ -284,9 +306,14 @@ impl PinStore {
         self.write()
     }
 
-    /// Run `work` on the pins, loaded on first use.
-    fn with<R>(&self, work: impl FnOnce(&mut BTreeMap<String, BTreeMap<String, Pin>>) -> R) -> R {
-        let mut guard = match self.pins.lock() {
+    /// Whether the last listing of `key` held `tool` (for a call made without listing).
+    pub fn is_held(&self, key: &str, tool: &str) -> bool {
+        self.with(|stored| stored.held.get(key).is_some_and(|held| held.contains(tool)))
+    }
+
+    /// Run `work` on the store, loaded on first use.
+    fn with<R>(&self, work: impl FnOnce(&mut Stored) -> R) -> R {
+        let mut guard = match self.stored.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         };
@@ -295,23 +322,23 @@ impl PinStore {
     }
 
     /// The file's pins; an unreadable or corrupt file counts as none, with one warning.
-    fn load(&self) -> BTreeMap<String, BTreeMap<String, Pin>> {
+    fn load(&self) -> Stored {
         let Some(path) = &self.path else {
-            return BTreeMap::new();
+            return Stored::default();
         };
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return BTreeMap::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Stored::default(),
             Err(e) => {
                 self.warn(path, &e.to_string());
-                return BTreeMap::new();
+                return Stored::default();
             }
         };
         match serde_json::from_str(&text) {
-            Ok(pins) => pins,
+            Ok(stored) => stored,
             Err(e) => {
                 self.warn(path, &e.to_string());
-                BTreeMap::new()
+                Stored::default()
             }
         }
     }
@@ -339,7 +366,7 @@ impl PinStore {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let text = self.with(|all| serde_json::to_string_pretty(all))?;
+        let text = self.with(|stored| serde_json::to_string_pretty(stored))?;
         write_atomic(path, format!("{text}\n").as_bytes())
     }
 }
@@ -389,6 +416,7 @@ mod tests {
         assert_eq!(names, ["b"]);
         assert_eq!(later.held[0].reason, HoldReason::Changed);
         assert_eq!(later.held[1].reason, HoldReason::Shadows);
+        assert!(store.is_held("k", "a") && store.is_held("k", "c"));
         store
             .accept(
                 "k",
@@ -401,6 +429,7 @@ mod tests {
             |_| true,
         );
         assert_eq!(accepted.offered.len(), 2);
+        assert!(!store.is_held("k", "a"));
     }
 
     #[test]

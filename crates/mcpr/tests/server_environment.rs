@@ -93,7 +93,11 @@ fn tools(home: &Path, config: &Path, env: &[(&str, &str)]) -> Output {
 fn a_server_receives_neither_the_hosts_secrets_nor_mcprs_own_variables() {
     let home = temp_dir();
     let dump = home.path().join("env");
-    let config = config(home.path(), json!({ "srv": dumping(&dump, json!({})) }));
+    // Even a config that asks for mcpr's token by name.
+    let config = config(
+        home.path(),
+        json!({ "srv": dumping(&dump, json!({"env_vars": ["MCPR_GATEWAY_TOKEN"]})) }),
+    );
     tools(home.path(), &config, &[]);
 
     let env = dumped(&dump);

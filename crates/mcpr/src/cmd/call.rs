@@ -98,23 +98,12 @@ pub async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
         Some(server) => {
             let config = discovery.configs.get(&server).cloned();
             let config = config.ok_or_else(|| Failure::usage(format!("no server `{server}`")))?;
+            // No tool list on this road: a tool its last listing held is refused here.
+            crate::cmd::trust_pins::refuse_held(&discovery.cwd, &server, &config, &tool)?;
             let open = OneShot::open(discovery.cwd.clone(), &server, &config);
             let servers = crate::shutdown::until_signal(open)
                 .await?
                 .map_err(|e| Failure::connection(e.explained()))?;
-            // No tool list on this road, so the pins are checked here: a held tool is refused.
-            if let Err(failure) = crate::cmd::trust_pins::refuse_held(
-                &servers,
-                &discovery.cwd,
-                &server,
-                &config,
-                &tool,
-            )
-            .await
-            {
-                servers.stop().await;
-                return Err(failure);
-            }
             (servers, (server, tool))
         }
         None => {

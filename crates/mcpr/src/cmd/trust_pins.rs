@@ -88,38 +88,25 @@ pub async fn run(global: &GlobalArgs, server: &str, yes: bool) -> Outcome {
     Ok(exit::OK)
 }
 
-/// For a call to one server opened alone (no tool list): fail when `tool` is held by its pin,
-/// as a manager's call would. Pins what is seen for the first time, like any listing.
-pub async fn refuse_held(
-    opened: &OneShot,
+/// For a call to one server opened alone, which lists no tools: fail when the server's last
+/// listing held `tool`, as a manager's call would.
+pub fn refuse_held(
     project: &std::path::Path,
     server: &str,
     config: &mcp_runtime::config::ServerConfig,
     tool: &str,
 ) -> Result<(), Failure> {
-    let (Some(client), Some(store)) = (opened.client(), ManagerOptions::for_user().pins) else {
+    let Some(store) = ManagerOptions::for_user().pins.filter(|_| config.pin_tools) else {
         return Ok(());
     };
-    if !config.pin_tools {
+    if !store.is_held(&pin_key(server, project, config), tool) {
         return Ok(());
     }
-    // A server that cannot list its tools is left to fail (or not) on the call itself.
-    let Ok(tools) = client.list_tools().await else {
-        return Ok(());
-    };
-    let key = pin_key(server, project, config);
-    let checked = store.check(&key, &tools, |_| false);
-    match checked.held.iter().find(|held| held.name == tool) {
-        Some(held) => Err(Failure::usage(
-            mcp_runtime::manager::ManagerError::ToolHeld {
-                server: server.to_owned(),
-                tool: tool.to_owned(),
-                reason: held.reason,
-            }
-            .to_string(),
-        )),
-        None => Ok(()),
-    }
+    Err(Failure::usage(format!(
+        "tool `{tool}` of server `{server}` is held: its definition changed since it was first \
+         seen, or it shadows another server's tool; review and accept it with `mcpr trust \
+         {server}`"
+    )))
 }
 
 /// Name each tool the manager holds by its pin, on stderr (`mcpr tools`, `mcpr status`).

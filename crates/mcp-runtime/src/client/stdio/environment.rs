@@ -203,8 +203,9 @@ impl ServerEnvironment {
             }
         }
         for (name, value) in &cfg.env {
-            // A configured value that is a gateway's token still stays out.
-            if is_own(name) || is_withheld(OsStr::new(value)) {
+            // A configured value goes as configured, whatever its name (the nesting count is
+            // set at spawn, over it); one that is a gateway's token still stays out.
+            if is_withheld(OsStr::new(value)) {
                 continue;
             }
             vars.push((name.into(), value.into()));
@@ -244,7 +245,9 @@ pub(crate) fn for_connection(
     let mut stdio = stdio.clone();
     stdio.inherit_env |= inherit;
     for name in &config.env_vars {
-        if !stdio.env.contains_key(name)
+        // mcpr's own are never passed by name, as they are never inherited.
+        if !is_own(name)
+            && !stdio.env.contains_key(name)
             && let Ok(value) = std::env::var(name)
         {
             stdio.env.insert(name.clone(), value);
