@@ -100,6 +100,14 @@ fn a_changed_definition_is_held_until_accepted() {
         "{stderr}"
     );
 
+    // `mcpr status` names it too.
+    let out = run(home, &config, &["status"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`lookup`") && stderr.contains("mcpr trust srv"),
+        "{stderr}"
+    );
+
     // Not callable, by the server's name or the agent-facing one; the others are.
     for target in [&["srv", "lookup"][..], &["mcp_srv_lookup"][..]] {
         let mut args = vec!["call"];

@@ -109,6 +109,24 @@ pub fn refuse_held(
     )))
 }
 
+/// The failure of a call by agent-facing name (`mcp_<server>_<tool>`) to a tool that is held.
+pub fn held_by_name(name: &str, held: &[(String, Vec<HeldTool>)]) -> Option<Failure> {
+    held.iter().find_map(|(server, tools)| {
+        let tool = tools.iter().find(|t| {
+            name.strip_suffix(t.name.as_str())
+                .is_some_and(|prefix| prefix.ends_with('_') && prefix.contains(server.as_str()))
+        })?;
+        Some(Failure::usage(
+            mcp_runtime::manager::ManagerError::ToolHeld {
+                server: server.clone(),
+                tool: tool.name.clone(),
+                reason: tool.reason,
+            }
+            .to_string(),
+        ))
+    })
+}
+
 /// Name each tool the manager holds by its pin, on stderr (`mcpr tools`, `mcpr status`).
 pub fn warn_held(manager: &mcp_runtime::manager::McpManager) {
     for (server, held) in manager.held_tools() {
