@@ -314,6 +314,11 @@ pub struct MockArgs {
     #[arg(long, value_name = "FILE", help_heading = "Process")]
     pub pid_file: Option<PathBuf>,
 
+    /// Write the environment the mock started with to FILE at start, one `NAME=VALUE` a line
+    /// (to assert what a client passes to its servers).
+    #[arg(long, value_name = "FILE", help_heading = "Process")]
+    pub env_dump: Option<PathBuf>,
+
     /// Ignore SIGTERM, so that clients have to escalate to SIGKILL.
     #[arg(long, help_heading = "Process")]
     pub ignore_sigterm: bool,
@@ -541,6 +546,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     process::prepare(&process::ProcessKnobs {
         ignore_sigterm: args.ignore_sigterm,
         pid_file: args.pid_file.clone(),
+        env_dump: args.env_dump.clone(),
         grandchild: args.grandchild.clone(),
         grandchild_setsid: args.grandchild_setsid.clone(),
         orphan: args.orphan.clone(),

@@ -1,4 +1,4 @@
-//! Process-level knobs: pid files, grandchildren (in the mock's process group, in a session of
+//! Process-level knobs: pid files, an environment dump, grandchildren (in the mock's process group, in a session of
 //! their own, or orphaned), stderr output and SIGTERM handling.
 //!
 //! These exist to test how clients manage the server *process* (process groups, stderr
@@ -16,6 +16,8 @@ pub(crate) struct ProcessKnobs {
     pub ignore_sigterm: bool,
     /// Write our pid here.
     pub pid_file: Option<PathBuf>,
+    /// Write our environment here, `NAME=VALUE` a line.
+    pub env_dump: Option<PathBuf>,
     /// Spawn `sleep 3600` and write its pid here.
     pub grandchild: Option<PathBuf>,
     /// Spawn `sleep 3600` in a session of its own and write its pid here.
@@ -33,6 +35,15 @@ pub(crate) struct ProcessKnobs {
 pub(crate) fn prepare(knobs: &ProcessKnobs) -> anyhow::Result<()> {
     if let Some(path) = &knobs.pid_file {
         write_pid(path, std::process::id())?;
+    }
+    if let Some(path) = &knobs.env_dump {
+        let dump: String = std::env::vars_os()
+            .map(|(name, value)| {
+                format!("{}={}\n", name.to_string_lossy(), value.to_string_lossy())
+            })
+            .collect();
+        std::fs::write(path, dump)
+            .with_context(|| format!("cannot write --env-dump {}", path.display()))?;
     }
     if let Some(path) = &knobs.grandchild {
         // Same process group on purpose (no setsid): clients must kill the whole group. The

@@ -42,6 +42,7 @@ pub mod loader;
 pub mod manager;
 pub mod nesting;
 pub mod net;
+pub mod pins;
 pub mod registry;
 pub mod sandbox;
 pub mod session;

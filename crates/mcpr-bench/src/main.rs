@@ -19,6 +19,7 @@ mod machine;
 mod memory;
 mod oneshot;
 mod peers;
+mod pinning;
 mod proc;
 mod rates;
 mod raw;

@@ -8,7 +8,7 @@
 //! server. Through the gate with 2026-07-28 servers: cold, warm (era cached), warm with a
 //! fresh `ttlMs` (discovery replayed, tools not listed again), one old server that never
 //! answers `server/discover` among them, and servers that never acknowledge
-//! `subscriptions/listen`.
+//! `subscriptions/listen`. What tool pinning costs (`pinning`, section 2e).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -324,6 +324,7 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     report.tables.push(warm);
     eras(ctx, report);
     modern_fleet(ctx, report);
+    crate::pinning::run(ctx, report);
 }
 
 /// Section 2c: one server's start-up by era, first contact and cached.

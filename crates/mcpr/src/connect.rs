@@ -65,6 +65,8 @@ fn manager_options(project: PathBuf, reconnect: bool) -> ManagerOptions {
     ManagerOptions::for_user()
         .with_project(project)
         .with_reconnect(reconnect)
+        // MCPR_INHERIT_ENV=1 gives stdio servers mcpr's whole environment (but MCPR_*).
+        .with_inherit_env(mcp_runtime::client::environment::inherit_requested())
         // A server that asks the user gets asked on the terminal, or declined without one.
         .with_elicitation(Some(crate::ask::handler()))
 }

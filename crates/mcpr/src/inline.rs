@@ -68,6 +68,7 @@ impl InlineArgs {
                 env: BTreeMap::new(),
                 cwd: None,
                 sandbox: None,
+                inherit_env: false,
             })
         } else {
             return Ok(None);

@@ -97,6 +97,8 @@ pub use mrtr::MAX_INPUT_ROUNDS;
 pub use options::{CallOptions, ConnectOptions};
 pub use progress::ProgressUpdate;
 pub use skills::{LoadedSkill, SKILLS_EXTENSION, SkillEntry, SkillFile, SkillFiles};
+pub use stdio::environment;
+pub use stdio::environment::{ServerEnvironment, withhold_from_servers};
 pub use stdio::group::group_alive;
 pub use stdio::process::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE};
 
@@ -582,6 +584,7 @@ async fn handshake_error(
                 phase: "initialize".into(),
                 status: Some(status.to_string()),
                 stderr: process.stderr_tail(STDERR_TAIL_LINES).await,
+                held_back: process.held_back(),
             };
         }
     }
@@ -592,6 +595,7 @@ async fn handshake_error(
             Some(process) => process.stderr_tail(STDERR_TAIL_LINES).await,
             None => Vec::new(),
         },
+        held_back: process.map(ServerProcess::held_back).unwrap_or_default(),
     }
 }
 

@@ -261,6 +261,8 @@ async fn attempt(
     };
     match &config.transport {
         Transport::Stdio(stdio) => {
+            // The policy and `env_vars` are settled here, so that every spawn honours them.
+            let stdio = &super::environment::for_connection(config, stdio, options.inherit_env);
             let (peer, process, direct) =
                 connect_stdio(server, stdio, handler, bound, plan, state).await?;
             Ok(Opened {

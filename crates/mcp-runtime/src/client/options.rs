@@ -41,6 +41,11 @@ pub struct ConnectOptions {
     /// can elicit and sample; a question whose caller cannot answer it is declined (an
     /// elicitation) or refused (sampling). Off (the default), `elicitation` decides.
     pub relay_input: bool,
+    /// Every stdio server receives the host's whole environment (but mcpr's own `MCPR_*`
+    /// variables), as if each had `inheritEnv: true`. Off (the default), a server receives
+    /// the allowlist of [`ServerEnvironment`](super::ServerEnvironment) and its configured
+    /// values only.
+    pub inherit_env: bool,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -54,6 +59,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("http", &self.http)
             .field("cache", &self.cache.is_some())
             .field("relay_input", &self.relay_input)
+            .field("inherit_env", &self.inherit_env)
             .finish()
     }
 }
@@ -69,6 +75,7 @@ impl Default for ConnectOptions {
             http: crate::net::HttpClient::shared(),
             cache: None,
             relay_input: false,
+            inherit_env: false,
         }
     }
 }
@@ -169,4 +176,5 @@ crate::setters!(ConnectOptions {
     with_http => http: crate::net::HttpClient,
     with_cache => cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
     with_relay_input => relay_input: bool,
+    with_inherit_env => inherit_env: bool,
 });

@@ -334,6 +334,7 @@ impl McpClient {
                     .and_then(|process| process.exit_status())
                     .map(|s| s.to_string()),
                 stderr: stderr_now(self.process.as_ref()),
+                held_back: Vec::new(),
             },
             other => self.protocol_error(method, other.to_string()),
         }

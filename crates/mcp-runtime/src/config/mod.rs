@@ -85,6 +85,10 @@ pub struct ServerConfig {
     /// `alwaysLoad` (Claude Code's spelling; `always_load` also read): in discovery mode this
     /// server's tools stay in the tool list instead of waiting to be found. Default `false`.
     pub always_load: bool,
+    /// `pinTools` (default `true`): the first definition seen of each of the server's tools is
+    /// pinned, and a tool whose definition later changes is held until accepted (see
+    /// [`crate::pins`]). `false` for a server whose tools legitimately change often.
+    pub pin_tools: bool,
 }
 
 /// The transport of a server and its fields.
@@ -104,13 +108,17 @@ pub struct StdioConfig {
     pub command: String,
     /// Arguments, without the program.
     pub args: Vec<String>,
-    /// Added to (and overriding) the inherited environment.
+    /// Added to (and overriding) the environment the server starts with (see `inherit_env`).
     pub env: BTreeMap<String, String>,
     /// Working directory; the caller's when absent.
     pub cwd: Option<PathBuf>,
     /// `sandboxEnabled: true` with its `sandbox` object: the server runs confined (see
     /// [`crate::sandbox`]), or not at all.
     pub sandbox: Option<crate::sandbox::SandboxPolicy>,
+    /// `inheritEnv: true`: the server receives the host's whole environment (but mcpr's own
+    /// `MCPR_*` variables), instead of the allowlist of
+    /// [`client::ServerEnvironment`](crate::client::ServerEnvironment).
+    pub inherit_env: bool,
 }
 
 /// A remote server.
@@ -269,6 +277,7 @@ impl ServerConfig {
             enabled_tools: None,
             disabled_tools: Vec::new(),
             always_load: false,
+            pin_tools: true,
         }
     }
 

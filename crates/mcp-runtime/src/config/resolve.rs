@@ -98,7 +98,9 @@ pub fn resolve_connect_values_with(
                 *value = resolve(format!("env.{key}"), value)?;
             }
             for var in &config.env_vars {
-                if !stdio.env.contains_key(var)
+                // mcpr's own variables are never passed by name (see `client::environment`).
+                if !crate::client::environment::is_own(var)
+                    && !stdio.env.contains_key(var)
                     && let Some(value) = env.get(var)
                 {
                     stdio.env.insert(var.clone(), value);

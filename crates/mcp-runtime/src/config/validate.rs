@@ -97,6 +97,7 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
                 env: fields.string_map("env")?,
                 cwd: fields.string("cwd")?.map(PathBuf::from),
                 sandbox: crate::sandbox::from_entry(obj, &invalid)?,
+                inherit_env: fields.flag("inheritEnv")?.unwrap_or(false),
             })
         }
         (Some(None), None, _) => {
@@ -141,7 +142,7 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
         startup_timeout_ms: fields.millis("startup_timeout_ms")?,
         tool_timeout_ms: fields.millis("tool_timeout_ms")?,
         enabled: enabled && !disabled,
-        env_vars: fields.string_list("env_vars")?,
+        env_vars: fields.env_var_names("env_vars")?,
         bearer_token_env_var: fields.string("bearer_token_env_var")?,
         env_headers: fields.string_map("env_http_headers")?,
         enabled_tools: match fields.get("enabled_tools") {
@@ -158,6 +159,7 @@ pub fn server_from_json(name: &str, entry: &Value) -> Result<ServerConfig, Confi
             }
             (a, b) => a.or(b).unwrap_or(false),
         },
+        pin_tools: fields.flag("pinTools")?.unwrap_or(true),
     })
 }
 
@@ -303,6 +305,40 @@ impl<F: Fn(&str, String) -> ConfigError> Fields<'_, F> {
                 .collect(),
             Some(other) => Err(self.wrong(field, "an array of strings", other)),
         }
+    }
+
+    /// Codex's `env_vars`: names, or `{name, source}` tables whose `source` is `local` (the
+    /// default). `remote` (a variable of a remote executor) has no meaning where mcpr starts
+    /// the server itself, so it is refused rather than silently read from this machine.
+    fn env_var_names(&self, field: &str) -> Result<Vec<String>, ConfigError> {
+        let Some(Value::Array(items)) = self.get(field) else {
+            return self.string_list(field);
+        };
+        let expected = "an array of names or {name, source} tables";
+        items
+            .iter()
+            .map(|item| match item {
+                Value::String(name) => Ok(name.clone()),
+                Value::Object(table) => {
+                    let name = match table.get("name") {
+                        Some(Value::String(name)) => name.clone(),
+                        _ => return Err((self.invalid)(field, "an entry has no `name`".into())),
+                    };
+                    match table.get("source") {
+                        None | Some(Value::Null) => Ok(name),
+                        Some(Value::String(source)) if source == "local" => Ok(name),
+                        Some(other) => Err((self.invalid)(
+                            field,
+                            format!(
+                                "`{name}` has source {other}; mcpr starts servers on this \
+                                 machine, so only `local` applies"
+                            ),
+                        )),
+                    }
+                }
+                other => Err(self.wrong(field, expected, other)),
+            })
+            .collect()
     }
 
     fn string_map(&self, field: &str) -> Result<BTreeMap<String, String>, ConfigError> {

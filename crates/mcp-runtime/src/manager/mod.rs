@@ -31,13 +31,14 @@
 mod connection;
 mod events;
 mod health;
+mod options;
+mod pinning;
 mod reload;
 mod report;
 mod state;
 mod supervisor;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
@@ -46,7 +47,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use crate::cache::{CacheKey, ToolCache};
+use crate::cache::CacheKey;
 use crate::client::model::tool_request::{Arguments, ToolRequest};
 use crate::client::{
     CallOptions, ClientError, ConnectOptions, DEFAULT_EXIT_GRACE, McpClient, ToolDefinition,
@@ -60,6 +61,7 @@ use supervisor::run_server;
 
 pub use events::{ManagerEvent, ServerNotice};
 pub use health::{BACKOFF, Decision, ReconnectBudget, STORM_LIMIT, STORM_WINDOW};
+pub use options::ManagerOptions;
 pub use reload::ReloadSummary;
 pub use report::{
     ConnectionState, ManagerError, ServerError, ServerReport, ServerStatus, ServerTools,
@@ -82,95 +84,6 @@ const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
 
 /// How long shutting down waits for killed servers' processes to finish dying.
 const KILLED_BOUND: Duration = Duration::from_secs(2);
-
-/// Settings of a manager.
-///
-/// [`ManagerOptions::default`] keeps nothing on disk: no tool cache (so no deferred tools) and
-/// no credential store (remote servers get no OAuth token). A host that wants the per-user
-/// tool cache and stored logins asks for them with [`ManagerOptions::for_user`] or
-/// [`ManagerOptions::with_user_state`].
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct ManagerOptions {
-    /// The fast-start gate.
-    pub gate: Duration,
-    /// After the gate, wait for pending servers that have no cached tools (the default:
-    /// correctness first). `false` returns at the gate and lets them finish in the background.
-    pub wait_for_uncached: bool,
-    /// The tool cache; `None` disables deferred tools.
-    pub cache: Option<Arc<ToolCache>>,
-    /// The project directory: offered to servers as their root, and part of the cache key.
-    pub project: PathBuf,
-    /// Reconnect automatically when a connection drops.
-    pub reconnect: bool,
-    /// OAuth for remote servers: the credential store, and whether a 401 may start a login.
-    /// `None` sends no token.
-    pub auth: Option<crate::auth::AuthContext>,
-    /// Who the manager's connections say they are, and where per-user state lives.
-    pub identity: crate::ClientIdentity,
-    /// Answers servers that ask the user for input (`elicitation/create`, or embedded in an
-    /// `input_required` result); servers are told the client can be asked only when set.
-    pub elicitation: Option<crate::client::ElicitationHandler>,
-    /// The HTTP client of remote servers (default: the process's shared one); a host passes
-    /// its own for a proxy, certificates or headers.
-    pub http: crate::net::HttpClient,
-    /// Servers' questions about a call go to whoever made it (see
-    /// [`ConnectOptions::relay_input`](crate::client::ConnectOptions::relay_input)); a gateway
-    /// sets it.
-    pub relay_input: bool,
-}
-
-impl std::fmt::Debug for ManagerOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ManagerOptions")
-            .field("gate", &self.gate)
-            .field("wait_for_uncached", &self.wait_for_uncached)
-            .field("cache", &self.cache)
-            .field("project", &self.project)
-            .field("reconnect", &self.reconnect)
-            .field("auth", &self.auth)
-            .field("identity", &self.identity)
-            .field("elicitation", &self.elicitation.is_some())
-            .field("http", &self.http)
-            .field("relay_input", &self.relay_input)
-            .finish()
-    }
-}
-
-impl Default for ManagerOptions {
-    /// The gate, waiting for uncached servers, reconnects, the current directory as project,
-    /// and no persistent state.
-    fn default() -> Self {
-        ManagerOptions {
-            gate: DEFAULT_GATE,
-            wait_for_uncached: true,
-            cache: None,
-            project: std::env::current_dir().unwrap_or_default(),
-            reconnect: true,
-            auth: None,
-            identity: crate::ClientIdentity::default(),
-            elicitation: None,
-            http: crate::net::HttpClient::shared(),
-            relay_input: false,
-        }
-    }
-}
-
-impl ManagerOptions {
-    /// The defaults plus the per-user state: see [`with_user_state`](Self::with_user_state).
-    pub fn for_user() -> Self {
-        ManagerOptions::default().with_user_state()
-    }
-
-    /// Use the per-user tool cache and credential store (opening them in the user's data
-    /// directory; either is left off when it cannot be opened). The credential store is used
-    /// without ever starting a login: a host at start-up must not block on a browser.
-    pub fn with_user_state(mut self) -> Self {
-        self.cache = ToolCache::user_default_in(&self.identity.data_dir).map(Arc::new);
-        self.auth = crate::auth::AuthContext::user_for(&self.identity);
-        self
-    }
-}
 
 /// Runs and tracks every configured MCP server. Cheap to clone; clones share the servers.
 #[derive(Clone)]
@@ -199,6 +112,7 @@ impl McpManager {
                 elicitation: options.elicitation.clone(),
                 http: options.http.clone(),
                 relay_input: options.relay_input,
+                inherit_env: options.inherit_env,
                 ..ConnectOptions::default()
             },
         };
@@ -535,6 +449,9 @@ impl McpManager {
                 },
                 None => self.wait_connected(server, remaining).await?,
             };
+            if let Some(held) = self.held_error(server, tool) {
+                return Err(held);
+            }
             // The remaining time of the caller's limit, and the caller's cancel and progress.
             let mut call_options = options.clone();
             call_options.timeout = limit.map(|l| l.saturating_sub(started.elapsed()));
@@ -781,16 +698,3 @@ async fn shutdown<K: Connection>(entry: Entry<K>, grace: Duration) {
         client.close_within(grace).await;
     }
 }
-
-crate::setters!(ManagerOptions {
-    with_gate => gate: Duration,
-    with_wait_for_uncached => wait_for_uncached: bool,
-    with_cache => cache: Option<Arc<ToolCache>>,
-    with_project => project: PathBuf,
-    with_reconnect => reconnect: bool,
-    with_auth => auth: Option<crate::auth::AuthContext>,
-    with_identity => identity: crate::ClientIdentity,
-    with_elicitation => elicitation: Option<crate::client::ElicitationHandler>,
-    with_http => http: crate::net::HttpClient,
-    with_relay_input => relay_input: bool,
-});

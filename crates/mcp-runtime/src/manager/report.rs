@@ -241,6 +241,20 @@ pub enum ManagerError {
         /// The bound.
         after: Duration,
     },
+    /// The tool is held by its pin: its definition changed since it was first seen, or it
+    /// shadows another server's tool (see [`crate::pins`]).
+    #[error(
+        "tool `{tool}` of server `{server}` is held: {reason}; review and accept it with \
+         `mcpr trust {server}`"
+    )]
+    ToolHeld {
+        /// Server name.
+        server: String,
+        /// The server's name for the tool.
+        tool: String,
+        /// Why it is held.
+        reason: crate::pins::HoldReason,
+    },
     /// The request itself failed.
     #[error(transparent)]
     Client(#[from] ClientError),

@@ -58,6 +58,8 @@ pub(crate) struct Entry<K> {
     pub budget: ReconnectBudget,
     pub last_error: Option<ServerError>,
     pub stderr_tail: Vec<String>,
+    /// Tools of the server held by their pins (see [`crate::pins`]): not in `live_tools`.
+    pub held_tools: Vec<crate::pins::HeldTool>,
     /// The tools left by the config's `enabledTools`/`disabledTools`, kept so that every
     /// reading of the offered tools is the same list (see [`Entry::offered_tools`]).
     filtered: RefCell<Option<Filtered>>,
@@ -134,6 +136,7 @@ impl<K> Entry<K> {
             budget: ReconnectBudget::default(),
             last_error: None,
             stderr_tail: Vec::new(),
+            held_tools: Vec::new(),
             filtered: RefCell::new(None),
         }
     }

@@ -223,7 +223,8 @@ async fn establish<C: Connector>(
     // A list the server said is still fresh (its `ttlMs`) stands in for a new one.
     if let Some(tools) = fresh_cached_tools(inner, name, config).await {
         client.adopt_cached_tools(&tools);
-        let tools = tools.into();
+        // Fresh or not, a list passes the pins.
+        let tools = inner.pinned(name, config, tools.into());
         return accept(inner, name, generation, client, notices, tools, started).await;
     }
     // The first list belongs to start-up: the startup timeout bounds it too.
@@ -250,7 +251,9 @@ async fn establish<C: Connector>(
             return Err(Establish::Failed(e));
         }
     };
-    store_tools(inner, name, config, &tools, client.tools_cache_hints());
+    // Pinned first: a held tool is not cached either, so it is never offered as deferred.
+    let tools = inner.pinned(name, config, tools);
+    store_tools(inner, name, config, &tools.0, client.tools_cache_hints());
     accept(inner, name, generation, client, notices, tools, started).await
 }
 
@@ -261,12 +264,13 @@ async fn accept<C: Connector>(
     generation: u64,
     client: Arc<C::Conn>,
     notices: mpsc::Receiver<ClientEvent>,
-    tools: Arc<[ToolDefinition]>,
+    (tools, held): (Arc<[ToolDefinition]>, Vec<crate::pins::HeldTool>),
     started: Instant,
 ) -> Result<(Arc<C::Conn>, mpsc::Receiver<ClientEvent>), Establish<C::Conn>> {
     let count = tools.len();
     let accepted = inner.update(name, generation, |e| {
         e.live_tools = Some(tools);
+        e.held_tools = held;
         e.cached_tools = None;
         e.last_error = None;
         e.phase = Phase::Connected(client.clone());
@@ -382,8 +386,12 @@ async fn relist<C: Connector>(
                 return;
             };
             let tools: Arc<[ToolDefinition]> = tools.into();
+            let (tools, held) = inner.pinned(name, &config, tools);
             store_tools(inner, name, &config, &tools, client.tools_cache_hints());
-            if inner.update(name, generation, |e| e.live_tools = Some(tools)) {
+            if inner.update(name, generation, |e| {
+                e.live_tools = Some(tools);
+                e.held_tools = held;
+            }) {
                 inner.emit(ManagerEvent::ToolsChanged {
                     server: name.to_owned(),
                 });

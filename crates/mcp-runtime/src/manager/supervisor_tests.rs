@@ -147,6 +147,7 @@ fn exited(phase: &str) -> ClientError {
         phase: phase.into(),
         status: Some("exit status: 1".into()),
         stderr: vec!["boom".into()],
+        held_back: Vec::new(),
     }
 }
 

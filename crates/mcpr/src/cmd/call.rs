@@ -98,6 +98,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
         Some(server) => {
             let config = discovery.configs.get(&server).cloned();
             let config = config.ok_or_else(|| Failure::usage(format!("no server `{server}`")))?;
+            // No tool list on this road: a tool its last listing held is refused here.
+            crate::cmd::trust_pins::refuse_held(&discovery.cwd, &server, &config, &tool)?;
             let open = OneShot::open(discovery.cwd.clone(), &server, &config);
             let servers = crate::shutdown::until_signal(open)
                 .await?
@@ -118,11 +120,16 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
             ))
             .await?;
             let tools = mcp_tools(&started.report.servers, NamingStyle::Mcpr);
+            let held = started.manager.held_tools();
             let servers = OneShot::Manager(started.manager);
             match tools.iter().find(|t| t.name == tool) {
                 Some(found) => (servers, (found.server.clone(), found.tool.clone())),
                 None => {
                     servers.stop().await;
+                    // A held tool has no name in the view; say why rather than "no tool".
+                    if let Some(failure) = crate::cmd::trust_pins::held_by_name(&tool, &held) {
+                        return Err(failure);
+                    }
                     return Err(unknown_tool(&tool, &started.report.errors));
                 }
             }

@@ -260,6 +260,7 @@ fn build(args: &AddArgs) -> Result<ServerConfig, String> {
                 sandbox: args
                     .sandbox
                     .policy(&std::env::current_dir().unwrap_or_default()),
+                inherit_env: false,
             })
         }
         (Some(url), true, kind) => {

@@ -199,6 +199,11 @@ pub(crate) async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         )));
     }
     let token = token(&args)?;
+    if let Some(token) = &token {
+        // However it was given (flag, file or variable), no backend gets it under any name: with
+        // it, a backend could call every other backend's tools through this gateway.
+        mcp_runtime::client::withhold_from_servers(token);
+    }
     if let Some(addr) = args.http
         && token.is_none()
         && !addr.ip().is_loopback()
@@ -221,6 +226,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
         ManagerOptions::for_user()
             .with_project(discovery.cwd.clone())
             .with_reconnect(true)
+            .with_inherit_env(mcp_runtime::client::environment::inherit_requested())
             // A server's questions during a call go to the client that made it.
             .with_relay_input(true),
     );

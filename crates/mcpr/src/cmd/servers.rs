@@ -313,6 +313,13 @@ pub(crate) async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
         {
             rows.extend(crate::cmd::sandbox::rows(policy));
         }
+        if let Some(config) = &server.config {
+            let inherit = mcp_runtime::client::environment::inherit_requested();
+            if let Some(names) = mcp_runtime::client::environment::names_for(config, inherit) {
+                // Names only, never values: what the server would receive if started now.
+                rows.push(("passes", names.join(" ")));
+            }
+        }
         if i == 0
             && let Some(login) = login_of(&found, server, store.as_ref())
             && login != AuthStatus::NotLoggedIn

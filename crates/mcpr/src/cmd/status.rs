@@ -41,6 +41,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     ))
     .await?;
     let reports = started.manager.reports();
+    crate::cmd::trust_pins::warn_held(&started.manager);
 
     if args.json {
         let json: Vec<serde_json::Value> = reports.iter().map(report_json).collect();

@@ -81,6 +81,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         options,
     ))
     .await?;
+    crate::cmd::trust_pins::warn_held(&started.manager);
     let naming = if args.claude_names {
         NamingStyle::Claude
     } else {

@@ -1,4 +1,5 @@
-//! `mcpr trust [--revoke]`: trust the project's MCP config files, and the files their servers
+//! `mcpr trust [--revoke]` (`mcpr trust SERVER` accepts a server's changed tools, see
+//! `trust_pins`): trust the project's MCP config files, and the files their servers
 //! read (`envFile`, `{file:...}`, or a project file that a user's own config reads), as they are
 //! now, so the servers may start; a later change to any of them asks again.
 
@@ -16,13 +17,21 @@ use crate::term;
 /// Arguments of `mcpr trust`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct TrustArgs {
+    /// A server: show how its tool definitions differ from their pins, and accept them.
+    pub(crate) server: Option<String>,
+    /// With SERVER: accept without asking.
+    #[arg(long, requires = "server")]
+    pub(crate) yes: bool,
     /// Forget the trust of this project instead.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "server")]
     pub revoke: bool,
 }
 
 /// `mcpr trust`.
 pub(crate) async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
+    if let Some(server) = &args.server {
+        return crate::cmd::trust_pins::run(global, server, args.yes).await;
+    }
     let flags = crate::discovery::CliFlags::from(global);
     let cwd = flags.cwd();
     let options = flags.options();

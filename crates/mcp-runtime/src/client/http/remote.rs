@@ -238,6 +238,7 @@ async fn legacy(
                     server: server.to_owned(),
                     message: e.to_string(),
                     stderr: Vec::new(),
+                    held_back: Vec::new(),
                 }
             }),
             legacy_hint: false,
@@ -274,5 +275,6 @@ fn handshake_error(server: &str, url: &Url, error: &ClientInitializeError) -> Cl
         server: server.to_owned(),
         message: crate::client::probe::describe(error),
         stderr: Vec::new(),
+        held_back: Vec::new(),
     }
 }

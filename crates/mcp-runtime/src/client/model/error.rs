@@ -30,7 +30,7 @@ pub enum ClientError {
         stderr: Vec<String>,
     },
     /// The server process ended (or closed its output) while we were talking to it.
-    #[error("server `{server}`: {} during {phase}{}", exit_text(status.as_deref()), StderrTail(stderr))]
+    #[error("server `{server}`: {} during {phase}{}{}", exit_text(status.as_deref()), StderrTail(stderr), HeldBack(held_back))]
     Exited {
         /// Server name.
         server: String,
@@ -40,11 +40,16 @@ pub enum ClientError {
         status: Option<String>,
         /// Last lines the server wrote on stderr.
         stderr: Vec<String>,
+        /// When it ended during start-up: names of host variables kept from its environment
+        /// that inheriting everything would have passed (at most
+        /// [`HELD_BACK_SHOWN`](crate::client::environment::HELD_BACK_SHOWN); never values).
+        held_back: Vec<String>,
     },
     /// The handshake failed for a protocol reason (bad response, JSON-RPC error).
     #[error(
-        "server `{server}`: initialize failed: {message}{}",
-        StderrTail(stderr)
+        "server `{server}`: initialize failed: {message}{}{}",
+        StderrTail(stderr),
+        HeldBack(held_back)
     )]
     Handshake {
         /// Server name.
@@ -53,6 +58,9 @@ pub enum ClientError {
         message: String,
         /// Last lines the server wrote on stderr.
         stderr: Vec<String>,
+        /// A stdio server's host variables kept from its environment (names only), as for
+        /// [`ClientError::Exited`].
+        held_back: Vec<String>,
     },
     /// The server chose a protocol version this client does not speak.
     #[error("server `{server}`: unsupported protocol version `{version}` (this client speaks {})", super::era::SUPPORTED_PROTOCOL_VERSIONS.join(", "))]
@@ -224,6 +232,17 @@ impl ClientError {
         }
     }
 
+    /// Names of host variables kept from a stdio server that failed to start (see
+    /// [`ClientError::Exited`]); empty otherwise.
+    pub fn held_back(&self) -> &[String] {
+        match self {
+            ClientError::Exited { held_back, .. } | ClientError::Handshake { held_back, .. } => {
+                held_back
+            }
+            _ => &[],
+        }
+    }
+
     /// `true` when the connection is gone and the request cannot succeed on it (as opposed to
     /// a slow or failing request on a live connection).
     pub fn is_connection_lost(&self) -> bool {
@@ -349,6 +368,23 @@ impl std::fmt::Display for StderrTail<'_> {
             write!(f, "\n  | {line}")?;
         }
         Ok(())
+    }
+}
+
+/// The held-back variable names of a start-up error, when there are any.
+struct HeldBack<'a>(&'a [String]);
+
+impl std::fmt::Display for HeldBack<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        write!(
+            f,
+            "\n  not passed from mcpr's environment: {}\n  (name the ones it needs in the \
+             server's `env_vars`, or set `inheritEnv: true`)",
+            self.0.join(", ")
+        )
     }
 }
 

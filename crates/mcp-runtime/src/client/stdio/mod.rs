@@ -7,7 +7,8 @@
 //!   deadline), `group` (signals to process groups, and whether they still live), `spawn`
 //!   (starting it), `spawner` (the threads that start processes, off the runtime's workers),
 //!   `watchdog` (on Linux, starts the servers as their subreaper and kills all below them when
-//!   the host is gone).
+//!   the host is gone), `environment` (the variables a server receives: an allowlist, its
+//!   configured values, never mcpr's own).
 //! - The wire: `pipe` (newline-delimited JSON-RPC, each received line parsed once), `overlong`
 //!   (a line past the longest accepted), `decode` (received messages, answers decoded by the
 //!   method they answer).
@@ -18,6 +19,7 @@
 pub(super) mod answer;
 pub(super) mod decode;
 pub(super) mod direct;
+pub mod environment;
 pub(super) mod group;
 pub(super) mod overlong;
 pub(super) mod own;

@@ -52,6 +52,8 @@ pub(crate) struct ServerProcess {
     guard: Mutex<Option<Guard>>,
     /// Processes below the server, noted while it runs, that a signal to the group may miss.
     below: Mutex<Descendants>,
+    /// Host variables kept from its environment (names only), for a start-up error.
+    held_back: Vec<String>,
 }
 
 /// The pipes the MCP transport talks over.
@@ -74,6 +76,7 @@ impl ServerProcess {
             exit,
             guard,
             below,
+            held_back,
         } = spawn::start(server, cfg)
             .await
             .map_err(|source| ClientError::Spawn {
@@ -97,8 +100,14 @@ impl ServerProcess {
             stderr_done,
             guard: Mutex::new(Some(guard)),
             below: Mutex::new(below),
+            held_back,
         };
         Ok((process, ServerPipes { stdin, stdout }))
+    }
+
+    /// Names of host variables kept from its environment that inheriting would have passed.
+    pub(crate) fn held_back(&self) -> Vec<String> {
+        super::environment::shown(&self.held_back)
     }
 
     /// OS process id (also the process group id).

@@ -4,15 +4,16 @@
 //! On Linux the host's watchdog starts it (see `watchdog`): the watchdog is its parent, and
 //! adopts whatever is orphaned below it. Elsewhere, and on Linux if no watchdog can be started,
 //! the host starts it itself (a tokio child, started off the runtime's threads, see `spawner`)
-//! with a parent-death signal, and a watchdog of its process group guards it.
+//! with a parent-death signal, and a watchdog of its process group guards it. Either way it
+//! gets exactly the environment `environment` builds, nothing inherited besides.
 
-#[cfg(target_os = "linux")]
 use std::ffi::OsString;
 use std::process::{ExitStatus, Stdio};
 
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
+use super::environment::ServerEnvironment;
 use super::group::kill_unwaited;
 use super::spawner;
 use super::watchdog::{Descendants, GroupWatchdog};
@@ -31,6 +32,8 @@ pub(super) struct Spawned {
     pub(super) guard: Guard,
     /// Where the processes below it will be noted.
     pub(super) below: Descendants,
+    /// Host variables kept from it (names only; see `environment`).
+    pub(super) held_back: Vec<String>,
 }
 
 /// What keeps a server's processes from outliving the host (by what its drop does).
@@ -68,9 +71,14 @@ pub(super) async fn start(server: &str, cfg: &StdioConfig) -> std::io::Result<Sp
 
 /// Start the process of `cfg` as it is.
 async fn start_plain(server: &str, cfg: &StdioConfig) -> std::io::Result<Spawned> {
+    let environment = ServerEnvironment::of(cfg, false);
+    let env = server_env(&environment);
     #[cfg(target_os = "linux")]
-    match through_watchdog(cfg).await {
-        Ok(spawned) => return Ok(spawned),
+    match through_watchdog(cfg, env.clone()).await {
+        Ok(mut spawned) => {
+            spawned.held_back = environment.held_back;
+            return Ok(spawned);
+        }
         Err(super::watchdog::Refused::Failed(e)) => return Err(e),
         Err(super::watchdog::Refused::Unavailable(e)) => {
             tracing::warn!(
@@ -79,22 +87,20 @@ async fn start_plain(server: &str, cfg: &StdioConfig) -> std::io::Result<Spawned
             );
         }
     }
-    by_host(server, cfg).await
+    let mut spawned = by_host(server, cfg, env).await?;
+    spawned.held_back = environment.held_back;
+    Ok(spawned)
 }
 
-/// The whole environment of a server: the host's, with the configured values over it, and the
-/// nesting count over those (see `nesting`).
-#[cfg(target_os = "linux")]
-fn server_env(cfg: &StdioConfig) -> Vec<(OsString, OsString)> {
+/// The whole environment of a server (see `environment`), with the nesting count over it
+/// (see `nesting`).
+fn server_env(environment: &ServerEnvironment) -> Vec<(OsString, OsString)> {
     let nesting = crate::nesting::NESTING_ENV;
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(name, _)| !name.to_str().is_some_and(|name| cfg.env.contains_key(name)))
-        .chain(
-            cfg.env
-                .iter()
-                .map(|(name, value)| (name.into(), value.into())),
-        )
+    let mut env: Vec<(OsString, OsString)> = environment
+        .vars
+        .iter()
         .filter(|(name, _)| name != nesting)
+        .cloned()
         .collect();
     // After the configured values, so that no config resets the count.
     env.push((nesting.into(), crate::nesting::child_value()));
@@ -103,7 +109,10 @@ fn server_env(cfg: &StdioConfig) -> Vec<(OsString, OsString)> {
 
 /// Ask the host's watchdog to start the server.
 #[cfg(target_os = "linux")]
-async fn through_watchdog(cfg: &StdioConfig) -> Result<Spawned, super::watchdog::Refused> {
+async fn through_watchdog(
+    cfg: &StdioConfig,
+    mut env: Vec<(OsString, OsString)>,
+) -> Result<Spawned, super::watchdog::Refused> {
     use super::watchdog::{Refused, Request, launch};
     use std::os::fd::OwnedFd;
 
@@ -119,7 +128,6 @@ async fn through_watchdog(cfg: &StdioConfig) -> Result<Spawned, super::watchdog:
     };
     // Marks the server and what it starts: its orphans are found by it (see `watchdog`).
     let instance = super::watchdog::new_instance();
-    let mut env = server_env(cfg);
     env.retain(|(name, _)| name != super::watchdog::INSTANCE_ENV);
     env.push((
         super::watchdog::INSTANCE_ENV.into(),
@@ -150,6 +158,7 @@ async fn through_watchdog(cfg: &StdioConfig) -> Result<Spawned, super::watchdog:
             exit: started.exit,
             below: Descendants::marked(held.watchdog(), &instance),
             guard: Guard::Started { _held: held },
+            held_back: Vec::new(),
         }),
         Err(e) => {
             // Cannot happen with pipes; kill rather than leak if it ever does.
@@ -160,13 +169,17 @@ async fn through_watchdog(cfg: &StdioConfig) -> Result<Spawned, super::watchdog:
 }
 
 /// Start the server as a child of the host.
-async fn by_host(server: &str, cfg: &StdioConfig) -> std::io::Result<Spawned> {
+async fn by_host(
+    server: &str,
+    cfg: &StdioConfig,
+    env: Vec<(OsString, OsString)>,
+) -> std::io::Result<Spawned> {
     let mut command = Command::new(&cfg.command);
     command
         .args(&cfg.args)
-        .envs(&cfg.env)
-        // After the configured values, so that no config resets the count.
-        .env(crate::nesting::NESTING_ENV, crate::nesting::child_value())
+        // Exactly the server's environment, nothing inherited besides it.
+        .env_clear()
+        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -217,6 +230,7 @@ async fn by_host(server: &str, cfg: &StdioConfig) -> std::io::Result<Spawned> {
         exit,
         guard,
         below: Descendants::default(),
+        held_back: Vec::new(),
     })
 }
 
@@ -330,6 +344,7 @@ mod tests {
             env: Default::default(),
             cwd: None,
             sandbox: None,
+            inherit_env: false,
         }
     }
 
@@ -355,12 +370,12 @@ mod tests {
             "sh",
             &[
                 "-c",
-                r#"echo "$0|$1|$MCPR_TEST_VALUE|$(pwd)"; exit 3"#,
+                r#"echo "$0|$1|$SPAWN_TEST_VALUE|$(pwd)"; exit 3"#,
                 "zero",
                 "one",
             ],
         );
-        cfg.env.insert("MCPR_TEST_VALUE".into(), "set".into());
+        cfg.env.insert("SPAWN_TEST_VALUE".into(), "set".into());
         cfg.cwd = Some(dir.path().to_owned());
         let (line, status) = run(&cfg).await.unwrap();
         let cwd = dir.path().canonicalize().unwrap();
@@ -398,7 +413,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")]
     fn the_configured_environment_goes_over_the_hosts() {
         let mut cfg = StdioConfig {
             command: "x".into(),
@@ -406,9 +420,10 @@ mod tests {
             env: Default::default(),
             cwd: None,
             sandbox: None,
+            inherit_env: false,
         };
         cfg.env.insert("PATH".into(), "/configured".into());
-        let env = server_env(&cfg);
+        let env = server_env(&ServerEnvironment::of(&cfg, false));
         let paths: Vec<_> = env.iter().filter(|(name, _)| name == "PATH").collect();
         assert_eq!(paths.len(), 1, "{paths:?}");
         assert_eq!(paths[0].1, "/configured");

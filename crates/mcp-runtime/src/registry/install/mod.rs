@@ -408,6 +408,7 @@ impl Plan {
             env: std::mem::take(&mut walk.env),
             cwd: None,
             sandbox: None,
+            inherit_env: false,
         });
         Ok(config)
     }
