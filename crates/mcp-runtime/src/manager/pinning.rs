@@ -49,7 +49,7 @@ impl<C: Connector> Inner<C> {
                 held.reason
             );
         }
-        (checked.offered.into(), checked.held)
+        (checked.offered(&tools).into(), checked.held)
     }
 }
 
