@@ -239,6 +239,9 @@ struct Stored {
 pub struct PinStore {
     path: Option<PathBuf>,
     stored: Mutex<Option<Stored>>,
+    /// Held from taking the state to the file's rename, so that the last write is of the
+    /// newest state: two servers' first pins, saved at once, must not lose either.
+    writing: Mutex<()>,
     warned: AtomicBool,
 }
 
@@ -248,6 +251,7 @@ impl PinStore {
         PinStore {
             path: Some(path.into()),
             stored: Mutex::new(None),
+            writing: Mutex::new(()),
             warned: AtomicBool::new(false),
         }
     }
@@ -257,6 +261,7 @@ impl PinStore {
         PinStore {
             path: None,
             stored: Mutex::new(Some(Stored::default())),
+            writing: Mutex::new(()),
             warned: AtomicBool::new(false),
         }
     }
@@ -469,6 +474,10 @@ impl PinStore {
         let Some(path) = &self.path else {
             return Ok(());
         };
+        let _writing = self
+            .writing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let text = self.with(|stored| serde_json::to_string_pretty(stored))?;
         write_atomic(path, format!("{text}\n").as_bytes())
     }
@@ -555,6 +564,33 @@ mod tests {
         );
         assert!(accepted.held.is_empty());
         assert!(!store.is_held("k", "a"));
+    }
+
+    #[test]
+    fn pins_saved_at_once_by_several_servers_are_all_kept() {
+        // Each save writes the whole store; a save of an older state landing last would
+        // drop a server's pins, and its next listing would count as first sight.
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(PINS_FILE);
+            let store = std::sync::Arc::new(PinStore::at(&path));
+            let threads: Vec<_> = (0..8)
+                .map(|i| {
+                    let store = store.clone();
+                    std::thread::spawn(move || {
+                        store.check(&format!("k{i}"), &[tool("a", "one")], |_| false);
+                    })
+                })
+                .collect();
+            for thread in threads {
+                thread.join().unwrap();
+            }
+            let reloaded = PinStore::at(&path);
+            for i in 0..8 {
+                let checked = reloaded.check(&format!("k{i}"), &[tool("a", "two")], |_| false);
+                assert_eq!(checked.held.len(), 1, "the pins of k{i} were lost");
+            }
+        }
     }
 
     #[test]
