@@ -4,31 +4,11 @@ mod support;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{MCPR, config_file, read_pid, temp_dir, wait_dead};
-
-/// `mcpr` in an empty home and project, so the configs of this machine's AI tools stay out.
-fn mcpr_command(args: &[&str]) -> Command {
-    let home = support::isolated_home();
-    let mut command = Command::new(MCPR);
-    command.args(args).current_dir(home.join("project"));
-    support::isolate_env(&mut command, &home);
-    command
-}
-
-fn mcpr(args: &[&str]) -> Output {
-    mcpr_command(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcpr")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use support::{MCPR, config_file, mcpr, mcpr_command, read_pid, temp_dir, text, wait_dead};
 
 #[test]
 fn demo_runs_the_whole_lifecycle_and_leaves_no_process() {

@@ -16,26 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{MCPR, read_pid, temp_dir, wait_dead};
-
-fn mcpr_command(args: &[&str]) -> Command {
-    let home = support::isolated_home();
-    let mut command = Command::new(MCPR);
-    command.args(args).current_dir(home.join("project"));
-    support::isolate_env(&mut command, &home);
-    command
-}
-
-fn mcpr(args: &[&str]) -> Output {
-    mcpr_command(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcpr")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use support::{MCPR, mcpr, mcpr_command, read_pid, temp_dir, text, wait_dead};
 
 /// Write `dir/mcp.json` with one server `s`, and return its path.
 fn config(dir: &Path, server: Value) -> PathBuf {

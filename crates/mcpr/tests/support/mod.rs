@@ -10,11 +10,35 @@ pub(crate) mod suite;
 pub(crate) use mcp_testkit::*;
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use mcp_runtime::config::ServerConfig;
 
 /// The `mcpr` binary under test.
 pub(crate) const MCPR: &str = env!("CARGO_BIN_EXE_mcpr");
+
+/// `mcpr ARGS` in an empty home and its `project` directory, so the configs of this machine's
+/// AI tools stay out.
+pub(crate) fn mcpr_command(args: &[&str]) -> Command {
+    let home = isolated_home();
+    let mut command = Command::new(MCPR);
+    command.args(args).current_dir(home.join("project"));
+    isolate_env(&mut command, &home);
+    command
+}
+
+/// [`mcpr_command`] run to its end with no input.
+pub(crate) fn mcpr(args: &[&str]) -> Output {
+    mcpr_command(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcpr")
+}
+
+/// Output bytes as text (lossy: a test shows whatever was written).
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
 
 /// Write `dir/mcp.json` (`{"mcpServers": ...}`, pretty-printed) whose servers run `mcpr mock`
 /// with the given flags; returns its path.
