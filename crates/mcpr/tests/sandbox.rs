@@ -260,46 +260,47 @@ fn allowed_domains_are_reached_through_the_proxy_and_nothing_else_is() {
     assert_eq!(hits.load(Ordering::SeqCst), 2, "{report}");
 }
 
+/// Call through a server entry of `server` with `sandbox`, which must keep it from starting:
+/// the call fails, and the script never wrote `started`. Returns mcpr's stderr.
+fn refused_before_start(dir: &Path, server: &Path, started: &Path, sandbox: Value) -> String {
+    let config = config(
+        dir,
+        json!({"command": server, "sandboxEnabled": true, "sandbox": sandbox}),
+    );
+    let out = call_echo(&config);
+    let stderr = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(!started.exists(), "the server ran: {stderr}");
+    stderr
+}
+
 #[test]
 fn a_malformed_sandbox_keeps_the_server_from_starting() {
     let dir = temp_dir();
     let started = dir.path().join("started");
     let server = script(dir.path(), &started, "echo started");
-    let config = config(
+    let stderr = refused_before_start(
         dir.path(),
-        json!({
-            "command": server,
-            "sandboxEnabled": true,
-            "sandbox": {"filesystem": {"allowWrite": dir.path()}}
-        }),
+        &server,
+        &started,
+        json!({"filesystem": {"allowWrite": dir.path()}}),
     );
-
-    let out = call_echo(&config);
-    let stderr = text(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("sandbox.filesystem.allowWrite") && stderr.contains("mcp.json"),
         "{stderr}"
     );
-    assert!(!started.exists(), "the server ran: {stderr}");
 
     // Relative paths are refused too, rather than guessed.
-    let config = self::config(
+    let stderr = refused_before_start(
         dir.path(),
-        json!({
-            "command": server,
-            "sandboxEnabled": true,
-            "sandbox": {"filesystem": {"denyRead": [".ssh"]}}
-        }),
+        &server,
+        &started,
+        json!({"filesystem": {"denyRead": [".ssh"]}}),
     );
-    let out = call_echo(&config);
-    let stderr = text(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("sandbox.filesystem.denyRead[0]") && stderr.contains("absolute"),
         "{stderr}"
     );
-    assert!(!started.exists(), "the server ran: {stderr}");
 }
 
 #[test]
@@ -569,23 +570,16 @@ fn a_sandbox_that_cannot_be_set_up_keeps_the_server_from_starting() {
     let dir = temp_dir();
     let started = dir.path().join("started");
     let server = script(dir.path(), &started, "echo started");
-    let config = config(
+    let stderr = refused_before_start(
         dir.path(),
-        json!({
-            "command": server,
-            "sandboxEnabled": true,
-            "sandbox": {"filesystem": {"denyWrite": ["/proc"]}}
-        }),
+        &server,
+        &started,
+        json!({"filesystem": {"denyWrite": ["/proc"]}}),
     );
-
-    let out = call_echo(&config);
-    let stderr = text(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("mcpr sandbox: cannot") && stderr.contains("the server was not started"),
         "{stderr}"
     );
-    assert!(!started.exists(), "the server ran: {stderr}");
 }
 
 #[test]
