@@ -15,6 +15,22 @@
 //! [`json`] (JSON kept as compact text, as tool schemas are) and [`nesting`] (how deep in a
 //! chain of mcpr processes this one runs).
 //!
+//! ## Cargo features
+//!
+//! All on by default. Turning one off removes its dependencies from the build:
+//!
+//! | Feature | What it adds | Heavy parts it brings |
+//! |---|---|---|
+//! | `gateway` | [`gateway`]: the tools served again as one MCP server (implies `search`) | axum, rmcp's server side |
+//! | `cache` | `cache::ToolCache`: deferred tools at start-up, remembered eras and failures | bundled SQLite |
+//! | `oauth` | [`auth`]'s logins, refresh, DPoP and credential store | oauth2, jsonwebtoken, aws-lc-rs, SQLite |
+//! | `registry` | `registry`: MCP Registry installs and MCP bundles | zip, semver, PEP 440 |
+//! | `search` | `tools::ToolIndex`, `session::HostToolSearch` | the `tool-search` crate |
+//!
+//! Without `cache` every start-up lists tools afresh. Without `oauth` a remote server gets only
+//! the headers of its config, and one whose config sets `oauth` fails to connect with a
+//! [`client::ClientError::Config`] naming that field. Config discovery is always built.
+//!
 //! ```no_run
 //! # async fn host() {
 //! use mcp_runtime::loader::{LoadOptions, discover_and_load_mcp_tools};
@@ -28,6 +44,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod auth;
 pub mod cache;
@@ -35,6 +52,7 @@ pub mod client;
 pub mod config;
 pub mod fsutil;
 #[cfg(feature = "gateway")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
 pub mod gateway;
 pub mod identity;
 pub mod json;
@@ -43,6 +61,8 @@ pub mod manager;
 pub mod nesting;
 pub mod net;
 pub mod pins;
+#[cfg(feature = "registry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "registry")))]
 pub mod registry;
 pub mod sandbox;
 pub mod session;

@@ -61,8 +61,8 @@ pub fn shared_client() -> Result<reqwest::Client, String> {
 /// default) or one the host built. Cheap to clone (a client is a handle to its pool).
 ///
 /// Taken by MCP connections ([`crate::client::ConnectOptions::http`], streamable HTTP and
-/// legacy SSE) and by the MCP Registry ([`crate::registry::RegistryClient::with_http_client`],
-/// [`crate::registry::install_bundle_with`]). OAuth requests do not use it yet: the OAuth
+/// legacy SSE) and by the MCP Registry (`registry::RegistryClient::with_http_client`,
+/// `registry::install_bundle_with`). OAuth requests do not use it yet: the OAuth
 /// library builds its own client, which refuses metadata that points at private addresses.
 #[derive(Clone, Default)]
 pub struct HttpClient {
@@ -141,6 +141,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 
 /// Whether `url` may be sent secrets (codes, tokens, downloads to run): `https:` with a host,
 /// or `http:` to a loopback host, which never leaves the machine.
+#[cfg(any(feature = "oauth", feature = "registry"))]
 pub(crate) fn is_secure_url(url: &Url) -> bool {
     match url.scheme() {
         "https" => url.host().is_some(),
@@ -151,6 +152,7 @@ pub(crate) fn is_secure_url(url: &Url) -> bool {
 
 /// `localhost` or a loopback address (`127.0.0.0/8`, `[::1]`), as a parsed URL spells its host
 /// (the parser has normalised IP hosts: `127.1` is `127.0.0.1`, IPv6 is in brackets).
+#[cfg(any(feature = "oauth", feature = "registry"))]
 pub(crate) fn is_loopback_host(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
         || host

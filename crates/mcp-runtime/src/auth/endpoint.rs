@@ -17,9 +17,6 @@ use rmcp::transport::auth::{AuthorizationMetadata, WWWAuthenticateParams};
 
 use super::{AuthFailure, printable};
 
-/// The rule every OAuth endpoint must meet, as error messages state it.
-pub const ENDPOINT_RULE: &str = "an OAuth endpoint must be https, or http on loopback";
-
 /// Bound on reading a resource's metadata before discovery.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -36,7 +33,7 @@ pub(crate) fn secure_url(url: &str) -> Option<reqwest::Url> {
     crate::net::is_secure_url(&parsed).then_some(parsed)
 }
 
-/// Refuse `url` unless it meets [`ENDPOINT_RULE`]; `field` names it in the error.
+/// Refuse `url` unless it meets [`super::ENDPOINT_RULE`]; `field` names it in the error.
 pub(crate) fn check(server: &str, field: &str, url: &str) -> Result<(), AuthFailure> {
     if secure_url(url).is_some() {
         return Ok(());

@@ -169,6 +169,7 @@ pub struct McpClient {
     tool_timeout: Option<Duration>,
     /// Where the opening's era and discovery were remembered (forgotten again when a replayed
     /// discovery turns out stale).
+    #[cfg(feature = "cache")]
     cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
 }
 
@@ -267,6 +268,7 @@ impl McpClient {
             discovery_hints,
             list_hints: Mutex::default(),
             repeatable_tools: Mutex::default(),
+            #[cfg(feature = "cache")]
             cache: options.cache.clone(),
             direct: opened.direct,
             era_meta,

@@ -50,7 +50,9 @@ pub(crate) async fn open(
     handler: Handler,
     bound: Option<Duration>,
 ) -> Result<Opened, ClientError> {
+    #[cfg(feature = "cache")]
     let cache = options.cache.clone();
+    #[cfg(feature = "cache")]
     let (cached, discovery) = match &cache {
         Some(cache) => {
             let (name, config) = (server.to_owned(), config.clone());
@@ -68,6 +70,8 @@ pub(crate) async fn open(
         }
         None => (None, None),
     };
+    #[cfg(not(feature = "cache"))]
+    let (cached, discovery) = (None::<Era>, None::<serde_json::Value>);
     // A cached result that no longer parses is simply not replayed.
     let mut replay = discovery.and_then(|value| serde_json::from_value(value).ok());
     let deadline = bound.map(|bound| Instant::now() + bound);
@@ -106,19 +110,20 @@ pub(crate) async fn open(
             Ok(mut opened) => {
                 let version = opened.peer.negotiated().unwrap_or_default();
                 let era = Era::of(&version);
-                // A server that answered the probe late is modern, whatever this connection
-                // ended up speaking: the next start-up asks it directly.
-                let remembered = if state.late_modern() {
-                    Era::Modern
-                } else {
-                    era
-                };
                 let discovered = state.discovered();
                 opened.discovery_hints = match &discovered {
                     Some(result) => Some(discover_hints(result)),
                     None => replayed_hints.filter(|_| state.replayed()),
                 };
+                #[cfg(feature = "cache")]
                 if let Some(cache) = &cache {
+                    // A server that answered the probe late is modern, whatever this
+                    // connection ended up speaking: the next start-up asks it directly.
+                    let remembered = if state.late_modern() {
+                        Era::Modern
+                    } else {
+                        era
+                    };
                     remember(
                         cache,
                         server,
@@ -153,6 +158,7 @@ pub(crate) async fn open(
                 let next = next
                     .filter(|_| attempts < MAX_ATTEMPTS)
                     .filter(|_| deadline.is_none_or(|d| Instant::now() < d));
+                #[cfg(feature = "cache")]
                 if replaying && let Some(cache) = &cache {
                     cache.forget_discovery(server, config);
                 }
@@ -160,6 +166,7 @@ pub(crate) async fn open(
                     return Err(error);
                 };
                 tracing::debug!(server, "opening {plan:?} failed ({error}); trying {next:?}");
+                #[cfg(feature = "cache")]
                 if from_cache && let Some(cache) = &cache {
                     cache.forget_era(server, config);
                 }
@@ -172,6 +179,7 @@ pub(crate) async fn open(
 /// Write what an opening learnt to the cache: the era when it changed, and the server's
 /// `server/discover` result when its hints let it be kept (a private one makes an older
 /// entry go).
+#[cfg(feature = "cache")]
 async fn remember(
     cache: &Arc<crate::cache::ToolCache>,
     server: &str,
@@ -277,6 +285,7 @@ async fn attempt(
             })
         }
         Transport::Http(http) => {
+            #[cfg(feature = "oauth")]
             let auth = options.auth.as_ref().map(|context| {
                 Arc::new(crate::auth::credential::ServerAuth::new(
                     server,
@@ -285,6 +294,12 @@ async fn attempt(
                     context,
                 ))
             });
+            #[cfg(not(feature = "oauth"))]
+            let auth = match http.oauth {
+                // Sending no token to a server configured for OAuth would only earn a 401.
+                Some(_) => return Err(oauth_not_built_in(server).into()),
+                None => None,
+            };
             let connecting =
                 remote::connect(server, http, &options.http, handler, auth, plan, state);
             let timeout = |bound| ClientError::Timeout {
@@ -383,5 +398,17 @@ pub(crate) fn phase(plan: Plan) -> &'static str {
     match plan {
         Plan::Discover | Plan::Recall => "server/discover",
         Plan::Probe | Plan::Initialize => "initialize",
+    }
+}
+
+/// The error for a server whose config sets `oauth` in a build without the `oauth` feature.
+#[cfg(not(feature = "oauth"))]
+fn oauth_not_built_in(server: &str) -> ClientError {
+    ClientError::Config {
+        server: server.to_owned(),
+        message: format!(
+            "server `{server}` (field `oauth`): OAuth is not built into this program \
+             (mcp-runtime's `oauth` feature)"
+        ),
     }
 }

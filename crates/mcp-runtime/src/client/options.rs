@@ -27,6 +27,8 @@ pub struct ConnectOptions {
     /// OAuth for remote servers: stored credentials, and whether a 401 may start a login.
     /// `None` (the default) sends no token; [`ConnectOptions::with_user_state`] uses the
     /// per-user credential store without ever starting a login.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub auth: Option<crate::auth::AuthContext>,
     /// Sent as `clientInfo` in the handshake (default: mcpr's).
     pub identity: crate::ClientIdentity,
@@ -35,6 +37,8 @@ pub struct ConnectOptions {
     pub http: crate::net::HttpClient,
     /// Where the era each server speaks is remembered, so that a later connection opens the
     /// right way at once; `None` probes every time.
+    #[cfg(feature = "cache")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
     pub cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
     /// The server's questions about a call go to whoever made the call (a gateway relays
     /// them to its own client), so 2025-11-25 servers are told in `initialize` that the client
@@ -50,17 +54,19 @@ pub struct ConnectOptions {
 
 impl std::fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("roots", &self.roots)
+        let mut out = f.debug_struct("ConnectOptions");
+        out.field("roots", &self.roots)
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
-            .field("auth", &self.auth)
             .field("identity", &self.identity)
             .field("http", &self.http)
-            .field("cache", &self.cache.is_some())
             .field("relay_input", &self.relay_input)
-            .field("inherit_env", &self.inherit_env)
-            .finish()
+            .field("inherit_env", &self.inherit_env);
+        #[cfg(feature = "cache")]
+        out.field("cache", &self.cache.is_some());
+        #[cfg(feature = "oauth")]
+        out.field("auth", &self.auth);
+        out.finish()
     }
 }
 
@@ -70,9 +76,11 @@ impl Default for ConnectOptions {
             roots: std::env::current_dir().into_iter().collect(),
             events: None,
             elicitation: None,
+            #[cfg(feature = "oauth")]
             auth: None,
             identity: crate::ClientIdentity::default(),
             http: crate::net::HttpClient::shared(),
+            #[cfg(feature = "cache")]
             cache: None,
             relay_input: false,
             inherit_env: false,
@@ -83,8 +91,12 @@ impl Default for ConnectOptions {
 impl ConnectOptions {
     /// Use the per-user credential store for remote servers (never starting a login). The
     /// default opens nothing in the user's home.
+    #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
     pub fn with_user_state(mut self) -> Self {
-        self.auth = crate::auth::AuthContext::user_for(&self.identity);
+        #[cfg(feature = "oauth")]
+        {
+            self.auth = crate::auth::AuthContext::user_for(&self.identity);
+        }
         self
     }
 }
@@ -167,14 +179,22 @@ impl CallOptions {
     }
 }
 
+#[cfg(feature = "oauth")]
+crate::setters!(ConnectOptions {
+    with_auth => auth: Option<crate::auth::AuthContext>,
+});
+
+#[cfg(feature = "cache")]
+crate::setters!(ConnectOptions {
+    with_cache => cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
+});
+
 crate::setters!(ConnectOptions {
     with_roots => roots: Vec<PathBuf>,
     with_events => events: Option<mpsc::Sender<ClientEvent>>,
     with_elicitation => elicitation: Option<ElicitationHandler>,
-    with_auth => auth: Option<crate::auth::AuthContext>,
     with_identity => identity: crate::ClientIdentity,
     with_http => http: crate::net::HttpClient,
-    with_cache => cache: Option<std::sync::Arc<crate::cache::ToolCache>>,
     with_relay_input => relay_input: bool,
     with_inherit_env => inherit_env: bool,
 });

@@ -247,15 +247,17 @@ impl McpClient {
     /// `server/discover` result has changed since: forget that result and the era, so the
     /// next connection probes it afresh.
     pub(super) fn forget_refuted_discovery(&self, error: &ClientError) {
-        let refuted = matches!(
+        // Without the `cache` feature nothing was cached to forget.
+        #[cfg(not(feature = "cache"))]
+        let _ = error;
+        #[cfg(feature = "cache")]
+        if matches!(
             error,
             ClientError::Rpc { code, .. }
                 if *code == rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
-        );
-        if !refuted || !self.opening.discovery_cached {
-            return;
-        }
-        if let Some(cache) = &self.cache {
+        ) && self.opening.discovery_cached
+            && let Some(cache) = &self.cache
+        {
             let (server, config) = (self.server.clone(), self.config.clone());
             cache.queue(move |cache| {
                 cache.forget_discovery(&server, &config);

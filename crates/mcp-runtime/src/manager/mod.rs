@@ -34,6 +34,7 @@ mod health;
 mod options;
 mod pinning;
 mod reload;
+mod remembered;
 mod report;
 mod state;
 mod supervisor;
@@ -47,6 +48,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
+#[cfg(feature = "cache")]
 use crate::cache::CacheKey;
 use crate::client::model::tool_request::{Arguments, ToolRequest};
 use crate::client::{
@@ -71,7 +73,8 @@ pub use report::{
 /// How long start-up waits before answering with what it has.
 pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
 
-/// What the tool cache knows of a server at start-up.
+/// What the tool cache knows of a server at start-up (nothing without the `cache` feature).
+#[cfg_attr(not(feature = "cache"), allow(dead_code))]
 enum Cached {
     /// Its last tool list.
     Tools(Vec<ToolDefinition>),
@@ -80,6 +83,7 @@ enum Cached {
 }
 
 /// How long shutdown waits for pending cache writes.
+#[cfg(feature = "cache")]
 const CACHE_FLUSH_BOUND: Duration = Duration::from_secs(2);
 
 /// How long shutting down waits for killed servers' processes to finish dying.
@@ -106,8 +110,10 @@ impl McpManager {
         let connector = ClientConnector {
             options: ConnectOptions {
                 roots: vec![options.project.clone()],
+                #[cfg(feature = "oauth")]
                 auth: options.auth.clone(),
                 identity: options.identity.clone(),
+                #[cfg(feature = "cache")]
                 cache: options.cache.clone(),
                 elicitation: options.elicitation.clone(),
                 http: options.http.clone(),
@@ -367,12 +373,7 @@ impl McpManager {
                     tools: offered.as_ref().map_or(0, |o| o.tools.len()),
                     deferred: offered.as_ref().is_some_and(|o| o.deferred),
                     error: entry.last_error.clone(),
-                    login: match (&entry.config.transport, &self.inner.options.auth) {
-                        (crate::config::Transport::Http(_), Some(auth)) => {
-                            Some(crate::auth::status(&entry.config, &auth.store))
-                        }
-                        _ => None,
-                    },
+                    login: self.login_status(&entry.config),
                     stderr_tail: match client {
                         Some(client) => client.stderr_tail(STDERR_TAIL_LINES),
                         None => entry.stderr_tail.clone(),
@@ -559,6 +560,7 @@ impl McpManager {
         crate::client::killed_groups_gone(KILLED_BOUND).await;
         // The cache runs its work in order: once a job queued now has run, so have the writes
         // queued before it.
+        #[cfg(feature = "cache")]
         if let Some(cache) = &self.inner.options.cache
             && tokio::time::timeout(CACHE_FLUSH_BOUND, cache.run(|_| ()))
                 .await
@@ -566,6 +568,18 @@ impl McpManager {
         {
             tracing::warn!("tool cache writes still pending at shutdown; some may be lost");
         }
+    }
+
+    /// The login state of a remote server, when the manager has a credential store.
+    fn login_status(&self, config: &ServerConfig) -> Option<crate::auth::AuthStatus> {
+        #[cfg(feature = "oauth")]
+        if let (crate::config::Transport::Http(_), Some(auth)) =
+            (&config.transport, &self.inner.options.auth)
+        {
+            return Some(crate::auth::status(config, &auth.store));
+        }
+        let _ = config;
+        None
     }
 
     /// The last error of `name`, if any.
@@ -579,6 +593,7 @@ impl McpManager {
 
     /// Start reading what the tool cache knows of `names` (their tools, else a failed last
     /// start), in one job of the cache (`None` without a cache).
+    #[cfg(feature = "cache")]
     fn read_cached(
         &self,
         names: &[String],
@@ -607,6 +622,16 @@ impl McpManager {
         }))
     }
 
+    /// Without the `cache` feature nothing is known before a server answers.
+    #[cfg(not(feature = "cache"))]
+    fn read_cached(
+        &self,
+        _names: &[String],
+    ) -> Option<tokio::sync::oneshot::Receiver<HashMap<String, Cached>>> {
+        None
+    }
+
+    #[cfg(feature = "cache")]
     fn cache_key(&self, name: &str, config: &ServerConfig) -> CacheKey {
         CacheKey::new(name, &self.inner.options.project, config)
     }

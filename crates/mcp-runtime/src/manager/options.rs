@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::DEFAULT_GATE;
+#[cfg(feature = "cache")]
 use crate::cache::ToolCache;
 use crate::pins::PinStore;
 
@@ -24,6 +25,8 @@ pub struct ManagerOptions {
     /// correctness first). `false` returns at the gate and lets them finish in the background.
     pub wait_for_uncached: bool,
     /// The tool cache; `None` disables deferred tools.
+    #[cfg(feature = "cache")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
     pub cache: Option<Arc<ToolCache>>,
     /// The project directory: offered to servers as their root, and part of the cache key.
     pub project: PathBuf,
@@ -31,6 +34,8 @@ pub struct ManagerOptions {
     pub reconnect: bool,
     /// OAuth for remote servers: the credential store, and whether a 401 may start a login.
     /// `None` sends no token.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub auth: Option<crate::auth::AuthContext>,
     /// Who the manager's connections say they are, and where per-user state lives.
     pub identity: crate::ClientIdentity,
@@ -54,20 +59,22 @@ pub struct ManagerOptions {
 
 impl std::fmt::Debug for ManagerOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ManagerOptions")
-            .field("gate", &self.gate)
-            .field("wait_for_uncached", &self.wait_for_uncached)
-            .field("cache", &self.cache)
-            .field("project", &self.project)
+        let mut out = f.debug_struct("ManagerOptions");
+        out.field("gate", &self.gate)
+            .field("wait_for_uncached", &self.wait_for_uncached);
+        #[cfg(feature = "cache")]
+        out.field("cache", &self.cache);
+        out.field("project", &self.project)
             .field("reconnect", &self.reconnect)
-            .field("auth", &self.auth)
             .field("identity", &self.identity)
             .field("elicitation", &self.elicitation.is_some())
             .field("http", &self.http)
             .field("relay_input", &self.relay_input)
             .field("inherit_env", &self.inherit_env)
-            .field("pins", &self.pins)
-            .finish()
+            .field("pins", &self.pins);
+        #[cfg(feature = "oauth")]
+        out.field("auth", &self.auth);
+        out.finish()
     }
 }
 
@@ -78,9 +85,11 @@ impl Default for ManagerOptions {
         ManagerOptions {
             gate: DEFAULT_GATE,
             wait_for_uncached: true,
+            #[cfg(feature = "cache")]
             cache: None,
             project: std::env::current_dir().unwrap_or_default(),
             reconnect: true,
+            #[cfg(feature = "oauth")]
             auth: None,
             identity: crate::ClientIdentity::default(),
             elicitation: None,
@@ -102,20 +111,34 @@ impl ManagerOptions {
     /// directory; either is left off when it cannot be opened). The credential store is used
     /// without ever starting a login: a host at start-up must not block on a browser.
     pub fn with_user_state(mut self) -> Self {
-        self.cache = ToolCache::user_default_in(&self.identity.data_dir).map(Arc::new);
-        self.auth = crate::auth::AuthContext::user_for(&self.identity);
+        #[cfg(feature = "cache")]
+        {
+            self.cache = ToolCache::user_default_in(&self.identity.data_dir).map(Arc::new);
+        }
+        #[cfg(feature = "oauth")]
+        {
+            self.auth = crate::auth::AuthContext::user_for(&self.identity);
+        }
         self.pins = PinStore::user_default_in(&self.identity.data_dir).map(Arc::new);
         self
     }
 }
 
+#[cfg(feature = "oauth")]
+crate::setters!(ManagerOptions {
+    with_auth => auth: Option<crate::auth::AuthContext>,
+});
+
+#[cfg(feature = "cache")]
+crate::setters!(ManagerOptions {
+    with_cache => cache: Option<Arc<ToolCache>>,
+});
+
 crate::setters!(ManagerOptions {
     with_gate => gate: Duration,
     with_wait_for_uncached => wait_for_uncached: bool,
-    with_cache => cache: Option<Arc<ToolCache>>,
     with_project => project: PathBuf,
     with_reconnect => reconnect: bool,
-    with_auth => auth: Option<crate::auth::AuthContext>,
     with_identity => identity: crate::ClientIdentity,
     with_elicitation => elicitation: Option<crate::client::ElicitationHandler>,
     with_http => http: crate::net::HttpClient,

@@ -448,7 +448,7 @@ fn a_private_list_is_kept_as_a_stand_in_for_stdio_servers_only() {
     use crate::cache::CacheHints;
     let private = CacheHints::new(Some(60_000), true);
     let stdio = ServerConfig::stdio("srv", ["--x"]);
-    let kept = super::stand_in_hints(&stdio, private);
+    let kept = crate::manager::remembered::stand_in_hints(&stdio, private);
     assert!(!kept.private, "kept in the user's own cache");
     assert_eq!(kept.ttl, None, "never fresh");
     let remote = crate::config::server_from_json(
@@ -456,7 +456,13 @@ fn a_private_list_is_kept_as_a_stand_in_for_stdio_servers_only() {
         &serde_json::json!({"url": "https://example.com/mcp"}),
     )
     .expect("remote config");
-    assert_eq!(super::stand_in_hints(&remote, private), private);
+    assert_eq!(
+        crate::manager::remembered::stand_in_hints(&remote, private),
+        private
+    );
     let public = CacheHints::new(Some(60_000), false);
-    assert_eq!(super::stand_in_hints(&stdio, public), public);
+    assert_eq!(
+        crate::manager::remembered::stand_in_hints(&stdio, public),
+        public
+    );
 }
