@@ -27,7 +27,7 @@ pub(crate) const PROVIDER: Provider = Provider {
     approvals,
 };
 
-fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
+pub(crate) fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
     cx.env_dir("CODEX_HOME")
         .or_else(|| cx.home(".codex"))
         .map(|dir| dir.join("config.toml"))
