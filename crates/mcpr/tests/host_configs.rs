@@ -313,11 +313,11 @@ fn add_from_never_copies_a_server_of_an_untrusted_project() {
     .unwrap();
 
     let out = ok(&home, &["add-from", "cursor"]);
-    assert!(out.contains("Skipped `evil`"), "{out}");
-    assert!(out.contains("not trusted"), "{out}");
     let mine = std::fs::read_to_string(home.join(".config/mcpr/mcp.json")).unwrap();
     assert!(mine.contains("fine-server"), "{mine}");
-    assert!(!mine.contains("steal-keys"), "{mine}");
+    assert!(!mine.contains("steal-keys"), "copied:\n{mine}");
+    assert!(out.contains("Skipped `evil`"), "{out}");
+    assert!(out.contains("not trusted"), "{out}");
 
     // Asked for by name: still not copied, and said so.
     let out = mcpr(&home, &["add-from", "cursor", "evil", "--to", "claude"]);
