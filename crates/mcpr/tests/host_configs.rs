@@ -111,7 +111,11 @@ const CASES: &[Case] = &[
         scope: "user",
         file: ".claude.json",
         before: r#"{"numStartups": 42, "mcpServers": {"old": {"type": "stdio", "command": "old"}}, "projects": {"/elsewhere": {"allowedTools": ["Bash"]}}, "tipsHistory": {"a": 1}}"#,
-        kept: &[r#""numStartups": 42"#, r#""allowedTools": ["Bash"]"#, r#""tipsHistory""#],
+        kept: &[
+            r#""numStartups": 42"#,
+            r#""allowedTools": ["Bash"]"#,
+            r#""tipsHistory""#,
+        ],
         shape: &[r#""type": "stdio""#, r#""PROBE_KEY": "${PROBE_KEY}""#],
     },
     Case {
@@ -127,7 +131,11 @@ const CASES: &[Case] = &[
         scope: "user",
         file: ".config/Code/User/mcp.json",
         before: "{\n  // asked once\n  \"inputs\": [{\"type\": \"promptString\", \"id\": \"pat\", \"password\": true}],\n  \"servers\": {\n    \"old\": {\"type\": \"stdio\", \"command\": \"old\", \"args\": [\"${workspaceFolder}\"], \"env\": {\"T\": \"${input:pat}\"}}\n  }\n}\n",
-        kept: &["// asked once", r#""${input:pat}""#, r#""${workspaceFolder}""#],
+        kept: &[
+            "// asked once",
+            r#""${input:pat}""#,
+            r#""${workspaceFolder}""#,
+        ],
         shape: &[r#""type": "stdio""#, r#""PROBE_KEY": "${env:PROBE_KEY}""#],
     },
     Case {
@@ -135,7 +143,11 @@ const CASES: &[Case] = &[
         scope: "user",
         file: ".codex/config.toml",
         before: "# Codex settings\nmodel = \"o4\" # the model\n\n[mcp_servers.old]\ncommand = \"old\" # keep me\n",
-        kept: &["# Codex settings", "model = \"o4\" # the model", "command = \"old\" # keep me"],
+        kept: &[
+            "# Codex settings",
+            "model = \"o4\" # the model",
+            "command = \"old\" # keep me",
+        ],
         shape: &["[mcp_servers.probe]", r#"env_vars = ["PROBE_KEY"]"#],
     },
     Case {
@@ -166,7 +178,11 @@ fn each_host_gets_the_server_in_its_own_shape_and_mcpr_reads_back_exactly_that()
 
         let after = std::fs::read_to_string(&path).unwrap();
         for kept in case.kept.iter().chain(case.shape) {
-            assert!(after.contains(kept), "{}: no {kept:?} in\n{after}", case.host);
+            assert!(
+                after.contains(kept),
+                "{}: no {kept:?} in\n{after}",
+                case.host
+            );
         }
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o644, "{}", case.host);
@@ -183,7 +199,10 @@ fn each_host_gets_the_server_in_its_own_shape_and_mcpr_reads_back_exactly_that()
             (
                 "probe-server".to_owned(),
                 vec!["--flag".to_owned()],
-                vec!["MODE=fast".to_owned(), "PROBE_KEY=probe-secret-value".into()]
+                vec![
+                    "MODE=fast".to_owned(),
+                    "PROBE_KEY=probe-secret-value".into()
+                ]
             ),
             "{}:\n{after}",
             case.host
@@ -220,7 +239,10 @@ fn claude_code_scopes_land_where_claude_mcp_add_puts_them() {
         "{root:#}"
     );
     assert_eq!(root["numStartups"], 7);
-    assert_eq!(root["projects"]["/elsewhere"]["allowedTools"], serde_json::json!([]));
+    assert_eq!(
+        root["projects"]["/elsewhere"]["allowedTools"],
+        serde_json::json!([])
+    );
     assert!(root.get("mcpServers").is_none(), "{root:#}");
     let mode = std::fs::metadata(&claude).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -233,14 +255,21 @@ fn claude_code_scopes_land_where_claude_mcp_add_puts_them() {
     shared.extend(ADD);
     ok(&home, &shared);
     let mcp_json = std::fs::read_to_string(home.join("project/.mcp.json")).unwrap();
-    assert!(mcp_json.contains(r#""PROBE_KEY": "${PROBE_KEY}""#), "{mcp_json}");
+    assert!(
+        mcp_json.contains(r#""PROBE_KEY": "${PROBE_KEY}""#),
+        "{mcp_json}"
+    );
 
     // `local` is Claude Code's only.
     let mut wrong = vec!["add", "--to", "cursor", "--scope", "local"];
     wrong.extend(ADD);
     let out = mcpr(&home, &wrong);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("Claude Code's"), "{}", both(&out));
+    assert!(
+        text(&out.stderr).contains("Claude Code's"),
+        "{}",
+        both(&out)
+    );
 }
 
 #[test]
@@ -272,9 +301,15 @@ fn add_from_copies_servers_between_hosts_with_references_kept_and_clashes_refuse
     ok(&home, &["add-from", "claude", "files", "--force"]);
 
     // To Codex, which expands nothing: the references become the names Codex reads.
-    ok(&home, &["add-from", "claude", "docs", "files", "--to", "codex"]);
+    ok(
+        &home,
+        &["add-from", "claude", "docs", "files", "--to", "codex"],
+    );
     let toml = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
-    assert!(toml.contains(r#"bearer_token_env_var = "DOCS_TOKEN""#), "{toml}");
+    assert!(
+        toml.contains(r#"bearer_token_env_var = "DOCS_TOKEN""#),
+        "{toml}"
+    );
     assert!(toml.contains(r#"env_vars = ["API_KEY"]"#), "{toml}");
     let found = discover(&home);
     let codex_docs = found
@@ -283,12 +318,18 @@ fn add_from_copies_servers_between_hosts_with_references_kept_and_clashes_refuse
         .find(|s| s.name == "docs" && s.source.provider_id == "codex")
         .and_then(|s| s.config.clone())
         .unwrap();
-    assert_eq!(codex_docs.bearer_token_env_var.as_deref(), Some("DOCS_TOKEN"));
+    assert_eq!(
+        codex_docs.bearer_token_env_var.as_deref(),
+        Some("DOCS_TOKEN")
+    );
 
     // To VS Code, which reads `${env:VAR}`.
     ok(&home, &["add-from", "codex", "files", "--to", "vscode"]);
     let vscode = std::fs::read_to_string(home.join(".config/Code/User/mcp.json")).unwrap();
-    assert!(vscode.contains(r#""API_KEY": "${env:API_KEY}""#), "{vscode}");
+    assert!(
+        vscode.contains(r#""API_KEY": "${env:API_KEY}""#),
+        "{vscode}"
+    );
 
     let out = mcpr(&home, &["add-from", "claude", "nope"]);
     assert!(!out.status.success());
@@ -341,14 +382,21 @@ fn a_project_host_file_linking_out_of_the_project_is_not_written() {
     // The repository's `.cursor/mcp.json` is a link to the user's own Cursor file: a
     // "project" server written there would start in every project.
     std::fs::create_dir_all(home.join("project/.cursor")).unwrap();
-    std::os::unix::fs::symlink("../../.cursor/mcp.json", home.join("project/.cursor/mcp.json"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        "../../.cursor/mcp.json",
+        home.join("project/.cursor/mcp.json"),
+    )
+    .unwrap();
 
     let mut args = vec!["add", "--to", "cursor", "--scope", "project"];
     args.extend(ADD);
     let out = mcpr(&home, &args);
     assert!(!out.status.success(), "{}", both(&out));
-    assert!(text(&out.stderr).contains("outside the project"), "{}", both(&out));
+    assert!(
+        text(&out.stderr).contains("outside the project"),
+        "{}",
+        both(&out)
+    );
     assert_eq!(std::fs::read_to_string(&user_file).unwrap(), before);
 }
 
@@ -359,7 +407,16 @@ fn what_a_host_cannot_read_is_refused_with_the_field_and_the_file_left_alone() {
     // text.
     let out = mcpr(
         &home,
-        &["add", "--to", "codex", "s", "-e", "A=${OTHER}", "--", "prog"],
+        &[
+            "add",
+            "--to",
+            "codex",
+            "s",
+            "-e",
+            "A=${OTHER}",
+            "--",
+            "prog",
+        ],
     );
     assert!(!out.status.success());
     let err = text(&out.stderr);
@@ -374,7 +431,11 @@ fn what_a_host_cannot_read_is_refused_with_the_field_and_the_file_left_alone() {
     args.extend(ADD);
     let out = mcpr(&home, &args);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("settings.json:2"), "{}", both(&out));
+    assert!(
+        text(&out.stderr).contains("settings.json:2"),
+        "{}",
+        both(&out)
+    );
     assert_eq!(
         std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap(),
         broken
@@ -384,7 +445,10 @@ fn what_a_host_cannot_read_is_refused_with_the_field_and_the_file_left_alone() {
 #[test]
 fn a_server_written_into_cursors_file_is_reached_through_that_entry() {
     let (_dir, home) = home();
-    ok(&home, &["add", "--to", "cursor", "echoer", "--", MCPR, "mock"]);
+    ok(
+        &home,
+        &["add", "--to", "cursor", "echoer", "--", MCPR, "mock"],
+    );
     let out = ok(&home, &["call", "echoer", "echo", "text=through cursor"]);
     assert_eq!(out.trim(), "through cursor");
 }

@@ -1,5 +1,6 @@
-//! Editing mcpr's own config files — the only files mcpr ever writes (`docs/hosts.md`):
-//! `$XDG_CONFIG_HOME/mcpr/mcp.json` (user) and `.mcpr/mcp.json` (project).
+//! Editing mcpr's own config files (`docs/hosts.md`): `$XDG_CONFIG_HOME/mcpr/mcp.json` (user)
+//! and `.mcpr/mcp.json` (project). Other hosts' files are written by [`hosts`]
+//! (`mcpr add --to`), through the same in-place edit.
 //!
 //! Every write is atomic (a temp file in the same directory, then `rename`) with mode 0600, and
 //! keeps the rest of the file (other servers, unknown keys, key order, comments and formatting)
@@ -417,7 +418,7 @@ pub fn add_server(
 
 /// Remove `name` from mcpr's files: from `scope` when given, else from the one file that has
 /// it (both having it is an error asking for a scope). A server defined only by another tool is
-/// an error that says so (mcpr never edits other tools' files; `disable` turns it off).
+/// an error that says so (`remove` edits only mcpr's files; `disable` turns it off).
 pub fn remove_server(
     options: &DiscoveryOptions,
     cwd: &Path,
