@@ -97,7 +97,7 @@ fn strings<'a>(field: &str, items: impl IntoIterator<Item = &'a String>) -> Resu
 
 /// Milliseconds as Codex's seconds (whole seconds as an integer).
 fn seconds(ms: u64) -> Item {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         value((ms / 1000) as i64)
     } else {
         value(ms as f64 / 1000.0)
