@@ -331,6 +331,28 @@ fn add_from_copies_servers_between_hosts_with_references_kept_and_clashes_refuse
         "{vscode}"
     );
 
+    // Claude Code's own habit: Claude Desktop's servers into Claude Code's file.
+    let desktop = home.join(".config/Claude/claude_desktop_config.json");
+    std::fs::create_dir_all(desktop.parent().unwrap()).unwrap();
+    std::fs::write(
+        &desktop,
+        r#"{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}"#,
+    )
+    .unwrap();
+    ok(&home, &["add-from", "claude-desktop", "--to", "claude"]);
+    let found = discover(&home);
+    let (command, args, _) = started_as(&found, "claude", "time");
+    assert_eq!(
+        (command.as_str(), args),
+        ("uvx", vec!["mcp-server-time".to_owned()])
+    );
+    let out = mcpr(&home, &["add-from-claude-desktop"]);
+    assert!(
+        text(&out.stderr).contains("mcpr add-from claude-desktop"),
+        "{}",
+        both(&out)
+    );
+
     let out = mcpr(&home, &["add-from", "claude", "nope"]);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("`nope`"), "{}", both(&out));
