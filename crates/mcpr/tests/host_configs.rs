@@ -445,6 +445,40 @@ fn what_a_host_cannot_read_is_refused_with_the_field_and_the_file_left_alone() {
     assert!(err.contains("env.A") && err.contains("Codex"), "{err}");
     assert!(!home.join(".codex/config.toml").exists());
 
+    // Codex speaks streamable HTTP only.
+    let out = mcpr(
+        &home,
+        &[
+            "add",
+            "--to",
+            "codex",
+            "old",
+            "--transport",
+            "sse",
+            "https://e.example/sse",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("SSE"), "{}", both(&out));
+    // A setting the host has no field for is named, not silently lost.
+    let out = ok(
+        &home,
+        &[
+            "add",
+            "--to",
+            "cursor",
+            "slow",
+            "--timeout",
+            "5000",
+            "--",
+            "prog",
+        ],
+    );
+    assert!(
+        out.contains("not carried") && out.contains("timeout"),
+        "{out}"
+    );
+
     // A host file that does not parse is reported with its place, and never overwritten.
     std::fs::create_dir_all(home.join(".gemini")).unwrap();
     let broken = "{\n  \"mcpServers\": {,\n}\n";
