@@ -460,6 +460,14 @@ fn what_a_host_cannot_read_is_refused_with_the_field_and_the_file_left_alone() {
     );
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("SSE"), "{}", both(&out));
+    // A sandboxed server would run unconfined under another host: refused, not dropped.
+    let out = mcpr(
+        &home,
+        &["add", "--to", "claude", "boxed", "--sandbox", "--", "prog"],
+    );
+    assert!(!out.status.success(), "{}", both(&out));
+    assert!(text(&out.stderr).contains("unconfined"), "{}", both(&out));
+    assert!(!home.join(".claude.json").exists());
     // A setting the host has no field for is named, not silently lost.
     let out = ok(
         &home,

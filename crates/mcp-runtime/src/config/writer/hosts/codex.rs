@@ -133,9 +133,6 @@ fn server_table(config: &ServerConfig) -> Result<(Table, Vec<String>), String> {
             if let Some(cwd) = &stdio.cwd {
                 table.insert("cwd", value(literal("cwd", &cwd.to_string_lossy())?));
             }
-            if stdio.sandbox.is_some() {
-                dropped.push("sandbox".to_owned());
-            }
         }
         Transport::Http(http) => {
             if http.kind == HttpKind::Sse {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use super::super::discover::DiscoveryOptions;
 use super::super::providers::{Ctx, claude, codex as codex_reader};
-use super::super::{ConfigError, ServerConfig};
+use super::super::{ConfigError, ServerConfig, Transport};
 
 mod codex;
 mod json;
@@ -194,8 +194,9 @@ impl HostFile {
     }
 
     /// Add or replace `name`, in the host's shape. Returns the settings the host has no field
-    /// for, which are not written (`timeout`, `sandbox`, ...); a value it cannot express (a
-    /// variable form it does not read) is an error naming the field.
+    /// for, which are not written (`timeout`, `alwaysLoad`, ...); a value it cannot express (a
+    /// variable form it does not read) is an error naming the field, and so is a sandboxed
+    /// server (no host but mcpr would confine it).
     pub fn set_server(
         &mut self,
         name: &str,
@@ -205,6 +206,16 @@ impl HostFile {
             server: name.to_owned(),
             message: format!("cannot be written for {}: {message}", self.host.name()),
         };
+        if let Transport::Stdio(stdio) = &config.transport
+            && stdio.sandbox.is_some()
+        {
+            // Dropping the setting would run the server unconfined: never silently.
+            return Err(edit(
+                "it runs in mcpr's sandbox, which the host does not have (there it would run \
+                 unconfined); run it through mcpr instead"
+                    .into(),
+            ));
+        }
         match &mut self.body {
             Body::Json(file) => {
                 let (entry, dropped) = json::entry(self.host, config).map_err(edit)?;
