@@ -323,6 +323,23 @@ fn add_from_copies_servers_between_hosts_with_references_kept_and_clashes_refuse
         Some("DOCS_TOKEN")
     );
 
+    // A VS Code input prompt has no meaning elsewhere: that server is skipped, the rest copied.
+    let vscode_user = home.join(".config/Code/User/mcp.json");
+    std::fs::create_dir_all(vscode_user.parent().unwrap()).unwrap();
+    std::fs::write(
+        &vscode_user,
+        r#"{"inputs": [{"type": "promptString", "id": "pat", "password": true}],
+            "servers": {"gh": {"type": "stdio", "command": "gh-server", "env": {"T": "${input:pat}"}},
+                        "plain": {"type": "stdio", "command": "plain-server"}}}"#,
+    )
+    .unwrap();
+    let out = ok(&home, &["add-from", "vscode", "--to", "gemini"]);
+    assert!(
+        out.contains("Skipped `gh`") && out.contains("input"),
+        "{out}"
+    );
+    assert!(out.contains("Copied `plain`"), "{out}");
+
     // To VS Code, which reads `${env:VAR}`.
     ok(&home, &["add-from", "codex", "files", "--to", "vscode"]);
     let vscode = std::fs::read_to_string(home.join(".config/Code/User/mcp.json")).unwrap();

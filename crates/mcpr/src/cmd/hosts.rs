@@ -11,10 +11,14 @@
 //! secret is printed). A server from a project that is not trusted is never copied: it is
 //! named, with how to review it.
 
+use std::path::{Path, PathBuf};
+
 use indexmap::IndexMap;
 use mcp_runtime::config::writer::hosts::{Host, HostFile, HostScope, mcpr_entry};
 use mcp_runtime::config::writer::{self, McprFile, Scope};
-use mcp_runtime::config::{DiscoveredServer, ServerConfig, ServerState};
+use mcp_runtime::config::{
+    ConfigError, DiscoveredServer, DiscoveryOptions, ServerConfig, ServerState,
+};
 use mcp_runtime::fsutil::display_path;
 
 use crate::advice::Advise as _;
@@ -140,12 +144,13 @@ fn copyable<'d>(
         first.entry(server.name.as_str()).or_insert(server);
     }
     if first.is_empty() {
-        let mut hosts: Vec<&str> = servers
-            .iter()
-            .map(|s| s.source.provider_id.as_str())
-            .filter(|id| *id != "mcpr")
-            .collect();
-        hosts.dedup();
+        let mut hosts: Vec<&str> = Vec::new();
+        for server in servers {
+            let id = server.source.provider_id.as_str();
+            if id != "mcpr" && !hosts.contains(&id) {
+                hosts.push(id);
+            }
+        }
         let seen = if hosts.is_empty() {
             "no other host's servers were found".to_owned()
         } else {
@@ -200,33 +205,11 @@ pub(crate) async fn add_from(global: &GlobalArgs, args: AddFromArgs) -> Outcome 
             "nothing to copy from {from} (see `mcpr servers --all`)"
         )));
     }
-    let names: Vec<&str> = servers.iter().map(|(name, _)| *name).collect();
-    let path = match args.to {
+    let (path, copied) = match args.to {
         Some(to) => copy_to_host(&args, to.into(), &servers, &cwd, &options)?,
-        None => {
-            let scope = args.scope.mcpr()?;
-            let was_trusted = scope == Scope::Project && project_trusted(&cwd, &options);
-            let path = writer::config_path(&options, &cwd, scope)
-                .map_err(|e| Failure::usage(e.explained()))?;
-            let mut file = McprFile::load(&path).map_err(|e| Failure::usage(e.explained()))?;
-            let clashes: Vec<&str> = names
-                .iter()
-                .copied()
-                .filter(|n| file.server(n).is_some())
-                .collect();
-            if !clashes.is_empty() && !args.force {
-                return Err(clash(&clashes, &path));
-            }
-            for (name, config) in &servers {
-                let entry = mcpr_entry(name, config).map_err(|e| Failure::usage(e.explained()))?;
-                file.set_server(name, entry);
-            }
-            file.save().map_err(|e| Failure::usage(e.explained()))?;
-            keep_trust(&cwd, &options, was_trusted);
-            path
-        }
+        None => copy_to_mcpr(&args, &servers, &cwd, &options)?,
     };
-    let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let list: Vec<String> = copied.iter().map(|n| format!("`{n}`")).collect();
     println!(
         "Copied {} from {from} to {}",
         crate::term::line(&list.join(", ")),
@@ -235,14 +218,63 @@ pub(crate) async fn add_from(global: &GlobalArgs, args: AddFromArgs) -> Outcome 
     Ok(exit::OK)
 }
 
-/// Copy `servers` into `to`'s file of the chosen scope; returns the file written.
-fn copy_to_host(
+/// Say why `name` was not copied.
+fn skipped(name: &str, error: &ConfigError) {
+    println!(
+        "Skipped `{name}`: {}",
+        crate::term::line(&error.explained())
+    );
+}
+
+/// What was written: the file, and the servers copied into it.
+type Copied<'a> = (PathBuf, Vec<&'a str>);
+
+/// Copy `servers` into mcpr's file of the chosen scope.
+fn copy_to_mcpr<'a>(
+    args: &AddFromArgs,
+    servers: &[(&'a str, &ServerConfig)],
+    cwd: &Path,
+    options: &DiscoveryOptions,
+) -> Result<Copied<'a>, Failure> {
+    let scope = args.scope.mcpr()?;
+    let was_trusted = scope == Scope::Project && project_trusted(cwd, options);
+    let path =
+        writer::config_path(options, cwd, scope).map_err(|e| Failure::usage(e.explained()))?;
+    let mut file = McprFile::load(&path).map_err(|e| Failure::usage(e.explained()))?;
+    let clashes: Vec<&str> = servers
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|n| file.server(n).is_some())
+        .collect();
+    if !clashes.is_empty() && !args.force {
+        return Err(clash(&clashes, &path));
+    }
+    let mut copied = Vec::new();
+    for (name, config) in servers {
+        match mcpr_entry(name, config) {
+            Ok(entry) => {
+                file.set_server(name, entry);
+                copied.push(*name);
+            }
+            Err(e) => skipped(name, &e),
+        }
+    }
+    if copied.is_empty() {
+        return Err(Failure::usage("nothing was copied"));
+    }
+    file.save().map_err(|e| Failure::usage(e.explained()))?;
+    keep_trust(cwd, options, was_trusted);
+    Ok((path, copied))
+}
+
+/// Copy `servers` into `to`'s file of the chosen scope.
+fn copy_to_host<'a>(
     args: &AddFromArgs,
     to: Host,
-    servers: &[(&str, &ServerConfig)],
-    cwd: &std::path::Path,
-    options: &mcp_runtime::config::DiscoveryOptions,
-) -> Result<std::path::PathBuf, Failure> {
+    servers: &[(&'a str, &ServerConfig)],
+    cwd: &Path,
+    options: &DiscoveryOptions,
+) -> Result<Copied<'a>, Failure> {
     let scope = args.scope.host();
     let was_trusted = scope == HostScope::Project && project_trusted(cwd, options);
     let mut file =
@@ -255,17 +287,24 @@ fn copy_to_host(
     if !clashes.is_empty() && !args.force {
         return Err(clash(&clashes, file.path()));
     }
+    let mut copied = Vec::new();
     let mut notes = Vec::new();
     for (name, config) in servers {
-        let dropped = file
-            .set_server(name, config)
-            .map_err(|e| Failure::usage(e.explained()))?;
-        notes.push((*name, dropped));
+        match file.set_server(name, config) {
+            Ok(dropped) => {
+                copied.push(*name);
+                notes.push((*name, dropped));
+            }
+            Err(e) => skipped(name, &e),
+        }
+    }
+    if copied.is_empty() {
+        return Err(Failure::usage("nothing was copied"));
     }
     file.save().map_err(|e| Failure::usage(e.explained()))?;
     keep_trust(cwd, options, was_trusted);
     for (name, dropped) in notes {
         say_dropped(name, to, &dropped);
     }
-    Ok(file.path().to_owned())
+    Ok((file.path().to_owned(), copied))
 }

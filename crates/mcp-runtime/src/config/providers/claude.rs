@@ -34,6 +34,7 @@ fn config_dir(cx: &Ctx<'_>) -> Option<PathBuf> {
     cx.env_dir("CLAUDE_CONFIG_DIR")
 }
 
+/// `~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json` when that is set.
 pub(crate) fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
     match config_dir(cx) {
         Some(dir) => Some(dir.join(".claude.json")),

@@ -27,6 +27,7 @@ pub(crate) const PROVIDER: Provider = Provider {
     approvals,
 };
 
+/// `$CODEX_HOME/config.toml`, default `~/.codex/config.toml`.
 pub(crate) fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
     cx.env_dir("CODEX_HOME")
         .or_else(|| cx.home(".codex"))
