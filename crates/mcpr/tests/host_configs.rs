@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use mcp_runtime::config::{
-    Discovery, DiscoveryOptions, EnvSource, Transport, load_all_mcp_configs,
+    Discovery, DiscoveryOptions, EnvSource, HttpKind, Transport, load_all_mcp_configs,
     resolve_connect_values_with,
 };
 use support::{MCPR, temp_dir, text};
@@ -216,6 +216,77 @@ fn each_host_gets_the_server_in_its_own_shape_and_mcpr_reads_back_exactly_that()
             "{}",
             case.host
         );
+    }
+}
+
+/// The remote server `name` as mcpr would reach it from `host`'s definition: URL, transport
+/// and headers, with every reference resolved.
+fn reached_as(found: &Discovery, host: &str, name: &str) -> (String, HttpKind, Vec<String>) {
+    assert!(
+        found
+            .sources
+            .get(name)
+            .is_some_and(|s| s.provider_id == host),
+        "{host}: {:?}",
+        found.servers
+    );
+    let config = &found.configs[name];
+    let env = EnvSource::Map([("PROBE_KEY".into(), "probe-secret-value".into())].into());
+    let config = resolve_connect_values_with(name, config, true, &env).unwrap();
+    let Transport::Http(http) = &config.transport else {
+        panic!("{name} is not remote");
+    };
+    let headers = http
+        .headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    (http.url.clone(), http.kind, headers)
+}
+
+#[test]
+fn remote_servers_round_trip_for_each_host() {
+    for host in ["claude", "cursor", "vscode", "codex", "gemini"] {
+        let (_dir, home) = home();
+        let kinds: &[(&str, HttpKind)] = if host == "codex" {
+            &[("http", HttpKind::StreamableHttp)]
+        } else {
+            &[("http", HttpKind::StreamableHttp), ("sse", HttpKind::Sse)]
+        };
+        for (transport, kind) in kinds {
+            let name = format!("web-{transport}");
+            let url = format!("https://{transport}.example/mcp");
+            ok(
+                &home,
+                &[
+                    "add",
+                    "--to",
+                    host,
+                    &name,
+                    "--transport",
+                    transport,
+                    &url,
+                    "-H",
+                    "Authorization: Bearer ${PROBE_KEY}",
+                    "-H",
+                    "X-Team: blue",
+                ],
+            );
+            let found = discover(&home);
+            let (got_url, got_kind, headers) = reached_as(&found, host, &name);
+            assert_eq!(
+                (got_url.as_str(), got_kind),
+                (url.as_str(), *kind),
+                "{host}"
+            );
+            let mut headers = headers;
+            headers.sort();
+            assert_eq!(
+                headers,
+                ["Authorization: Bearer probe-secret-value", "X-Team: blue"],
+                "{host} {transport}"
+            );
+        }
     }
 }
 
