@@ -282,6 +282,27 @@ pub fn touch_private(path: &Path) -> std::io::Result<()> {
 /// link, the file it points to is replaced and the link is kept (dotfile managers link config
 /// files into place).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with_mode(path, bytes, None)
+}
+
+/// [`write_atomic`], but the new file keeps the permissions of the one it replaces (another
+/// tool's config, which that tool may have made readable to others); a new file is 0600.
+pub fn write_atomic_keeping_mode(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(resolve_links(path)?)
+            .ok()
+            .map(|meta| meta.permissions().mode() & 0o7777)
+    };
+    #[cfg(not(unix))]
+    let mode = None;
+    write_atomic_with_mode(path, bytes, mode)
+}
+
+/// The temp file is created 0600 (never readable by others while being written), then given
+/// `mode` when one is asked for, before it replaces the old file.
+fn write_atomic_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     let target = resolve_links(path)?;
     let path = target.as_path();
     let dir = path
@@ -308,6 +329,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         }
         let mut file = options.open(&tmp)?;
         file.write_all(bytes)?;
+        #[cfg(unix)]
+        if let Some(mode) = mode {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
         file.sync_all()?;
         drop(file);
         std::fs::rename(&tmp, path)?;

@@ -48,10 +48,14 @@ pub(crate) enum Command {
     Trust(WithGlobal<crate::cmd::trust::TrustArgs>),
     /// Find servers in an MCP Registry (`search`, `show`); add one with `add --from-registry`.
     Registry(WithGlobal<crate::cmd::registry::RegistryArgs>),
-    /// Add a server to mcpr's own config (by hand, or from an MCP Registry).
+    /// Add a server to mcpr's own config (by hand, or from an MCP Registry), or with `--to HOST`
+    /// to another host's.
     Add(WithGlobal<crate::cmd::edit::AddArgs>),
     /// Add a server to mcpr's own config from its JSON entry.
     AddJson(WithGlobal<crate::cmd::edit::AddJsonArgs>),
+    /// Copy servers from another host's config (Claude Code, Cursor, VS Code, Codex, Gemini
+    /// CLI) to mcpr's, or to another host's with `--to`.
+    AddFrom(WithGlobal<crate::cmd::hosts::AddFromArgs>),
     /// Remove a server from mcpr's own config.
     Remove(WithGlobal<crate::cmd::edit::RemoveArgs>),
     /// Turn a server on (any tool's; recorded in mcpr's user config).

@@ -91,6 +91,9 @@ fn main() -> std::process::ExitCode {
             Command::Trust(c) => cmd::trust::run(&cli.global.merged(&c.global), c.args).await,
             Command::Add(c) => cmd::edit::add(&cli.global.merged(&c.global), c.args).await,
             Command::AddJson(c) => cmd::edit::add_json(&cli.global.merged(&c.global), c.args).await,
+            Command::AddFrom(c) => {
+                cmd::hosts::add_from(&cli.global.merged(&c.global), c.args).await
+            }
             Command::Remove(c) => cmd::edit::remove(&cli.global.merged(&c.global), c.args).await,
             Command::Enable(c) => cmd::edit::enable(&cli.global.merged(&c.global), c.args).await,
             Command::Disable(c) => cmd::edit::disable(&cli.global.merged(&c.global), c.args).await,

@@ -64,6 +64,11 @@ const SYNONYMS: &[(&str, &str, &str)] = &[
         "completions",
         "mcpr completions bash|zsh|fish",
     ),
+    (
+        "add-from-claude-desktop",
+        "add-from",
+        "mcpr add-from claude-desktop [NAME...] [--to claude]",
+    ),
     ("addjson", "add-json", "mcpr add-json NAME JSON"),
     ("add_json", "add-json", "mcpr add-json NAME JSON"),
     ("approve", "trust", "mcpr trust"),

@@ -1,8 +1,10 @@
-//! `mcpr add | remove | enable | disable`: edit mcpr's own config files (the only files mcpr
-//! writes): `$XDG_CONFIG_HOME/mcpr/mcp.json` (user) or `.mcpr/mcp.json` (project).
+//! `mcpr add | remove | enable | disable`: edit mcpr's own config files:
+//! `$XDG_CONFIG_HOME/mcpr/mcp.json` (user) or `.mcpr/mcp.json` (project). `add --to HOST`
+//! writes that host's file instead (`cmd/hosts.rs`).
 //!
 //! ```text
 //! mcpr add [--scope user|project] [-e K=V]... NAME [--] CMD ARGS...
+//! mcpr add --to claude|cursor|vscode|codex|gemini [--scope user|project|local] NAME ...
 //! mcpr add [--transport http|sse] [-H 'K: V']... NAME URL      (or NAME --url URL)
 //! mcpr add-json NAME '{"command": "...", "args": [...]}'
 //! mcpr add NAME --from-registry SERVER[@VERSION] [-e K=V]... [--header-value VAR=V]...
@@ -13,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use mcp_runtime::config::writer::hosts::HostScope;
 use mcp_runtime::config::writer::{self, Scope};
 use mcp_runtime::config::{
     DiscoveryOptions, HttpConfig, HttpKind, ProjectTrustState, ServerConfig, ServerState,
@@ -25,20 +28,39 @@ use crate::exit::{self, Failure, Outcome};
 use crate::flags::GlobalArgs;
 use mcp_runtime::fsutil::display_path;
 
-/// Which of mcpr's files to edit.
+/// Which file to edit: mcpr's own, or with `--to HOST` that host's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ScopeArg {
-    /// `$XDG_CONFIG_HOME/mcpr/mcp.json` (default `~/.config/mcpr/mcp.json`).
+pub(crate) enum ScopeArg {
+    /// `$XDG_CONFIG_HOME/mcpr/mcp.json` (default `~/.config/mcpr/mcp.json`), or the host's
+    /// file in the home directory.
     User,
-    /// `.mcpr/mcp.json` in the project (shared with the repository; needs `mcpr trust`).
+    /// `.mcpr/mcp.json` in the project (shared with the repository; needs `mcpr trust`), or
+    /// the host's project file.
     Project,
+    /// With `--to claude`: this project's entry in `~/.claude.json` (Claude Code's local
+    /// scope).
+    Local,
 }
 
-impl From<ScopeArg> for Scope {
-    fn from(scope: ScopeArg) -> Self {
-        match scope {
-            ScopeArg::User => Scope::User,
-            ScopeArg::Project => Scope::Project,
+impl ScopeArg {
+    /// The mcpr file this names (`local` is Claude Code's only).
+    pub(crate) fn mcpr(self) -> Result<Scope, Failure> {
+        match self {
+            ScopeArg::User => Ok(Scope::User),
+            ScopeArg::Project => Ok(Scope::Project),
+            ScopeArg::Local => Err(Failure::usage(
+                "--scope local is Claude Code's (with --to claude); mcpr's own files are user \
+                 or project",
+            )),
+        }
+    }
+
+    /// The host file this names.
+    pub(crate) fn host(self) -> HostScope {
+        match self {
+            ScopeArg::User => HostScope::User,
+            ScopeArg::Project => HostScope::Project,
+            ScopeArg::Local => HostScope::Local,
         }
     }
 }
@@ -111,6 +133,15 @@ pub(crate) struct AddArgs {
     /// Request timeout in milliseconds (0 = none).
     #[arg(long, value_name = "MS")]
     pub timeout: Option<u64>,
+    /// Write this host's own config file instead of mcpr's, in its shape (`--scope` picks its
+    /// user or project file, or for Claude Code `local`).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "HOST",
+        conflicts_with = "from_registry"
+    )]
+    pub to: Option<crate::cmd::hosts::HostArg>,
     /// Replace an existing server of that name in the same file.
     #[arg(long)]
     pub force: bool,
@@ -140,6 +171,9 @@ pub(crate) struct AddJsonArgs {
     /// Which file to write.
     #[arg(short, long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
+    /// Write this host's own config file instead of mcpr's, in its shape.
+    #[arg(long, value_enum, value_name = "HOST")]
+    pub to: Option<crate::cmd::hosts::HostArg>,
     /// Replace an existing server of that name in the same file.
     #[arg(long)]
     pub force: bool,
@@ -295,19 +329,19 @@ fn build(args: &AddArgs) -> Result<ServerConfig, String> {
 }
 
 /// Whether the project is trusted right now (so that our own edit keeps it trusted).
-fn project_trusted(cwd: &Path, options: &DiscoveryOptions) -> bool {
+pub(crate) fn project_trusted(cwd: &Path, options: &DiscoveryOptions) -> bool {
     load_all_mcp_configs(cwd, options).project.state == ProjectTrustState::Trusted
 }
 
 /// After mcpr itself changed `.mcpr/mcp.json` of a trusted project, trust the new contents:
 /// the user made this change, not the repository.
-fn keep_trust(cwd: &Path, options: &DiscoveryOptions, was_trusted: bool) {
+pub(crate) fn keep_trust(cwd: &Path, options: &DiscoveryOptions, was_trusted: bool) {
     if was_trusted && let Err(e) = trust_project(cwd, options) {
         eprintln!("warning: could not keep the project trusted: {e}");
     }
 }
 
-fn context(global: &GlobalArgs) -> (CliFlags, std::path::PathBuf, DiscoveryOptions) {
+pub(crate) fn context(global: &GlobalArgs) -> (CliFlags, std::path::PathBuf, DiscoveryOptions) {
     let flags = crate::discovery::CliFlags::from(global);
     let cwd = flags.cwd();
     let options = flags.options();
@@ -316,11 +350,23 @@ fn context(global: &GlobalArgs) -> (CliFlags, std::path::PathBuf, DiscoveryOptio
 
 /// `mcpr add`.
 pub(crate) async fn add(global: &GlobalArgs, args: AddArgs) -> Outcome {
-    let scope: Scope = if args.project {
-        Scope::Project
+    let scope_arg = if args.project {
+        ScopeArg::Project
     } else {
-        args.scope.into()
+        args.scope
     };
+    if let Some(host) = args.to {
+        let config = build(&args).map_err(Failure::usage)?;
+        return crate::cmd::hosts::write_to_host(
+            global,
+            host.into(),
+            scope_arg.host(),
+            &args.name,
+            &config,
+            args.force,
+        );
+    }
+    let scope = scope_arg.mcpr()?;
     if let Some(spec) = &args.from_registry {
         return crate::cmd::registry::add(
             global,
@@ -351,7 +397,17 @@ pub(crate) async fn add_json(global: &GlobalArgs, args: AddJsonArgs) -> Outcome 
     let entry: serde_json::Value = serde_json::from_str(&args.json)
         .map_err(|e| Failure::usage(format!("the server's entry is not valid JSON: {e}")))?;
     let config = server_from_json(&args.name, &entry).map_err(Failure::usage)?;
-    write_server(global, args.scope.into(), &args.name, &config, args.force)
+    if let Some(host) = args.to {
+        return crate::cmd::hosts::write_to_host(
+            global,
+            host.into(),
+            args.scope.host(),
+            &args.name,
+            &config,
+            args.force,
+        );
+    }
+    write_server(global, args.scope.mcpr()?, &args.name, &config, args.force)
 }
 
 /// Write `config` as `name` to mcpr's file of `scope`, and say where it went and what else
@@ -413,7 +469,7 @@ pub(crate) async fn remove(global: &GlobalArgs, args: RemoveArgs) -> Outcome {
         &options,
         &cwd,
         &args.name,
-        args.scope.map(Scope::from),
+        args.scope.map(ScopeArg::mcpr).transpose()?,
         Some(&found),
     )
     .map_err(|e| Failure::usage(e.explained()))?;

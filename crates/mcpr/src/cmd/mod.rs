@@ -5,6 +5,7 @@ pub(crate) mod call;
 pub(crate) mod conformance;
 pub(crate) mod demo;
 pub(crate) mod edit;
+pub(crate) mod hosts;
 pub(crate) mod login;
 pub(crate) mod read;
 pub(crate) mod registry;

@@ -34,7 +34,8 @@ fn config_dir(cx: &Ctx<'_>) -> Option<PathBuf> {
     cx.env_dir("CLAUDE_CONFIG_DIR")
 }
 
-fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
+/// `~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json` when that is set.
+pub(crate) fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
     match config_dir(cx) {
         Some(dir) => Some(dir.join(".claude.json")),
         None => cx.home(".claude.json"),

@@ -27,7 +27,8 @@ pub(crate) const PROVIDER: Provider = Provider {
     approvals,
 };
 
-fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
+/// `$CODEX_HOME/config.toml`, default `~/.codex/config.toml`.
+pub(crate) fn user_file(cx: &Ctx<'_>) -> Option<PathBuf> {
     cx.env_dir("CODEX_HOME")
         .or_else(|| cx.home(".codex"))
         .map(|dir| dir.join("config.toml"))

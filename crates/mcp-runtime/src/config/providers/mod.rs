@@ -5,10 +5,10 @@
 //! A provider never decides trust, precedence or enablement; [`super::discover`] does, the same
 //! way for all of them.
 
-mod claude;
+pub(crate) mod claude;
 mod claude_desktop;
 mod cline;
-mod codex;
+pub(crate) mod codex;
 mod continue_dev;
 mod cursor;
 pub(crate) mod explicit;

@@ -1,5 +1,6 @@
-//! Editing mcpr's own config files — the only files mcpr ever writes (`docs/hosts.md`):
-//! `$XDG_CONFIG_HOME/mcpr/mcp.json` (user) and `.mcpr/mcp.json` (project).
+//! Editing mcpr's own config files (`docs/hosts.md`): `$XDG_CONFIG_HOME/mcpr/mcp.json` (user)
+//! and `.mcpr/mcp.json` (project). Other hosts' files are written by [`hosts`]
+//! (`mcpr add --to`), through the same in-place edit.
 //!
 //! Every write is atomic (a temp file in the same directory, then `rename`) with mode 0600, and
 //! keeps the rest of the file (other servers, unknown keys, key order, comments and formatting)
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 mod cst;
+pub mod hosts;
 
 use super::Level;
 use super::discover::{DiscoveryOptions, ServerState};
@@ -112,6 +114,57 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
     })
 }
 
+/// A JSON(C) file's text and its top-level object; a missing file is an empty one, a file that
+/// does not parse (or is not an object) is an error with line and column.
+fn load_object(path: &Path) -> Result<(String, Map<String, Value>), ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let root = match formats::parse(&text, Format::Json) {
+        Ok(Value::Null) => Map::new(),
+        Ok(Value::Object(map)) => map,
+        Ok(_) => {
+            return Err(ConfigError::Parse {
+                path: path.to_owned(),
+                line: 1,
+                column: 1,
+                message: "expected a JSON object".into(),
+            });
+        }
+        Err(e) => {
+            return Err(ConfigError::Parse {
+                path: path.to_owned(),
+                line: e.line,
+                column: e.column,
+                message: e.message,
+            });
+        }
+    };
+    Ok((text, root))
+}
+
+/// `text` (read from `path`) edited to hold `root`, keeping comments and formatting; an empty
+/// file becomes pretty-printed JSON. A file that cannot be edited so is an error.
+fn edited_text(path: &Path, text: &str, root: &Map<String, Value>) -> Result<String, ConfigError> {
+    if text.trim().is_empty() {
+        let text = serde_json::to_string_pretty(&Value::Object(root.clone())).unwrap_or_default();
+        return Ok(format!("{text}\n"));
+    }
+    cst::edit_in_place(text, root).map_err(|reason| ConfigError::Write {
+        path: path.to_owned(),
+        source: std::io::Error::other(format!(
+            "{reason}; the file was left unchanged (edit it by hand)"
+        )),
+    })
+}
+
 /// The two lists of the user file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum List {
@@ -143,36 +196,7 @@ impl McprFile {
     /// Load `path`; a missing file is an empty one. A file that does not parse is an error
     /// (with line and column): it is never overwritten.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.to_owned(),
-                    source,
-                });
-            }
-        };
-        let root = match formats::parse(&text, Format::Json) {
-            Ok(Value::Null) => Map::new(),
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(ConfigError::Parse {
-                    path: path.to_owned(),
-                    line: 1,
-                    column: 1,
-                    message: "expected a JSON object".into(),
-                });
-            }
-            Err(e) => {
-                return Err(ConfigError::Parse {
-                    path: path.to_owned(),
-                    line: e.line,
-                    column: e.column,
-                    message: e.message,
-                });
-            }
-        };
+        let (text, root) = load_object(path)?;
         Ok(McprFile {
             path: path.to_owned(),
             root,
@@ -288,18 +312,7 @@ impl McprFile {
     /// Write the file back (atomic, 0600), changing only what was edited: comments, blank
     /// lines and formatting elsewhere stay. A file that cannot be edited so is left as it was.
     pub fn save(&self) -> Result<(), ConfigError> {
-        let text = if self.text.trim().is_empty() {
-            let text =
-                serde_json::to_string_pretty(&Value::Object(self.root.clone())).unwrap_or_default();
-            format!("{text}\n")
-        } else {
-            cst::edit_in_place(&self.text, &self.root).map_err(|reason| ConfigError::Write {
-                path: self.path.clone(),
-                source: std::io::Error::other(format!(
-                    "{reason}; the file was left unchanged (edit it by hand)"
-                )),
-            })?
-        };
+        let text = edited_text(&self.path, &self.text, &self.root)?;
         write_atomic(&self.path, text.as_bytes())
     }
 }
@@ -405,7 +418,7 @@ pub fn add_server(
 
 /// Remove `name` from mcpr's files: from `scope` when given, else from the one file that has
 /// it (both having it is an error asking for a scope). A server defined only by another tool is
-/// an error that says so (mcpr never edits other tools' files; `disable` turns it off).
+/// an error that says so (`remove` edits only mcpr's files; `disable` turns it off).
 pub fn remove_server(
     options: &DiscoveryOptions,
     cwd: &Path,
