@@ -52,6 +52,11 @@ impl Searchable for McpTool {
     fn tie_order(&self, other: &Self) -> Ordering {
         self.name.cmp(&other.name)
     }
+
+    /// The name the model sees (`mcp_git_git_log`): typed as the query, it finds the tool first.
+    fn other_names(&self) -> Vec<String> {
+        vec![self.name.clone()]
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +100,20 @@ mod tests {
             tool,
             "the title is read"
         );
+    }
+
+    #[test]
+    fn the_name_the_model_sees_as_the_query_finds_the_tool_first() {
+        let mut index = ToolIndex::new();
+        index.set_server(
+            "git",
+            &[
+                tool("git", "mcp_git_log", json!({"name": "git_log", "description": "Shows the commit logs"})),
+                tool("git", "mcp_git_show", json!({"name": "git_show", "description": "Shows git log and commit logs of the git log"})),
+            ],
+        );
+        assert_eq!(index.search("mcp_git_log", 2)[0].tool.name, "mcp_git_log");
+        assert_eq!(index.search("git_log", 2)[0].tool.name, "mcp_git_log");
     }
 
     #[test]
