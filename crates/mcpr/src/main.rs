@@ -5,6 +5,7 @@ mod ask;
 mod cli;
 mod cmd;
 mod connect;
+mod copies;
 mod discovery;
 mod exit;
 mod flags;
