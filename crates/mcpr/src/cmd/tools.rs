@@ -34,6 +34,10 @@ pub(crate) struct ToolsArgs {
     /// description); without it, one line per tool, cut to the terminal's width.
     #[arg(long, short = 'l')]
     pub long: bool,
+    /// Say nothing but the listing and the errors of the servers listed: no connection lines,
+    /// no problems of other servers' configs.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Wait for every server instead of offering cached tools for slow ones.
     #[arg(long)]
     pub wait: bool,
@@ -65,15 +69,15 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     let mut discovery = crate::inline::discover_some(global, &args.inline)?;
     let (only, one_tool) = which(&args, &discovery.configs);
     if let Some(only) = &only {
-        discovery.configs.retain(|name, _| name == only);
-        if discovery.configs.is_empty() {
-            return Err(Failure::usage(format!("no enabled server named `{only}`")));
+        if !discovery.configs.contains_key(only) {
+            return Err(crate::discovery::not_enabled(&discovery, only));
         }
+        discovery.configs.retain(|name, _| name == only);
     }
     // The same server under three names would list each tool three times.
     let copies = Copies::fold(&mut discovery.configs, &discovery.sources);
     let options = StartOptions {
-        progress: if args.json {
+        progress: if args.json || args.quiet {
             Progress::Quiet
         } else {
             Progress::Show
