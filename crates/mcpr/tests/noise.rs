@@ -1,8 +1,9 @@
 //! What mcpr says besides its answer, through the real binary against `mcpr mock` servers and
 //! real config files of several AI tools in a home of each test's own: the problems of other
 //! servers' configs shown once per change of the config and then counted, nothing of them with
-//! `--quiet`, a broken TOML file reported once, and server failures in a pipe without log
-//! lines, timestamps or colour codes.
+//! `--quiet`, a broken TOML file reported once, server failures in a pipe without log lines,
+//! timestamps or colour codes, and the shell's start-up on a real terminal: one line counting
+//! the servers, then the prompt.
 
 mod support;
 
@@ -10,6 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::json;
+use support::pty::{Pty, screen_lines};
 use support::{MCPR, temp_dir, text};
 
 /// `mcpr ARGS` on pipes with `home` as its home.
@@ -163,4 +165,50 @@ fn a_failing_server_in_a_pipe_is_told_without_log_lines_timestamps_or_colour() {
             .any(|l| l.len() > 20 && l.as_bytes()[4] == b'-' && l.contains('T')),
         "no timestamps: {stderr}"
     );
+}
+
+#[test]
+fn the_shell_starts_with_one_line_for_all_its_servers_then_the_prompt() {
+    let home = temp_dir();
+    std::fs::create_dir_all(home.path().join("project")).unwrap();
+    let mut servers = serde_json::Map::new();
+    for name in ["a", "b", "c", "d", "e"] {
+        servers.insert(name.into(), json!({"command": MCPR, "args": ["mock"]}));
+    }
+    servers.insert(
+        "broken".into(),
+        json!({"command": MCPR, "args": ["mock", "--fail-init", "no such database"]}),
+    );
+    let config = home.path().join("mcp.json");
+    std::fs::write(&config, json!({"mcpServers": servers}).to_string()).unwrap();
+    let config = config.to_str().unwrap();
+
+    let mut shell = Pty::start(
+        home.path(),
+        120,
+        &["shell", "--strict-config", "--config", config],
+    );
+    let before = shell.wait_for("mcpr> ");
+    shell.send("\x04");
+    let (_, code) = shell.finish();
+    assert_eq!(code, 0, "{before}");
+    let lines: Vec<String> = screen_lines(&before)
+        .into_iter()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    assert!(
+        !before.contains("connected in"),
+        "no line per server: {lines:#?}"
+    );
+    let summary = lines
+        .iter()
+        .find(|line| line.contains("servers connected"))
+        .unwrap_or_else(|| panic!("a summary line: {lines:#?}"));
+    assert!(
+        summary.contains("5/6 servers connected, 50 tools"),
+        "{summary}"
+    );
+    assert!(summary.contains("failed: broken"), "{summary}");
+    // The summary, the greeting and the prompt.
+    assert!(lines.len() <= 3, "{lines:#?}");
 }
