@@ -154,15 +154,13 @@ pub(crate) fn strip_escapes(text: &str) -> String {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('[') => {
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() || c == '~' {
-                        break;
-                    }
+        // `ESC [ ... letter` is dropped whole; any other `ESC x` pair with its next char.
+        if chars.next() == Some('[') {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() || c == '~' {
+                    break;
                 }
             }
-            Some(_) | None => {}
         }
     }
     out
