@@ -106,14 +106,30 @@ mod tests {
     fn the_name_the_model_sees_as_the_query_finds_the_tool_first() {
         let mut index = ToolIndex::new();
         index.set_server(
-            "git",
+            "s",
             &[
-                tool("git", "mcp_git_log", json!({"name": "git_log", "description": "Shows the commit logs"})),
-                tool("git", "mcp_git_show", json!({"name": "git_show", "description": "Shows git log and commit logs of the git log"})),
+                tool(
+                    "s",
+                    "mcp_s_get_env",
+                    json!({"name": "get_env", "description": "Returns all environment variables"}),
+                ),
+                tool(
+                    "s",
+                    "mcp_s_print_env",
+                    json!({"name": "print_env",
+                           "description": "Get the environment: get env vars and env values"}),
+                ),
             ],
         );
-        assert_eq!(index.search("mcp_git_log", 2)[0].tool.name, "mcp_git_log");
-        assert_eq!(index.search("git_log", 2)[0].tool.name, "mcp_git_log");
+        // Its words alone rank the other tool first.
+        assert_eq!(index.search("get env", 1)[0].tool.name, "mcp_s_print_env");
+        for query in ["mcp_s_get_env", "get_env"] {
+            assert_eq!(
+                index.search(query, 2)[0].tool.name,
+                "mcp_s_get_env",
+                "{query}"
+            );
+        }
     }
 
     #[test]
