@@ -8,7 +8,7 @@ use mcp_runtime::config::{ServerConfig, ServerSource};
 
 /// Another name a server is configured under, and the AI tool whose config says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Copy {
+pub(crate) struct Alias {
     /// The other server name.
     pub name: String,
     /// The display name of the AI tool (`Cursor`), when known.
@@ -17,7 +17,7 @@ pub(crate) struct Copy {
 
 /// For each server kept, the copies folded into it.
 #[derive(Debug, Default)]
-pub(crate) struct Copies(IndexMap<String, Vec<Copy>>);
+pub(crate) struct Copies(IndexMap<String, Vec<Alias>>);
 
 impl Copies {
     /// Keep the first of each group of identical definitions in `configs` (the one of highest
@@ -26,7 +26,7 @@ impl Copies {
         configs: &mut IndexMap<String, ServerConfig>,
         sources: &IndexMap<String, ServerSource>,
     ) -> Copies {
-        let mut copies: IndexMap<String, Vec<Copy>> = IndexMap::new();
+        let mut copies: IndexMap<String, Vec<Alias>> = IndexMap::new();
         let mut kept: Vec<String> = Vec::new();
         let names: Vec<String> = configs.keys().cloned().collect();
         for name in names {
@@ -39,7 +39,7 @@ impl Copies {
                     .is_some_and(|other| same_server(other, config))
             });
             match original {
-                Some(original) => copies.entry(original.clone()).or_default().push(Copy {
+                Some(original) => copies.entry(original.clone()).or_default().push(Alias {
                     host: sources.get(&name).map(|s| s.provider_name.clone()),
                     name,
                 }),
@@ -53,7 +53,7 @@ impl Copies {
     }
 
     /// The copies folded into `server`.
-    pub(crate) fn of(&self, server: &str) -> &[Copy] {
+    pub(crate) fn of(&self, server: &str) -> &[Alias] {
         self.0.get(server).map(Vec::as_slice).unwrap_or_default()
     }
 

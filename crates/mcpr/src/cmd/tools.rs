@@ -148,8 +148,12 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
                 let _ = writeln!(text, "{}", cut(&line, width));
             }
             print!("{text}");
-            let mut servers: Vec<&str> = hits.iter().map(|hit| hit.tool.server.as_str()).collect();
-            servers.dedup();
+            let mut servers: Vec<&str> = Vec::new();
+            for hit in &hits {
+                if !servers.contains(&hit.tool.server.as_str()) {
+                    servers.push(&hit.tool.server);
+                }
+            }
             for server in servers {
                 if let Some(named) = copies.named(server) {
                     eprintln!(
@@ -185,7 +189,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
                 server.server,
                 server.tools.len()
             );
-            let _ = writeln!(text, "{}", cut(&term::line(&header), width));
+            // Whole even on a terminal: it names the server's other names.
+            let _ = writeln!(text, "{}", term::line(&header));
             for tool in tools.iter().filter(|t| t.server == server.server) {
                 if long {
                     write_long(&mut text, tool);
