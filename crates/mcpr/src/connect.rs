@@ -1,6 +1,7 @@
 //! Starting the servers a command needs through one manager, with one live line per server on
 //! a terminal (connecting… / connected in N ms with T tools / failed: reason) so start-up never
-//! looks frozen. Off a terminal, one plain line per server is printed as it settles. The shell
+//! looks frozen. Off a terminal, one plain line per server is printed as it settles (a failure
+//! as just "failed": the command tells the error itself, once). The shell
 //! asks for one line for them all instead ([`Progress::Summary`]): its prompt should not come
 //! after a screen of start-up lines.
 //!
@@ -473,6 +474,12 @@ impl LiveView {
                         bar.set_message(line);
                     }
                 }
+            }
+            // Off a terminal, where each line stays in a log: the commands that show this
+            // tell each failure as their error, so the line does not say it a first time.
+            None if self.progress == Progress::Show && outcome == Outcome::Failed => {
+                let name = crate::term::line(server);
+                eprintln!("  {name:width$}  failed", width = self.width);
             }
             None if self.progress == Progress::Show && done => eprintln!("  {line}"),
             // Off a terminal the shell's start-up says only what went wrong.

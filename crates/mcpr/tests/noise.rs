@@ -157,6 +157,11 @@ fn a_failing_server_in_a_pipe_is_told_without_log_lines_timestamps_or_colour() {
     );
     let stderr = text(&out.stderr);
     assert!(stderr.contains("error: server `late`"), "{stderr}");
+    assert_eq!(
+        stderr.matches("connection lost").count(),
+        1,
+        "one message for one failure: {stderr}"
+    );
     assert!(!stderr.contains('\u{1b}'), "no colour codes: {stderr:?}");
     assert!(!stderr.contains("WARN"), "no log line: {stderr}");
     assert!(
