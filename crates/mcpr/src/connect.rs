@@ -1,6 +1,9 @@
 //! Starting the servers a command needs through one manager, with one live line per server on
 //! a terminal (connecting… / connected in N ms with T tools / failed: reason) so start-up never
-//! looks frozen. Off a terminal, one plain line per server is printed as it settles.
+//! looks frozen. Off a terminal, one plain line per server is printed as it settles (a failure
+//! as just "failed": the command tells the error itself, once). The shell
+//! asks for one line for them all instead ([`Progress::Summary`]): its prompt should not come
+//! after a screen of start-up lines.
 //!
 //! One-shot commands print first and stop their servers after: [`stop_after_output`] flushes
 //! stdout, then gives each server [`ONE_SHOT_GRACE`] to exit after stdin EOF, then SIGTERM to
@@ -36,6 +39,9 @@ pub(crate) const ONE_SHOT_GRACE: Duration = Duration::from_millis(25);
 pub(crate) enum Progress {
     /// Live lines on a terminal, plain lines otherwise (on stderr).
     Show,
+    /// One live line counting the servers connected and failed on a terminal, which stays as
+    /// the summary; off a terminal, only the failures, one line each.
+    Summary,
     /// Nothing (for `--json` and one-shot calls).
     Quiet,
 }
@@ -282,11 +288,73 @@ impl Render {
     }
 }
 
-/// The live per-server lines.
+/// The live per-server lines, or the one summary line.
 struct LiveView {
     bars: Option<(MultiProgress, HashMap<String, ProgressBar>)>,
+    /// The summary line ([`Progress::Summary`] on a terminal) and what it counts.
+    summary: Option<(ProgressBar, std::sync::Mutex<Tally>)>,
     width: usize,
     progress: Progress,
+}
+
+/// What the summary line counts: each server once, by how its start ended.
+#[derive(Default)]
+struct Tally {
+    servers: usize,
+    /// Server → tools, of those connected.
+    connected: HashMap<String, usize>,
+    /// Servers that failed, as shown (escaped), in the order they failed.
+    failed: Vec<String>,
+}
+
+impl Tally {
+    /// Count how `server`'s start ended (a server that reconnects is counted once).
+    fn settle(&mut self, server: &str, outcome: Outcome) {
+        let shown = crate::term::line(server).into_owned();
+        match outcome {
+            Outcome::Connected(tools) => {
+                self.failed.retain(|s| *s != shown);
+                self.connected.insert(server.to_owned(), tools);
+            }
+            Outcome::Failed if !self.connected.contains_key(server) => {
+                if !self.failed.contains(&shown) {
+                    self.failed.push(shown);
+                }
+            }
+            Outcome::Failed | Outcome::Pending => {}
+        }
+    }
+
+    /// "3/5 servers connected, 42 tools; failed: a", and what is left when `done`.
+    fn line(&self, done: bool) -> String {
+        let tools: usize = self.connected.values().sum();
+        let mut line = format!(
+            "{}/{} servers connected, {tools} tool{}",
+            self.connected.len(),
+            self.servers,
+            if tools == 1 { "" } else { "s" }
+        );
+        if !self.failed.is_empty() {
+            line.push_str(&format!(
+                "; failed: {} (see /mcp status)",
+                self.failed.join(", ")
+            ));
+        }
+        let waiting = self
+            .servers
+            .saturating_sub(self.connected.len() + self.failed.len());
+        if waiting > 0 {
+            line.push_str(&format!(
+                "; {waiting} {}",
+                if done {
+                    "still connecting"
+                } else {
+                    "connecting…"
+                }
+            ));
+        }
+        line
+    }
 }
 
 impl LiveView {
@@ -296,16 +364,22 @@ impl LiveView {
             .map(|name| crate::term::line(name).len())
             .max()
             .unwrap_or(0);
-        let live = progress == Progress::Show && std::io::stderr().is_terminal();
+        let terminal = std::io::stderr().is_terminal();
+        let summary = (progress == Progress::Summary && terminal && !names.is_empty()).then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(spinner_style());
+            let tally = Tally {
+                servers: names.len(),
+                ..Tally::default()
+            };
+            bar.set_message(tally.line(false));
+            bar.enable_steady_tick(Duration::from_millis(80));
+            (bar, std::sync::Mutex::new(tally))
+        });
+        let live = progress == Progress::Show && terminal;
         let bars = live.then(|| {
             let multi = MultiProgress::new();
-            let template = if crate::term::colour_on_stderr() {
-                "{spinner:.cyan} {msg}"
-            } else {
-                "{spinner} {msg}"
-            };
-            let style = ProgressStyle::with_template(template)
-                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let style = spinner_style();
             let bars = names
                 .iter()
                 .map(|name| {
@@ -321,6 +395,7 @@ impl LiveView {
         });
         LiveView {
             bars,
+            summary,
             width,
             progress,
         }
@@ -359,30 +434,37 @@ impl LiveView {
         let width = self.width;
         // Server names come from config files, maybe a project's: escaped like the rest.
         let name = crate::term::line(event.server());
-        let (line, done) = match event {
+        let (line, outcome) = match event {
             ManagerEvent::Connected { tools, elapsed, .. } => (
                 format!(
                     "{name:width$}  connected in {} ms with {tools} tool{}",
                     elapsed.as_millis(),
                     if *tools == 1 { "" } else { "s" }
                 ),
-                true,
+                Outcome::Connected(*tools),
             ),
             ManagerEvent::Failed { error, .. } => {
                 let error = error.explained();
                 let first = crate::term::line(error.lines().next().unwrap_or_default());
-                (format!("{name:width$}  failed: {first}"), true)
+                (format!("{name:width$}  failed: {first}"), Outcome::Failed)
             }
             ManagerEvent::Reconnecting { attempt, .. } => (
                 format!("{name:width$}  reconnecting (attempt {attempt})…"),
-                false,
+                Outcome::Pending,
             ),
             _ => return,
         };
-        self.show(event.server(), line, done);
+        self.show(event.server(), line, outcome);
     }
 
-    fn show(&self, server: &str, line: String, done: bool) {
+    fn show(&self, server: &str, line: String, outcome: Outcome) {
+        if let Some((bar, tally)) = &self.summary {
+            let mut tally = tally.lock().unwrap_or_else(|e| e.into_inner());
+            tally.settle(server, outcome);
+            bar.set_message(tally.line(false));
+            return;
+        }
+        let done = outcome != Outcome::Pending;
         match &self.bars {
             Some((_, bars)) => {
                 if let Some(bar) = bars.get(server) {
@@ -393,17 +475,53 @@ impl LiveView {
                     }
                 }
             }
+            // Off a terminal, where each line stays in a log: the commands that show this
+            // tell each failure as their error, so the line does not say it a first time.
+            None if self.progress == Progress::Show && outcome == Outcome::Failed => {
+                let name = crate::term::line(server);
+                eprintln!("  {name:width$}  failed", width = self.width);
+            }
             None if self.progress == Progress::Show && done => eprintln!("  {line}"),
+            // Off a terminal the shell's start-up says only what went wrong.
+            None if self.progress == Progress::Summary && outcome == Outcome::Failed => {
+                eprintln!("  {line}")
+            }
             None => {}
         }
     }
 }
 
-/// Stop the spinners of servers that did not settle, leaving their last line on screen.
+/// Where a server's start stands after an event.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Connected, with this many tools.
+    Connected(usize),
+    /// Failed to start.
+    Failed,
+    /// Still trying.
+    Pending,
+}
+
+/// The style of the spinner lines: coloured only where mcpr may colour.
+fn spinner_style() -> ProgressStyle {
+    let template = if crate::term::colour_on_stderr() {
+        "{spinner:.cyan} {msg}"
+    } else {
+        "{spinner} {msg}"
+    };
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_spinner())
+}
+
+/// Stop the spinners of servers that did not settle, leaving their last line on screen; the
+/// summary line stays with its final count.
 struct FinishOnDrop<'a>(&'a LiveView);
 
 impl Drop for FinishOnDrop<'_> {
     fn drop(&mut self) {
+        if let Some((bar, tally)) = &self.0.summary {
+            let tally = tally.lock().unwrap_or_else(|e| e.into_inner());
+            bar.finish_with_message(tally.line(true));
+        }
         if let Some((_, bars)) = &self.0.bars {
             for bar in bars.values().filter(|bar| !bar.is_finished()) {
                 bar.abandon();

@@ -1,5 +1,7 @@
 //! Which servers a command works on: every AI tool's config (plus `--config` files), as
-//! discovered by mcp-runtime. Problems are printed once, with file, line and column.
+//! discovered by mcp-runtime. Problems are printed once, with file, line and column, and once
+//! per change of their config ([`crate::seen_problems`]); after that a line counts them.
+//! `--quiet` prints none of them.
 
 use std::path::PathBuf;
 
@@ -80,19 +82,11 @@ pub(crate) fn discover(global: &GlobalArgs) -> Result<Discovery, Failure> {
         )));
     }
     crate::logging::add_secrets(discovery.configs.values().flat_map(|c| c.secret_values()));
-    print_warnings(&discovery);
-    // A server's error is printed once: as the warning with its line and column when there is
-    // one, else as the error itself.
-    for (name, error) in &discovery.errors {
-        let message = error.to_string();
-        let warned = discovery
-            .warnings
-            .iter()
-            .any(|w| w.server.as_deref() == Some(name.as_str()) && message.contains(&w.message));
-        if !warned {
-            eprintln!("warning: {}", crate::term::line(&message));
-        }
+    // `--quiet`: the command reports the errors of its own servers, nothing else.
+    if global.quiet {
+        return Ok(discovery);
     }
+    report_problems(&discovery);
     let pending: Vec<String> = discovery
         .pending()
         .map(|s| match pending_detail(s) {
@@ -157,6 +151,23 @@ pub(crate) fn broken_sources(found: &Discovery, manager: &McpManager) -> Option<
     (!files.is_empty()).then(|| crate::term::line(&files.join(", ")).into_owned())
 }
 
+/// The failure of a command that names `name`, which is not among the servers discovery would
+/// start: why, when a config defines it (a problem of its config is told here even when the
+/// warnings were not shown: `--quiet`, or shown before), else the names there are.
+pub(crate) fn not_enabled(found: &Discovery, name: &str) -> Failure {
+    if found.errors.contains_key(name) || found.winner(name).is_some() {
+        return Failure::usage(format!(
+            "server `{name}` cannot start: {}",
+            why_not_started(found, name)
+        ));
+    }
+    let names: Vec<&str> = found.configs.keys().map(String::as_str).collect();
+    Failure::usage(format!(
+        "no enabled server named `{name}` (configured: {})",
+        names.join(", ")
+    ))
+}
+
 /// Why `name` is not among the servers discovery would start: its config error, its state
 /// (with what to do when it waits for the project's trust), or that nothing configures it.
 pub(crate) fn why_not_started(found: &Discovery, name: &str) -> String {
@@ -195,7 +206,105 @@ pub(crate) fn pending_detail(server: &DiscoveredServer) -> Option<String> {
     })
 }
 
-/// Print discovery warnings on stderr.
+/// A problem of the configs as printed: its text, and the server and file it is about.
+struct Problem {
+    text: String,
+    server: Option<String>,
+    file: Option<PathBuf>,
+}
+
+/// Every problem of `found` once: its warnings (with file, line and column), then the errors
+/// of servers that no warning tells already.
+fn problems(found: &Discovery) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = found
+        .warnings
+        .iter()
+        .map(|warning| Problem {
+            text: shorten_warning(warning),
+            server: warning.server.clone(),
+            file: warning.file.clone(),
+        })
+        .collect();
+    for (name, error) in &found.errors {
+        let message = error.to_string();
+        let warned = found
+            .warnings
+            .iter()
+            .any(|w| w.server.as_deref() == Some(name.as_str()) && message.contains(&w.message));
+        if !warned {
+            problems.push(Problem {
+                text: message,
+                server: Some(name.clone()),
+                file: found.sources.get(name).map(|s| s.path.clone()),
+            });
+        }
+    }
+    problems
+}
+
+/// Print the configs' problems on stderr: each one the first time since its file changed
+/// (see [`crate::seen_problems`]), and a count of those shown before, so that every command
+/// does not repeat the same warnings about servers it does not use.
+fn report_problems(found: &Discovery) {
+    let problems = problems(found);
+    if problems.is_empty() {
+        return;
+    }
+    let mut seen = crate::seen_problems::SeenProblems::load();
+    let mut shown_before: Vec<&Problem> = Vec::new();
+    for problem in &problems {
+        if seen.first_time(&problem.text, problem.file.as_deref()) {
+            eprintln!("warning: {}", crate::term::line(&problem.text));
+        } else {
+            shown_before.push(problem);
+        }
+    }
+    seen.save();
+    if let Some(count) = count_line(&shown_before) {
+        eprintln!("note: {count}: `mcpr servers --all`");
+    }
+}
+
+/// "2 servers have config problems" (or "2 servers and 1 file…") for problems shown before;
+/// `None` when there are none.
+fn count_line(problems: &[&Problem]) -> Option<String> {
+    if problems.is_empty() {
+        return None;
+    }
+    let mut servers: Vec<&str> = problems
+        .iter()
+        .filter_map(|p| p.server.as_deref())
+        .collect();
+    servers.sort_unstable();
+    servers.dedup();
+    let mut files: Vec<Option<&PathBuf>> = problems
+        .iter()
+        .filter(|p| p.server.is_none())
+        .map(|p| p.file.as_ref())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let what = match (servers.len(), files.len()) {
+        (s, 0) => count(s, "server", "servers"),
+        (0, f) => count(f, "file", "files"),
+        (s, f) => format!(
+            "{} and {}",
+            count(s, "server", "servers"),
+            count(f, "file", "files")
+        ),
+    };
+    let have = if servers.len() + files.len() == 1 {
+        "has"
+    } else {
+        "have"
+    };
+    Some(format!("{what} {have} config problems"))
+}
+
+/// Print discovery warnings on stderr, every one: for the commands asked about the configs
+/// themselves (`mcpr servers`, `mcpr trust`).
 pub(crate) fn print_warnings(found: &Discovery) {
     for warning in &found.warnings {
         eprintln!("warning: {}", crate::term::line(&shorten_warning(warning)));

@@ -32,6 +32,10 @@ macro_rules! discovery_flags {
             /// Trust the project's own configs for this run (see `mcpr trust`).
             #[arg(long, global = $global)]
             pub trust_project: bool,
+            /// Set from the command's own `--quiet`: discovery then says nothing of the
+            /// configs' problems and notes (see [`GlobalArgs::with_quiet`]).
+            #[arg(skip)]
+            pub quiet: bool,
         }
     };
 }
@@ -84,6 +88,14 @@ impl GlobalArgs {
             strict_config: self.strict_config || after.strict_config,
             no_project: self.no_project || after.no_project,
             trust_project: self.trust_project || after.trust_project,
+            quiet: self.quiet || after.quiet,
         }
+    }
+
+    /// These flags for a command given `--quiet` (when `quiet`): it reports only the errors of
+    /// the servers it works on, not the config problems of every other server.
+    pub(crate) fn with_quiet(mut self, quiet: bool) -> GlobalArgs {
+        self.quiet |= quiet;
+        self
     }
 }

@@ -1,7 +1,8 @@
 //! Logs on stderr, filtered by `RUST_LOG`, with known secret values scrubbed: third-party crates
 //! may print a URL or a header at debug level, and secrets must never reach the terminal. Log
 //! lines are coloured only on a terminal without `NO_COLOR` ([`crate::term::colour_on_stderr`]):
-//! colour codes in a pipe or a log file are noise to whatever reads it.
+//! colour codes in a pipe or a log file are noise to whatever reads it. Only the long-running
+//! gateway stamps its lines with the time; a command's messages are read as they come.
 
 use std::io::Write;
 use std::sync::RwLock;
@@ -20,19 +21,24 @@ pub(crate) fn add_secrets(values: impl IntoIterator<Item = String>) {
     secrets.dedup();
 }
 
-/// Install the subscriber with `default` as the filter when `RUST_LOG` is unset.
-pub(crate) fn init(default: &str) {
+/// Install the subscriber with `default` as the filter when `RUST_LOG` is unset, with each
+/// line stamped with the time when `timestamps`.
+pub(crate) fn init(default: &str, timestamps: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
         // rmcp's OAuth code logs the authorization code (and more) at debug level, which our
         // scrubber cannot know about: never let `RUST_LOG` turn that on.
         .add_directive(AUTH_LOGS.parse().expect("a valid directive"));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(ScrubbedStderr)
         .with_ansi(crate::term::colour_on_stderr())
-        .with_target(false)
-        .init();
+        .with_target(false);
+    if timestamps {
+        logs.init();
+    } else {
+        logs.without_time().init();
+    }
 }
 
 /// The most rmcp's OAuth module may log.

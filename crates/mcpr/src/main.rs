@@ -5,6 +5,7 @@ mod ask;
 mod cli;
 mod cmd;
 mod connect;
+mod copies;
 mod discovery;
 mod exit;
 mod flags;
@@ -12,6 +13,7 @@ mod inline;
 mod live;
 mod logging;
 mod output;
+mod seen_problems;
 mod shutdown;
 mod term;
 mod usage;
@@ -77,14 +79,23 @@ fn main() -> std::process::ExitCode {
     let result = runtime.block_on(output::guard(async move {
         match cli.command {
             Command::Demo(c) => cmd::demo::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Tools(c) => cmd::tools::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Call(c) => cmd::call::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Tools(c) => {
+                let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
+                cmd::tools::run(&global, c.args).await
+            }
+            Command::Call(c) => {
+                let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
+                cmd::call::run(&global, c.args).await
+            }
             Command::Resource(c) => {
                 cmd::read::resource(&cli.global.merged(&c.global), c.args).await
             }
             Command::Prompt(c) => cmd::read::prompt(&cli.global.merged(&c.global), c.args).await,
             Command::Skill(c) => cmd::read::skill(&cli.global.merged(&c.global), c.args).await,
-            Command::Status(c) => cmd::status::run(&cli.global.merged(&c.global), c.args).await,
+            Command::Status(c) => {
+                let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
+                cmd::status::run(&global, c.args).await
+            }
             Command::Shell(c) => cmd::shell::run(&cli.global.merged(&c.global), c.args).await,
             Command::Servers(c) => cmd::servers::run(&cli.global.merged(&c.global), c.args).await,
             Command::Get(c) => cmd::servers::get(&cli.global.merged(&c.global), c.args).await,
@@ -125,12 +136,16 @@ fn main() -> std::process::ExitCode {
 /// by default so that tests see only what they ask for. rmcp's own logs are off by default:
 /// its failures reach the user as our errors, which say the same without the URL's query.
 /// The shell reports server failures and reconnects itself, above its prompt; a log line
-/// written straight to the terminal would break the line being edited.
+/// written straight to the terminal would break the line being edited. Commands other than
+/// the gateway show each server's failure on its own line and as their error, so the
+/// manager's log line of it would say it a third time. Only the gateway, which runs for
+/// hours, stamps its lines with the time.
 fn init_logging(command: &Command) {
     let default = match command {
         Command::Mock(_) => "off",
         Command::Shell(_) => "error,rmcp=off",
-        _ => "warn,rmcp=off",
+        Command::Serve(_) => "warn,rmcp=off",
+        _ => "warn,rmcp=off,mcp_runtime::manager::supervisor=error",
     };
-    logging::init(default);
+    logging::init(default, matches!(command, Command::Serve(_)));
 }

@@ -7,6 +7,9 @@
 //! invisible bidirectional-text controls that can make text read differently than it is.
 //! JSON output needs none of this: serde already escapes control characters.
 //!
+//! Listings on a terminal are cut to its width ([`stdout_width`], [`fit`]) so that one item
+//! stays one line; in a pipe they are kept whole.
+//!
 //! mcpr's own colour (log levels, the connection spinner) follows one rule,
 //! [`colour_on_stderr`]: only on a terminal, and never with `NO_COLOR` set, so that pipes and
 //! log files get plain text.
@@ -20,6 +23,24 @@ use std::io::IsTerminal;
 /// when `NO_COLOR` holds a non-empty value (<https://no-color.org>).
 pub(crate) fn colour_on_stderr() -> bool {
     std::io::stderr().is_terminal() && !no_colour(std::env::var_os("NO_COLOR").as_deref())
+}
+
+/// The width in columns of the terminal stdout is, when it is one (`None` for a pipe or a
+/// file: there lines are kept whole for whatever reads them).
+pub(crate) fn stdout_width() -> Option<usize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_rows, columns)| usize::from(columns))
+        .filter(|columns| *columns > 0)
+}
+
+/// `text` cut to `width` columns of display width (wide characters count twice), ending in `…`
+/// when cut; never cut inside a character.
+pub(crate) fn fit(text: &str, width: usize) -> Cow<'_, str> {
+    console::truncate_str(text, width, "…")
 }
 
 /// Whether a `NO_COLOR` of `value` turns colour off: set, and not empty.
@@ -78,6 +99,15 @@ mod tests {
         // C1 CSI, DEL and a right-to-left override.
         assert_eq!(line("\u{9b}\u{7f}\u{202e}"), "\\u{9b}\\u{7f}\\u{202e}");
         assert!(matches!(line("plain text, ünïcode"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn fit_cuts_by_display_width_on_character_boundaries() {
+        assert_eq!(fit("short", 10), "short");
+        assert_eq!(fit("abcdefghij", 5), "abcd…");
+        // Each of these takes two columns: four columns hold one and the ellipsis.
+        assert_eq!(fit("日本語テキスト", 4), "日…");
+        assert_eq!(fit("ünïcødé text", 6), "ünïcø…");
     }
 
     #[test]

@@ -46,6 +46,8 @@ struct Doc<T> {
     terms: Vec<u32>,
     /// Adjacent term pairs of its name, title and summary (to unlink it from the phrases).
     phrases: Vec<(u32, u32)>,
+    /// Its names as [`ToolIndex::by_name`] keys them (to unlink it from there).
+    names: Vec<String>,
 }
 
 /// What the ranking needs of each tool id, dense and small so that a query reads it without
@@ -98,6 +100,9 @@ pub struct ToolIndex<T = SearchableTool> {
     postings: Vec<Vec<Posting>>,
     /// Adjacent term pairs of names, titles and summaries → the tools that have them.
     phrases: HashMap<(u32, u32), Vec<u32>>,
+    /// Every name of a tool ([`exact_name`]) → the tools that have it: a query that is exactly
+    /// a name ranks those tools first.
+    by_name: HashMap<String, Vec<u32>>,
     total_lens: [u64; FIELDS],
     live: usize,
     /// [`server_key`] of every server ever indexed → its id.
@@ -147,6 +152,7 @@ impl<T: Searchable> ToolIndex<T> {
             vocab: HashMap::new(),
             postings: Vec::new(),
             phrases: HashMap::new(),
+            by_name: HashMap::new(),
             total_lens: [0; FIELDS],
             live: 0,
             server_keys: HashMap::new(),
@@ -191,6 +197,14 @@ impl<T: Searchable> ToolIndex<T> {
         let mut phrases: Vec<(u32, u32)> = Vec::new();
         for &id in &ids {
             if let Some(doc) = self.docs[id as usize].take() {
+                for name in &doc.names {
+                    if let Some(docs) = self.by_name.get_mut(name) {
+                        docs.retain(|doc| *doc != id);
+                        if docs.is_empty() {
+                            self.by_name.remove(name);
+                        }
+                    }
+                }
                 for (field, len) in doc.lens.iter().enumerate() {
                     self.total_lens[field] -= u64::from(*len);
                 }
@@ -247,10 +261,11 @@ impl<T: Searchable> ToolIndex<T> {
         if k == 0 || self.live == 0 {
             return Vec::new();
         }
-        let scores = match self.ranking {
+        let mut scores = match self.ranking {
             Ranking::Bm25 => self.score_bm25(query),
             Ranking::Tuned => self.score_tuned(query),
         };
+        self.lift_exact_names(query, &mut scores);
         // Best first; ties in the tools' own order so results are stable. Only the allowed
         // candidates are ranked, and only the best `k` of them are kept (a bounded insertion,
         // no full sort).
@@ -297,8 +312,39 @@ impl<T: Searchable> ToolIndex<T> {
         hits
     }
 
+    /// Rank first the tools whose name is exactly `query`: an agent or a user who types a
+    /// tool's name means that tool, whatever else its words match better. Such a tool gets a
+    /// score above every other one (so scores still say the order).
+    fn lift_exact_names(&self, query: &str, scores: &mut Vec<(u32, f32)>) {
+        let Some(named) = self.by_name.get(&exact_name(query)) else {
+            return;
+        };
+        let top = scores
+            .iter()
+            .map(|(_, score)| *score)
+            .filter(|score| score.is_finite())
+            .fold(0.0f32, f32::max);
+        let lifted = top + 1.0;
+        for (id, score) in scores.iter_mut() {
+            if named.contains(id) {
+                *score = lifted;
+            }
+        }
+        for id in named {
+            if !scores.iter().any(|(scored, _)| scored == id) {
+                scores.push((*id, lifted));
+            }
+        }
+    }
+
     fn add(&mut self, tool: T) -> u32 {
         let text = tool.searchable();
+        let mut names: Vec<String> = std::iter::once(exact_name(&text.name))
+            .chain(tool.other_names().iter().map(|name| exact_name(name)))
+            .filter(|name| !name.is_empty())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
         let fields = fields_of(&text);
         let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
         let mut lens = [0u32; FIELDS];
@@ -356,6 +402,9 @@ impl<T: Searchable> ToolIndex<T> {
         for pair in &phrases {
             self.phrases.entry(*pair).or_default().push(id);
         }
+        for name in &names {
+            self.by_name.entry(name.clone()).or_default().push(id);
+        }
         for (field, len) in lens.iter().enumerate() {
             self.total_lens[field] += u64::from(*len);
         }
@@ -388,6 +437,7 @@ impl<T: Searchable> ToolIndex<T> {
             lens,
             terms,
             phrases,
+            names,
         });
         self.live += 1;
         id
@@ -628,6 +678,11 @@ fn first_sentence(text: &str) -> (&str, &str) {
         .min()
         .unwrap_or(text.len());
     text.split_at(end)
+}
+
+/// A tool name or a query as compared for an exact match: trimmed, in lower case.
+fn exact_name(name: &str) -> String {
+    name.trim().to_lowercase()
 }
 
 #[cfg(test)]

@@ -180,3 +180,35 @@ fn a_tool_matching_one_word_of_the_request_loses_ground_to_one_matching_it_all()
     let (with, without) = (lead(RankingParams::default().query_coverage), lead(0.0));
     assert!(with > without * 1.1, "{with} against {without}");
 }
+
+#[test]
+fn a_query_that_is_exactly_a_tool_name_ranks_that_tool_first() {
+    let mut index = ToolIndex::new();
+    index.set_server(
+        "s",
+        &[
+            tool("s", "get_env", "Returns all environment variables"),
+            tool(
+                "s",
+                "print_env",
+                "Get the environment: get env vars and env values",
+            ),
+            tool("s", "search", "Look things up"),
+            tool(
+                "s",
+                "search_repositories",
+                "Search GitHub repositories; search by name",
+            ),
+        ],
+    );
+    for name in ["get_env", "  SEARCH "] {
+        let hits = index.search(name, 2);
+        assert_eq!(hits[0].tool.name, name.trim().to_lowercase(), "{hits:?}");
+        assert!(hits[0].score > hits[1].score, "{hits:?}");
+    }
+    // Other words still rank by what they say.
+    assert_eq!(index.search("get env", 1)[0].tool.name, "print_env");
+    // Gone with its server.
+    index.remove_server("s");
+    assert!(index.search("get_env", 2).is_empty());
+}

@@ -77,6 +77,13 @@ pub trait Searchable: Clone {
     /// How two tools with the same score are ordered in the results, so that equal scores
     /// always come out in the same order. Best made a total order over the indexed tools.
     fn tie_order(&self, other: &Self) -> Ordering;
+
+    /// Names the tool answers to besides its own [`SearchableTool::name`], such as the name a
+    /// host shows the model for it. A query that is exactly the tool's own name or one of these
+    /// (ignoring case and surrounding blanks) ranks the tool first. None by default.
+    fn other_names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl Searchable for SearchableTool {
@@ -98,5 +105,9 @@ impl<T: Searchable> Searchable for Arc<T> {
 
     fn tie_order(&self, other: &Self) -> Ordering {
         T::tie_order(self, other)
+    }
+
+    fn other_names(&self) -> Vec<String> {
+        T::other_names(self)
     }
 }

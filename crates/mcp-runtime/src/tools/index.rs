@@ -52,6 +52,11 @@ impl Searchable for McpTool {
     fn tie_order(&self, other: &Self) -> Ordering {
         self.name.cmp(&other.name)
     }
+
+    /// The name the model sees (`mcp_git_git_log`): typed as the query, it finds the tool first.
+    fn other_names(&self) -> Vec<String> {
+        vec![self.name.clone()]
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +100,36 @@ mod tests {
             tool,
             "the title is read"
         );
+    }
+
+    #[test]
+    fn the_name_the_model_sees_as_the_query_finds_the_tool_first() {
+        let mut index = ToolIndex::new();
+        index.set_server(
+            "s",
+            &[
+                tool(
+                    "s",
+                    "mcp_s_get_env",
+                    json!({"name": "get_env", "description": "Returns all environment variables"}),
+                ),
+                tool(
+                    "s",
+                    "mcp_s_print_env",
+                    json!({"name": "print_env",
+                           "description": "Get the environment: get env vars and env values"}),
+                ),
+            ],
+        );
+        // Its words alone rank the other tool first.
+        assert_eq!(index.search("get env", 1)[0].tool.name, "mcp_s_print_env");
+        for query in ["mcp_s_get_env", "get_env"] {
+            assert_eq!(
+                index.search(query, 2)[0].tool.name,
+                "mcp_s_get_env",
+                "{query}"
+            );
+        }
     }
 
     #[test]

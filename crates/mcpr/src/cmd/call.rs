@@ -41,8 +41,9 @@ pub(crate) struct CallArgs {
     /// their annotations and _meta, structuredContent, isError, _meta, newer fields).
     #[arg(long)]
     pub json: bool,
-    /// Show no progress line. On a terminal, a running call shows one on stderr (the server's
-    /// message, progress and total, and the time so far); without a terminal it never does.
+    /// Show no progress line and no problems of other servers' configs. On a terminal, a
+    /// running call shows one on stderr (the server's message, progress and total, and the
+    /// time so far); without a terminal it never does.
     #[arg(long, short)]
     pub quiet: bool,
     /// Write each progress notification of the server as one JSON object per line on stderr
@@ -78,11 +79,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     } else if by_name {
         (None, first.clone(), &args.target[1..])
     } else if !discovery.configs.contains_key(first) {
-        let names: Vec<&str> = discovery.configs.keys().map(String::as_str).collect();
-        return Err(Failure::usage(format!(
-            "no enabled server named `{first}` (configured: {})",
-            names.join(", ")
-        )));
+        return Err(crate::discovery::not_enabled(&discovery, first));
     } else if let Some(tool) = args.target.get(1) {
         (Some(first.clone()), tool.clone(), &args.target[2..])
     } else {

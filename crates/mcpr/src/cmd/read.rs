@@ -358,11 +358,7 @@ where
 {
     let mut discovery = crate::inline::discover_some(global, inline)?;
     if !discovery.configs.contains_key(server) {
-        let names: Vec<&str> = discovery.configs.keys().map(String::as_str).collect();
-        return Err(Failure::usage(format!(
-            "no enabled server named `{server}` (configured: {})",
-            names.join(", ")
-        )));
+        return Err(crate::discovery::not_enabled(&discovery, server));
     }
     // One server, opened alone (no tool list) and stopped as every one-shot command does.
     let config = discovery

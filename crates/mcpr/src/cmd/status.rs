@@ -17,6 +17,10 @@ pub(crate) struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Say nothing but the table and its servers' errors: no connection lines, no problems of
+    /// other servers' configs.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: crate::inline::InlineArgs,
@@ -25,7 +29,7 @@ pub(crate) struct StatusArgs {
 pub(crate) async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     let discovery = crate::inline::discover_some(global, &args.inline)?;
     let options = StartOptions {
-        progress: if args.json {
+        progress: if args.json || args.quiet {
             Progress::Quiet
         } else {
             Progress::Show

@@ -1,5 +1,9 @@
 //! `mcpr tools`: start every configured server and list the tools an agent would get, or
 //! (`--search`) the ones that best match a need, ranked.
+//!
+//! The listing is grouped by server, one line per tool; on a terminal each line is cut to its
+//! width, and `--long` shows whole descriptions and parameters. A server configured several
+//! times under other names (one per AI tool) is started and listed once, naming its copies.
 
 use std::fmt::Write as _;
 
@@ -8,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::advice::Advise as _;
 use crate::connect::{Progress, StartOptions, start};
+use crate::copies::Copies;
 use crate::exit::{self, Failure, Outcome};
 use crate::flags::GlobalArgs;
 use crate::inline::InlineArgs;
@@ -25,9 +30,14 @@ pub(crate) struct ToolsArgs {
     /// its parameters.
     #[arg(value_name = "SERVER[/TOOL]")]
     pub server: Option<String>,
-    /// Show each tool's parameters (name, type, required, description).
+    /// Show each tool's whole description and its parameters (name, type, required,
+    /// description); without it, one line per tool, cut to the terminal's width.
     #[arg(long, short = 'l')]
     pub long: bool,
+    /// Say nothing but the listing and the errors of the servers listed: no connection lines,
+    /// no problems of other servers' configs.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Wait for every server instead of offering cached tools for slow ones.
     #[arg(long)]
     pub wait: bool,
@@ -59,13 +69,15 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     let mut discovery = crate::inline::discover_some(global, &args.inline)?;
     let (only, one_tool) = which(&args, &discovery.configs);
     if let Some(only) = &only {
-        discovery.configs.retain(|name, _| name == only);
-        if discovery.configs.is_empty() {
-            return Err(Failure::usage(format!("no enabled server named `{only}`")));
+        if !discovery.configs.contains_key(only) {
+            return Err(crate::discovery::not_enabled(&discovery, only));
         }
+        discovery.configs.retain(|name, _| name == only);
     }
+    // The same server under three names would list each tool three times.
+    let copies = Copies::fold(&mut discovery.configs, &discovery.sources);
     let options = StartOptions {
-        progress: if args.json {
+        progress: if args.json || args.quiet {
             Progress::Quiet
         } else {
             Progress::Show
@@ -114,7 +126,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             let listing: Vec<Value> = hits
                 .iter()
                 .map(|hit| {
-                    let mut object = tool_json(&hit.tool);
+                    let mut object = tool_json(&hit.tool, &copies);
                     object["score"] = json!(hit.score);
                     object
                 })
@@ -124,22 +136,43 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         } else if hits.is_empty() {
             eprintln!("no tool matches {}", term::line(query));
         } else {
+            let width = term::stdout_width();
+            let mut text = String::new();
             for hit in &hits {
-                println!(
+                let line = format!(
                     "{:>6.2}  {:<32} {}",
                     hit.score,
                     hit.tool.name,
                     term::line(summary(&hit.tool))
                 );
+                let _ = writeln!(text, "{}", cut(&line, width));
+            }
+            print!("{text}");
+            let mut servers: Vec<&str> = Vec::new();
+            for hit in &hits {
+                if !servers.contains(&hit.tool.server.as_str()) {
+                    servers.push(&hit.tool.server);
+                }
+            }
+            for server in servers {
+                if let Some(named) = copies.named(server) {
+                    eprintln!(
+                        "note: `{}` is also configured as {}; its tools are shown once",
+                        term::line(server),
+                        term::line(&named)
+                    );
+                }
             }
         }
     } else if args.json {
-        let listing: Vec<Value> = tools.iter().map(tool_json).collect();
+        let listing: Vec<Value> = tools.iter().map(|tool| tool_json(tool, &copies)).collect();
         let text = serde_json::to_string_pretty(&listing).map_err(Failure::internal)?;
         println!("{text}");
     } else {
         // One write: the listing goes out at once, not a system call per line while the
         // servers still booting compete for the CPU.
+        let long = args.long || one_tool.is_some();
+        let width = if long { None } else { term::stdout_width() };
         let mut text = String::new();
         for server in &started.report.servers {
             let cached = if server.deferred {
@@ -147,19 +180,23 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             } else {
                 ""
             };
-            let _ = writeln!(
-                text,
-                "{} ({} tools{cached})",
-                term::line(&server.server),
+            let also = match copies.named(&server.server) {
+                Some(named) => format!("; also configured as {named}"),
+                None => String::new(),
+            };
+            let header = format!(
+                "{} ({} tools{cached}{also})",
+                server.server,
                 server.tools.len()
             );
+            // Whole even on a terminal: it names the server's other names.
+            let _ = writeln!(text, "{}", term::line(&header));
             for tool in tools.iter().filter(|t| t.server == server.server) {
-                let _ = writeln!(text, "  {:<32} {}", tool.name, term::line(summary(tool)));
-                if args.long || one_tool.is_some() {
-                    let schema = &tool.definition.input_schema.to_value();
-                    for line in crate::cmd::arguments::parameter_lines(schema, "      ") {
-                        let _ = writeln!(text, "{}", term::line(&line));
-                    }
+                if long {
+                    write_long(&mut text, tool);
+                } else {
+                    let line = format!("  {:<32} {}", tool.name, term::line(summary(tool)));
+                    let _ = writeln!(text, "{}", cut(&line, width));
                 }
             }
         }
@@ -201,6 +238,28 @@ fn which(
     }
 }
 
+/// `line` cut to `width` columns, when there is a width (a terminal).
+fn cut(line: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
+    match width {
+        Some(width) => term::fit(line, width),
+        None => std::borrow::Cow::Borrowed(line),
+    }
+}
+
+/// One tool in full: its name with the first line of its description, the description's
+/// other lines, and its parameters.
+fn write_long(text: &mut String, tool: &McpTool) {
+    let _ = writeln!(text, "  {:<32} {}", tool.name, term::line(summary(tool)));
+    let description = tool.definition.description.as_deref().unwrap_or("");
+    for line in description.lines().skip(1) {
+        let _ = writeln!(text, "      {}", term::line(line));
+    }
+    let schema = &tool.definition.input_schema.to_value();
+    for line in crate::cmd::arguments::parameter_lines(schema, "      ") {
+        let _ = writeln!(text, "{}", term::line(&line));
+    }
+}
+
 /// The first line of a tool's description.
 fn summary(tool: &McpTool) -> &str {
     tool.definition
@@ -210,9 +269,10 @@ fn summary(tool: &McpTool) -> &str {
         .unwrap_or("")
 }
 
-/// One tool as `--json` prints it.
-fn tool_json(tool: &McpTool) -> Value {
-    json!({
+/// One tool as `--json` prints it; `sameServerAs` names the copies of its server, when it has
+/// some (their tools are not listed again).
+fn tool_json(tool: &McpTool, copies: &Copies) -> Value {
+    let mut object = json!({
         "name": tool.name,
         "server": tool.server,
         "tool": tool.tool,
@@ -223,7 +283,16 @@ fn tool_json(tool: &McpTool) -> Value {
         "inputSchema": tool.definition.input_schema,
         "outputSchema": tool.definition.output_schema,
         "annotations": tool.definition.annotations,
-    })
+    });
+    let same: Vec<&str> = copies
+        .of(&tool.server)
+        .iter()
+        .map(|copy| copy.name.as_str())
+        .collect();
+    if !same.is_empty() {
+        object["sameServerAs"] = json!(same);
+    }
+    object
 }
 
 /// Errors from the runtime already name their server; make sure the few that do not still do.

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub(crate) mod pty;
 pub(crate) mod sdk;
 pub(crate) mod stateless;
 pub(crate) mod suite;

@@ -49,13 +49,18 @@ impl Scan<'_> {
         server: Option<String>,
         message: String,
     ) {
-        self.warnings.push(Warning {
+        let warning = Warning {
             file: Some(file.to_owned()),
             line: position.map(|p| p.0),
             column: position.map(|p| p.1),
             server,
             message,
-        });
+        };
+        // A file read twice (Codex's config gives both servers and project approvals) is
+        // still one problem: a broken file is reported once.
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
     }
 
     fn notes(&mut self, file: &Path, notes: Vec<Note>) {

@@ -7,6 +7,8 @@
 //! stdin as they come, which is how scripts and tests drive it. Quitting (Ctrl-D, `/exit`, end
 //! of input, SIGTERM) disconnects every server, so no server process outlives the shell.
 //! Fed from stdin, it exits with [`LINES_FAILED`] when any line failed, so a script notices.
+//! Its start-up is one line counting the servers as they connect (and naming those that
+//! failed), then the prompt.
 //!
 //! This file is the REPL: the loop, its commands and the manager's events. [`input`] reads
 //! lines, [`complete`] completes them, [`render`] formats what is printed.
@@ -80,11 +82,16 @@ pub(crate) async fn run(global: &GlobalArgs, args: ShellArgs) -> Outcome {
     let mut signals = Signals::install()?;
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let known = configured_names(&discovery);
+    // One line counting the servers as they connect, then the prompt.
+    let options = StartOptions {
+        progress: Progress::Summary,
+        ..connect_options(false)
+    };
     let starting = start(
         discovery.cwd.clone(),
         discovery.configs,
         discovery.sources,
-        connect_options(false),
+        options,
     );
     // Dropping an unfinished start drops its clients, which kills their processes.
     let started = tokio::select! {
