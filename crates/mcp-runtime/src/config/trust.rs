@@ -5,7 +5,9 @@
 //! config reads) or run (a program or interpreter script inside the project, see
 //! [`executable_identity`], and the code a loader variable such as `NODE_OPTIONS` or
 //! `PYTHONPATH` names, see [`LOADER_VARIABLES`]), so a changed (or added, or removed) file asks
-//! again. Each file's own digest is kept too, so that the file that changed can be named.
+//! again. Each file's own digest is kept too, so that the file that changed can be named, and
+//! so that only the servers that depend on it wait for approval ([`ProjectTrust::allows`]): an
+//! edit of `.mcp.json` holds the servers of `.mcp.json`, not those of `.vscode/mcp.json`.
 //!
 //! The store is one small JSON file, `$XDG_DATA_HOME/mcpr/trust.json` (default
 //! `~/.local/share/mcpr/trust.json`), mode 0600, replaced atomically (temp file + rename).
@@ -185,6 +187,24 @@ impl ProjectTrust {
             self.state,
             ProjectTrustState::Trusted | ProjectTrustState::TrustedForRun | ProjectTrustState::Home
         )
+    }
+
+    /// Whether a server that depends on `files` (its config file when it is the project's, and
+    /// the project files it reads or runs) may start. Trust binds per file: once a project was
+    /// trusted with per-file digests, a change to one file holds only the servers that depend
+    /// on it (a directory a server loads code from stands for the files under it); the servers
+    /// of the project's other, unchanged files keep running. A record from before per-file
+    /// digests were kept cannot name the changed file, so it holds the whole project.
+    pub fn allows<'p>(&self, files: impl IntoIterator<Item = &'p Path>) -> bool {
+        if self.is_trusted() {
+            return true;
+        }
+        if self.state != ProjectTrustState::Changed || self.changed.is_empty() {
+            return false;
+        }
+        !files
+            .into_iter()
+            .any(|file| self.changed.iter().any(|changed| changed.starts_with(file)))
     }
 
     /// Record the trust of the files as they are now in `store` (`mcpr trust`) and return the

@@ -19,8 +19,8 @@ use crate::term;
 pub(crate) struct TrustArgs {
     /// A server: show how its tool definitions differ from their pins, and accept them.
     pub(crate) server: Option<String>,
-    /// With SERVER: accept without asking.
-    #[arg(long, requires = "server")]
+    /// Trust (or with SERVER, accept) without asking, after showing what changed.
+    #[arg(long)]
     pub(crate) yes: bool,
     /// Forget the trust of this project instead.
     #[arg(long, conflicts_with = "server")]

@@ -218,12 +218,18 @@ pub(super) fn merge(
         }
         let host = origin.provider.map(|i| &approvals[i]);
         let host_denied = in_project && host.is_some_and(|a| a.disabled.contains(&entry.name));
-        let project_trusted = result.project.is_trusted();
+        // Trust binds per file: a definition is held when its own config file, or a project
+        // file it reads or runs, is untrusted or changed since the project was trusted.
+        let project_files = project_reads.iter().chain(&runs).map(PathBuf::as_path);
         // A value read from an untrusted project never reaches a server, and no file of it runs,
         // whoever's file names it.
-        let reads_untrusted = (!project_reads.is_empty() || !runs.is_empty()) && !project_trusted;
+        let reads_untrusted = (!project_reads.is_empty() || !runs.is_empty())
+            && !result.project.allows(project_files);
         let trusted = if in_project {
-            project_trusted || host.is_some_and(|a| a.approves(&entry.name))
+            let own = std::iter::once(entry.path.as_path())
+                .chain(reads.iter().map(PathBuf::as_path))
+                .chain(runs.iter().map(PathBuf::as_path));
+            result.project.allows(own) || host.is_some_and(|a| a.approves(&entry.name))
         } else {
             !reads_untrusted
         };
