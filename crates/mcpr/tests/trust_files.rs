@@ -594,7 +594,11 @@ fn an_edited_project_file_holds_only_its_own_servers() {
     );
     let row = servers_row(&m, "vscode-side");
     assert!(!row.contains("pending"), "{row}");
-    assert_pending(&m, "claude-side", ".mcp.json changed since the project was trusted");
+    assert_pending(
+        &m,
+        "claude-side",
+        ".mcp.json changed since the project was trusted",
+    );
     // `assert_pending` ran `mcpr tools`: the unchanged file's server started, the edited one's
     // did not.
     assert!(m.started("vscode-side").is_some());

@@ -42,16 +42,18 @@ pub(super) struct Prepared {
 }
 
 /// Validate and expand every definition, recording the files each reads and, for a local
-/// server, the files inside the project it would run. Returns the definitions and the project
-/// files (read or run) that the project's trust binds to besides its config files.
+/// server, the files inside the project it would run. Returns the definitions, the project
+/// files (read or run) that the project's trust binds to besides its config files, and which of
+/// them are read (as text, not run).
 pub(super) fn prepare(
     scan: &mut Scan<'_>,
     options: &DiscoveryOptions,
     homes: &[&Path],
-) -> (Vec<Prepared>, Vec<(PathBuf, Vec<u8>)>) {
+) -> (Vec<Prepared>, Vec<(PathBuf, Vec<u8>)>, Vec<PathBuf>) {
     let entries = std::mem::take(&mut scan.entries);
     let mut prepared: Vec<Prepared> = Vec::new();
     let mut extra: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut read: Vec<PathBuf> = Vec::new();
     // A relative program or `cwd` is resolved by the spawn against the process's directory.
     let process_cwd = std::env::current_dir().ok();
     for (origin, entry) in entries {
@@ -92,6 +94,7 @@ pub(super) fn prepare(
             }
             if (in_project || from_project) && !extra.iter().any(|(p, _)| p == path) {
                 extra.push((path.clone(), bytes.clone()));
+                read.push(path.clone());
             }
         }
         let (runs, bound) = match &expanded {
@@ -131,7 +134,7 @@ pub(super) fn prepare(
         });
     }
 
-    (prepared, extra)
+    (prepared, extra, read)
 }
 
 /// What starting `stdio` runs or loads from the project: its program, its interpreter's script
