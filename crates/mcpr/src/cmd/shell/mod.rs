@@ -437,7 +437,7 @@ impl<'a> Shell<'a> {
         if reports.is_empty() {
             println!("{}", no_servers());
         } else {
-            crate::cmd::status::print_table(&reports, true);
+            crate::cmd::status::print_table(&reports, &[], true);
         }
     }
 
