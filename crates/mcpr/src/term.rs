@@ -22,6 +22,25 @@ pub(crate) fn colour_on_stderr() -> bool {
     std::io::stderr().is_terminal() && !no_colour(std::env::var_os("NO_COLOR").as_deref())
 }
 
+/// The width tables on stdout are fitted to: `COLUMNS` when set to a number, else the width of
+/// the terminal stdout is, else `None` (a pipe or a file: nothing is cut).
+pub(crate) fn stdout_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+    {
+        return Some(columns);
+    }
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ writes one `winsize` through the pointer, which points to one.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
 /// Whether a `NO_COLOR` of `value` turns colour off: set, and not empty.
 fn no_colour(value: Option<&OsStr>) -> bool {
     value.is_some_and(|value| !value.is_empty())
