@@ -21,6 +21,9 @@ use super::{
     Warning,
 };
 
+/// Files that trust binds to, each with what it is bound by (its bytes, or an identity).
+pub(super) type BoundFiles = Vec<(PathBuf, Vec<u8>)>;
+
 /// A definition (with the files it reads) before trust is decided.
 pub(super) struct Prepared {
     origin: Origin,
@@ -49,7 +52,7 @@ pub(super) fn prepare(
     scan: &mut Scan<'_>,
     options: &DiscoveryOptions,
     homes: &[&Path],
-) -> (Vec<Prepared>, Vec<(PathBuf, Vec<u8>)>, Vec<PathBuf>) {
+) -> (Vec<Prepared>, BoundFiles, Vec<PathBuf>) {
     let entries = std::mem::take(&mut scan.entries);
     let mut prepared: Vec<Prepared> = Vec::new();
     let mut extra: Vec<(PathBuf, Vec<u8>)> = Vec::new();
