@@ -22,7 +22,7 @@ mcpr resource demo://resource/static/document/architecture.md -- npx -y @modelco
 pub(crate) struct ResourceArgs {
     /// `SERVER URI`, or `URI` with a server given inline; without the URI, the server's
     /// resources and resource templates are listed.
-    #[arg(num_args = 0..=2, value_name = "SERVER URI")]
+    #[arg(num_args = 0..=2, value_name = "SERVER URI", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub target: Vec<String>,
     /// Print the result as JSON, as the server sent it.
     #[arg(long)]
@@ -40,7 +40,7 @@ pub(crate) struct ResourceArgs {
 pub(crate) struct PromptArgs {
     /// `SERVER NAME [key=value...]`, or `NAME [key=value...]` with a server given inline;
     /// without the name, the server's prompts are listed.
-    #[arg(num_args = 0.., value_name = "SERVER NAME [ARGS]")]
+    #[arg(num_args = 0.., value_name = "SERVER NAME [ARGS]", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub target: Vec<String>,
     /// Print the result as JSON, as the server sent it.
     #[arg(long)]

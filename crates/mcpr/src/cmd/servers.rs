@@ -282,6 +282,7 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
 #[derive(Debug, clap::Args)]
 pub(crate) struct GetArgs {
     /// The server's name, as `mcpr list` shows it.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub name: String,
     /// Print JSON (the same fields as `mcpr list --json`).
     #[arg(long)]

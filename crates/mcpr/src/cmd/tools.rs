@@ -23,7 +23,7 @@ mcpr tools --url http://localhost:3001/mcp -H 'Authorization: Bearer ${TOKEN}'"
 pub(crate) struct ToolsArgs {
     /// Only this server (default: every configured server), or `SERVER/TOOL` for one tool and
     /// its parameters.
-    #[arg(value_name = "SERVER[/TOOL]")]
+    #[arg(value_name = "SERVER[/TOOL]", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub server: Option<String>,
     /// Show each tool's parameters (name, type, required, description).
     #[arg(long, short = 'l')]

@@ -21,6 +21,7 @@ use crate::term;
 #[derive(Debug, clap::Args)]
 pub(crate) struct TrustArgs {
     /// A server: show how its tool definitions differ from their pins, and accept them.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub(crate) server: Option<String>,
     /// Trust (or with SERVER, accept) without asking, after showing what changed.
     #[arg(long)]
