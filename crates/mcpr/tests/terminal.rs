@@ -580,3 +580,37 @@ fn project_trust_on_a_terminal_shows_the_changed_lines_masked_and_trusts_only_on
         "{stored}"
     );
 }
+
+#[test]
+fn project_trust_records_what_was_shown_not_a_file_changed_while_asking() {
+    let dir = temp_dir();
+    let dir = std::fs::canonicalize(dir.path()).unwrap();
+    let config = dir.join(".mcp.json");
+    let write = |mode: &str| {
+        let entry = serde_json::json!({"command": MCPR, "args": ["mock"], "env": {"MODE": mode}});
+        let doc = serde_json::json!({"mcpServers": {"proj": entry}});
+        std::fs::write(&config, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    };
+    write("first");
+    let out = mcpr(&dir, &["trust", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    write("reviewed");
+    let mut terminal = Terminal::start(&dir, &["trust"]);
+    let shown = terminal.wait_for("[y/N]");
+    assert!(shown.contains("reviewed"), "{shown}");
+    // Swapped while the person reads the review.
+    write("swapped");
+    terminal.send("y\r");
+    let (rest, code) = terminal.finish();
+    assert_eq!(code, 0, "{rest}");
+    let out = mcpr(&dir, &["servers"]);
+    let row = text(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("proj "))
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert!(
+        row.contains("pending approval") && row.contains(".mcp.json changed"),
+        "the swapped file was trusted unseen: {row}"
+    );
+}
