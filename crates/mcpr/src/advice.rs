@@ -71,6 +71,10 @@ impl Advise for ConfigError {
                 Some("say which with --scope user or --scope project".into())
             }
             ConfigError::NotConfigured { .. } => Some("see `mcpr servers --all`".into()),
+            ConfigError::AlreadyDefined { .. } => Some(
+                "add --force to replace it, or `mcpr remove` it first (`mcpr get NAME` shows it)"
+                    .into(),
+            ),
             ConfigError::ForeignDefinition { server, .. } => {
                 Some(format!("use `mcpr disable {server}` to turn it off"))
             }

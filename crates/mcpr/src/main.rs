@@ -4,6 +4,7 @@ mod advice;
 mod ask;
 mod cli;
 mod cmd;
+mod complete;
 mod connect;
 mod copies;
 mod discovery;
@@ -44,6 +45,8 @@ fn runtime_builder(command: &Command) -> tokio::runtime::Builder {
 fn main() -> std::process::ExitCode {
     // First, single-threaded: this process may be a sandbox launcher (and then never returns).
     mcp_runtime::sandbox::run_if_launcher();
+    // A shell asking for completions (`COMPLETE=bash mcpr -- ...`) is answered, then we exit.
+    complete::answer_if_asked();
     let cli = usage::parse();
     if matches!(
         cli.command,

@@ -7,7 +7,8 @@
 //! invisible bidirectional-text controls that can make text read differently than it is.
 //! JSON output needs none of this: serde already escapes control characters.
 //!
-//! Listings on a terminal are cut to its width ([`stdout_width`], [`fit`]) so that one item
+//! Listings on a terminal are cut to its width ([`stdout_width`], [`fit`]; tables also follow
+//! `COLUMNS`, [`table_width`]) so that one item
 //! stays one line; in a pipe they are kept whole.
 //!
 //! mcpr's own colour (log levels, the connection spinner) follows one rule,
@@ -41,6 +42,16 @@ pub(crate) fn stdout_width() -> Option<usize> {
 /// when cut; never cut inside a character.
 pub(crate) fn fit(text: &str, width: usize) -> Cow<'_, str> {
     console::truncate_str(text, width, "…")
+}
+
+/// The width tables on stdout are fitted to: `COLUMNS` when set to a number (so a script can
+/// ask for a width), else the terminal's ([`stdout_width`]), else `None` (nothing is wrapped).
+pub(crate) fn table_width() -> Option<usize> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+        .or_else(stdout_width)
 }
 
 /// Whether a `NO_COLOR` of `value` turns colour off: set, and not empty.

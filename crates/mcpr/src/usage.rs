@@ -2,8 +2,8 @@
 //! error: a server's command given without `--`, tool arguments written as options, a
 //! command name from another tool (`ls`, `rm`, `install`). Also the completion scripts.
 
+use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{CommandFactory, Parser};
 
 use crate::cli::Cli;
 use crate::exit;
@@ -26,9 +26,13 @@ pub(crate) fn parse() -> Cli {
 
 /// Print the completion script for `shell` on stdout.
 pub(crate) fn completions(shell: clap_complete::Shell) -> u8 {
-    let mut command = Cli::command();
-    clap_complete::generate(shell, &mut command, "mcpr", &mut std::io::stdout());
-    exit::OK
+    use std::io::Write as _;
+    // The script asks mcpr for candidates as they are typed (see `complete`): server names
+    // from the configs, tool names from the tool cache.
+    match crate::complete::registration(shell) {
+        Ok(script) if std::io::stdout().write_all(&script).is_ok() => exit::OK,
+        _ => exit::OUTPUT,
+    }
 }
 
 /// Commands of other tools (and plurals) that users type for one of ours.

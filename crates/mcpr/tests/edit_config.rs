@@ -1,6 +1,7 @@
 //! `mcpr add | remove | enable | disable` on a user config kept in a dotfiles repository: a
 //! symbolic link to a file with comments. The link must stay a link, the change must land in
-//! the file it points to, and the comments must stay.
+//! the file it points to, and the comments must stay. Adding a name that exists says how to
+//! replace it.
 
 mod support;
 
@@ -159,4 +160,23 @@ fn a_project_config_linking_out_of_the_project_is_not_written() {
             .file_type()
             .is_symlink()
     );
+}
+
+#[test]
+fn adding_a_name_that_exists_names_the_file_and_force() {
+    let dir = temp_dir();
+    let home = dir.path();
+    std::fs::create_dir_all(home.join("project")).unwrap();
+    ok(home, &["add", "dup", "--", "first-server"]);
+    let out = mcpr(home, &["add", "dup", "--", "second-server"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`dup`")
+            && stderr.contains("already defined in")
+            && stderr.contains("--force"),
+        "{stderr}"
+    );
+    ok(home, &["add", "dup", "--force", "--", "second-server"]);
+    assert!(ok(home, &["get", "dup"]).contains("second-server"));
 }

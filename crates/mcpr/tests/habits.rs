@@ -447,17 +447,56 @@ fn resources_are_read_and_prompts_filled() {
 }
 
 #[test]
-fn completions_are_printed_for_each_shell() {
+fn completions_are_printed_for_each_shell_and_complete_names_from_configs_and_the_cache() {
     let h = Home::new();
+    // Each script hands completion to mcpr itself (`COMPLETE=<shell> mcpr -- ...`).
     for (shell, marker) in [
-        ("bash", "_mcpr()"),
+        ("bash", "_clap_complete_mcpr()"),
         ("zsh", "#compdef mcpr"),
-        ("fish", "complete -c mcpr"),
+        ("fish", "complete --keep-order"),
     ] {
         let out = h.ok(&["completions", shell]);
         assert!(out.contains(marker), "{shell}: {out}");
-        assert!(out.contains("add-json"), "{shell}");
+        let asks = [format!("COMPLETE={shell}"), format!("COMPLETE=\"{shell}\"")];
+        assert!(asks.iter().any(|a| out.contains(a)), "{shell}: {out}");
     }
+    let pid_file = h.home.join("docs.pid");
+    let pid = pid_file.to_str().unwrap();
+    h.ok(&["add", "docs", "--", MCPR, "mock", "--pid-file", pid]);
+    h.ok(&["add", "files", "--", MCPR, "mock", "--tools", "2"]);
+    // What fish asks for `mcpr <words> <typed>`: one candidate per line.
+    let complete = |words: &[&str]| -> Vec<String> {
+        let out = h
+            .command(&[&["--", "mcpr"], words].concat())
+            .env("COMPLETE", "fish")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run mcpr");
+        assert!(out.status.success(), "{}", both(&out));
+        text(&out.stdout)
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or("").to_owned())
+            .filter(|c| !c.starts_with('-'))
+            .collect()
+    };
+    assert!(complete(&["add"]).contains(&"add-json".to_owned()));
+    assert_eq!(complete(&["get", "d"]), ["docs"]);
+    assert_eq!(complete(&["disable", ""]), ["docs", "files"]);
+    // Tool names come from the cache only: none before a listing, and nothing is started.
+    assert!(
+        !complete(&["call", ""])
+            .iter()
+            .any(|c| c.starts_with("mcp_"))
+    );
+    assert!(!pid_file.exists(), "completion started a server");
+    h.ok(&["tools"]);
+    std::fs::remove_file(&pid_file).unwrap();
+    let calls = complete(&["call", "mcp_f"]);
+    assert!(calls.contains(&"mcp_files_tool_1".to_owned()), "{calls:?}");
+    assert!(calls.iter().all(|c| c.starts_with("mcp_f")), "{calls:?}");
+    let tools = complete(&["call", "docs", "ec"]);
+    assert_eq!(tools, ["echo"], "{tools:?}");
+    assert!(!pid_file.exists(), "completion started a server");
 }
 
 #[test]

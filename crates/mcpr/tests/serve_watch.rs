@@ -1,7 +1,8 @@
 //! `mcpr serve --watch` as a client sees it, over real pipes to real processes: a server added
 //! to the config file is started and the client is sent `notifications/tools/list_changed`,
 //! a call in flight on a server that did not change completes, a file saved half-written
-//! stops nothing, and a removed server's process is gone. The client is mcp-runtime's own `McpClient`. Every wait is bounded.
+//! stops nothing, a removed server's process is gone, and a gateway started before any config
+//! exists waits for one. The client is mcp-runtime's own `McpClient`. Every wait is bounded.
 
 mod support;
 
@@ -181,4 +182,40 @@ async fn serve_watch_starts_an_added_server_and_tells_the_client() {
 
     client.close().await;
     assert!(wait_dead(keep, WAIT), "a backend outlived the gateway");
+}
+
+#[tokio::test]
+async fn serve_watch_without_servers_waits_for_a_config_and_then_serves_it() {
+    let dir = temp_dir();
+    let (sender, mut events) = mpsc::channel(EVENT_BUFFER);
+    let options = ConnectOptions::default().with_events(Some(sender));
+    // No config file at all yet: the gateway starts anyway, says so once, and serves nothing.
+    let client = McpClient::connect("gateway", &gateway(dir.path()), &options)
+        .await
+        .expect("mcpr serve --watch without servers stays up");
+    let tools = names(&client.list_tools().await.expect("tools/list"));
+    assert!(
+        tools.iter().all(|t| !t.starts_with("mcp_late_")),
+        "{tools:?}"
+    );
+    let said = client.stderr_tail(50).join("\n");
+    assert_eq!(said.matches("waiting for a config").count(), 1, "{said}");
+
+    write_config(dir.path(), &["late"]);
+    wait_for_tools(&client, &mut events, "mcp_late_echo", |tools| {
+        tools.contains(&"mcp_late_echo".to_owned())
+    })
+    .await;
+    let output = client
+        .call_tool(
+            "mcp_late_echo",
+            args(json!({"text": "arrived"})),
+            CallOptions::default(),
+        )
+        .await
+        .expect("call the server of the config that appeared");
+    assert_eq!(output.text(), "arrived");
+    let late = read_pid(&dir.path().join("late.pid"));
+    client.close().await;
+    assert!(wait_dead(late, WAIT), "a backend outlived the gateway");
 }

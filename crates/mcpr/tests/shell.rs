@@ -36,12 +36,15 @@ impl Shell {
     /// `mcpr shell --config CONFIG` in the isolated home.
     fn start(config: &Path) -> Shell {
         let home = support::isolated_home();
+        let config = config.to_str().expect("a UTF-8 path");
+        Shell::start_in(&home.join("project"), &["--config", config])
+    }
+
+    /// `mcpr shell ARGS` run in `dir`, with the isolated home.
+    fn start_in(dir: &Path, args: &[&str]) -> Shell {
+        let home = support::isolated_home();
         let mut command = Command::new(MCPR);
-        command
-            .arg("shell")
-            .arg("--config")
-            .arg(config)
-            .current_dir(home.join("project"));
+        command.arg("shell").args(args).current_dir(dir);
         support::isolate_env(&mut command, &home);
         let mut child = command
             .stdin(Stdio::piped())
@@ -195,6 +198,12 @@ fn calls_tools_and_answers_the_mcp_commands() {
     assert_eq!(shell.run(r#"mcp_m_add {"a": 2, "b": 3}"#), "5\n");
     let from_file = shell.run(&format!("mcp_m_echo @{}", args_file.display()));
     assert_eq!(from_file, "from a file\n");
+    // `key=value` words, as `mcpr call` takes them, typed by the tool's schema.
+    assert_eq!(
+        shell.run(r#"mcp_m_echo text="hello words""#),
+        "hello words\n"
+    );
+    assert_eq!(shell.run("mcp_m_add a=2 b=3"), "5\n");
     shell.run("mcp_m_fail");
     shell.expect_error("tool reported an error");
     shell.run("mcp_nobody_here");
@@ -489,4 +498,39 @@ fn a_server_name_from_a_config_is_shown_escaped() {
         );
     }
     assert!(shell.close().success());
+}
+
+#[test]
+fn mcp_trust_shows_the_project_files_and_starts_their_servers_only_with_yes() {
+    let dir = temp_dir();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let (flags, pid_file) = with_pid(&project, "held");
+    let mut args = vec!["mock".to_owned()];
+    args.extend(flags);
+    let config = json!({"mcpServers": {"held": {"command": MCPR, "args": args,
+        "env": {"API_TOKEN": "hunter2"}}}});
+    std::fs::write(project.join(".mcp.json"), config.to_string()).unwrap();
+    let mut shell = Shell::start_in(&project, &[]);
+
+    let review = shell.run("/mcp trust");
+    assert!(
+        review.contains(".mcp.json") && review.contains("held") && review.contains("--yes"),
+        "{review}"
+    );
+    assert!(!review.contains("hunter2"), "{review}");
+    assert!(
+        !pid_file.exists(),
+        "the project's server started before it was trusted"
+    );
+    let list = shell.run("/mcp list");
+    assert!(!list.contains("mcp_held_echo"), "{list}");
+
+    let trusted = shell.run("/mcp trust --yes");
+    assert!(trusted.contains("Trusted"), "{trusted}");
+    eventually("the trusted server to start", || pid_file.exists());
+    assert_eq!(shell.run(r#"mcp_held_echo text=now"#), "now\n");
+    let pid = read_pid(&pid_file);
+    let status = shell.close();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(wait_dead(pid, Duration::from_secs(5)));
 }

@@ -1,7 +1,8 @@
 //! The CLI at a terminal and at the end of a pipe: the live progress line (through a real
 //! pty), keys typed ahead in the shell, `mcpr trust SERVER` asking before it accepts changed
-//! tool definitions, the exit code of a call that times out, and output that cannot be
-//! written (a reader that stops early, a full disk).
+//! tool definitions and `mcpr trust` showing a project's changed lines before it asks, the exit
+//! code of a call that times out, and output that cannot be written (a reader that stops early,
+//! a full disk).
 
 mod support;
 
@@ -518,4 +519,98 @@ fn trust_on_a_terminal_shows_a_changed_tool_and_accepts_it_only_when_told_yes() 
     assert_eq!(code, 0, "{rest}");
     assert!(rest.contains("Accepted"), "{rest}");
     assert!(listed(), "offered again once accepted");
+}
+
+#[test]
+fn project_trust_on_a_terminal_shows_the_changed_lines_masked_and_trusts_only_on_yes() {
+    let dir = temp_dir();
+    let dir = std::fs::canonicalize(dir.path()).unwrap();
+    let config = dir.join(".mcp.json");
+    let write = |env: Value| {
+        let entry = serde_json::json!({"command": MCPR, "args": ["mock"], "env": env});
+        let doc = serde_json::json!({"mcpServers": {"proj": entry}});
+        std::fs::write(&config, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    };
+    let pending = || {
+        let out = mcpr(&dir, &["servers"]);
+        text(&out.stdout)
+            .lines()
+            .any(|l| l.starts_with("proj ") && l.contains("pending approval"))
+    };
+    write(serde_json::json!({"API_TOKEN": "hunter2-old", "MODE": "safe"}));
+    let out = mcpr(&dir, &["trust", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!pending(), "trusted");
+
+    write(serde_json::json!({"API_TOKEN": "hunter2-new", "MODE": "pwned"}));
+    assert!(pending(), "the edited file asks again");
+    // Shown as the lines that changed, secret values masked, then asked.
+    let mut terminal = Terminal::start(&dir, &["trust"]);
+    let shown = terminal.wait_for("[y/N]");
+    assert!(shown.contains("changed: "), "{shown}");
+    let marked = |mark: char, line: &str| {
+        shown
+            .lines()
+            .any(|l| l.trim_start().starts_with(mark) && l.contains(line))
+    };
+    assert!(marked('-', r#""MODE": "safe""#), "{shown}");
+    assert!(marked('+', r#""MODE": "pwned""#), "{shown}");
+    assert!(
+        !shown.contains("hunter2"),
+        "a secret reached the terminal:\n{shown}"
+    );
+    terminal.send("n\r");
+    let (rest, code) = terminal.finish();
+    assert_eq!(code, 0, "{rest}");
+    assert!(rest.contains("Nothing trusted"), "{rest}");
+    assert!(pending(), "still held after `n`");
+
+    let mut terminal = Terminal::start(&dir, &["trust"]);
+    terminal.wait_for("[y/N]");
+    terminal.send("y\r");
+    let (rest, code) = terminal.finish();
+    assert_eq!(code, 0, "{rest}");
+    assert!(rest.contains("Trusted"), "{rest}");
+    assert!(!pending(), "trusted once told yes");
+    // The store keeps masked text only.
+    let store = support::isolated_home().join(".local/share/mcpr/trust.json");
+    let stored = std::fs::read_to_string(store).unwrap();
+    assert!(
+        stored.contains("pwned") && !stored.contains("hunter2"),
+        "{stored}"
+    );
+}
+
+#[test]
+fn project_trust_records_what_was_shown_not_a_file_changed_while_asking() {
+    let dir = temp_dir();
+    let dir = std::fs::canonicalize(dir.path()).unwrap();
+    let config = dir.join(".mcp.json");
+    let write = |mode: &str| {
+        let entry = serde_json::json!({"command": MCPR, "args": ["mock"], "env": {"MODE": mode}});
+        let doc = serde_json::json!({"mcpServers": {"proj": entry}});
+        std::fs::write(&config, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    };
+    write("first");
+    let out = mcpr(&dir, &["trust", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    write("reviewed");
+    let mut terminal = Terminal::start(&dir, &["trust"]);
+    let shown = terminal.wait_for("[y/N]");
+    assert!(shown.contains("reviewed"), "{shown}");
+    // Swapped while the person reads the review.
+    write("swapped");
+    terminal.send("y\r");
+    let (rest, code) = terminal.finish();
+    assert_eq!(code, 0, "{rest}");
+    let out = mcpr(&dir, &["servers"]);
+    let row = text(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("proj "))
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert!(
+        row.contains("pending approval") && row.contains(".mcp.json changed"),
+        "the swapped file was trusted unseen: {row}"
+    );
 }

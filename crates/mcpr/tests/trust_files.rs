@@ -552,3 +552,97 @@ fn a_user_config_loading_project_code_through_its_env_waits_and_trust_lists_it()
         assert!(text(&out.stdout).contains(&m.shown(file)), "{}", all(&out));
     }
 }
+
+/// A project with a Claude Code `.mcp.json` and a VS Code `.vscode/mcp.json`, one server in
+/// each, trusted and started once.
+fn two_trusted_files() -> Machine {
+    let m = Machine::new();
+    m.write(
+        ".mcp.json",
+        &serde_json::json!({"mcpServers": {"claude-side": {
+            "command": "/bin/sh", "args": ["-c", m.script("claude-side")],
+        }}})
+        .to_string(),
+    );
+    m.write(
+        ".vscode/mcp.json",
+        &serde_json::json!({"servers": {"vscode-side": {
+            "type": "stdio", "command": "/bin/sh", "args": ["-c", m.script("vscode-side")],
+        }}})
+        .to_string(),
+    );
+    let out = m.mcpr(&["trust", "--yes"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    for name in ["claude-side", "vscode-side"] {
+        assert!(m.started(name).is_some(), "{name}: {}", all(&out));
+    }
+    m
+}
+
+#[test]
+fn an_edited_project_file_holds_only_its_own_servers() {
+    let m = two_trusted_files();
+    // A pull rewrites `.mcp.json`: its server now runs something else.
+    m.write(
+        ".mcp.json",
+        &serde_json::json!({"mcpServers": {"claude-side": {
+            "command": "/bin/sh", "args": ["-c", m.script("claude-side")],
+            "env": {"MCPR_INJECTED": "from-the-pull"},
+        }}})
+        .to_string(),
+    );
+    let row = servers_row(&m, "vscode-side");
+    assert!(!row.contains("pending"), "{row}");
+    assert_pending(
+        &m,
+        "claude-side",
+        ".mcp.json changed since the project was trusted",
+    );
+    // `assert_pending` ran `mcpr tools`: the unchanged file's server started, the edited one's
+    // did not.
+    assert!(m.started("vscode-side").is_some());
+    let out = m.mcpr(&["call", "claude-side", "echo", r#"{"text": "x"}"#]);
+    assert!(!out.status.success(), "{}", all(&out));
+    assert!(all(&out).contains(".mcp.json"), "{}", all(&out));
+    assert!(m.started("claude-side").is_none(), "the edited server ran");
+
+    // A new project file is held too, whatever the trusted files say.
+    m.write(
+        ".cursor/mcp.json",
+        &serde_json::json!({"mcpServers": {"cursor-side": {
+            "command": "/bin/sh", "args": ["-c", m.script("cursor-side")],
+        }}})
+        .to_string(),
+    );
+    assert_pending(&m, "cursor-side", ".cursor/mcp.json changed since");
+    assert!(m.started("vscode-side").is_some());
+
+    // Trusting again starts the edited server, with its new values.
+    let out = m.mcpr(&["trust", "--yes"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = m.mcpr(&["tools"]);
+    let env = m
+        .started("claude-side")
+        .unwrap_or_else(|| panic!("{}", all(&out)));
+    assert!(env.contains("MCPR_INJECTED=from-the-pull"), "{env}");
+    assert!(m.started("cursor-side").is_some(), "{}", all(&out));
+}
+
+#[test]
+fn a_trust_record_without_per_file_digests_still_holds_the_whole_project_on_a_change() {
+    let m = two_trusted_files();
+    // A store written before per-file digests were kept: one hash for the whole project.
+    let store = m.home.join(".local/share/mcpr/trust.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    for record in doc["projects"].as_object_mut().unwrap().values_mut() {
+        record.as_object_mut().unwrap().remove("digests");
+    }
+    std::fs::write(&store, doc.to_string()).unwrap();
+    let out = m.mcpr(&["tools"]);
+    assert!(m.started("vscode-side").is_some(), "{}", all(&out));
+    m.write(".mcp.json", r#"{"mcpServers": {}}"#);
+    let row = servers_row(&m, "vscode-side");
+    assert!(row.contains("pending approval"), "{row}");
+}

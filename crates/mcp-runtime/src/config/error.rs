@@ -65,6 +65,17 @@ pub enum ConfigError {
         /// Why, and what to do instead.
         message: String,
     },
+    /// An add names a server that the config file it writes already defines.
+    #[error(
+        "server `{server}`: already defined in {}",
+        crate::fsutil::display_path(path)
+    )]
+    AlreadyDefined {
+        /// The server's name.
+        server: String,
+        /// The config file that defines it.
+        path: PathBuf,
+    },
     /// An edit names a server that no config file defines.
     #[error("server `{server}`: no server of that name is configured")]
     NotConfigured {
@@ -145,6 +156,10 @@ impl Clone for ConfigError {
             ConfigError::Edit { server, message } => ConfigError::Edit {
                 server: server.clone(),
                 message: message.clone(),
+            },
+            ConfigError::AlreadyDefined { server, path } => ConfigError::AlreadyDefined {
+                server: server.clone(),
+                path: path.clone(),
             },
             ConfigError::NotConfigured { server } => ConfigError::NotConfigured {
                 server: server.clone(),

@@ -38,7 +38,8 @@ use std::time::Duration;
 pub use discover::{
     DiscoveredServer, Discovery, DiscoveryFailure, DiscoveryOptions, EnvSource, HARD_FAILURE_PATH,
     PendingReason, ProviderInfo, ServerSource, ServerState, Warning, config_files,
-    discover_mcp_servers, load_all_mcp_configs, provider_list, revoke_project_trust, trust_project,
+    discover_mcp_servers, load_all_mcp_configs, provider_list, revoke_project_trust,
+    trust_discovered, trust_project,
 };
 pub use error::ConfigError;
 #[cfg(feature = "gateway")] // the gateway's fast path checks a call's arguments with it

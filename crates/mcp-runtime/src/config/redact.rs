@@ -181,7 +181,7 @@ pub(crate) fn secret_value(value: &str) -> bool {
 }
 
 /// A value with no secret-suggesting name: URLs get [`redact_url`], token-shaped words `***`.
-fn redact_free(value: &str) -> String {
+pub(crate) fn redact_free(value: &str) -> String {
     if value.starts_with('!') || super::expand::has_reference(value) {
         return redact_defaults(value, false);
     }
@@ -203,7 +203,7 @@ fn redact_free(value: &str) -> String {
 
 /// A value whose name suggests a secret: references stay (with their defaults masked), a
 /// leading auth scheme stays, everything else is `***`.
-fn redact_secret(value: &str) -> String {
+pub(crate) fn redact_secret(value: &str) -> String {
     if value.is_empty() {
         return String::new();
     }

@@ -5,7 +5,9 @@
 //! config reads) or run (a program or interpreter script inside the project, see
 //! [`executable_identity`], and the code a loader variable such as `NODE_OPTIONS` or
 //! `PYTHONPATH` names, see [`LOADER_VARIABLES`]), so a changed (or added, or removed) file asks
-//! again. Each file's own digest is kept too, so that the file that changed can be named.
+//! again. Each file's own digest is kept too, so that the file that changed can be named, and
+//! so that only the servers that depend on it wait for approval ([`ProjectTrust::allows`]): an
+//! edit of `.mcp.json` holds the servers of `.mcp.json`, not those of `.vscode/mcp.json`.
 //!
 //! The store is one small JSON file, `$XDG_DATA_HOME/mcpr/trust.json` (default
 //! `~/.local/share/mcpr/trust.json`), mode 0600, replaced atomically (temp file + rename).
@@ -41,10 +43,12 @@ use super::{ConfigError, StdioConfig};
 use crate::fsutil::{APP_DIR, BaseDir, write_atomic};
 
 mod loaders;
+mod review;
 mod tree;
 
 pub(crate) use loaders::loaded_paths;
 pub use loaders::{LOADER_VARIABLES, MAX_LOADER_NAMES};
+pub use review::{MAX_REVIEW_TEXT, masked_text};
 pub(crate) use tree::identities;
 pub use tree::{MAX_TREE_BYTES, MAX_TREE_ENTRIES, MAX_TREE_FILES};
 
@@ -172,6 +176,12 @@ pub struct ProjectTrust {
     /// When the state is [`ProjectTrustState::Changed`]: the files added, changed or removed
     /// since the trust was recorded (empty when the record predates per-file digests).
     pub changed: Vec<PathBuf>,
+    /// The text of the config files and of the files their servers read, secrets masked
+    /// ([`masked_text`]), for the review of a change (programs and code are not shown).
+    pub texts: BTreeMap<PathBuf, String>,
+    /// When the state is [`ProjectTrustState::Changed`]: the masked text of each file as it was
+    /// when the project was last trusted, where it was kept.
+    pub trusted_texts: BTreeMap<PathBuf, String>,
     /// Trusted or not, and why.
     pub state: ProjectTrustState,
     /// The trust store used.
@@ -187,6 +197,24 @@ impl ProjectTrust {
         )
     }
 
+    /// Whether a server that depends on `files` (its config file when it is the project's, and
+    /// the project files it reads or runs) may start. Trust binds per file: once a project was
+    /// trusted with per-file digests, a change to one file holds only the servers that depend
+    /// on it (a directory a server loads code from stands for the files under it); the servers
+    /// of the project's other, unchanged files keep running. A record from before per-file
+    /// digests were kept cannot name the changed file, so it holds the whole project.
+    pub fn allows<'p>(&self, files: impl IntoIterator<Item = &'p Path>) -> bool {
+        if self.is_trusted() {
+            return true;
+        }
+        if self.state != ProjectTrustState::Changed || self.changed.is_empty() {
+            return false;
+        }
+        !files
+            .into_iter()
+            .any(|file| self.changed.iter().any(|changed| changed.starts_with(file)))
+    }
+
     /// Record the trust of the files as they are now in `store` (`mcpr trust`) and return the
     /// trusted state. `cwd` is the directory discovery ran for: files are named relative to it.
     pub(crate) fn record(mut self, cwd: &Path, store: &Path) -> Result<Self, ConfigError> {
@@ -199,9 +227,17 @@ impl ProjectTrust {
             .zip(&self.digests)
             .map(|(f, digest)| (rel_name(cwd, f), digest.clone()))
             .collect();
-        TrustStore::new(store).trust_files(&self.root, &hash, &files)?;
+        let texts: BTreeMap<String, String> = self
+            .texts
+            .iter()
+            .map(|(f, text)| (rel_name(cwd, f), text.clone()))
+            .collect();
+        let files: Vec<(String, Option<String>)> =
+            files.into_iter().map(|(f, d)| (f, Some(d))).collect();
+        TrustStore::new(store).record(&self.root, &hash, &files, &texts)?;
         self.state = ProjectTrustState::Trusted;
         self.changed.clear();
+        self.trusted_texts.clear();
         Ok(self)
     }
 }
@@ -225,11 +261,20 @@ pub(crate) struct Evaluation<'a> {
 impl Evaluation<'_> {
     /// The trust of the project whose files (config files, files read, files run) are `hashed`.
     /// An unreadable store counts as no trust, and comes back as a warning (store, message).
+    /// Of those, the files in `shown` (config files and files read, not code) keep their
+    /// masked text for the review of a later change.
     pub(crate) fn run(
         self,
         hashed: Vec<(PathBuf, Vec<u8>)>,
+        shown: &[PathBuf],
     ) -> (ProjectTrust, Option<(PathBuf, String)>) {
         let files: Vec<PathBuf> = hashed.iter().map(|(p, _)| p.clone()).collect();
+        let texts: BTreeMap<PathBuf, String> = hashed
+            .iter()
+            .filter(|(path, _)| shown.contains(path))
+            .filter_map(|(path, bytes)| Some((path.clone(), masked_text(bytes)?)))
+            .collect();
+        let mut trusted_texts = BTreeMap::new();
         let digests: Vec<String> = hashed.iter().map(|(_, b)| file_digest(b)).collect();
         let hash = (!files.is_empty()).then(|| hash_files(self.cwd, &hashed));
         let mut warning = None;
@@ -261,6 +306,11 @@ impl Evaluation<'_> {
                 _ if self.trust_for_run => ProjectTrustState::TrustedForRun,
                 Some(record) => {
                     changed = changed_files(self.cwd, &files, &digests, &record.digests);
+                    trusted_texts = record
+                        .texts
+                        .into_iter()
+                        .map(|(name, text)| (self.cwd.join(name), text))
+                        .collect();
                     ProjectTrustState::Changed
                 }
                 None => ProjectTrustState::Untrusted,
@@ -272,6 +322,8 @@ impl Evaluation<'_> {
             digests,
             hash,
             changed,
+            texts,
+            trusted_texts,
             state,
             store: self.store,
         };
@@ -492,6 +544,9 @@ pub struct TrustRecord {
     /// [`file_digest`] of each file when it was trusted, by the name in `files` (empty in
     /// records written before digests were kept).
     pub digests: BTreeMap<String, String>,
+    /// The masked text ([`masked_text`]) of the config files and files read, by name, when
+    /// trusted (empty in records written before texts were kept).
+    pub texts: BTreeMap<String, String>,
 }
 
 /// The trust store file.
@@ -579,6 +634,15 @@ impl TrustStore {
                             .collect()
                     })
                     .unwrap_or_default(),
+                texts: record
+                    .get("texts")
+                    .and_then(Value::as_object)
+                    .map(|t| {
+                        t.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             })
         }))
     }
@@ -592,7 +656,7 @@ impl TrustStore {
     pub fn trust(&self, project: &Path, hash: &str, files: &[String]) -> Result<(), ConfigError> {
         let files: Vec<(String, Option<String>)> =
             files.iter().map(|f| (f.clone(), None)).collect();
-        self.record(project, hash, &files)
+        self.record(project, hash, &files, &BTreeMap::new())
     }
 
     /// Like [`TrustStore::trust`], also keeping each file's [`file_digest`] (`(name, digest)`),
@@ -607,14 +671,17 @@ impl TrustStore {
             .iter()
             .map(|(f, d)| (f.clone(), Some(d.clone())))
             .collect();
-        self.record(project, hash, &files)
+        self.record(project, hash, &files, &BTreeMap::new())
     }
 
+    /// Record `project` as trusted: its files (name, digest when known) and the masked text of
+    /// those that can be shown in a later review.
     fn record(
         &self,
         project: &Path,
         hash: &str,
         files: &[(String, Option<String>)],
+        texts: &BTreeMap<String, String>,
     ) -> Result<(), ConfigError> {
         let mut projects = self.read()?;
         let now = SystemTime::now()
@@ -629,6 +696,9 @@ impl TrustStore {
         let mut record = json!({"hash": hash, "trusted_at": now, "files": names});
         if !digests.is_empty() {
             record["digests"] = Value::Object(digests);
+        }
+        if !texts.is_empty() {
+            record["texts"] = json!(texts);
         }
         projects.insert(Self::key(project), record);
         self.write(projects)

@@ -32,7 +32,7 @@ mcpr call --url http://localhost:3001/mcp echo message=hi"
 pub(crate) struct CallArgs {
     /// `SERVER TOOL [ARGS...]`, or `NAME [ARGS...]` with the tool's `mcp_<server>_<tool>` name,
     /// or `TOOL [ARGS...]` with a server given inline.
-    #[arg(required = true, num_args = 1.., value_name = "SERVER TOOL [ARGS]")]
+    #[arg(required = true, num_args = 1.., value_name = "SERVER TOOL [ARGS]", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::call_targets))]
     pub target: Vec<String>,
     /// Time limit for the call in milliseconds (default: the server's tool timeout).
     #[arg(long, value_name = "MS")]

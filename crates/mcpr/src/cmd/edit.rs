@@ -183,6 +183,7 @@ pub(crate) struct AddJsonArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct RemoveArgs {
     /// The server's name.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub name: String,
     /// Which file (needed only when both define the server).
     #[arg(short, long, value_enum)]
@@ -193,6 +194,7 @@ pub(crate) struct RemoveArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct ToggleArgs {
     /// The server's name, as `mcpr servers` shows it.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub name: String,
 }
 

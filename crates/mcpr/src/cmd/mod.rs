@@ -18,6 +18,7 @@ pub(crate) mod status;
 pub(crate) mod tools;
 pub(crate) mod trust;
 pub(crate) mod trust_pins;
+pub(crate) mod trust_review;
 
 /// The cap on tool results of the agent-facing commands (`serve`, `shell`): `--max-output`
 /// if given (`0`: none), else `MCPR_MAX_OUTPUT`, else about 100 KB.

@@ -1,7 +1,7 @@
 //! `mcpr resource SERVER URI`, `mcpr prompt SERVER NAME [key=value...]` and
 //! `mcpr skill SERVER NAME`: read one resource, get one prompt filled with its arguments, or
 //! load one skill, from one server, and print it. Without the URI or the name, they list what
-//! the server offers.
+//! the server offers (for resources, its resource templates too).
 
 use mcp_runtime::client::McpClient;
 use serde_json::{Map, Value, json};
@@ -21,8 +21,8 @@ mcpr resource demo://resource/static/document/architecture.md -- npx -y @modelco
 )]
 pub(crate) struct ResourceArgs {
     /// `SERVER URI`, or `URI` with a server given inline; without the URI, the server's
-    /// resources are listed.
-    #[arg(num_args = 0..=2, value_name = "SERVER URI")]
+    /// resources and resource templates are listed.
+    #[arg(num_args = 0..=2, value_name = "SERVER URI", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub target: Vec<String>,
     /// Print the result as JSON, as the server sent it.
     #[arg(long)]
@@ -40,7 +40,7 @@ pub(crate) struct ResourceArgs {
 pub(crate) struct PromptArgs {
     /// `SERVER NAME [key=value...]`, or `NAME [key=value...]` with a server given inline;
     /// without the name, the server's prompts are listed.
-    #[arg(num_args = 0.., value_name = "SERVER NAME [ARGS]")]
+    #[arg(num_args = 0.., value_name = "SERVER NAME [ARGS]", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub target: Vec<String>,
     /// Print the result as JSON, as the server sent it.
     #[arg(long)]
@@ -256,7 +256,18 @@ async fn list(
         match listed {
             Listed::Resources => {
                 let items = client.list_resources().await.map_err(|e| e.to_string())?;
-                as_json(serde_json::to_value(items))
+                let templates = client
+                    .list_resource_templates()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                // Templates follow the resources in the same list, told apart by their
+                // `uriTemplate` (a resource has a `uri`).
+                let mut items = as_json(serde_json::to_value(items))?;
+                let templates = as_json(serde_json::to_value(templates))?;
+                if let (Value::Array(items), Value::Array(templates)) = (&mut items, templates) {
+                    items.extend(templates);
+                }
+                Ok(items)
             }
             Listed::Prompts => {
                 let items = client.list_prompts().await.map_err(|e| e.to_string())?;
@@ -281,13 +292,20 @@ async fn list(
     for item in &items {
         let mut line = match listed {
             Listed::Resources => {
+                let template = text(item, "uriTemplate");
                 let mut line = format!(
                     "{}  {}",
-                    text(item, "uri").unwrap_or_default(),
+                    template
+                        .clone()
+                        .or_else(|| text(item, "uri"))
+                        .unwrap_or_default(),
                     text(item, "name").unwrap_or_default()
                 );
                 if let Some(mime) = text(item, "mimeType") {
                     line.push_str(&format!(" ({mime})"));
+                }
+                if template.is_some() {
+                    line.push_str(" [template]");
                 }
                 line
             }

@@ -5,7 +5,8 @@
 //! `tools/list` waits for the start-up gate (cached tools of slow servers are offered at once).
 //! However it stops — the client closes stdin, SIGINT, SIGTERM — every server is disconnected
 //! before exiting, so no server process outlives the gateway. With `--watch`, a changed config
-//! file is applied by difference while serving.
+//! file is applied by difference while serving, and no server configured yet is no error: the
+//! gateway waits for a config to appear.
 
 use std::collections::BTreeSet;
 use std::convert::Infallible;
@@ -173,7 +174,20 @@ pub(crate) async fn run(global: &GlobalArgs, args: ServeArgs) -> Outcome {
     }
     refuse_too_deep()?;
     let state_key = crate::cmd::state_key::load(&args.state_key)?;
-    let mut discovery = crate::discovery::discover_some(global)?;
+    let mut discovery = if args.watch && args.servers.is_empty() {
+        // Watching, no server yet is no error: the gateway serves nothing until a config
+        // appears, then serves it.
+        let discovery = crate::discovery::discover(global)?;
+        if discovery.configs.is_empty() {
+            eprintln!(
+                "mcpr serve: no MCP servers configured yet; waiting for a config file to appear \
+                 or change (--watch)"
+            );
+        }
+        discovery
+    } else {
+        crate::discovery::discover_some(global)?
+    };
     if !args.servers.is_empty() {
         let unknown: Vec<&str> = args
             .servers

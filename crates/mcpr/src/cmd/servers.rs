@@ -7,6 +7,7 @@ use mcp_runtime::auth::{self, AuthStatus, CredentialStore};
 use mcp_runtime::config::{DiscoveredServer, Discovery, ProjectTrustState, ServerState, Transport};
 use serde_json::{Value, json};
 
+use crate::connect::OneShot;
 use crate::exit::{self, Failure, Outcome};
 use crate::flags::GlobalArgs;
 use mcp_runtime::fsutil::display_path;
@@ -20,6 +21,10 @@ pub(crate) struct ServersArgs {
     /// Print JSON (for scripts).
     #[arg(long)]
     pub json: bool,
+    /// Show each command or URL in full on one line, whatever the terminal's width (on a
+    /// terminal, a long one is otherwise wrapped to fit).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 fn visible(server: &DiscoveredServer, all: bool) -> bool {
@@ -72,6 +77,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
                 None => ("?".to_owned(), String::new()),
             };
             let source = format!("{} {}", s.source.provider_name, shorten_location(s));
+            // Names, commands and URLs come from config files, which may be hostile.
             [
                 s.name.clone(),
                 transport,
@@ -80,6 +86,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
                 s.source.level.to_string(),
                 state,
             ]
+            .map(|cell| crate::term::line(&cell).into_owned())
         })
         .collect();
     let header = [
@@ -91,25 +98,9 @@ pub(crate) async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
         "STATE",
     ]
     .map(String::from);
-    let mut widths = [0usize; 6];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    widths[2] = widths[2].min(70);
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i == row.len() - 1 {
-                line.push_str(cell);
-            } else {
-                let cell = truncate(cell, widths[i]);
-                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        // Names, commands and URLs come from config files, which may be hostile.
-        println!("{}", crate::term::line(line.trim_end()));
+    let width = (!args.wide).then(crate::term::table_width).flatten();
+    for line in table(&header, &rows, width) {
+        println!("{line}");
     }
     let pending = found.pending().count();
     if pending > 0 {
@@ -146,14 +137,81 @@ fn shorten_location(server: &DiscoveredServer) -> String {
     out
 }
 
-fn truncate(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_owned()
-    } else {
-        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
+/// The column of commands and URLs, the one wrapped to fit.
+const COMMAND_COLUMN: usize = 2;
+
+/// The narrowest the command column gets when wrapped, however narrow the terminal.
+const MIN_COMMAND_WIDTH: usize = 16;
+
+/// The table's lines: columns two spaces apart, the last unpadded. With a `width` (a
+/// terminal's), a command or URL longer than the room left by the other columns is wrapped
+/// onto lines of its own under its column, so that every argument stays visible.
+fn table(header: &[String; 6], rows: &[[String; 6]], width: Option<usize>) -> Vec<String> {
+    let mut widths = [0usize; 6];
+    for row in std::iter::once(header).chain(rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
     }
+    if let Some(width) = width {
+        // Every column but the last is followed by two spaces.
+        let others: usize = widths
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != COMMAND_COLUMN)
+            .map(|(_, w)| w + 2)
+            .sum::<usize>()
+            .saturating_sub(2);
+        let room = width.saturating_sub(others + 2).max(MIN_COMMAND_WIDTH);
+        widths[COMMAND_COLUMN] = widths[COMMAND_COLUMN].min(room);
+    }
+    let mut lines = Vec::new();
+    for row in std::iter::once(header).chain(rows) {
+        let pieces = wrap(&row[COMMAND_COLUMN], widths[COMMAND_COLUMN]);
+        for (n, piece) in pieces.iter().enumerate() {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                let cell = match (i, n) {
+                    (COMMAND_COLUMN, _) => piece.as_str(),
+                    (_, 0) => cell.as_str(),
+                    _ => "",
+                };
+                if i == row.len() - 1 {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+                }
+            }
+            lines.push(line.trim_end().to_owned());
+        }
+    }
+    lines
+}
+
+/// `text` cut into pieces of at most `width` characters, at spaces where it can be.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut pieces: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        let len = current.chars().count();
+        if len > 0 && len + 1 + word.len() <= width {
+            current.push(' ');
+            current.extend(&word);
+            continue;
+        }
+        if len > 0 {
+            pieces.push(std::mem::take(&mut current));
+        }
+        // A word longer than the column (a long path or URL) is cut across lines.
+        while word.len() > width {
+            pieces.push(word.drain(..width).collect());
+        }
+        current = word.into_iter().collect();
+    }
+    pieces.push(current);
+    pieces
 }
 
 /// The stored login of a remote server that is in use (its expanded URL is the key).
@@ -224,10 +282,15 @@ fn to_json(found: &Discovery, servers: &[&DiscoveredServer]) -> Value {
 #[derive(Debug, clap::Args)]
 pub(crate) struct GetArgs {
     /// The server's name, as `mcpr list` shows it.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub name: String,
     /// Print JSON (the same fields as `mcpr list --json`).
     #[arg(long)]
     pub json: bool,
+    /// Also connect to the server and report: handshake time, tools, protocol, or the error
+    /// (exit 3 when it cannot connect).
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// `mcpr get NAME`: one server in detail: every definition of that name, the one that counts
@@ -331,5 +394,99 @@ pub(crate) async fn get(global: &GlobalArgs, args: GetArgs) -> Outcome {
             println!("{indent}  {key:<8} {}", crate::term::line(&value));
         }
     }
+    if args.check {
+        return check(&found, &args.name).await;
+    }
     Ok(exit::OK)
+}
+
+/// `mcpr get NAME --check`: connect to the server as configured, list its tools and ping it,
+/// and print one `check` line: how it went, or why it could not start or connect.
+async fn check(found: &Discovery, name: &str) -> Outcome {
+    let Some(config) = found.configs.get(name) else {
+        let why = found
+            .winner(name)
+            .or_else(|| found.servers.iter().find(|s| s.name == name))
+            .map(|s| s.state.to_string())
+            .unwrap_or_else(|| "not configured".into());
+        println!("  {:<8} not started: {}", "check", crate::term::line(&why));
+        return Err(Failure::usage(format!(
+            "server `{name}` is not started: {why}"
+        )));
+    };
+    let opened = match OneShot::open(found.cwd.clone(), name, config).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            println!("  {:<8} failed", "check");
+            return Err(Failure::connection(crate::advice::Advise::explained(&e)));
+        }
+    };
+    let Some(client) = opened.client() else {
+        return Err(Failure::internal("no connection"));
+    };
+    let tools = client.list_tools().await;
+    let ping = client.ping().await;
+    let info = client.info().clone();
+    let handshake = client.handshake_time().as_millis();
+    opened.stop().await;
+    match (tools, ping) {
+        (Ok(tools), Ok(())) => {
+            println!(
+                "  {:<8} connected in {handshake} ms: {} tools, protocol {}, {} {}",
+                "check",
+                tools.len(),
+                crate::term::line(&info.protocol_version),
+                crate::term::line(&info.name),
+                crate::term::line(&info.version)
+            );
+            Ok(exit::OK)
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            println!("  {:<8} connected, then failed", "check");
+            Err(Failure::connection(crate::term::line(&e.to_string())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_command_wraps_under_its_column_and_loses_nothing() {
+        let header = [
+            "NAME",
+            "TRANSPORT",
+            "COMMAND / URL",
+            "SOURCE",
+            "LEVEL",
+            "STATE",
+        ]
+        .map(String::from);
+        let command =
+            "npx -y @modelcontextprotocol/server-filesystem /home/me/projects/very/deep/dir";
+        let row = [
+            "fs",
+            "stdio",
+            command,
+            "Cursor ~/.cursor/mcp.json",
+            "user",
+            "enabled",
+        ]
+        .map(String::from);
+        let lines = table(&header, std::slice::from_ref(&row), Some(80));
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{lines:#?}");
+        assert!(lines.len() > 2, "{lines:#?}");
+        let column = lines[0].find("COMMAND").unwrap();
+        let shown: String = lines[1..]
+            .iter()
+            .map(|l| l[column..].split("  ").next().unwrap())
+            .collect();
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(squeeze(&shown), squeeze(command), "{lines:#?}");
+        // Without a width (a pipe, or --wide): one line, in full.
+        let lines = table(&header, &[row], None);
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].contains(command));
+    }
 }

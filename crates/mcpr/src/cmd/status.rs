@@ -1,5 +1,7 @@
 //! `mcpr status`: start every configured server and report how each one is doing.
 
+use mcp_runtime::config::{Discovery, ServerState};
+use mcp_runtime::fsutil::display_path;
 use mcp_runtime::manager::ServerReport;
 
 use crate::advice::Advise;
@@ -28,6 +30,7 @@ pub(crate) struct StatusArgs {
 
 pub(crate) async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     let discovery = crate::inline::discover_some(global, &args.inline)?;
+    let invalid = invalid_servers(&discovery);
     let options = StartOptions {
         progress: if args.json || args.quiet {
             Progress::Quiet
@@ -48,11 +51,15 @@ pub(crate) async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     crate::cmd::trust_pins::warn_held(&started.manager);
 
     if args.json {
-        let json: Vec<serde_json::Value> = reports.iter().map(report_json).collect();
+        let json: Vec<serde_json::Value> = reports
+            .iter()
+            .map(report_json)
+            .chain(invalid.iter().map(invalid_json))
+            .collect();
         let text = serde_json::to_string_pretty(&json).map_err(Failure::internal)?;
         println!("{text}");
     } else {
-        print_table(&reports, false);
+        print_table(&reports, &invalid, false);
     }
     // Printed first; the servers are stopped after.
     crate::connect::stop_after_output(&started.manager).await;
@@ -62,10 +69,43 @@ pub(crate) async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     Ok(if failed { exit::CONNECTION } else { exit::OK })
 }
 
-/// Print the status table of `reports` (shared by `mcpr status` and the shell's
-/// `/mcp status`): one row per server, then the first line of each error with its stderr tail.
-/// `pid` adds each server's process id (in the shell, where the processes are still running).
-pub(crate) fn print_table(reports: &[ServerReport], pid: bool) {
+/// A configured server that cannot start because its definition is invalid: shown in the
+/// table with its reason, as it would otherwise vanish from it.
+pub(crate) struct InvalidServer {
+    name: String,
+    reason: String,
+    provider: String,
+    /// The file, with the definition's line when known.
+    location: String,
+    path: std::path::PathBuf,
+}
+
+/// The servers of `discovery` whose definitions are invalid.
+pub(crate) fn invalid_servers(discovery: &Discovery) -> Vec<InvalidServer> {
+    discovery
+        .servers
+        .iter()
+        .filter_map(|server| match &server.state {
+            ServerState::Invalid(reason) => Some(InvalidServer {
+                name: server.name.clone(),
+                reason: reason.clone(),
+                provider: server.source.provider_name.clone(),
+                location: match server.line {
+                    Some(line) => format!("{}:{line}", display_path(&server.source.path)),
+                    None => display_path(&server.source.path),
+                },
+                path: server.source.path.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Print the status table of `reports` and of the `invalid` servers (shared by `mcpr status`
+/// and the shell's `/mcp status`): one row per server, then the first line of each error with
+/// its stderr tail, and each invalid definition's reason. `pid` adds each server's process id
+/// (in the shell, where the processes are still running).
+pub(crate) fn print_table(reports: &[ServerReport], invalid: &[InvalidServer], pid: bool) {
     // Logins matter only where there are remote servers.
     let show_login = reports.iter().any(|r| r.login.is_some() || r.needs_login());
     let mut columns = vec![
@@ -121,6 +161,18 @@ pub(crate) fn print_table(reports: &[ServerReport], pid: bool) {
             column.cells.push(cell);
         }
     }
+    for server in invalid {
+        let source = format!("{} ({})", server.provider, server.location);
+        for column in columns.iter_mut() {
+            let cell = match column.header {
+                "SERVER" => term::line(&server.name).into_owned(),
+                "STATE" => "invalid".into(),
+                "SOURCE" => term::line(&source).into_owned(),
+                _ => "-".into(),
+            };
+            column.cells.push(cell);
+        }
+    }
     for line in layout(&columns) {
         println!("{line}");
     }
@@ -142,6 +194,19 @@ pub(crate) fn print_table(reports: &[ServerReport], pid: bool) {
                 }
             }
         }
+    }
+    print_invalid_reasons(invalid);
+}
+
+/// The reason of each invalid definition, after the table.
+fn print_invalid_reasons(invalid: &[InvalidServer]) {
+    for server in invalid {
+        println!(
+            "\n{}: invalid definition in {}: {}",
+            term::line(&server.name),
+            term::line(&server.location),
+            term::line(&server.reason)
+        );
     }
 }
 
@@ -222,6 +287,18 @@ pub(crate) fn login_label(report: &ServerReport) -> String {
         Some(status) => crate::cmd::login::label(status),
         None => "-".into(),
     }
+}
+
+/// An invalid definition as `mcpr status --json` prints it: the fields of a report that apply.
+fn invalid_json(server: &InvalidServer) -> serde_json::Value {
+    serde_json::json!({
+        "name": server.name,
+        "status": "invalid",
+        "state": "invalid",
+        "provider": server.provider,
+        "path": server.path,
+        "error": server.reason,
+    })
 }
 
 /// One report as `mcpr status --json` prints it (field names and order are part of the CLI's

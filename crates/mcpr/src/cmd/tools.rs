@@ -28,7 +28,7 @@ mcpr tools --url http://localhost:3001/mcp -H 'Authorization: Bearer ${TOKEN}'"
 pub(crate) struct ToolsArgs {
     /// Only this server (default: every configured server), or `SERVER/TOOL` for one tool and
     /// its parameters.
-    #[arg(value_name = "SERVER[/TOOL]")]
+    #[arg(value_name = "SERVER[/TOOL]", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub server: Option<String>,
     /// Show each tool's whole description and its parameters (name, type, required,
     /// description); without it, one line per tool, cut to the terminal's width.

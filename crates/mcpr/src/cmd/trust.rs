@@ -1,11 +1,14 @@
 //! `mcpr trust [--revoke]` (`mcpr trust SERVER` accepts a server's changed tools, see
 //! `trust_pins`): trust the project's MCP config files, and the files their servers
 //! read (`envFile`, `{file:...}`, or a project file that a user's own config reads), as they are
-//! now, so the servers may start; a later change to any of them asks again.
+//! now, so the servers may start; a later change to any of them asks again. Before it trusts,
+//! it shows what changed since the last trust (see `trust_review`) and, in a terminal, asks.
 
 use mcp_runtime::config::{
-    ProjectTrustState, load_all_mcp_configs, revoke_project_trust, trust_project,
+    Discovery, ProjectTrustState, load_all_mcp_configs, revoke_project_trust, trust_discovered,
 };
+
+use std::io::IsTerminal;
 
 use crate::flags::GlobalArgs;
 use mcp_runtime::fsutil::display_path;
@@ -18,9 +21,10 @@ use crate::term;
 #[derive(Debug, clap::Args)]
 pub(crate) struct TrustArgs {
     /// A server: show how its tool definitions differ from their pins, and accept them.
+    #[arg(add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub(crate) server: Option<String>,
-    /// With SERVER: accept without asking.
-    #[arg(long, requires = "server")]
+    /// Trust (or with SERVER, accept) without asking, after showing what changed.
+    #[arg(long)]
     pub(crate) yes: bool,
     /// Forget the trust of this project instead.
     #[arg(long, conflicts_with = "server")]
@@ -51,6 +55,26 @@ pub(crate) async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
             Err(e) => Err(Failure::internal(e)),
         };
     }
+    let Some(reviewed) = review(global)? else {
+        return Ok(exit::OK);
+    };
+    // Asked only in a terminal: a script that runs `mcpr trust` has decided already.
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if !args.yes && interactive && !crate::cmd::trust_review::confirm("Trust these files?") {
+        println!("Nothing trusted; the project's servers keep waiting.");
+        return Ok(exit::OK);
+    }
+    record(reviewed)?;
+    Ok(exit::OK)
+}
+
+/// Show what trusting the project would change (the files that changed since it was last
+/// trusted, diffed, or the files to trust, and the servers that would start) and return the
+/// discovery it shows; `None` (after saying why) when there is nothing to trust.
+pub(crate) fn review(global: &GlobalArgs) -> Result<Option<Discovery>, Failure> {
+    let flags = crate::discovery::CliFlags::from(global);
+    let cwd = flags.cwd();
+    let options = flags.options();
     // What the project would start, as things stand (project config on, not yet trusted).
     let before = load_all_mcp_configs(
         &cwd,
@@ -72,28 +96,33 @@ pub(crate) async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
                 "Nothing to trust: {} has no MCP config files of its own.",
                 display_path(&cwd)
             );
-            return Ok(exit::OK);
+            return Ok(None);
         }
         ProjectTrustState::Home => {
             println!(
                 "{} is your home directory: its config files are already trusted.",
                 display_path(&cwd)
             );
-            return Ok(exit::OK);
+            return Ok(None);
         }
         ProjectTrustState::Trusted => {
             println!(
                 "{} is already trusted with its current config files.",
                 display_path(&cwd)
             );
-            return Ok(exit::OK);
+            return Ok(None);
         }
         _ => {}
     }
-    let pending: Vec<_> = before.pending().collect();
-    let project = trust_project(&cwd, &options).map_err(Failure::internal)?;
-    // Names, commands and file names come from the project being reviewed: escaped, so that
-    // an escape sequence cannot hide or rewrite what the person is trusting.
+    // Names, commands, file names and lines come from the project being reviewed: escaped, so
+    // that an escape sequence cannot hide or rewrite what the person is trusting.
+    crate::cmd::trust_review::print(&before);
+    Ok(Some(before))
+}
+
+/// Trust the project's files as `reviewed` saw them, and say which.
+pub(crate) fn record(reviewed: Discovery) -> Result<(), Failure> {
+    let project = trust_discovered(reviewed).map_err(Failure::internal)?;
     println!(
         "Trusted {} with these files:",
         term::line(&display_path(&project.root))
@@ -101,20 +130,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: TrustArgs) -> Outcome {
     for file in &project.files {
         println!("  {}", term::line(&display_path(file)));
     }
-    if !pending.is_empty() {
-        println!("Servers that may now start:");
-        for server in pending {
-            let target = server.redacted().map(|r| r.target()).unwrap_or_default();
-            println!(
-                "  {}  {}  ({})",
-                term::line(&server.name),
-                term::line(&target),
-                server.source.provider_name
-            );
-        }
-    }
     println!(
         "A change to any of these files asks for approval again (`mcpr trust --revoke` to undo)."
     );
-    Ok(exit::OK)
+    Ok(())
 }

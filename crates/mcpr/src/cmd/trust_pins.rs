@@ -180,7 +180,12 @@ fn print_value(mark: &str, value: Option<&Value>) {
         Some(other) => serde_json::to_string_pretty(other).unwrap_or_default(),
     };
     for line in text.lines() {
-        // Server text: escaped before it reaches the terminal.
-        println!("    {mark} {}", term::line(line));
+        print_marked(mark, line);
     }
+}
+
+/// One line of a review, old (`-`) or new (`+`). The text comes from a server or a project
+/// file: escaped before it reaches the terminal.
+pub(crate) fn print_marked(mark: &str, line: &str) {
+    println!("    {mark} {}", term::line(line));
 }

@@ -21,6 +21,9 @@ use super::{
     Warning,
 };
 
+/// Files that trust binds to, each with what it is bound by (its bytes, or an identity).
+pub(super) type BoundFiles = Vec<(PathBuf, Vec<u8>)>;
+
 /// A definition (with the files it reads) before trust is decided.
 pub(super) struct Prepared {
     origin: Origin,
@@ -42,16 +45,18 @@ pub(super) struct Prepared {
 }
 
 /// Validate and expand every definition, recording the files each reads and, for a local
-/// server, the files inside the project it would run. Returns the definitions and the project
-/// files (read or run) that the project's trust binds to besides its config files.
+/// server, the files inside the project it would run. Returns the definitions, the project
+/// files (read or run) that the project's trust binds to besides its config files, and which of
+/// them are read (as text, not run).
 pub(super) fn prepare(
     scan: &mut Scan<'_>,
     options: &DiscoveryOptions,
     homes: &[&Path],
-) -> (Vec<Prepared>, Vec<(PathBuf, Vec<u8>)>) {
+) -> (Vec<Prepared>, BoundFiles, Vec<PathBuf>) {
     let entries = std::mem::take(&mut scan.entries);
     let mut prepared: Vec<Prepared> = Vec::new();
     let mut extra: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut read: Vec<PathBuf> = Vec::new();
     // A relative program or `cwd` is resolved by the spawn against the process's directory.
     let process_cwd = std::env::current_dir().ok();
     for (origin, entry) in entries {
@@ -92,6 +97,7 @@ pub(super) fn prepare(
             }
             if (in_project || from_project) && !extra.iter().any(|(p, _)| p == path) {
                 extra.push((path.clone(), bytes.clone()));
+                read.push(path.clone());
             }
         }
         let (runs, bound) = match &expanded {
@@ -131,7 +137,7 @@ pub(super) fn prepare(
         });
     }
 
-    (prepared, extra)
+    (prepared, extra, read)
 }
 
 /// What starting `stdio` runs or loads from the project: its program, its interpreter's script
@@ -218,12 +224,18 @@ pub(super) fn merge(
         }
         let host = origin.provider.map(|i| &approvals[i]);
         let host_denied = in_project && host.is_some_and(|a| a.disabled.contains(&entry.name));
-        let project_trusted = result.project.is_trusted();
+        // Trust binds per file: a definition is held when its own config file, or a project
+        // file it reads or runs, is untrusted or changed since the project was trusted.
+        let project_files = project_reads.iter().chain(&runs).map(PathBuf::as_path);
         // A value read from an untrusted project never reaches a server, and no file of it runs,
         // whoever's file names it.
-        let reads_untrusted = (!project_reads.is_empty() || !runs.is_empty()) && !project_trusted;
+        let reads_untrusted = (!project_reads.is_empty() || !runs.is_empty())
+            && !result.project.allows(project_files);
         let trusted = if in_project {
-            project_trusted || host.is_some_and(|a| a.approves(&entry.name))
+            let own = std::iter::once(entry.path.as_path())
+                .chain(reads.iter().map(PathBuf::as_path))
+                .chain(runs.iter().map(PathBuf::as_path));
+            result.project.allows(own) || host.is_some_and(|a| a.approves(&entry.name))
         } else {
             !reads_untrusted
         };

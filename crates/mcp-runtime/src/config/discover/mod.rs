@@ -112,7 +112,14 @@ pub fn trust_project(cwd: &Path, options: &DiscoveryOptions) -> Result<ProjectTr
         trust_project: false,
         ..options.clone()
     };
-    let found = load_all_mcp_configs(cwd, &options);
+    trust_discovered(load_all_mcp_configs(cwd, &options))
+}
+
+/// Trust the project's files exactly as `found` saw them: what a person reviewed (`mcpr
+/// trust` shows the changes, then asks) is what gets trusted, and a file that changed while
+/// they read asks again. `found` is a discovery run with project config on and without
+/// `--trust-project`.
+pub fn trust_discovered(found: Discovery) -> Result<ProjectTrust, ConfigError> {
     if let Some(failure) = found.failure {
         return Err(ConfigError::Discovery {
             path: failure.path,
@@ -199,8 +206,10 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
         .chain(&home_real)
         .map(PathBuf::as_path)
         .collect();
-    let (prepared, extra) = merge::prepare(&mut scan, options, &homes);
+    let (prepared, extra, read) = merge::prepare(&mut scan, options, &homes);
     let mut hashed = std::mem::take(&mut scan.project_files);
+    // Config files and the files their servers read are shown in a review; code is not.
+    let shown: Vec<PathBuf> = hashed.iter().map(|(p, _)| p.clone()).chain(read).collect();
     for (path, bytes) in extra {
         if !hashed.iter().any(|(p, _)| *p == path) {
             hashed.push((path, bytes));
@@ -214,7 +223,7 @@ fn run(cwd: &Path, options: &DiscoveryOptions) -> Result<Discovery, String> {
         trust_for_run: options.trust_project,
         store: options.trust_store_path(),
     };
-    let (project, warning) = evaluation.run(hashed);
+    let (project, warning) = evaluation.run(hashed, &shown);
     if let Some((store, message)) = warning {
         scan.warnings.push(Warning {
             file: Some(store),

@@ -258,6 +258,8 @@ impl Discovery {
                 digests: Vec::new(),
                 hash: None,
                 changed: Vec::new(),
+                texts: Default::default(),
+                trusted_texts: Default::default(),
                 state: ProjectTrustState::NoProjectConfig,
                 store: None,
             },

@@ -403,12 +403,9 @@ pub fn add_server(
     let path = config_path(options, cwd, scope)?;
     let mut file = McprFile::load(&path)?;
     if !replace && file.server(name).is_some() {
-        return Err(ConfigError::Edit {
+        return Err(ConfigError::AlreadyDefined {
             server: name.to_owned(),
-            message: format!(
-                "already defined in {} (remove it first, or replace it)",
-                crate::fsutil::display_path(&path)
-            ),
+            path,
         });
     }
     file.set_server(name, server_to_json(config));

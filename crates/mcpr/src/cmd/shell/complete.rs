@@ -28,6 +28,7 @@ pub(super) const MCP_SUBCOMMANDS: &[&str] = &[
     "logout",
     "resources",
     "prompts",
+    "trust",
 ];
 
 /// `/mcp` subcommands whose argument is a server name.

@@ -13,6 +13,7 @@
 //! This file is the REPL: the loop, its commands and the manager's events. [`input`] reads
 //! lines, [`complete`] completes them, [`render`] formats what is printed.
 
+mod arguments;
 mod complete;
 mod input;
 mod render;
@@ -31,11 +32,11 @@ use mcp_runtime::config::{Discovery, writer};
 use mcp_runtime::manager::McpManager;
 use mcp_runtime::session::{RegisteredTool, Session, SessionError};
 use mcp_runtime::tools::{McpTool, NamingStyle};
-use serde_json::{Map, Value};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use self::arguments::parse_arguments;
 use self::complete::Vocabulary;
 use self::input::{Input, LineSource, Printer, TerminalGuard};
 use self::render::{
@@ -339,6 +340,8 @@ impl<'a> Shell<'a> {
             ["/mcp", "logout" | "unauth", name] => self.logout(name).await,
             ["/mcp", "resources"] => self.resources().await,
             ["/mcp", "prompts"] => self.prompts().await,
+            ["/mcp", "trust"] => self.trust(false).await,
+            ["/mcp", "trust", "--yes" | "-y"] => self.trust(true).await,
             [
                 "/mcp",
                 sub @ ("reconnect" | "enable" | "disable" | "test" | "login" | "logout"),
@@ -360,12 +363,16 @@ impl<'a> Shell<'a> {
         let (name, rest) = line
             .split_once(char::is_whitespace)
             .map_or((line, ""), |(name, rest)| (name, rest.trim()));
-        if self.session.get(name).is_none() {
-            eprintln!("error: {}", self.unknown_tool(name));
-            self.failed_lines += 1;
-            return Flow::Continue;
-        }
-        let arguments = match parse_arguments(rest) {
+        let schema = match self.session.get(name) {
+            Some(RegisteredTool::Mcp(tool)) => Some(tool.definition.input_schema.to_value()),
+            Some(RegisteredTool::Host(_)) => None,
+            None => {
+                eprintln!("error: {}", self.unknown_tool(name));
+                self.failed_lines += 1;
+                return Flow::Continue;
+            }
+        };
+        let arguments = match parse_arguments(rest, schema.as_ref()) {
             Ok(arguments) => arguments,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -437,7 +444,7 @@ impl<'a> Shell<'a> {
         if reports.is_empty() {
             println!("{}", no_servers());
         } else {
-            crate::cmd::status::print_table(&reports, true);
+            crate::cmd::status::print_table(&reports, &[], true);
         }
     }
 
@@ -473,6 +480,32 @@ impl<'a> Shell<'a> {
             count(count_servers, "server"),
             count(self.announced.len(), "tool")
         );
+    }
+
+    /// `/mcp trust [--yes]`: the review of `mcpr trust` (what changed in the project's config
+    /// files, which servers would start); with `--yes`, trust the files as shown and reload, so
+    /// that their servers start. The shell owns the terminal, so the question of `mcpr trust`
+    /// is the `--yes` here.
+    async fn trust(&mut self, yes: bool) {
+        let reviewed = match crate::cmd::trust::review(self.global) {
+            Ok(Some(reviewed)) => reviewed,
+            Ok(None) => return,
+            Err(failure) => {
+                eprintln!("error: {failure}");
+                self.failed_lines += 1;
+                return;
+            }
+        };
+        if !yes {
+            println!("Type `/mcp trust --yes` to trust these files and start their servers.");
+            return;
+        }
+        if let Err(failure) = crate::cmd::trust::record(reviewed) {
+            eprintln!("error: {failure}");
+            self.failed_lines += 1;
+            return;
+        }
+        self.reload().await;
     }
 
     /// `/mcp reconnect NAME`.
@@ -755,38 +788,5 @@ async fn next_event(events: &mut broadcast::Receiver<ManagerEvent>) -> Option<Ma
         Ok(event) => Some(event),
         Err(broadcast::error::RecvError::Lagged(_)) => None,
         Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
-    }
-}
-
-/// Tool arguments: nothing, inline JSON, or `@FILE`.
-fn parse_arguments(raw: &str) -> Result<Option<Map<String, Value>>, String> {
-    if raw.is_empty() {
-        return Ok(None);
-    }
-    crate::cmd::call::read_arguments(raw, "the line", false).map(Some)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_optional_json_objects() {
-        assert_eq!(parse_arguments(""), Ok(None));
-        assert_eq!(
-            parse_arguments(r#"{"a": 1}"#).map(|a| a.map(|m| m["a"].clone())),
-            Ok(Some(Value::from(1)))
-        );
-        assert!(parse_arguments("[1]").unwrap_err().contains("JSON object"));
-        assert!(
-            parse_arguments("{oops")
-                .unwrap_err()
-                .contains("not valid JSON")
-        );
-        assert!(
-            parse_arguments("@/definitely/missing")
-                .unwrap_err()
-                .contains("cannot read")
-        );
     }
 }

@@ -173,7 +173,8 @@ pub(super) fn print_help() {
     println!(
         "\
 Call a tool:
-  TOOL_NAME [ARGS]        ARGS is a JSON object or @FILE, e.g. mcp_fs_read {{\"path\": \"a.txt\"}}
+  TOOL_NAME [ARGS]        ARGS is a JSON object, @FILE or key=value words (as `mcpr call`),
+                          e.g. mcp_fs_read {{\"path\": \"a.txt\"}} or mcp_fs_read path=a.txt
 Commands:
   /mcp list               tools by server (cached ones marked while their server connects)
   /mcp status             state of every server (as `mcpr status`)
@@ -186,6 +187,8 @@ Commands:
   /mcp logout NAME        forget a remote server's stored login
   /mcp resources          resources of every connected server
   /mcp prompts            prompts of every connected server
+  /mcp trust [--yes]      show what changed in the project's config files; --yes trusts them
+                          and starts their servers (as `mcpr trust`)
   /help                   this help
   /exit                   quit (also Ctrl-D)
 Tab completes tool names, commands and server names; Ctrl-C cancels a running call."
