@@ -418,12 +418,13 @@ fn a_broken_credential_store_breaks_only_the_servers_that_need_it() {
         let what = format!("{breakage:?}, mcpr tools:\n{}", run.both());
         assert!(run.stdout.contains("plain_echo"), "{what}");
         let svc_lines: Vec<&str> = run.stderr.lines().filter(|l| l.contains("svc")).collect();
-        assert!(!svc_lines.is_empty(), "{what}");
-        for line in svc_lines {
-            assert!(line.contains("credential store"), "{what}");
-            assert_eq!(line.matches(&path).count(), 1, "{what}");
-            assert!(!line.contains("401"), "{what}");
-        }
+        // Off a terminal the start line says only `failed`; the error line says why, once.
+        assert!(
+            svc_lines.iter().any(|l| l.contains("credential store")),
+            "{what}"
+        );
+        assert_eq!(run.stderr.matches(&path).count(), 1, "{what}");
+        assert!(svc_lines.iter().all(|l| !l.contains("401")), "{what}");
         assert!(
             run.stderr
                 .lines()
