@@ -92,3 +92,15 @@ pub(crate) struct CompletionsArgs {
     /// The shell to complete in.
     pub shell: clap_complete::Shell,
 }
+
+/// When the shell is asking for completions (`COMPLETE=<shell> mcpr -- ...`), answer from the
+/// command line's definition and exit; otherwise return. Here rather than in `complete`, which
+/// the commands' arguments use: that keeps `complete` a leaf.
+pub(crate) fn answer_completion_if_asked() {
+    clap_complete::CompleteEnv::with_factory(|| {
+        use clap::CommandFactory as _;
+        Cli::command()
+    })
+    .var(crate::complete::COMPLETE_VAR)
+    .complete();
+}

@@ -21,16 +21,6 @@ use crate::flags::GlobalArgs;
 /// The environment variable through which a shell asks for completions.
 pub(crate) const COMPLETE_VAR: &str = "COMPLETE";
 
-/// When the shell is asking for completions, answer and exit; otherwise return.
-pub(crate) fn answer_if_asked() {
-    clap_complete::CompleteEnv::with_factory(|| {
-        use clap::CommandFactory as _;
-        crate::cli::Cli::command()
-    })
-    .var(COMPLETE_VAR)
-    .complete();
-}
-
 /// The registration script of `shell`: it hands every completion of `mcpr` to
 /// `COMPLETE=<shell> mcpr -- ...`.
 pub(crate) fn registration(shell: clap_complete::Shell) -> std::io::Result<Vec<u8>> {

@@ -46,7 +46,7 @@ fn main() -> std::process::ExitCode {
     // First, single-threaded: this process may be a sandbox launcher (and then never returns).
     mcp_runtime::sandbox::run_if_launcher();
     // A shell asking for completions (`COMPLETE=bash mcpr -- ...`) is answered, then we exit.
-    complete::answer_if_asked();
+    cli::answer_completion_if_asked();
     let cli = usage::parse();
     if matches!(
         cli.command,
