@@ -24,9 +24,12 @@
 //! back): its notifications (progress, log lines) go to the connection's handler in the order
 //! they came, and its answer to the caller. Everything else fails as rmcp's road fails: HTTP
 //! statuses, refusals and TLS through the same classification, a timeout or cancellation with
-//! `notifications/cancelled` sent to the server, and a stream that breaks after the request
-//! went out with [`ClientError::AnswerLost`] (the caller calls again only a tool annotated
-//! read-only or idempotent).
+//! `notifications/cancelled` sent to the server, a connection that breaks as
+//! [`ClientError::Transport`], and an event stream that ends before its answer with
+//! [`ClientError::AnswerLost`] (the caller calls again only a tool annotated read-only or
+//! idempotent). One difference, on purpose: a `200 application/json` body that is not
+//! JSON-RPC is a [`ClientError::Protocol`] showing the start of the body, where rmcp's road
+//! reports a closed connection.
 
 use std::collections::HashSet;
 use std::fmt::Display;
@@ -320,14 +323,11 @@ impl McpClient {
         if let (Some(auth), Some(token)) = (&direct.auth, &token) {
             request = auth.authorize_request(request, "POST", direct.url.as_str(), token);
         }
+        // Refused, unreachable, TLS, or a connection that broke after the request went out:
+        // as rmcp's road says it (the call is not sent again).
         let response = match request.send().await {
             Ok(response) => response,
-            // Not connected, nothing sent: refused, unreachable, TLS.
-            Err(e) if e.is_connect() || e.is_builder() => return failed(&HttpError::Request(e)),
-            Err(e) => {
-                tracing::debug!(server = %self.server, "{method}: {}", plumbing::root_cause(&e));
-                return Exchange::Failed(self.answer_lost(method));
-            }
+            Err(e) => return failed(&HttpError::Request(e)),
         };
         let status = response.status();
         if direct.auth.is_some()
@@ -372,10 +372,7 @@ impl McpClient {
                     max_size: MAX_RESPONSE_BYTES,
                 });
             }
-            Err(Body::Broken(e)) => {
-                tracing::debug!(server = %self.server, "{method}: {}", plumbing::root_cause(&e));
-                return Exchange::Failed(self.answer_lost(method));
-            }
+            Err(Body::Broken(e)) => return failed(&HttpError::Request(e)),
         };
         match parse_answer(&body, &wants) {
             Some((answered, reply)) if answered == id => {
