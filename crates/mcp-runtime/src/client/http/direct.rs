@@ -375,25 +375,23 @@ impl McpClient {
             Err(Body::Broken(e)) => return failed(&HttpError::Request(e)),
         };
         match parse_answer(&body, &wants) {
-            Some((answered, reply)) if answered == id => {
-                // A JSON-RPC error sent with an error status is still the answer.
-                if status.is_success() || matches!(reply, Err(NoResult::Server(_))) {
-                    return Exchange::Reply(reply);
-                }
+            // A JSON-RPC error sent with an error status is still the answer.
+            Some((answered, reply))
+                if answered == id
+                    && (status.is_success() || matches!(reply, Err(NoResult::Server(_)))) =>
+            {
+                Exchange::Reply(reply)
             }
-            _ if status.is_success() => {
-                return Exchange::Failed(self.protocol_error(
-                    method,
-                    format!("invalid JSON-RPC response: {}", excerpt(&body)),
-                ));
-            }
-            _ => {}
+            _ if status.is_success() => Exchange::Failed(self.protocol_error(
+                method,
+                format!("invalid JSON-RPC response: {}", excerpt(&body)),
+            )),
+            _ => failed(&HttpError::Status {
+                status,
+                www_authenticate: None,
+                body: excerpt(&body),
+            }),
         }
-        failed(&HttpError::Status {
-            status,
-            www_authenticate: None,
-            body: excerpt(&body),
-        })
     }
 
     /// Read an event-stream answer: notifications to the handler as they come, then the
