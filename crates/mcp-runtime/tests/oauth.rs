@@ -265,6 +265,39 @@ async fn racing_calls_refused_with_401_share_one_refresh() {
 }
 
 #[tokio::test]
+async fn a_2026_07_28_call_refused_with_401_is_refreshed_and_sent_again() {
+    bounded(async {
+        // A stateless JSON server: calls take the HTTP client's direct road, which leaves a
+        // 401 (the call never ran) to rmcp's road, which refreshes and sends it again.
+        let setup = logged_in(&[
+            "--era",
+            "2026-07-28",
+            "--json-response",
+            "--oauth-token-ttl-ms",
+            "1500",
+            "--oauth-hide-expiry",
+            "--oauth-refreshed-token-ttl",
+            "3600",
+        ])
+        .await;
+        let client = connected(&setup).await;
+        assert_eq!(client.info().protocol_version, "2026-07-28");
+        assert_eq!(echo(&client, "before").await.unwrap(), "before");
+        tokio::time::sleep(Duration::from_millis(1700)).await;
+        assert_eq!(echo(&client, "after").await.unwrap(), "after");
+        let stats = stats(&setup.mock).await;
+        assert!(count(&stats, &["unauthorized"]) >= 1, "{stats}");
+        assert_eq!(
+            count(&stats, &["token_requests", "refresh_token"]),
+            1,
+            "one refresh after the 401: {stats}"
+        );
+        client.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn connections_sharing_the_store_survive_each_others_refresh() {
     bounded(async {
         // Two connections (two processes, say) hold the same rotating refresh token. When

@@ -265,6 +265,12 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
          the mock, one thread per direction, and parses nothing.",
         window.as_millis()
     ));
+    if !s.http_mock_flags.is_empty() {
+        table.note(format!(
+            "The mock ran with `{}`.",
+            s.http_mock_flags.join(" ")
+        ));
+    }
     report.tables.push(table);
 }
 
@@ -272,7 +278,8 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
 /// of [`DIRECT`], [`RELAY`] and [`GATEWAY`].
 fn start_paths(ctx: &Ctx) -> Result<(Vec<proc::Group>, Vec<String>), String> {
     let mut mock = Command::new(&ctx.mcpr);
-    mock.args(["mock", "--http", "127.0.0.1:0"]);
+    mock.args(["mock", "--http", "127.0.0.1:0"])
+        .args(&ctx.settings.http_mock_flags);
     let (mock, mock_url) = listening(&mut mock, "mcpr mock --http")?;
     let address = mock_url
         .strip_prefix("http://")

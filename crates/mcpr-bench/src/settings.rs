@@ -46,6 +46,12 @@ pub(crate) const KNOBS: &[(&str, &str, &str)] = &[
         "concurrent sessions of the HTTP gateway section",
     ),
     (
+        "BENCH_HTTP_ERA",
+        "legacy",
+        "what the HTTP gateway section's mock speaks: `legacy` (sessions, event streams) or \
+         `2026-07-28` (stateless, plain JSON answers)",
+    ),
+    (
         "BENCH_IN_FLIGHT_MS",
         "500",
         "how long each in-flight run of section 4 lasts",
@@ -106,6 +112,8 @@ pub struct Settings {
     pub oneshot_runs: usize,
     pub gateway_calls: usize,
     pub http_sessions: Vec<usize>,
+    /// The mock's flags in the HTTP gateway section, beyond `--http ADDR`.
+    pub http_mock_flags: Vec<&'static str>,
     pub in_flight_window: Duration,
     pub idle: usize,
     pub callgrind_calls: usize,
@@ -158,6 +166,10 @@ impl Settings {
                 .map(|v| parse_counts(&v))
                 .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| vec![1, 8, 32]),
+            http_mock_flags: match var("BENCH_HTTP_ERA").as_deref() {
+                Some("2026-07-28") => vec!["--era", "2026-07-28", "--json-response"],
+                _ => Vec::new(),
+            },
             in_flight_window: Duration::from_millis(number("BENCH_IN_FLIGHT_MS", 500).max(1) as u64),
             idle: number("BENCH_IDLE", 200).max(1),
             callgrind_calls: number("BENCH_CALLGRIND_CALLS", 1000).max(1),

@@ -59,21 +59,22 @@ impl McpClient {
             listener.tools_listed();
         }
         let tools = first_of_each_name(&self.server, tools);
-        *self
-            .repeatable_tools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = super::http::lost::repeatable_tools(&tools);
+        self.adopt_cached_tools(&tools);
         Ok(tools)
     }
 
     /// Take `tools` (a list the server gave earlier, still fresh in the cache) as this
     /// connection's tool list where it matters without asking again: which tools may be
-    /// called a second time when an answer is lost.
+    /// called a second time when an answer is lost, and which need rmcp's road for their
+    /// `Mcp-Param-*` headers.
     pub fn adopt_cached_tools(&self, tools: &[ToolDefinition]) {
         *self
             .repeatable_tools
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = super::http::lost::repeatable_tools(tools);
+        if let Some(direct) = &self.http_direct {
+            direct.listed(tools);
+        }
     }
 
     /// The caching hints of the last complete [`list_tools`](Self::list_tools): how long the

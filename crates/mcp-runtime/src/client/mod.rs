@@ -162,6 +162,9 @@ pub struct McpClient {
     /// The direct request path of a stdio connection (see [`direct`]); `None` over HTTP,
     /// whose requests take rmcp's service.
     direct: Option<std::sync::Arc<stdio::direct::Direct>>,
+    /// The direct road of a 2026-07-28 tool call over streamable HTTP (see
+    /// [`http::direct`]); `None` for stdio, the legacy transport and older eras.
+    http_direct: Option<http::direct::HttpDirect>,
     /// The `_meta` every request carries on a connection without `initialize`.
     era_meta: Option<stdio::direct::EraMeta>,
     /// The bound on a tool call, as the config and environment set it at connect time
@@ -236,6 +239,18 @@ impl McpClient {
                     capabilities: ours.capabilities,
                 }
             });
+        let http_direct = match (opened.http_direct, &era_meta, url.as_ref()) {
+            (Some(parts), Some(era), Some(url)) if opened.opening.era == Era::Modern => {
+                http::direct::HttpDirect::new(
+                    parts.client,
+                    url.clone(),
+                    &parts.headers,
+                    parts.auth,
+                    era.protocol_version.as_str(),
+                )
+            }
+            _ => None,
+        };
         let first_answer = if opened.opening.discovery_cached {
             send_first(&peer)
         } else {
@@ -271,6 +286,7 @@ impl McpClient {
             #[cfg(feature = "cache")]
             cache: options.cache.clone(),
             direct: opened.direct,
+            http_direct,
             era_meta,
             tool_timeout: config.tool_timeout(),
         };

@@ -40,6 +40,8 @@ pub(crate) struct Opened {
     pub discovery_hints: Option<CacheHints>,
     /// The direct request path of a stdio connection.
     pub direct: Option<Arc<Direct>>,
+    /// What the direct road of a streamable HTTP connection is made of.
+    pub http_direct: Option<super::http::remote::DirectParts>,
 }
 
 /// Open a connection to `server`, bounded as a whole by `bound` (the startup timeout).
@@ -282,6 +284,7 @@ async fn attempt(
                 opening,
                 discovery_hints: None,
                 direct: Some(direct),
+                http_direct: None,
             })
         }
         Transport::Http(http) => {
@@ -323,6 +326,7 @@ async fn attempt(
                 opening,
                 discovery_hints: None,
                 direct: None,
+                http_direct: remote.direct,
             })
         }
     }

@@ -7,12 +7,13 @@ use serde::Deserialize as _;
 use std::fmt::Display;
 use std::time::Duration;
 
-use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
+use rmcp::model::{CancelledNotificationParam, ClientRequest, RequestMetaObject, ServerResult};
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::http::direct::Road;
 use super::http::{lost, plumbing};
 use super::model::era::{self, Era};
 use super::model::tool_request::ToolRequest;
@@ -113,7 +114,8 @@ impl McpClient {
     /// `progress`. A `tools/call` answer comes back as the server sent it. A 2026-07-28
     /// server is told the capabilities of the call's asker, if it has one. A stdio server's
     /// requests take the direct path (see [`direct`](super::stdio::direct)), a remote server's
-    /// rmcp's service.
+    /// rmcp's service, a 2026-07-28 tool call over streamable HTTP aside (see
+    /// [`http::direct`](super::http::direct)).
     pub(super) async fn request_with_progress(
         &self,
         request: Outgoing<'_>,
@@ -123,6 +125,37 @@ impl McpClient {
         progress: Option<&mpsc::Sender<ProgressUpdate>>,
         input: Option<&ask::CallInput>,
     ) -> Result<Answer, ClientError> {
+        let settings = RequestSettings {
+            method,
+            timeout,
+            cancel,
+            progress,
+        };
+        if let Some(direct) = &self.direct {
+            let meta = self.request_meta(input);
+            return self.request_direct(request, meta, direct, settings).await;
+        }
+        // A 2026-07-28 tool call over streamable HTTP (see `http::direct`); what that road
+        // does not take goes on to rmcp's.
+        if let Outgoing::Tool(call) = &request
+            && let Some(road) = self.http_direct_for(call)
+        {
+            let meta = self.request_meta(input);
+            // Boxed, as below: the HTTP exchange's future is large.
+            let taken = Box::pin(self.request_http_direct(road, call, meta, &settings)).await;
+            if let Road::Done(outcome) = taken {
+                return outcome;
+            }
+        }
+        let meta = self.request_meta(input);
+        // Boxed: rmcp's futures would otherwise make every request's future several KiB,
+        // copied on each move, for the direct path's sake too.
+        Box::pin(self.request_via_service(request, meta, settings, input)).await
+    }
+
+    /// The `_meta` a request carries: the era's, and on a 2026-07-28 connection the
+    /// capabilities of the call's asker, if it has one.
+    fn request_meta(&self, input: Option<&ask::CallInput>) -> Option<RequestMetaObject> {
         let mut meta = era::request_meta(
             self.opening.era,
             self.handler.events.is_some(),
@@ -134,18 +167,7 @@ impl McpClient {
             meta.get_or_insert_with(Default::default)
                 .set_client_capabilities(declared);
         }
-        let settings = RequestSettings {
-            method,
-            timeout,
-            cancel,
-            progress,
-        };
-        if let Some(direct) = &self.direct {
-            return self.request_direct(request, meta, direct, settings).await;
-        }
-        // Boxed: rmcp's futures would otherwise make every request's future several KiB,
-        // copied on each move, for the direct path's sake too.
-        Box::pin(self.request_via_service(request, meta, settings, input)).await
+        meta
     }
 
     /// [`request_with_progress`](Self::request_with_progress) through rmcp's service: a
@@ -153,7 +175,7 @@ impl McpClient {
     async fn request_via_service<M: Display + ?Sized>(
         &self,
         request: Outgoing<'_>,
-        meta: Option<rmcp::model::RequestMetaObject>,
+        meta: Option<RequestMetaObject>,
         settings: RequestSettings<'_, M>,
         input: Option<&ask::CallInput>,
     ) -> Result<Answer, ClientError> {

@@ -3,6 +3,7 @@
 //! (server-everything in both HTTP modes, a Python FastMCP server). Loopback only; every test
 //! is bounded in time.
 
+mod direct;
 mod peers;
 #[path = "../support/mod.rs"]
 mod support;

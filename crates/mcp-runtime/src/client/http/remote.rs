@@ -41,6 +41,17 @@ pub(crate) struct Remote {
     pub url: Url,
     /// [`STREAMABLE_HTTP`] or [`LEGACY_SSE`].
     pub transport: &'static str,
+    /// What a direct road to a streamable HTTP server needs (see `direct`); `None` for the
+    /// legacy transport.
+    pub direct: Option<DirectParts>,
+}
+
+/// The pooled client, headers and OAuth of a streamable HTTP connection, from which its
+/// direct road is made once the era is known.
+pub(crate) struct DirectParts {
+    pub client: reqwest::Client,
+    pub headers: HeaderMap,
+    pub auth: Option<Arc<ServerAuth>>,
 }
 
 /// Connect to the server at `config.url` and complete the handshake. Not bounded here: the
@@ -63,6 +74,11 @@ pub(crate) async fn connect(
         url: plumbing::display_url(&url),
         reason,
     })?;
+    let parts = DirectParts {
+        client: client.clone(),
+        headers: headers.clone(),
+        auth: auth.clone(),
+    };
     let (service, transport) = match config.kind {
         HttpKind::Sse => {
             add_bearer(server, &url, &mut headers, auth.as_deref()).await?;
@@ -138,6 +154,7 @@ pub(crate) async fn connect(
         service,
         url,
         transport,
+        direct: (transport == STREAMABLE_HTTP).then_some(parts),
     })
 }
 

@@ -10,7 +10,8 @@
 //! rmcp opens the connection; after that its service is gone, and the connection's own reader
 //! (see `own`) takes the server's requests and notifications (progress included: a tool call
 //! carries a progress token, and its progress reaches the caller and the host's events).
-//! Remote servers (HTTP) keep rmcp's path for everything.
+//! Remote servers (HTTP) keep rmcp's path, a 2026-07-28 tool call aside (`http::direct`,
+//! which writes the call and reads its answer with this road's functions).
 //!
 //! The two id spaces are disjoint: rmcp's opening counts from 0 in 32 bits, direct requests
 //! are numbered from [`FIRST_ID`] (below 2^53, so JavaScript servers read them exactly). An
@@ -610,7 +611,7 @@ impl McpClient {
     /// A `tools/call` request as a line, written from the borrowed parameters. The same JSON
     /// rmcp writes (its `_meta`: the parameters' own, then the era's, the caller's and the
     /// progress token), without its detour through a `Value` copy of the arguments.
-    fn tool_call_line(
+    pub(in crate::client) fn tool_call_line(
         &self,
         id: i64,
         call: &ToolRequest,
@@ -670,7 +671,7 @@ impl McpClient {
     /// A `result` as the caller takes it, decoded from its text in the caller's task: a
     /// tool's result read straight into a [`ToolOutput`](crate::client::ToolOutput), anything else (an `input_required` question included) in rmcp's type
     /// for its method.
-    fn direct_result<M: Display + ?Sized>(
+    pub(in crate::client) fn direct_result<M: Display + ?Sized>(
         &self,
         expected: Expected,
         result: &RawValue,
