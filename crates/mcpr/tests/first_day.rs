@@ -100,3 +100,61 @@ fn an_inline_header_with_an_unset_variable_is_refused_before_connecting() {
     assert!(!stderr.contains("never-shown"), "{stderr}");
     assert!(seen.lock().unwrap().is_empty(), "nothing may be sent");
 }
+
+/// A config of one working mock (`up`) and one that fails to start (`down`).
+fn one_down(dir: &std::path::Path) -> String {
+    let config = config_file(
+        dir,
+        &[("up", &[]), ("down", &["--fail-init", "no license"])],
+    );
+    config.to_str().expect("utf-8 path").to_owned()
+}
+
+#[test]
+fn one_unreachable_server_does_not_fail_a_complete_listing() {
+    let dir = temp_dir();
+    let config = one_down(dir.path());
+    for args in [
+        &["tools"][..],
+        &["tools", "--json"],
+        &["tools", "--search", "echo"],
+        &["status"],
+        &["status", "--json"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--config", &config]);
+        let out = mcpr(&all);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("down") || stdout.contains("down"),
+            "{args:?} must name the failed server: {stderr}"
+        );
+        if args == ["tools", "--json"] {
+            let tools: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("JSON list");
+            assert!(tools.iter().any(|t| t["name"] == "mcp_up_echo"), "{stdout}");
+            let errors: serde_json::Value = serde_json::from_str(stderr.trim()).expect("JSON");
+            assert!(
+                errors["errors"]["down"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("no license")),
+                "{stderr}"
+            );
+        }
+        all.push("--strict");
+        let out = mcpr(&all);
+        assert_eq!(out.status.code(), Some(3), "{args:?} --strict");
+    }
+}
+
+#[test]
+fn a_listing_where_no_server_answered_fails() {
+    let dir = temp_dir();
+    let config = config_file(dir.path(), &[("down", &["--fail-init", "no license"])]);
+    let config = config.to_str().expect("utf-8 path");
+    for args in [&["tools"][..], &["status"]] {
+        let mut all = args.to_vec();
+        all.extend(["--config", config]);
+        assert_eq!(mcpr(&all).status.code(), Some(3), "{args:?}");
+    }
+}

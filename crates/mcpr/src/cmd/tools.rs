@@ -45,6 +45,10 @@ pub(crate) struct ToolsArgs {
     #[arg(long, value_name = "K", requires = "search", default_value_t = 10,
           value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub limit: u16,
+    /// Exit 3 when any server failed (by default a listing exits 0 while one server answered,
+    /// and reports the failed ones on stderr).
+    #[arg(long)]
+    pub strict: bool,
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: InlineArgs,
@@ -64,6 +68,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             return Err(Failure::usage(format!("no enabled server named `{only}`")));
         }
     }
+    let total = discovery.configs.len();
     let options = StartOptions {
         progress: if args.json {
             Progress::Quiet
@@ -165,19 +170,30 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         }
         print!("{text}");
     }
-    for (name, error) in &started.report.errors {
-        eprintln!(
-            "error: {}",
-            term::text(&with_name(name, &error.explained()))
-        );
+    if args.json && !started.report.errors.is_empty() {
+        // The listing on stdout keeps its shape; a script finds the failures here.
+        let errors: serde_json::Map<String, Value> = started
+            .report
+            .errors
+            .iter()
+            .map(|(name, error)| (name.clone(), json!(error.explained())))
+            .collect();
+        eprintln!("{}", json!({ "errors": errors }));
+    } else {
+        for (name, error) in &started.report.errors {
+            eprintln!(
+                "error: {}",
+                term::text(&with_name(name, &error.explained()))
+            );
+        }
     }
     // Printed at the gate; the servers are stopped after.
     crate::connect::stop_after_output(&started.manager).await;
-    Ok(if started.report.errors.is_empty() {
-        exit::OK
-    } else {
-        exit::CONNECTION
-    })
+    Ok(exit::listing(
+        started.report.errors.len(),
+        total,
+        args.strict,
+    ))
 }
 
 /// The server to list (`None`: all) and the one tool to show, from `SERVER`, `SERVER/TOOL`, or
