@@ -13,6 +13,7 @@ mod live;
 mod logging;
 mod output;
 mod shutdown;
+mod suggest;
 mod term;
 mod usage;
 

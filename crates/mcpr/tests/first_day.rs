@@ -158,3 +158,162 @@ fn a_listing_where_no_server_answered_fails() {
         assert_eq!(mcpr(&all).status.code(), Some(3), "{args:?}");
     }
 }
+
+/// A config of the mock `m` recording what it receives in `record`, and `down`, which fails
+/// to start.
+fn recorded(dir: &std::path::Path, record: &std::path::Path) -> String {
+    let record = record.to_str().expect("utf-8 path");
+    let config = config_file(
+        dir,
+        &[
+            ("m", &["--record", record]),
+            ("down", &["--fail-init", "no license"]),
+        ],
+    );
+    config.to_str().expect("utf-8 path").to_owned()
+}
+
+/// Whether the mock was sent a `tools/call`.
+fn called(record: &std::path::Path) -> bool {
+    std::fs::read_to_string(record).is_ok_and(|r| r.contains("\"tools/call\""))
+}
+
+#[test]
+fn arguments_are_checked_against_the_schema_before_anything_is_sent() {
+    let dir = temp_dir();
+    let record = dir.path().join("record.jsonl");
+    let config = recorded(dir.path(), &record);
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, r#"{"a": "two", "b": 1}"#).unwrap();
+    let at_file = format!("@{}", file.display());
+    let cases: [(&[&str], &str, &str); 4] = [
+        (&["a=2"], "", "`b` is required"),
+        (&[r#"{"a": 2}"#], "", "`b` is required"),
+        (&[at_file.as_str()], "", "`a`: "),
+        (
+            &["-"],
+            r#"{"a": 1, "b": 2, "bb": 3}"#,
+            "there is no parameter `bb`",
+        ),
+    ];
+    for (words, stdin, expected) in cases {
+        let mut args = vec!["call", "--config", &config, "m", "add"];
+        args.extend(words);
+        let mut child = mcpr_command(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run mcpr");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("wait for mcpr");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{words:?}: {stderr}");
+        assert!(stderr.contains(expected), "{words:?}: {stderr}");
+        assert!(
+            stderr.contains("the tool's parameters:") && stderr.contains("a  number, required"),
+            "{words:?}: {stderr}"
+        );
+        assert!(!called(&record), "{words:?}: the call was sent");
+    }
+    let out = mcpr(&["call", "--config", &config, "m", "add", "a=2", "b=3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains('5'), "{}", text(&out.stdout));
+    // --no-validate leaves the judgement to the server.
+    let _ = std::fs::remove_file(&record);
+    let out = mcpr(&[
+        "call",
+        "--config",
+        &config,
+        "--no-validate",
+        "m",
+        "add",
+        "a=2",
+    ]);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(called(&record), "--no-validate must send the call");
+}
+
+#[test]
+fn mistyped_names_get_a_suggestion_and_blame_no_unrelated_server() {
+    let dir = temp_dir();
+    let record = dir.path().join("record.jsonl");
+    let config = recorded(dir.path(), &record);
+    let cases: [(&[&str], &str); 4] = [
+        (&["m", "ecoh", "text=hi"], "did you mean `echo`?"),
+        (&["mm", "echo"], "did you mean `m`?"),
+        (&["mcp_m_ecoh", "text=hi"], "did you mean `mcp_m_echo`?"),
+        (&["mcp_mm_echo", "text=hi"], "did you mean `mcp_m_echo`?"),
+    ];
+    for (words, expected) in cases {
+        let mut args = vec!["call", "--config", &config];
+        args.extend(words);
+        let out = mcpr(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{words:?}: {stderr}");
+        assert!(stderr.contains(expected), "{words:?}: {stderr}");
+        assert!(
+            !stderr.contains("failed") && !stderr.contains("no license"),
+            "{words:?} blames `down`: {stderr}"
+        );
+        assert!(!called(&record), "{words:?}: the call was sent");
+    }
+}
+
+/// A stdio server entry that notes each start in `DIR/NAME.started`, then runs the mock (or,
+/// with `fail`, exits at once).
+fn noted(dir: &std::path::Path, name: &str, fail: bool) -> serde_json::Value {
+    let marker = dir.join(format!("{name}.started"));
+    let then = if fail {
+        "exit 1".to_owned()
+    } else {
+        format!("exec '{MCPR}' mock")
+    };
+    serde_json::json!({
+        "command": "sh",
+        "args": ["-c", format!("echo x >> '{}'; {then}", marker.display())],
+    })
+}
+
+#[test]
+fn a_call_by_agent_facing_name_starts_only_the_servers_it_can_belong_to() {
+    let dir = temp_dir();
+    let servers = serde_json::json!({
+        "m": noted(dir.path(), "m", false),
+        "m_x": noted(dir.path(), "m_x", false),
+        "down": noted(dir.path(), "down", true),
+    });
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": servers}).to_string(),
+    )
+    .unwrap();
+    let config = config.to_str().expect("utf-8 path");
+    let started = |name: &str| dir.path().join(format!("{name}.started")).exists();
+    let forget = || {
+        for name in ["m", "m_x", "down"] {
+            let _ = std::fs::remove_file(dir.path().join(format!("{name}.started")));
+        }
+    };
+    // `mcp_m_x_echo` could be `m`'s tool `x_echo` or `m_x`'s `echo`. With nothing cached,
+    // both are asked (the fallback); `down`, which cannot offer it, is never started.
+    let out = mcpr(&["call", "--config", config, "mcp_m_x_echo", "text=hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "hi");
+    assert!(started("m") && started("m_x"), "the fallback asks both");
+    assert!(!started("down"), "an unrelated server was started");
+    // Now the cache knows both lists and decides: only `m_x` starts.
+    forget();
+    let out = mcpr(&["call", "--config", config, "mcp_m_x_echo", "text=again"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "again");
+    assert!(started("m_x"), "the tool's own server runs the call");
+    assert!(!started("m"), "the cache decided, yet `m` was started");
+    assert!(!started("down"), "an unrelated server was started");
+}
