@@ -317,3 +317,63 @@ fn a_call_by_agent_facing_name_starts_only_the_servers_it_can_belong_to() {
     assert!(!started("m"), "the cache decided, yet `m` was started");
     assert!(!started("down"), "an unrelated server was started");
 }
+
+#[test]
+fn a_schema_newer_than_the_cache_is_read_before_refusing() {
+    let dir = temp_dir();
+    let tools = dir.path().join("tools.json");
+    let greet = |properties: serde_json::Value| {
+        serde_json::json!([{"name": "greet", "inputSchema": {
+            "type": "object", "properties": properties, "additionalProperties": false}}])
+        .to_string()
+    };
+    std::fs::write(
+        &tools,
+        greet(serde_json::json!({"name": {"type": "string"}})),
+    )
+    .unwrap();
+    let tool_file = tools.to_str().expect("utf-8 path");
+    let config = config_file(dir.path(), &[("m", &["--tool-file", tool_file])]);
+    let config = config.to_str().expect("utf-8 path");
+    let out = mcpr(&["call", "--config", config, "m", "greet", "name=x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The server learns a parameter; the cache still has the old schema.
+    let newer = serde_json::json!({"name": {"type": "string"}, "loud": {"type": "boolean"}});
+    std::fs::write(&tools, greet(newer)).unwrap();
+    let out = mcpr(&[
+        "call",
+        "--config",
+        config,
+        "m",
+        "greet",
+        "name=x",
+        "loud=true",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("true"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn the_shell_checks_arguments_and_suggests_names_too() {
+    let dir = temp_dir();
+    let record = dir.path().join("record.jsonl");
+    let config = recorded(dir.path(), &record);
+    let mut child = mcpr_command(&["shell", "--config", &config])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mcpr shell");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"mcp_m_add {\"a\": 2}\nmcp_m_ecoh {\"text\": \"hi\"}\n")
+        .expect("write lines");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait for the shell");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "failed lines → 1: {stderr}");
+    assert!(stderr.contains("`b` is required"), "{stderr}");
+    assert!(stderr.contains("a  number, required"), "{stderr}");
+    assert!(stderr.contains("did you mean `mcp_m_echo`?"), "{stderr}");
+    assert!(!called(&record), "the shell sent a call");
+}

@@ -199,11 +199,13 @@ where
                 sanitize(server),
                 style.separator()
             );
-            // `head` is ASCII (sanitised), so any byte index is a character boundary.
+            // Compared as bytes: `name` is typed by someone and need not be ASCII.
             name.starts_with(&head)
                 || (head.len() > SHORTEST_HEAD
                     && name.len() > SHORTEST_HEAD
-                    && head.starts_with(&name[..SHORTEST_HEAD]))
+                    && head
+                        .as_bytes()
+                        .starts_with(&name.as_bytes()[..SHORTEST_HEAD]))
         })
         .collect()
 }
@@ -269,6 +271,10 @@ mod tests {
             servers_for_name(NamingStyle::Claude, "mcp__a__x", servers),
             ["a"]
         );
+        // A typed name is not ASCII: no panic, no match.
+        let odd = format!("mcp_{}é日🙂", "s".repeat(26));
+        let long = "s".repeat(40);
+        assert!(servers_for_name(NamingStyle::Mcpr, &odd, [long.as_str()]).is_empty());
     }
 
     #[test]

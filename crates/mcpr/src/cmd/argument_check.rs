@@ -38,6 +38,32 @@ pub(crate) fn check(schema: &Value, arguments: &Map<String, Value>) -> Result<()
     }
 }
 
+/// [`check`], with the tool's parameter table after the problems.
+pub(crate) fn check_shown(schema: &Value, arguments: &Map<String, Value>) -> Result<(), String> {
+    check(schema, arguments).map_err(|problems| with_parameters(problems, schema))
+}
+
+/// `arguments` when `tool` (a shell's registered tool) is an MCP tool whose input schema
+/// takes them, or a host's own tool; else the problems and the tool's parameters.
+pub(crate) fn check_tool(
+    tool: Option<&mcp_runtime::session::RegisteredTool>,
+    arguments: Option<Map<String, Value>>,
+) -> Result<Option<Map<String, Value>>, String> {
+    let Some(mcp_runtime::session::RegisteredTool::Mcp(tool)) = tool else {
+        return Ok(arguments);
+    };
+    let schema = tool.definition.input_schema.to_value();
+    let empty = Map::new();
+    check_shown(&schema, arguments.as_ref().unwrap_or(&empty)).map(|()| arguments)
+}
+
+/// `message`, then the parameter table of `schema`.
+pub(crate) fn with_parameters(mut message: String, schema: &Value) -> String {
+    message.push_str("\nthe tool's parameters:\n");
+    message.push_str(&super::arguments::parameter_lines(schema, "  ").join("\n"));
+    message
+}
+
 /// The keys of `arguments` that a closed schema does not list, each with its closest
 /// parameter.
 fn unknown_keys(schema: &Value, arguments: &Map<String, Value>) -> Vec<String> {

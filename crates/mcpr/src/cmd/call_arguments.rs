@@ -12,6 +12,7 @@ use mcp_runtime::client::ToolDefinition;
 use mcp_runtime::config::Discovery;
 use serde_json::{Map, Value};
 
+use crate::cmd::argument_check::{check_shown, with_parameters};
 use crate::cmd::call::read_arguments;
 use crate::connect::OneShot;
 use crate::exit::Failure;
@@ -91,17 +92,9 @@ fn judged(
     let arguments = given.typed(Some(schema))?;
     if validate {
         let empty = Map::new();
-        crate::cmd::argument_check::check(schema, arguments.as_ref().unwrap_or(&empty))
-            .map_err(|problems| Failure::usage(with_parameters(problems, schema)))?;
+        check_shown(schema, arguments.as_ref().unwrap_or(&empty)).map_err(Failure::usage)?;
     }
     Ok(arguments)
-}
-
-/// `message`, then the tool's parameter table.
-fn with_parameters(mut message: String, schema: &Value) -> String {
-    message.push_str("\nthe tool's parameters:\n");
-    message.push_str(&crate::cmd::arguments::parameter_lines(schema, "  ").join("\n"));
-    message
 }
 
 /// The arguments as given, read once (stdin can be read only once) and typed later.

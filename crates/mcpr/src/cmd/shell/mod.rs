@@ -358,7 +358,9 @@ impl<'a> Shell<'a> {
             self.failed_lines += 1;
             return Flow::Continue;
         }
-        let arguments = match parse_arguments(rest) {
+        let tool = self.session.get(name);
+        let checked = |a| crate::cmd::argument_check::check_tool(tool, a);
+        let arguments = match parse_arguments(rest).and_then(checked) {
             Ok(arguments) => arguments,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -410,7 +412,10 @@ impl<'a> Shell<'a> {
             .map(|tool| tool.name.as_str())
             .collect();
         match raw_matches.as_slice() {
-            [] => format!("no tool named `{name}` (see /mcp list, or /help)"),
+            [] => format!(
+                "no tool named `{name}`{} (see /mcp list, or /help)",
+                crate::suggest::did_you_mean(name, self.mcp_tools().map(|t| t.name.as_str()))
+            ),
             names => format!(
                 "no tool named `{name}`; did you mean {}?",
                 names.join(" or ")
