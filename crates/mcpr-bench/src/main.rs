@@ -9,6 +9,7 @@
 //! be installed turns its rows into "n/a (why)" and the run goes on. Counts come from `BENCH_*`
 //! environment variables (`--help` lists them).
 
+mod call_by_name;
 mod callgrind;
 mod client;
 mod discovery;
@@ -287,11 +288,12 @@ fn run(update: bool) -> ExitCode {
 
     let mut report = Report::default();
     type Section = fn(&Ctx, &mut Report);
-    let sections: [(&str, Section); 10] = [
+    let sections: [(&str, Section); 11] = [
         ("client", client::run),
         ("startup", startup::run),
         ("sandbox", sandbox::run),
         ("oneshot", oneshot::run),
+        ("callname", call_by_name::run),
         ("gateway", gateway::run),
         ("http", gateway_http::run),
         ("memory", memory::run),

@@ -10,15 +10,16 @@ use serde_json::json;
 use crate::report::{self, Report, Table};
 use crate::{Ctx, proc};
 
-/// One command to time: how to build it and what its stdout must contain.
-struct Case {
-    label: String,
+/// One command to time: how to build it and what its stdout must contain (shared with the
+/// call-by-name section).
+pub(crate) struct Case {
+    pub(crate) label: String,
     build: Box<dyn Fn() -> Command>,
     expect: Option<&'static str>,
-    times: Vec<Duration>,
+    pub(crate) times: Vec<Duration>,
     /// Phase times the command reported on stderr (the hand-written client's `phases:` line).
     phases: Vec<Phases>,
-    problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 /// When the hand-written one-shot client had the initialize answer, the call answer, the
@@ -41,7 +42,7 @@ fn parse_phases(stderr: &str) -> Option<Phases> {
 }
 
 impl Case {
-    fn new(
+    pub(crate) fn new(
         label: &str,
         expect: Option<&'static str>,
         build: impl Fn() -> Command + 'static,
@@ -56,7 +57,7 @@ impl Case {
         }
     }
 
-    fn run_once(&mut self, bound: Duration) {
+    pub(crate) fn run_once(&mut self, bound: Duration) {
         let mut command = (self.build)();
         let outcome = match proc::run_bounded(&mut command, bound) {
             Ok(outcome) => outcome,

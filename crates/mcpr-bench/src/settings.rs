@@ -86,7 +86,7 @@ pub(crate) const KNOBS: &[(&str, &str, &str)] = &[
     (
         "BENCH_ONLY",
         "all",
-        "sections to run: client,startup,oneshot,gateway,http,memory,callgrind,soak \
+        "sections to run: client,startup,oneshot,callname,gateway,http,memory,callgrind,soak \
          (and firstbyte, which runs only when named)",
     ),
     (

@@ -36,6 +36,13 @@ impl Advise for AuthFailure {
         let server = self.server()?;
         // A server given on the command line has no stored login to renew.
         if server == crate::inline::INLINE_NAME {
+            if crate::inline::authorization_given() {
+                return Some(
+                    "the server refused the Authorization header given with -H: check the token \
+                     (a `${VAR}` in it is read from the environment)"
+                        .into(),
+                );
+            }
             return Some("give its token with -H 'Authorization: Bearer TOKEN'".into());
         }
         Some(match self.needed_scope() {

@@ -18,7 +18,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use mcp_runtime::ManagerEvent;
-use mcp_runtime::client::{CallOptions, McpClient, ToolOutput};
+use mcp_runtime::client::{CallOptions, McpClient, ToolDefinition, ToolOutput};
 use mcp_runtime::config::{ServerConfig, ServerSource};
 use mcp_runtime::manager::{
     ManagerError, ManagerOptions, McpManager, ReloadSummary, ServerError, StartupReport,
@@ -121,23 +121,16 @@ impl OneShot {
         }
     }
 
-    /// The input schema of `tool` of `server` (listing the tools of a lone server).
-    pub(crate) async fn tool_schema(&self, server: &str, tool: &str) -> Option<Value> {
+    /// The tools of `server` as it lists them now (a lone server is asked; a manager's
+    /// current list is read), or `None` when it cannot list them.
+    pub(crate) async fn tools(&self, server: &str) -> Option<Vec<ToolDefinition>> {
         match self {
-            OneShot::Client(client) => client
-                .list_tools()
-                .await
-                .ok()?
-                .into_iter()
-                .find(|t| t.name == tool)
-                .map(|t| t.input_schema.to_value()),
+            OneShot::Client(client) => client.list_tools().await.ok(),
             OneShot::Manager(manager) => manager
                 .server_tools()
-                .iter()
-                .filter(|s| s.server == server)
-                .flat_map(|s| s.tools.iter())
-                .find(|t| t.name == tool)
-                .map(|t| t.input_schema.to_value()),
+                .into_iter()
+                .find(|s| s.server == server)
+                .map(|s| s.tools.to_vec()),
         }
     }
 

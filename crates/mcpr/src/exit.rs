@@ -10,6 +10,11 @@
 //! | 5 | the call timed out (its server was told to cancel it) |
 //! | 6 | the output could not be written (a full disk, say); a closed pipe is not an error |
 //! | 128+N | interrupted by signal N (the call is cancelled and every server stopped) |
+//!
+//! A listing of several servers (`mcpr tools`, `mcpr status`) did its job when at least one
+//! server answered: it exits 0 and reports the failed ones on stderr (and in its JSON), so that
+//! one unreachable server among ten does not fail every script. It exits 3 when no server
+//! answered, or with `--strict` when any failed ([`listing`]).
 
 use std::fmt;
 
@@ -33,7 +38,18 @@ pub(crate) const OUTPUT: u8 = 6;
 /// The exit codes as `--help` lists them.
 pub(crate) const HELP: &str = "Exit codes: 0 ok, 1 the tool returned isError, 2 usage or config error, \
 3 connection failure, 4 internal error, 5 the call timed out, 6 the output could not be written, \
-128+N interrupted by signal N.";
+128+N interrupted by signal N. A listing (tools, status) exits 0 when any server answered, \
+3 when none did or, with --strict, when any failed.";
+
+/// The exit code of a listing of `total` servers of which `failed` could not be reached:
+/// [`OK`] while one answered, [`CONNECTION`] when none did, or with `strict` when any failed.
+pub(crate) fn listing(failed: usize, total: usize, strict: bool) -> u8 {
+    if failed == 0 || (!strict && failed < total) {
+        OK
+    } else {
+        CONNECTION
+    }
+}
 
 /// What a command returns on success: an exit code (0, or 1 for a tool error).
 pub(crate) type Outcome = Result<u8, Failure>;
@@ -78,5 +94,20 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_fails_only_when_nothing_answered_or_when_strict() {
+        assert_eq!(listing(0, 3, false), OK);
+        assert_eq!(listing(1, 3, false), OK);
+        assert_eq!(listing(3, 3, false), CONNECTION);
+        assert_eq!(listing(1, 3, true), CONNECTION);
+        assert_eq!(listing(0, 3, true), OK);
+        assert_eq!(listing(0, 0, false), OK);
     }
 }

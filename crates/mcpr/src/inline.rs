@@ -2,9 +2,15 @@
 //! `mcpr call --url URL TOOL`): the quickest way to try a server. Typing it is the user's own
 //! intent, so it needs no trust; it is started alone, under the name [`INLINE_NAME`], and
 //! written nowhere.
+//!
+//! `-H` values expand `${VAR}`, `${VAR:-default}` and `${env:VAR}` from the environment with
+//! the same expander stored configs use, so `-H 'Authorization: Bearer ${TOKEN}'` (quoted, so
+//! the shell leaves it alone) sends the token, not the text `${TOKEN}`.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use mcp_runtime::config::expand::{Context, EnvSource, Syntax, expand_str};
 use mcp_runtime::config::{
     Discovery, HttpConfig, HttpKind, ServerConfig, StdioConfig, Transport, load_all_mcp_configs,
 };
@@ -49,6 +55,10 @@ impl InlineArgs {
             let mut headers = BTreeMap::new();
             for header in &self.headers {
                 let (name, value) = parse_header(header)?;
+                let value = expand_header(&name, &value)?;
+                if name.eq_ignore_ascii_case("authorization") {
+                    AUTHORIZATION_GIVEN.store(true, Ordering::Relaxed);
+                }
                 headers.insert(name, value);
             }
             Transport::Http(HttpConfig {
@@ -81,6 +91,23 @@ impl InlineArgs {
             .map(Some)
             .map_err(|e| e.to_string())
     }
+}
+
+/// Set once an inline server's `Authorization` header came from `-H`: a refused login is then
+/// a wrong or empty token, not a missing one, and the advice says so.
+static AUTHORIZATION_GIVEN: AtomicBool = AtomicBool::new(false);
+
+/// Whether `-H` gave the inline server an `Authorization` header.
+pub(crate) fn authorization_given() -> bool {
+    AUTHORIZATION_GIVEN.load(Ordering::Relaxed)
+}
+
+/// The value of `-H 'NAME: VALUE'` with `${VAR}` references expanded from the environment.
+/// The error names the flag, the header and the variable, never a value.
+fn expand_header(name: &str, value: &str) -> Result<String, String> {
+    let env = EnvSource::Process;
+    expand_str(value, Syntax::STANDARD, &Context::new(&env))
+        .map_err(|e| format!("-H `{name}`: {e}"))
 }
 
 /// `'Name: value'` of `-H`, split and trimmed.

@@ -16,6 +16,7 @@ mod logging;
 mod output;
 mod seen_problems;
 mod shutdown;
+mod suggest;
 mod term;
 mod usage;
 

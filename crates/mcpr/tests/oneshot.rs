@@ -1,7 +1,7 @@
 //! One-shot commands (`call`, `tools`, `status`) print what they have and then stop their
 //! servers within a short, bounded grace, leaving no process behind: not a server that
 //! ignores SIGTERM, not its grandchild, not a server still booting. A call that names its
-//! server and tool goes straight to the call, without listing tools.
+//! server and tool goes straight to the call once the tool cache knows the tool's schema.
 
 mod support;
 
@@ -49,28 +49,32 @@ fn call_by_server_and_tool_goes_straight_to_the_call() {
         dir.path(),
         json!({"m": {"command": MCPR, "args": ["mock", "--record", record]}}),
     );
-    let out = mcpr(
-        dir.path(),
-        &[
-            "--strict-config",
-            "--config",
-            &config,
-            "call",
-            "m",
-            "echo",
-            r#"{"text": "hi"}"#,
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "hi\n");
-    let received = std::fs::read_to_string(&record).unwrap();
-    assert!(received.contains("tools/call"), "{received}");
-    assert!(
-        !received.contains("tools/list"),
-        "a call by server and tool listed tools:\n{received}"
-    );
+    let call = |words: &[&str]| {
+        let mut args = vec!["--strict-config", "--config", &config, "call"];
+        args.extend(words);
+        let _ = std::fs::remove_file(&record);
+        let out = mcpr(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "hi\n");
+        let received = std::fs::read_to_string(&record).unwrap();
+        assert!(received.contains("tools/call"), "{received}");
+        received
+    };
+    // The first call lists the tools once, for the schema its arguments are checked against
+    // (and caches it); later calls, and calls told not to check, go straight to the call.
+    call(&["m", "echo", r#"{"text": "hi"}"#]);
+    for words in [
+        &["m", "echo", r#"{"text": "hi"}"#][..],
+        &["--no-validate", "m", "echo", "text=hi"],
+    ] {
+        let received = call(words);
+        assert!(
+            !received.contains("tools/list"),
+            "a call by server and tool listed tools:\n{received}"
+        );
+    }
 
-    // An unknown tool: the server's own error, as a usage error.
+    // An unknown tool: exit 2, naming the server.
     let out = mcpr(
         dir.path(),
         &[

@@ -24,7 +24,9 @@ pub use meta::{
     DEFAULT_LIMIT, InvokeRequest, MAX_LIMIT, MAX_QUERY_CHARS, MetaToolError, SUMMARY_CHARS,
     SearchRequest, compact_match, invoke_tool_definition, search_tool_definition,
 };
-pub use naming::{MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize};
+pub use naming::{
+    MAX_TOOL_NAME, NamingStyle, assign_names, is_valid_tool_name, sanitize, servers_for_name,
+};
 #[cfg(feature = "search")]
 #[cfg_attr(docsrs, doc(cfg(feature = "search")))]
 pub use tool_search::{Ranking, RankingParams, one_line_summary, parameter_summary, split_words};

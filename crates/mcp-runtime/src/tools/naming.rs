@@ -168,6 +168,48 @@ where
     names
 }
 
+/// The servers among `servers` whose tools could be named `name` in `style`, in input order:
+/// every name a server's tool gets starts with the style's prefix and the server's sanitised
+/// name (cut short only when a hash replaced its tail). A host resolving a name the model or
+/// a user typed needs to start, or read the cache of, only these servers. [`NamingStyle::Raw`]
+/// names carry no server, so every server is returned.
+///
+/// ```
+/// use mcp_runtime::tools::{NamingStyle, servers_for_name};
+/// let servers = ["github", "git", "files"];
+/// assert_eq!(servers_for_name(NamingStyle::Mcpr, "mcp_github_search", servers), ["github"]);
+/// assert_eq!(servers_for_name(NamingStyle::Mcpr, "mcp_git_log", servers), ["git"]);
+/// assert!(servers_for_name(NamingStyle::Mcpr, "mcp_nope_x", servers).is_empty());
+/// ```
+pub fn servers_for_name<'a, I>(style: NamingStyle, name: &str, servers: I) -> Vec<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    // The shortest head a hashed name keeps (see `assign_names`: the hash grows to 32 digits).
+    const SHORTEST_HEAD: usize = MAX_TOOL_NAME - 32 - 1;
+    servers
+        .into_iter()
+        .filter(|server| {
+            if style == NamingStyle::Raw {
+                return true;
+            }
+            let head = format!(
+                "{}{}{}",
+                style.prefix(),
+                sanitize(server),
+                style.separator()
+            );
+            // Compared as bytes: `name` is typed by someone and need not be ASCII.
+            name.starts_with(&head)
+                || (head.len() > SHORTEST_HEAD
+                    && name.len() > SHORTEST_HEAD
+                    && head
+                        .as_bytes()
+                        .starts_with(&name.as_bytes()[..SHORTEST_HEAD]))
+        })
+        .collect()
+}
+
 /// Whether `name` is a valid tool name for model APIs.
 pub fn is_valid_tool_name(name: &str) -> bool {
     !name.is_empty()
@@ -213,6 +255,26 @@ mod tests {
         let mut again = names(&reversed);
         again.reverse();
         assert_eq!(got, again);
+    }
+
+    #[test]
+    fn the_servers_of_a_name_include_those_of_cut_and_hashed_names() {
+        let long_server = "s".repeat(70);
+        let servers = ["a", "a_b", long_server.as_str(), "other"];
+        let pairs = [("a", "b_c"), ("a_b", "c"), (long_server.as_str(), "tool")];
+        for (name, (server, _)) in names(&pairs).iter().zip(pairs) {
+            let found = servers_for_name(NamingStyle::Mcpr, name, servers);
+            assert!(found.contains(&server), "{name}: {found:?}");
+            assert!(!found.contains(&"other"), "{name}: {found:?}");
+        }
+        assert_eq!(
+            servers_for_name(NamingStyle::Claude, "mcp__a__x", servers),
+            ["a"]
+        );
+        // A typed name is not ASCII: no panic, no match.
+        let odd = format!("mcp_{}é日🙂", "s".repeat(26));
+        let long = "s".repeat(40);
+        assert!(servers_for_name(NamingStyle::Mcpr, &odd, [long.as_str()]).is_empty());
     }
 
     #[test]

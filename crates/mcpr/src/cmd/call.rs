@@ -1,22 +1,20 @@
-//! `mcpr call`: call one tool, by server and tool name or by its `mcp_<server>_<tool>` name,
-//! and print the result.
+//! `mcpr call`: call one tool, by server and tool name or by its `mcp_<server>_<tool>` name
+//! (resolved in `call_target`), with its arguments checked against the tool's input schema
+//! first (`argument_check`), and print the result.
 
 use std::io::Read;
 use std::time::Duration;
 
-use indexmap::IndexMap;
 use mcp_runtime::client::{CallOptions, ClientError, Content, OutputCap, ToolOutput};
-use mcp_runtime::manager::{ManagerError, ServerError};
-
-use mcp_runtime::tools::{NamingStyle, mcp_tools};
+use mcp_runtime::manager::ManagerError;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::advice::Advise as _;
-use crate::connect::{OneShot, Progress, StartOptions, start};
+use crate::connect::OneShot;
 use crate::exit::{self, Failure, Outcome};
 use crate::flags::GlobalArgs;
-use crate::inline::{INLINE_NAME, InlineArgs};
+use crate::inline::InlineArgs;
 use crate::{live, term};
 
 /// Arguments of `mcpr call`.
@@ -54,6 +52,11 @@ pub(crate) struct CallArgs {
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: InlineArgs,
+    /// Send the arguments without checking them against the tool's input schema (by default
+    /// a missing required parameter, a wrong type, a value outside an `enum` or an unknown
+    /// key stops the call with exit 2, and nothing is sent).
+    #[arg(long)]
+    pub no_validate: bool,
     /// Cut the result to BYTES (on a block and character boundary) and write the whole of it
     /// to a private file named at the end; 0 for no cap (the default: the result is whole).
     #[arg(long, value_name = "BYTES")]
@@ -62,83 +65,29 @@ pub(crate) struct CallArgs {
 
 pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     let discovery = crate::inline::discover_some(global, &args.inline)?;
-    let first = &args.target[0];
-    // `mcp_<server>_<tool>` names always start with `mcp_`; anything else names a server.
-    let by_name = !discovery.configs.contains_key(first) && first.starts_with("mcp_");
-    let (server, tool, raw_args): (Option<String>, String, &[String]) = if args.inline.is_set() {
-        // One server: its name may be left out.
-        let words = match args.target.as_slice() {
-            [name, rest @ ..]
-                if name == INLINE_NAME && rest.first().is_some_and(|w| !is_arguments(w)) =>
-            {
-                rest
-            }
-            all => all,
-        };
-        (Some(INLINE_NAME.to_owned()), words[0].clone(), &words[1..])
-    } else if by_name {
-        (None, first.clone(), &args.target[1..])
-    } else if !discovery.configs.contains_key(first) {
-        return Err(crate::discovery::not_enabled(&discovery, first));
-    } else if let Some(tool) = args.target.get(1) {
-        (Some(first.clone()), tool.clone(), &args.target[2..])
-    } else {
-        return Err(Failure::usage(format!(
-            "which tool of `{first}`? (see `mcpr tools {first}`)"
-        )));
-    };
-
-    // One server and tool named: connect that server alone and call the tool directly (no
-    // tool list; an unknown tool is the server's own error). A tool name: start all, since
-    // names are assigned over the whole set.
-    let (servers, target) = match server {
-        Some(server) => {
-            let config = discovery.configs.get(&server).cloned();
-            let config = config.ok_or_else(|| Failure::usage(format!("no server `{server}`")))?;
-            // No tool list on this road: a tool its last listing held is refused here.
-            crate::cmd::trust_pins::refuse_held(&discovery.cwd, &server, &config, &tool)?;
-            let open = OneShot::open(discovery.cwd.clone(), &server, &config);
-            let servers = crate::shutdown::until_signal(open)
-                .await?
-                .map_err(|e| Failure::connection(e.explained()))?;
-            (servers, (server, tool))
-        }
+    let target =
+        crate::cmd::call_target::resolve(&discovery, &args.target, args.inline.is_set()).await?;
+    let raw_args = target.arguments;
+    let servers = match target.started {
+        Some(servers) => servers,
         None => {
-            let options = StartOptions {
-                progress: Progress::Quiet,
-                wait: false,
-                reconnect: false,
-            };
-            let started = crate::shutdown::until_signal(start(
-                discovery.cwd.clone(),
-                discovery.configs,
-                discovery.sources,
-                options,
-            ))
-            .await?;
-            let tools = mcp_tools(&started.report.servers, NamingStyle::Mcpr);
-            let held = started.manager.held_tools();
-            let servers = OneShot::Manager(started.manager);
-            match tools.iter().find(|t| t.name == tool) {
-                Some(found) => (servers, (found.server.clone(), found.tool.clone())),
-                None => {
-                    servers.stop().await;
-                    // A held tool has no name in the view; say why rather than "no tool".
-                    if let Some(failure) = crate::cmd::trust_pins::held_by_name(&tool, &held) {
-                        return Err(failure);
-                    }
-                    return Err(unknown_tool(&tool, &started.report.errors));
-                }
-            }
+            // One server and tool: connect that server alone.
+            let server = &target.server;
+            let config = discovery.configs.get(server).cloned();
+            let config = config.ok_or_else(|| Failure::usage(format!("no server `{server}`")))?;
+            // The manager's listing would hold a changed tool; a lone client refuses it here.
+            crate::cmd::trust_pins::refuse_held(&discovery.cwd, server, &config, &target.tool)?;
+            let open = OneShot::open(discovery.cwd.clone(), server, &config);
+            crate::shutdown::until_signal(open)
+                .await?
+                .map_err(|e| Failure::connection(e.explained()))?
         }
     };
-    // `key=value` words are typed by the tool's input schema, which only then is listed.
-    let typed = raw_args.len() > 1 || raw_args.iter().any(|w| crate::cmd::arguments::is_pair(w));
-    let schema = match typed {
-        true => servers.tool_schema(&target.0, &target.1).await,
-        false => None,
-    };
-    let arguments = match parse_arguments(raw_args, schema.as_ref()) {
+    let target = (target.server, target.tool);
+    let known = crate::cmd::call_arguments::KnownTools::new(&discovery, &target.0);
+    let validate = !args.no_validate;
+    let checked = crate::cmd::call_arguments::checked(&servers, &target, raw_args, validate, known);
+    let arguments = match checked.await {
         Ok(arguments) => arguments,
         Err(failure) => {
             servers.stop().await;
@@ -203,18 +152,6 @@ fn print_result(output: &ToolOutput, json: bool) -> Outcome {
     })
 }
 
-/// A tool name nobody offers: say so, and mention servers that failed (it may be theirs).
-fn unknown_tool(tool: &str, errors: &IndexMap<String, ServerError>) -> Failure {
-    if errors.is_empty() {
-        return Failure::usage(format!("no tool named `{tool}` (see `mcpr tools`)"));
-    }
-    let failed: Vec<&str> = errors.keys().map(String::as_str).collect();
-    Failure::connection(format!(
-        "no tool named `{tool}`; these servers failed to start: {}",
-        failed.join(", ")
-    ))
-}
-
 /// A JSON-RPC error (unknown tool, bad arguments) is the caller's mistake, a call past its time
 /// limit has a code of its own; anything else means the connection failed.
 fn call_failure(error: ManagerError) -> Failure {
@@ -223,39 +160,6 @@ fn call_failure(error: ManagerError) -> Failure {
         ManagerError::Client(ClientError::Timeout { .. }) => Failure::timeout(error),
         other => Failure::connection(other.explained()),
     }
-}
-
-/// Parse ARGS: one inline JSON object, `@file` or `-` (stdin), or `key=value` words typed by
-/// the tool's input `schema` (when known). None means no arguments. A bad `key=value` word
-/// gets an error that lists the tool's parameters.
-fn parse_arguments(
-    raw: &[String],
-    schema: Option<&Value>,
-) -> Result<Option<Map<String, Value>>, Failure> {
-    match raw {
-        [] => Ok(None),
-        [one] if !crate::cmd::arguments::is_pair(one) => {
-            read_arguments(one, "the command line", true)
-                .map(Some)
-                .map_err(Failure::usage)
-        }
-        words => crate::cmd::arguments::from_pairs(words, schema)
-            .map(Some)
-            .map_err(|e| {
-                let mut message = e;
-                if let Some(schema) = schema {
-                    message.push_str("\nthe tool's parameters:\n");
-                    message
-                        .push_str(&crate::cmd::arguments::parameter_lines(schema, "  ").join("\n"));
-                }
-                Failure::usage(message)
-            }),
-    }
-}
-
-/// Whether `word` is tool arguments (JSON, `@FILE`, `-`, `key=value`) rather than a name.
-fn is_arguments(word: &str) -> bool {
-    word.starts_with('{') || word.starts_with('@') || word == "-" || word.contains('=')
 }
 
 /// Tool arguments as `mcpr call` and the shell take them: inline JSON (named `inline` in
@@ -341,49 +245,6 @@ pub(crate) fn print_output(output: &ToolOutput) {
         println!(
             "{}",
             serde_json::to_string_pretty(structured).unwrap_or_default()
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_must_be_a_json_object_or_pairs() {
-        let words = |list: &[&str]| list.iter().map(|w| w.to_string()).collect::<Vec<_>>();
-        assert!(parse_arguments(&[], None).unwrap().is_none());
-        assert_eq!(
-            parse_arguments(&words(&[r#"{"a": 1}"#]), None)
-                .unwrap()
-                .unwrap()["a"],
-            1
-        );
-        assert_eq!(
-            parse_arguments(&words(&["[1]"]), None).unwrap_err().code,
-            exit::USAGE
-        );
-        assert_eq!(
-            parse_arguments(&words(&["{oops"]), None).unwrap_err().code,
-            exit::USAGE
-        );
-        assert_eq!(
-            parse_arguments(&words(&["@/definitely/missing"]), None)
-                .unwrap_err()
-                .code,
-            exit::USAGE
-        );
-        let schema = serde_json::json!({"properties": {"n": {"type": "string"}}});
-        assert_eq!(
-            parse_arguments(&words(&["n=5"]), Some(&schema))
-                .unwrap()
-                .unwrap()["n"],
-            "5"
-        );
-        let error = parse_arguments(&words(&["m=5"]), Some(&schema)).unwrap_err();
-        assert!(
-            error.message.contains("parameters:\n  n  string"),
-            "{error}"
         );
     }
 }

@@ -1,7 +1,10 @@
 //! One file per subcommand. Anything a host agent would also need belongs in `mcp-runtime`.
 
+pub(crate) mod argument_check;
 pub(crate) mod arguments;
 pub(crate) mod call;
+pub(crate) mod call_arguments;
+pub(crate) mod call_target;
 pub(crate) mod conformance;
 pub(crate) mod demo;
 pub(crate) mod edit;

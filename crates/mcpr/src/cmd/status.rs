@@ -23,6 +23,10 @@ pub(crate) struct StatusArgs {
     /// other servers' configs.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Exit 3 when any server failed (by default `status` exits 0 while one server answered;
+    /// each failure is in the table and in the JSON's `error`).
+    #[arg(long)]
+    pub strict: bool,
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: crate::inline::InlineArgs,
@@ -65,8 +69,11 @@ pub(crate) async fn run(global: &GlobalArgs, args: StatusArgs) -> Outcome {
     crate::connect::stop_after_output(&started.manager).await;
     let failed = reports
         .iter()
-        .any(|r| r.error.is_some() && r.status() != mcp_runtime::manager::ServerStatus::Connected);
-    Ok(if failed { exit::CONNECTION } else { exit::OK })
+        .filter(|r| {
+            r.error.is_some() && r.status() != mcp_runtime::manager::ServerStatus::Connected
+        })
+        .count();
+    Ok(exit::listing(failed, reports.len(), args.strict))
 }
 
 /// A configured server that cannot start because its definition is invalid: shown in the

@@ -55,6 +55,10 @@ pub(crate) struct ToolsArgs {
     #[arg(long, value_name = "K", requires = "search", default_value_t = 10,
           value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub limit: u16,
+    /// Wait for every server and exit 3 when any failed (by default a listing exits 0 while
+    /// one server answered, and reports the failed ones on stderr).
+    #[arg(long)]
+    pub strict: bool,
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: InlineArgs,
@@ -76,6 +80,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
     }
     // The same server under three names would list each tool three times.
     let copies = Copies::fold(&mut discovery.configs, &discovery.sources);
+    let total = discovery.configs.len();
     let options = StartOptions {
         progress: if args.json || args.quiet {
             Progress::Quiet
@@ -83,7 +88,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
             Progress::Show
         },
         // One tool, or a server being tried inline: its live tools, not the cached ones.
-        wait: args.wait || one_tool.is_some() || args.inline.is_set(),
+        // `--strict` judges every server, so it waits for each to settle.
+        wait: args.wait || args.strict || one_tool.is_some() || args.inline.is_set(),
         reconnect: false,
     };
     let started = crate::shutdown::until_signal(start(
@@ -202,19 +208,34 @@ pub(crate) async fn run(global: &GlobalArgs, args: ToolsArgs) -> Outcome {
         }
         print!("{text}");
     }
-    for (name, error) in &started.report.errors {
-        eprintln!(
-            "error: {}",
-            term::text(&with_name(name, &error.explained()))
-        );
+    let report = &started.report;
+    if args.json {
+        // The listing on stdout keeps its shape; a script finds the failures here, with the
+        // servers not waited for because their last start failed.
+        let mut errors: serde_json::Map<String, Value> = report
+            .errors
+            .iter()
+            .map(|(name, error)| (name.clone(), json!(error.explained())))
+            .collect();
+        for (name, error) in &report.failed_before {
+            let message = format!("not waited for: its last start failed: {error}");
+            errors.insert(name.clone(), json!(message));
+        }
+        if !errors.is_empty() {
+            eprintln!("{}", json!({ "errors": errors }));
+        }
+    } else {
+        for (name, error) in &report.errors {
+            eprintln!(
+                "error: {}",
+                term::text(&with_name(name, &error.explained()))
+            );
+        }
     }
+    let failed = report.errors.len() + report.failed_before.len();
     // Printed at the gate; the servers are stopped after.
     crate::connect::stop_after_output(&started.manager).await;
-    Ok(if started.report.errors.is_empty() {
-        exit::OK
-    } else {
-        exit::CONNECTION
-    })
+    Ok(exit::listing(failed, total, args.strict))
 }
 
 /// The server to list (`None`: all) and the one tool to show, from `SERVER`, `SERVER/TOOL`, or

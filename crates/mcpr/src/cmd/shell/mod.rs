@@ -363,7 +363,8 @@ impl<'a> Shell<'a> {
         let (name, rest) = line
             .split_once(char::is_whitespace)
             .map_or((line, ""), |(name, rest)| (name, rest.trim()));
-        let schema = match self.session.get(name) {
+        let tool = self.session.get(name);
+        let schema = match tool {
             Some(RegisteredTool::Mcp(tool)) => Some(tool.definition.input_schema.to_value()),
             Some(RegisteredTool::Host(_)) => None,
             None => {
@@ -372,7 +373,8 @@ impl<'a> Shell<'a> {
                 return Flow::Continue;
             }
         };
-        let arguments = match parse_arguments(rest, schema.as_ref()) {
+        let checked = |a| crate::cmd::argument_check::check_tool(tool, a);
+        let arguments = match parse_arguments(rest, schema.as_ref()).and_then(checked) {
             Ok(arguments) => arguments,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -424,7 +426,10 @@ impl<'a> Shell<'a> {
             .map(|tool| tool.name.as_str())
             .collect();
         match raw_matches.as_slice() {
-            [] => format!("no tool named `{name}` (see /mcp list, or /help)"),
+            [] => format!(
+                "no tool named `{name}`{} (see /mcp list, or /help)",
+                crate::suggest::did_you_mean(name, self.mcp_tools().map(|t| t.name.as_str()))
+            ),
             names => format!(
                 "no tool named `{name}`; did you mean {}?",
                 names.join(" or ")
