@@ -91,7 +91,7 @@ pub(crate) use model::tool_request::Retry;
 pub use model::types::ResourceTemplateDefinition;
 pub use model::types::{
     Content, PromptArgument, PromptDefinition, ResourceDefinition, ServerInfo, ToolDefinition,
-    ToolOutput,
+    ToolOutput, UI_META_KEY, UI_RESOURCE_URI_LEGACY_KEY,
 };
 pub use mrtr::MAX_INPUT_ROUNDS;
 pub use options::{CallOptions, ConnectOptions};
