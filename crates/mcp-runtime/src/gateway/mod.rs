@@ -37,7 +37,7 @@
 //! a 2026-07-28 backend; [`Gateway::health`] says whether a gateway serves (`GET /healthz`).
 //!
 //! Where it lives: what the gateway answers is beside this file (`handler`, with `answer`,
-//! `progress`, `catalog`, `view`, `filter`, `template`, `search_mode`, `subscriptions`,
+//! `progress`, `catalog`, `apps` (MCP Apps' `ui://` URIs namespaced by server), `view`, `filter`, `template`, `search_mode`, `subscriptions`,
 //! `notify`, `hints`, `prompt`, `subagent`, `health`, `state_key`); the questions a backend
 //! asks during a call, their sealed `requestState` and the resumption of carried calls are
 //! under `input/`; the byte plumbing (the transports, the stream's fast path, results relayed
@@ -69,6 +69,7 @@
 //! ```
 
 mod answer;
+mod apps;
 mod catalog;
 mod filter;
 mod handler;
