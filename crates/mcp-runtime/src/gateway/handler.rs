@@ -535,6 +535,7 @@ impl Gateway {
             timeout: self.inner.options.call_timeout,
             output_cap: self.inner.options.output_cap.clone(),
             resumed: resumed.map(Arc::new),
+            trace: asker.trace.clone(),
             ..CallOptions::default()
         };
         // Before the call starts: the backend must have the level when it runs.
