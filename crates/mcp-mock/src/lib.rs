@@ -20,6 +20,7 @@
 //! - [`conformance`]: `--conformance`, the reference server of the official conformance
 //!   suite in both eras (2025-11-25 sessions and stateless 2026-07-28), answered by hand.
 
+mod apps;
 mod ask_prompt;
 mod conformance;
 mod content;
@@ -212,6 +213,15 @@ pub struct MockArgs {
     /// (`elicitation/create`) and then answers `Prompt for <what came back>`.
     #[arg(long, help_heading = "Tools")]
     pub elicit_prompt: bool,
+
+    /// Also serve an MCP App: the tool `app`, whose `_meta.ui.resourceUri` is URI, and URI
+    /// itself, listed and read as `text/html;profile=mcp-app` (a page naming `--name`).
+    #[arg(long, value_name = "URI", help_heading = "Tools")]
+    pub app: Option<String>,
+
+    /// Also serve the tool `meta`, which returns the `_meta` its `tools/call` carried.
+    #[arg(long, help_heading = "Tools")]
+    pub echo_meta: bool,
 
     /// Also serve the tool `sample {prompt}`, which asks the client's model to answer `prompt`
     /// (`sampling/createMessage`) and returns `sampled <text>`, or the client's error as an
@@ -554,7 +564,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         stderr_flood: args.stderr_flood,
     })?;
 
-    let catalog = Catalog::build(
+    let mut catalog = Catalog::build(
         args.tools,
         args.tool_file.as_deref(),
         args.flood_tool,
@@ -563,6 +573,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         args.elicit_tool,
         args.sample_tool,
     )?;
+    apps::add_tools(&mut catalog, args.app.as_deref(), args.echo_meta)?;
     let forced_version = args
         .protocol_version
         .as_deref()
@@ -722,6 +733,7 @@ fn knobs(args: &MockArgs) -> Knobs {
             .list_changed_ms
             .map(|ms| Duration::from_millis(ms.get())),
         content: args.resources,
+        app: args.app.clone(),
         cache_hints: server::CacheHints {
             ttl_ms: args.ttl_ms,
             scope: args.cache_scope,

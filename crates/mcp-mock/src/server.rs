@@ -25,8 +25,8 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
-use super::content;
 use super::tools::{Catalog, LOG_LEVELS, served_by_server, text_result, tool_error};
+use super::{apps, content};
 
 /// Prefix of the opaque `tools/list` cursors (followed by the index of the page's first tool).
 const CURSOR_PREFIX: &str = "mcpr-mock-page-";
@@ -86,6 +86,8 @@ pub(crate) struct Knobs {
     pub list_changed_every: Option<Duration>,
     /// Also serve the sample resources, resource template and prompts (see `content`).
     pub content: bool,
+    /// The URI of the MCP App (`--app`), listed and read beside any `content`.
+    pub app: Option<String>,
     /// Serve `log` and `touch`, logging and resource subscriptions (`--notify-tools`).
     pub notify_tools: bool,
     /// Serve the prompt `ask`, which asks the client first (`--elicit-prompt`).
@@ -203,6 +205,12 @@ impl ServerHandler for MockServer {
                 .build();
             capabilities.resources = with_content.resources;
             capabilities.prompts = with_content.prompts;
+        }
+        if self.inner.knobs.app.is_some() && capabilities.resources.is_none() {
+            capabilities.resources = ServerCapabilities::builder()
+                .enable_resources()
+                .build()
+                .resources;
         }
         if self.inner.knobs.elicit_prompt {
             capabilities.prompts = ServerCapabilities::builder()
@@ -328,6 +336,9 @@ impl ServerHandler for MockServer {
                 None,
             ));
         }
+        if let Some(result) = apps::call(&request.name, &context) {
+            return Ok(result.into());
+        }
         let arguments = request.arguments.unwrap_or_default();
         if served_by_server(&self.inner.catalog, &request.name) {
             return Ok(self
@@ -348,8 +359,22 @@ impl ServerHandler for MockServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let name = &self.inner.name;
+        let app = self
+            .inner
+            .knobs
+            .app
+            .as_deref()
+            .map(|uri| apps::resource(uri, name));
+        if app.is_some() && self.content().is_err() {
+            return Ok(ListResourcesResult::with_all_items(
+                app.into_iter().collect(),
+            ));
+        }
         self.content()?;
-        Ok(content::resources(&self.inner.name))
+        let mut listed = content::resources(name);
+        listed.resources.extend(app);
+        Ok(listed)
     }
 
     async fn list_resource_templates(
@@ -366,6 +391,9 @@ impl ServerHandler for MockServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if self.inner.knobs.app.as_deref() == Some(request.uri.as_str()) {
+            return Ok(apps::read(&request.uri, &self.inner.name).into());
+        }
         self.content()?;
         Ok(content::read(&request.uri).into())
     }

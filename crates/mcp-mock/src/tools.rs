@@ -35,7 +35,7 @@ struct Entry {
 }
 
 /// What a call to a tool does.
-enum Behaviour {
+pub(crate) enum Behaviour {
     Builtin(Builtin),
     /// Generated tools: echo `text`, or the arguments as JSON when there is no `text`.
     EchoText,
@@ -57,7 +57,7 @@ enum Behaviour {
 
 /// The built-in tools.
 #[derive(Clone, Copy)]
-enum Builtin {
+pub(crate) enum Builtin {
     Echo,
     Add,
     Sleep,
@@ -173,7 +173,7 @@ impl Catalog {
         Ok(catalog)
     }
 
-    fn add(&mut self, tool: Tool, behaviour: Behaviour) {
+    pub(crate) fn add(&mut self, tool: Tool, behaviour: Behaviour) {
         let entry = Entry { tool, behaviour };
         match self.by_name.get(entry.tool.name.as_ref()) {
             Some(&index) => self.entries[index] = entry,

@@ -4,8 +4,9 @@
 //! server's tool name (a shadowing attempt) is held the same way.
 //!
 //! A definition is pinned by the SHA-256 of its canonical JSON (object keys sorted): name,
-//! title, description, input and output schema, annotations; `_meta` is not part of it. The
-//! definition itself is kept too, so that `mcpr trust SERVER` can show old beside new.
+//! title, description, input and output schema, annotations; `_meta` and the definition's
+//! other fields are not part of it. The definition itself is kept too, so that
+//! `mcpr trust SERVER` can show old beside new.
 //!
 //! The store is one JSON file beside the trust store, `$XDG_DATA_HOME/mcpr/pins.json` (default
 //! `~/.local/share/mcpr/pins.json`), keyed like the tool cache (server, project, config hash),
@@ -88,13 +89,12 @@ fn hex(hash: &[u8]) -> String {
     text
 }
 
-/// The pinned parts of a definition as JSON.
+/// The pinned parts of a definition as JSON: none of its other fields (`_meta`, `icons`, ...),
+/// so that a digest taken before they were kept is still the same.
 fn definition(tool: &ToolDefinition) -> Value {
-    let mut value = serde_json::to_value(tool).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.remove("_meta");
-    }
-    value
+    let mut pinned = tool.clone();
+    pinned.extra.clear();
+    serde_json::to_value(&pinned).unwrap_or(Value::Null)
 }
 
 /// JSON text of `value` with every object's keys sorted, so that key order never changes a

@@ -436,3 +436,59 @@ async fn progress_passes_through_and_failures_are_error_results() {
     );
     manager.disconnect_all().await;
 }
+
+/// A call's trace context (`_meta.traceparent`, `tracestate`, `baggage`) reaches the server
+/// through the handle unchanged; the mock's `meta` tool returns the `_meta` it received.
+#[tokio::test]
+async fn a_calls_trace_context_reaches_the_server() {
+    const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let dir = temp_dir();
+    let manager = manager(dir.path());
+    connect(&manager, &[("a", mock(&["--echo-meta"]))]).await;
+    let handle = SubAgentHandle::new(manager.clone(), SubAgentOptions::default());
+    let trace = mcp_runtime::client::TraceContext::default()
+        .with_traceparent(TRACEPARENT)
+        .and_then(|t| t.with_tracestate("congo=t61rcWkgMzE"))
+        .and_then(|t| t.with_baggage("userId=alice"))
+        .unwrap();
+    let output = handle
+        .call("mcp_a_meta", None, CallOptions::default().with_trace(trace))
+        .await
+        .unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&output.text()).unwrap();
+    assert_eq!(meta["traceparent"], TRACEPARENT, "{meta}");
+    assert_eq!(meta["tracestate"], "congo=t61rcWkgMzE", "{meta}");
+    assert_eq!(meta["baggage"], "userId=alice", "{meta}");
+    manager.disconnect_all().await;
+}
+
+/// Two servers with the same MCP App URI: the handle's tools name each app by its presented
+/// URI, and reading it returns that server's own page.
+#[tokio::test]
+async fn each_servers_app_is_read_from_that_server() {
+    let dir = temp_dir();
+    let manager = manager(dir.path());
+    let app = "ui://widgets/app.html";
+    connect(
+        &manager,
+        &[
+            ("a", mock(&["--name", "a", "--app", app])),
+            ("b", mock(&["--name", "b", "--app", app])),
+        ],
+    )
+    .await;
+    let handle = SubAgentHandle::new(manager.clone(), SubAgentOptions::default());
+    let tools = handle.tools();
+    for server in ["a", "b"] {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == format!("mcp_{server}_app"))
+            .unwrap();
+        let uri = tool.definition.ui_resource_uri().unwrap();
+        assert_eq!(uri, format!("ui://mcpr/{server}/widgets/app.html"));
+        let read = handle.read_resource(uri).await.unwrap();
+        let html = read["contents"][0]["text"].as_str().unwrap();
+        assert!(html.contains(&format!("app of {server} ")), "{html}");
+    }
+    manager.disconnect_all().await;
+}

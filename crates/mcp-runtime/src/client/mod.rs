@@ -65,6 +65,7 @@ mod skills;
 mod stdio;
 mod subscribe;
 mod tally;
+mod trace;
 
 use std::fmt::Display;
 use std::sync::Mutex;
@@ -91,7 +92,7 @@ pub(crate) use model::tool_request::Retry;
 pub use model::types::ResourceTemplateDefinition;
 pub use model::types::{
     Content, PromptArgument, PromptDefinition, ResourceDefinition, ServerInfo, ToolDefinition,
-    ToolOutput,
+    ToolOutput, UI_META_KEY, UI_RESOURCE_URI_LEGACY_KEY,
 };
 pub use mrtr::MAX_INPUT_ROUNDS;
 pub use options::{CallOptions, ConnectOptions};
@@ -101,6 +102,7 @@ pub use stdio::environment;
 pub use stdio::environment::{ServerEnvironment, withhold_from_servers};
 pub use stdio::group::group_alive;
 pub use stdio::process::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE};
+pub use trace::{BAGGAGE, TRACEPARENT, TRACESTATE, TraceContext, TraceContextError};
 
 use handler::Handler;
 pub(crate) use stdio::group::killed_groups_gone;
@@ -444,6 +446,11 @@ impl McpClient {
         call: &mut ToolRequest,
         options: CallOptions,
     ) -> Result<ToolOutput, ClientError> {
+        if !options.trace.is_empty() {
+            // In the parameters' own `_meta`, which both roads send.
+            let meta = call.params.meta.get_or_insert_with(Default::default);
+            options.trace.write_into(&mut meta.0.0);
+        }
         let tool = &*call.params.name;
         let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();

@@ -139,6 +139,9 @@ pub struct CallOptions {
     /// apply their own cap (by default [`OutputCap::for_agents`]); a bare client, the manager
     /// and a tool bridge call without one return results whole.
     pub output_cap: Option<OutputCap>,
+    /// The trace context the request carries in its `_meta` (`traceparent`, `tracestate`,
+    /// `baggage`), passed on unchanged: a gateway's client's, or a script's.
+    pub trace: super::TraceContext,
     /// Where the server's questions about this call go (a gateway's client), instead of the
     /// connection's host handlers.
     pub(crate) input: Option<super::ask::CallInput>,
@@ -175,6 +178,12 @@ impl CallOptions {
     /// Cap this call's result (see [`OutputCap`]).
     pub fn with_output_cap(mut self, cap: OutputCap) -> Self {
         self.output_cap = Some(cap);
+        self
+    }
+
+    /// Carry `trace` in the request's `_meta`.
+    pub fn with_trace(mut self, trace: super::TraceContext) -> Self {
+        self.trace = trace;
         self
     }
 }

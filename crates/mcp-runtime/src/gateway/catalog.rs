@@ -7,7 +7,8 @@
 //!
 //! - Resources keep their URI (clients may understand `file://` and friends); their name
 //!   becomes `<server>/<name>` and their description says the server. When two servers list the
-//!   same URI, the first in config order serves it.
+//!   same URI, the first in config order serves it. MCP Apps' `ui://` URIs are the exception:
+//!   each is namespaced by its server (see `apps`), so that every server serves its own.
 //! - A read reaches a server only for a URI that server listed, or that one of its resource
 //!   templates produces, and only when the view offers `<server>/<uri>`: a client cannot make
 //!   the gateway ask servers for anything else.
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::apps;
 use super::template::UriTemplate;
 use super::view::ScopedTools;
 use crate::client::{McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition};
@@ -48,8 +50,8 @@ pub(crate) struct Catalog {
 
 #[derive(Default)]
 struct Routes {
-    /// Offered URI → server.
-    resources: HashMap<String, String>,
+    /// Offered URI → (server, the URI the server listed): the same URI but for `ui://` ones.
+    resources: HashMap<String, (String, String)>,
     /// Every resource template of the servers in scope, in config order (offered or not: a
     /// URI a template produces is still checked against the view on its own).
     templates: Vec<(String, UriTemplate)>,
@@ -68,6 +70,7 @@ impl Catalog {
         self.remember_resources(scope, &listed)
             .into_iter()
             .map(|(server, resource)| resource_wire(scope.naming, server, resource))
+            .map(|(_, wire)| wire)
             .collect()
     }
 
@@ -89,12 +92,13 @@ impl Catalog {
         let mut offered = Vec::new();
         for (server, resources) in listed {
             for resource in resources {
-                if routes.contains_key(&resource.uri)
-                    || !scope.filter.allows_resource(server, &resource.uri)
+                let uri =
+                    apps::presented(server, &resource.uri).unwrap_or_else(|| resource.uri.clone());
+                if routes.contains_key(&uri) || !scope.filter.allows_resource(server, &resource.uri)
                 {
                     continue;
                 }
-                routes.insert(resource.uri.clone(), server.clone());
+                routes.insert(uri, (server.clone(), resource.uri.clone()));
                 offered.push((server.as_str(), resource));
             }
         }
@@ -147,12 +151,17 @@ impl Catalog {
         self.lock().templates = templates;
     }
 
-    /// The server to read `uri` from, by what is remembered: the server that listed it, else
-    /// the first whose template produces it, provided the view offers `<server>/<uri>`.
-    fn route(&self, scope: &ScopedTools, uri: &str) -> Option<String> {
+    /// The server to read `uri` from and the URI it knows, by what is remembered: the server
+    /// that listed it, else the first whose template produces it, provided the view offers
+    /// `<server>/<uri>`. A `ui://` URI is one the gateway presented (see `apps`), read from the
+    /// server it names: never from the listing of another.
+    fn route(&self, scope: &ScopedTools, uri: &str) -> Option<(String, String)> {
+        if apps::is_ui(uri) {
+            return self.ui_route(scope, uri);
+        }
         let routes = self.lock();
-        if let Some(server) = routes.resources.get(uri) {
-            return Some(server.clone());
+        if let Some(route) = routes.resources.get(uri) {
+            return Some(route.clone());
         }
         routes
             .templates
@@ -160,27 +169,51 @@ impl Catalog {
             .find(|(server, template)| {
                 scope.filter.allows_resource(server, uri) && template.matches(uri)
             })
-            .map(|(server, _)| server.clone())
+            .map(|(server, _)| (server.clone(), uri.to_owned()))
+    }
+
+    /// The route of a presented `ui://` URI: to the server it names, for a URI that server
+    /// listed, that one of its templates produces, or that one of its tools in the view names
+    /// as its app, provided the view offers `<server>/<uri>`.
+    fn ui_route(&self, scope: &ScopedTools, presented: &str) -> Option<(String, String)> {
+        let (server, uri) = apps::original(presented)?;
+        if !scope.filter.allows_resource(&server, &uri) {
+            return None;
+        }
+        let routes = self.lock();
+        let listed = routes.resources.get(presented) == Some(&(server.clone(), uri.clone()));
+        let templated = || {
+            routes
+                .templates
+                .iter()
+                .any(|(owner, template)| *owner == server && template.matches(&uri))
+        };
+        let a_tools_app = || {
+            scope.view().tools.iter().any(|tool| {
+                tool.server == server && tool.definition.ui_resource_uri() == Some(uri.as_str())
+            })
+        };
+        (listed || templated() || a_tools_app()).then_some((server, uri))
     }
 
     /// Read `uri` from the server that offers it (listing again if it is not known yet).
     pub(super) async fn read(&self, scope: &ScopedTools, uri: &str) -> Result<Value, CatalogError> {
-        let server = self.owner(scope, uri).await?;
+        let (server, uri) = self.owner(scope, uri).await?;
         connected(scope, &server)?
-            .read_resource(uri)
+            .read_resource(&uri)
             .await
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }
 
-    /// The server in scope that offers `uri` (listing again if it is not known yet): what a
-    /// read or a subscription of `uri` goes to.
+    /// The server in scope that offers `uri` and the URI it knows it by (listing again if it
+    /// is not known yet): what a read or a subscription of `uri` goes to.
     pub(super) async fn owner(
         &self,
         scope: &ScopedTools,
         uri: &str,
-    ) -> Result<String, CatalogError> {
+    ) -> Result<(String, String), CatalogError> {
         match self.route(scope, uri) {
-            Some(server) => Ok(server),
+            Some(route) => Ok(route),
             None => {
                 // Both listings at once: a URI may have been listed, or a template added, since.
                 let (resources, templates) = futures::future::join(
@@ -426,16 +459,27 @@ fn exposed(naming: NamingStyle, server: &str, name: &str) -> String {
     }
 }
 
-fn resource_wire(naming: NamingStyle, server: &str, resource: &ResourceDefinition) -> Value {
+/// A resource as the gateway lists it, with its presented URI first.
+fn resource_wire(
+    naming: NamingStyle,
+    server: &str,
+    resource: &ResourceDefinition,
+) -> (String, Value) {
+    let uri = apps::presented(server, &resource.uri).unwrap_or_else(|| resource.uri.clone());
     let mut wire = json!({
-        "uri": resource.uri,
+        "uri": uri,
         "name": exposed(naming, server, &resource.name),
         "description": described(server, resource.description.as_deref()),
     });
     if let Some(mime) = &resource.mime_type {
         wire["mimeType"] = json!(mime);
     }
-    wire
+    if let Value::Object(fields) = &mut wire {
+        for (key, value) in &resource.extra {
+            fields.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
+    (uri, wire)
 }
 
 fn template_wire(
@@ -443,8 +487,10 @@ fn template_wire(
     server: &str,
     template: &ResourceTemplateDefinition,
 ) -> Value {
+    let uri_template = apps::presented(server, &template.uri_template)
+        .unwrap_or_else(|| template.uri_template.clone());
     let mut wire = json!({
-        "uriTemplate": template.uri_template,
+        "uriTemplate": uri_template,
         "name": exposed(naming, server, &template.name),
         "description": described(server, template.description.as_deref()),
     });

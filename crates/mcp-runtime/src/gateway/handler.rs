@@ -195,10 +195,10 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         boxed(async move {
-            let server = self.owner(&request.uri).await?;
+            let (server, uri) = self.owner(&request.uri).await?;
             self.inner
                 .relay
-                .unsubscribe(&server, &request.uri, self.client)
+                .unsubscribe(&server, &uri, self.client)
                 .await;
             Ok(())
         })
@@ -426,8 +426,8 @@ impl Gateway {
         super::hints::on_list(result, super::hints::listing(&self.inner.scope, method))
     }
 
-    /// The server that offers `uri`.
-    async fn owner(&self, uri: &str) -> Result<String, McpError> {
+    /// The server that offers `uri`, and the URI that server knows it by.
+    async fn owner(&self, uri: &str) -> Result<(String, String), McpError> {
         self.wait_started().await;
         self.inner
             .catalog
@@ -446,10 +446,10 @@ impl Gateway {
         subscriber: u64,
         target: Target,
     ) -> Result<(), McpError> {
-        let server = self.owner(uri).await?;
+        let (server, uri) = self.owner(uri).await?;
         self.inner
             .relay
-            .subscribe(&server, uri, subscriber, target)
+            .subscribe(&server, &uri, subscriber, target)
             .await
             .map_err(|message| McpError::invalid_params(message, None))
     }
@@ -535,6 +535,7 @@ impl Gateway {
             timeout: self.inner.options.call_timeout,
             output_cap: self.inner.options.output_cap.clone(),
             resumed: resumed.map(Arc::new),
+            trace: asker.trace.clone(),
             ..CallOptions::default()
         };
         // Before the call starts: the backend must have the level when it runs.
@@ -725,6 +726,16 @@ fn listed_tool(tool: &McpTool) -> Result<Tool, String> {
         listed.annotations = Some(
             serde_json::from_value(annotations.clone()).map_err(|e| format!("annotations: {e}"))?,
         );
+    }
+    if let Some(icons) = definition.extra.get("icons") {
+        listed.icons =
+            Some(serde_json::from_value(icons.clone()).map_err(|e| format!("icons: {e}"))?);
+    }
+    if let Some(Value::Object(meta)) = definition.meta() {
+        // Kept whole, but an MCP App's `ui://` URI names this server's own resource.
+        let mut meta = meta.clone();
+        super::apps::rewrite_tool_meta(&tool.server, &mut meta);
+        listed.meta = Some(rmcp::model::MetaObject(meta));
     }
     Ok(listed)
 }

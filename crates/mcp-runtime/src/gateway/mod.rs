@@ -19,10 +19,21 @@
 //!   through it, and a resource read reaches a server only for a URI that server listed or
 //!   that one of its resource templates produces.
 //!
+//! Tool definitions go out whole, `_meta` included. MCP Apps' `ui://` URIs (a tool's
+//! `_meta.ui.resourceUri`, listed resources and templates) are namespaced by server, since two
+//! servers may serve the same one: `ui://<rest>` of server `S` is presented as
+//! `ui://mcpr/<S>/<rest>`, `S` percent-encoded (everything but letters, digits and `-_.~`).
+//! The rule is reversible and depends on nothing but the name and the URI, so a presented URI
+//! is the same after a restart; it applies to every `ui://` URI a server sends, one already
+//! shaped like a presented URI included, and a read of a presented URI goes only to the server
+//! it names, for its own URI, and only when the view offers `<S>/<its own URI>`.
+//!
 //! Calls behave as the host's own: a tool whose server is still connecting waits for
 //! it (bounded by the call's timeout); a failed server's tool returns an error result
 //! `MCP error: ...`; the client's cancellation reaches the server as `notifications/cancelled`;
 //! the server's progress notifications reach the client under the client's progress token.
+//! A call's trace context (`_meta.traceparent`, `tracestate`, `baggage`) reaches the server
+//! unchanged: the gateway makes no span of its own.
 //! The servers' log lines reach the clients that asked for them, tagged with the server's
 //! name, and a client's resource subscriptions reach the server that offers the resource
 //! (once for all clients), whose updates come back to each subscriber.
@@ -37,7 +48,7 @@
 //! a 2026-07-28 backend; [`Gateway::health`] says whether a gateway serves (`GET /healthz`).
 //!
 //! Where it lives: what the gateway answers is beside this file (`handler`, with `answer`,
-//! `progress`, `catalog`, `view`, `filter`, `template`, `search_mode`, `subscriptions`,
+//! `progress`, `catalog`, `apps` (MCP Apps' `ui://` URIs namespaced by server), `view`, `filter`, `template`, `search_mode`, `subscriptions`,
 //! `notify`, `hints`, `prompt`, `subagent`, `health`, `state_key`); the questions a backend
 //! asks during a call, their sealed `requestState` and the resumption of carried calls are
 //! under `input/`; the byte plumbing (the transports, the stream's fast path, results relayed
@@ -69,6 +80,7 @@
 //! ```
 
 mod answer;
+mod apps;
 mod catalog;
 mod filter;
 mod handler;

@@ -112,8 +112,16 @@ impl SubAgentHandle {
     }
 
     /// The tools the sub-agent may call, right now (live and cached, filtered, sorted by name).
+    /// An MCP App's `ui://` URI in a tool's `_meta` is the one
+    /// [`read_resource`](Self::read_resource) takes: namespaced by its server, as the gateway
+    /// presents it.
     pub fn tools(&self) -> Vec<McpTool> {
-        self.scope.view().to_vec()
+        self.scope
+            .view()
+            .to_vec()
+            .into_iter()
+            .map(super::apps::presented_tool)
+            .collect()
     }
 
     /// The tools of this handle's view that best match `query` (what the tool should do), best

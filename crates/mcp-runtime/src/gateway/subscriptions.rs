@@ -404,10 +404,12 @@ impl Relay {
                     let state = self.lock();
                     state
                         .resources
-                        .get(&(server, uri.clone()))
+                        .get(&(server.clone(), uri.clone()))
                         .map(|subscribers| subscribers.values().cloned().collect())
                         .unwrap_or_default()
                 };
+                // Subscribed under the URI the server knows; the client knows the presented one.
+                let uri = super::apps::presented(&server, &uri).unwrap_or(uri);
                 let sends = targets.iter().map(|target| {
                     let uri = uri.clone();
                     async move {

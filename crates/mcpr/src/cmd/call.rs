@@ -5,7 +5,9 @@
 use std::io::Read;
 use std::time::Duration;
 
-use mcp_runtime::client::{CallOptions, ClientError, Content, OutputCap, ToolOutput};
+use mcp_runtime::client::{
+    CallOptions, ClientError, Content, OutputCap, ToolOutput, TraceContext, TraceContextError,
+};
 use mcp_runtime::manager::ManagerError;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -96,7 +98,9 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
     };
 
     let cancel = CancellationToken::new();
-    let mut options = CallOptions::default().with_cancel(cancel.clone());
+    let mut options = CallOptions::default()
+        .with_cancel(cancel.clone())
+        .with_trace(trace_from_env());
     options.timeout = args.timeout.map(Duration::from_millis);
     let mode = live::Mode::choose(args.quiet, args.progress_json);
     let (display, progress) = live::Display::start(mode, &target.1);
@@ -247,4 +251,39 @@ pub(crate) fn print_output(output: &ToolOutput) {
             serde_json::to_string_pretty(structured).unwrap_or_default()
         );
     }
+}
+
+/// A part of a trace context added, if it is well-formed.
+type AddPart = fn(TraceContext, &str) -> Result<TraceContext, TraceContextError>;
+
+/// The trace context of the environment, as OpenTelemetry's environment carrier names it
+/// (`TRACEPARENT`, `TRACESTATE`, `BAGGAGE`), so that a script's or CI job's trace continues at
+/// the server. A malformed value is dropped with a one-line warning, never sent.
+fn trace_from_env() -> TraceContext {
+    let mut trace = TraceContext::default();
+    let parts: [(&str, AddPart); 3] = [
+        ("TRACEPARENT", TraceContext::with_traceparent),
+        ("TRACESTATE", TraceContext::with_tracestate),
+        ("BAGGAGE", TraceContext::with_baggage),
+    ];
+    for (variable, with) in parts {
+        let Some(value) = std::env::var_os(variable) else {
+            continue;
+        };
+        let checked = match value.to_str() {
+            Some(value) => with(trace.clone(), value),
+            None => {
+                eprintln!("warning: {variable} is not UTF-8; it is not sent");
+                continue;
+            }
+        };
+        match checked {
+            Ok(with_part) => trace = with_part,
+            Err(e) => eprintln!("warning: {variable}: {e}"),
+        }
+    }
+    if trace.tracestate().is_some() && trace.traceparent().is_none() {
+        eprintln!("warning: TRACESTATE without a valid TRACEPARENT is not sent");
+    }
+    trace
 }

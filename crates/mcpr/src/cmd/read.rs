@@ -25,8 +25,12 @@ pub(crate) struct ResourceArgs {
     #[arg(num_args = 0..=2, value_name = "SERVER URI", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::server_names))]
     pub target: Vec<String>,
     /// Print the result as JSON, as the server sent it.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "output")]
     pub json: bool,
+    /// Save the resource's content to FILE, byte for byte (text as sent, a blob decoded),
+    /// instead of printing it: an MCP App's `ui://` HTML, an image.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
     /// A server to try instead of the configured ones.
     #[command(flatten)]
     pub inline: InlineArgs,
@@ -139,6 +143,10 @@ pub(crate) async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome
         print_json(&result)?;
         return Ok(exit::OK);
     }
+    if let Some(path) = &args.output {
+        save(&result, uri, path)?;
+        return Ok(exit::OK);
+    }
     let contents = result.get("contents").and_then(Value::as_array);
     for content in contents.into_iter().flatten() {
         let uri = content.get("uri").and_then(Value::as_str).unwrap_or("?");
@@ -158,6 +166,42 @@ pub(crate) async fn resource(global: &GlobalArgs, args: ResourceArgs) -> Outcome
         }
     }
     Ok(exit::OK)
+}
+
+/// Write the one content of a read of `uri` to `path`: its text as sent, or its blob decoded.
+fn save(result: &Value, uri: &str, path: &std::path::Path) -> Result<(), Failure> {
+    use base64::Engine as _;
+    let contents = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let [content] = contents else {
+        return Err(Failure::usage(format!(
+            "{} has {} contents; --output saves a resource with exactly one (see --json)",
+            term::line(uri),
+            contents.len()
+        )));
+    };
+    let bytes = match (content.get("text"), content.get("blob")) {
+        (Some(Value::String(text)), _) => text.as_bytes().to_vec(),
+        (None, Some(Value::String(blob))) => base64::engine::general_purpose::STANDARD
+            .decode(blob)
+            .map_err(|e| {
+                Failure::usage(format!(
+                    "{}: the server's blob is not valid base64: {e}",
+                    term::line(uri)
+                ))
+            })?,
+        _ => {
+            return Err(Failure::usage(format!(
+                "{}: the content has neither text nor blob",
+                term::line(uri)
+            )));
+        }
+    };
+    std::fs::write(path, bytes)
+        .map_err(|e| Failure::usage(format!("cannot write {}: {e}", path.display())))
 }
 
 /// `mcpr prompt`.

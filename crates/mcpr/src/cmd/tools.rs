@@ -279,6 +279,9 @@ fn write_long(text: &mut String, tool: &McpTool) {
     for line in crate::cmd::arguments::parameter_lines(schema, "      ") {
         let _ = writeln!(text, "{}", term::line(&line));
     }
+    if let Some(app) = tool.definition.ui_resource_uri() {
+        let _ = writeln!(text, "      app: {}", term::line(app));
+    }
 }
 
 /// The first line of a tool's description.
@@ -305,6 +308,12 @@ fn tool_json(tool: &McpTool, copies: &Copies) -> Value {
         "outputSchema": tool.definition.output_schema,
         "annotations": tool.definition.annotations,
     });
+    // Every other field of the definition (`_meta`, `icons`, ...) as the server sent it.
+    if let Value::Object(fields) = &mut object {
+        for (key, value) in &tool.definition.extra {
+            fields.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
     let same: Vec<&str> = copies
         .of(&tool.server)
         .iter()

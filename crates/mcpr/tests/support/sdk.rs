@@ -74,7 +74,9 @@ async function run(step) {
       // Asks the server for progress (the SDK sends a progress token only with a callback).
       if (step.progress) options.onprogress = () => {};
       callProgress = { updates: [], answered: false };
-      const result = await client.callTool({ name: step.name, arguments: step.args ?? {} }, undefined, options);
+      const params = { name: step.name, arguments: step.args ?? {} };
+      if (step.meta) params._meta = step.meta;
+      const result = await client.callTool(params, undefined, options);
       const progress = callProgress.updates;
       callProgress = null;
       return { ok: true, result, progress };

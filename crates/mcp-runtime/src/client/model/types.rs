@@ -33,6 +33,44 @@ pub struct ToolDefinition {
     /// Behaviour hints (`readOnlyHint`, `destructiveHint`, ...), kept as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Every other field of the definition as the server sent it: `_meta` (an MCP App's
+    /// `ui.resourceUri`, per-tool hints such as `anthropic/alwaysLoad`), `icons`, and fields
+    /// of protocol revisions this version does not know.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The `_meta` key of the MCP Apps extension (`io.modelcontextprotocol/ui`) that names a
+/// tool's UI: `_meta.ui.resourceUri`.
+pub const UI_META_KEY: &str = "ui";
+
+/// The flat key earlier drafts of MCP Apps used for the same URI: `_meta["ui/resourceUri"]`.
+pub const UI_RESOURCE_URI_LEGACY_KEY: &str = "ui/resourceUri";
+
+impl ToolDefinition {
+    /// The definition's `_meta`, if the server set it.
+    pub fn meta(&self) -> Option<&Value> {
+        self.extra.get("_meta")
+    }
+
+    /// The `ui://` resource of the tool's MCP App, if it has one: `_meta.ui.resourceUri`, or
+    /// the earlier drafts' `_meta["ui/resourceUri"]`.
+    ///
+    /// ```
+    /// use mcp_runtime::client::ToolDefinition;
+    /// let tool: ToolDefinition = serde_json::from_value(serde_json::json!({
+    ///     "name": "weather", "inputSchema": {"type": "object"},
+    ///     "_meta": {"ui": {"resourceUri": "ui://weather/app.html"}}
+    /// })).unwrap();
+    /// assert_eq!(tool.ui_resource_uri(), Some("ui://weather/app.html"));
+    /// ```
+    pub fn ui_resource_uri(&self) -> Option<&str> {
+        let meta = self.meta()?;
+        meta.get(UI_META_KEY)
+            .and_then(|ui| ui.get("resourceUri"))
+            .or_else(|| meta.get(UI_RESOURCE_URI_LEGACY_KEY))
+            .and_then(Value::as_str)
+    }
 }
 
 fn empty_object_schema() -> JsonText {
@@ -372,6 +410,10 @@ pub struct ResourceDefinition {
     /// e.g. `text/plain`, when the server knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// Every other field as the server sent it (`title`, `size`, `annotations`, `_meta` such
+    /// as an MCP App's `ui.csp`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// A resource template as a server lists it in `resources/templates/list`: the URIs it can

@@ -656,6 +656,9 @@ pub(crate) struct Asker {
     pub(crate) declared: Arc<ClientCapabilities>,
     pub(crate) progress: Option<ProgressToken>,
     pub(crate) log_level: Option<LoggingLevel>,
+    /// The trace context its request carries, passed on to the backend unchanged (the gateway
+    /// makes no span of its own).
+    pub(crate) trace: crate::client::TraceContext,
 }
 
 #[allow(deprecated)] // logging levels: current in the revisions with sessions
@@ -663,13 +666,15 @@ impl Asker {
     /// As rmcp's accessors read it from the request of `context`.
     pub(crate) fn of(context: &RequestContext<RoleServer>) -> Asker {
         let meta = &context.meta;
-        Asker::from_parts(
+        let mut asker = Asker::from_parts(
             meta.protocol_version(),
             meta.client_capabilities().map(Arc::new),
             meta.get_progress_token(),
             meta.log_level(),
             context,
-        )
+        );
+        asker.trace = crate::client::TraceContext::from_meta(&meta.0.0);
+        asker
     }
 
     /// From what a request's `_meta` says, read beforehand, with what rmcp's accessors fall
@@ -689,6 +694,7 @@ impl Asker {
                 .unwrap_or_else(|| Arc::new(context.client_capabilities().unwrap_or_default())),
             progress,
             log_level,
+            trace: crate::client::TraceContext::default(),
         }
     }
 }

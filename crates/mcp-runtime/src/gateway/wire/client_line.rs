@@ -79,6 +79,8 @@ pub(super) struct Said {
     /// The capabilities it declares.
     pub(super) declared: Option<Arc<ClientCapabilities>>,
     pub(super) log_level: Option<LoggingLevel>,
+    /// The trace context it carries (its well-formed parts).
+    pub(super) trace: crate::client::TraceContext,
 }
 
 /// Reads one session's lines, and remembers what the metadata of its last call said.
@@ -182,6 +184,7 @@ impl LineReader {
                 .is_empty(),
             declared: meta.client_capabilities().map(Arc::new),
             log_level: meta.log_level(),
+            trace: crate::client::TraceContext::from_meta(&meta.0.0),
         };
         // Its entries as sent, for where the token's value is and whether a key comes twice.
         if text.len() <= MEMO_MAX_TEXT

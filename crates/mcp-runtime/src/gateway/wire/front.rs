@@ -192,13 +192,14 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Front<W> {
             said.has_required_meta,
         );
         let route = if direct {
-            let asker = Asker::from_parts(
+            let mut asker = Asker::from_parts(
                 said.version.clone(),
                 said.declared.clone(),
                 call.progress.clone(),
                 said.log_level,
                 &context,
             );
+            asker.trace = said.trace.clone();
             Route::Direct(asker, call.request)
         } else {
             context.meta = call.meta();

@@ -137,7 +137,8 @@ pub(super) async fn take(
     };
     let said = call.said;
     let token = route.as_ref().map(Route::token);
-    let asker = Asker::from_parts(said.version, said.declared, token, None, &context);
+    let mut asker = Asker::from_parts(said.version, said.declared, token, None, &context);
+    asker.trace = said.trace;
     let answering: Answering = Box::pin(async move {
         let answered = gateway.answer_call(call.request, &context, asker).await;
         drop(route);
