@@ -146,8 +146,10 @@ fn a_failing_server_in_a_pipe_is_told_without_log_lines_timestamps_or_colour() {
     let config = home.path().join("mcp.json");
     let servers = json!({"mcpServers": {
         "ok": {"command": MCPR, "args": ["mock"]},
-        // Fails after the start-up gate, which the manager used to log as well.
-        "late": {"command": MCPR, "args": ["mock", "--init-delay", "600", "--exit-after-init"]},
+        // Fails after the start-up gate (its handshake answers late, with a version no client
+        // speaks), which the manager used to log as well. Not `--exit-after-init`: a tool list
+        // can win the race with that exit, and then nothing fails.
+        "late": {"command": MCPR, "args": ["mock", "--init-delay", "600", "--protocol-version", "1999-01-01"]},
     }});
     std::fs::write(&config, servers.to_string()).unwrap();
     let config = config.to_str().unwrap();
@@ -158,7 +160,7 @@ fn a_failing_server_in_a_pipe_is_told_without_log_lines_timestamps_or_colour() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("error: server `late`"), "{stderr}");
     assert_eq!(
-        stderr.matches("connection lost").count(),
+        stderr.matches("unsupported protocol version").count(),
         1,
         "one message for one failure: {stderr}"
     );
