@@ -7,12 +7,10 @@
 
 mod support;
 
-use std::io::Read;
 use std::process::{Command, Stdio};
-use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::CommandBuilder;
 use support::{MCPR, config_file, temp_dir};
 
 /// Bound on every run.
@@ -101,14 +99,6 @@ fn on_a_pipe(home: &Home) -> String {
 /// `mcpr tools` on a real pseudo-terminal, `NO_COLOR` set to `no_color` (`None`: unset) and
 /// `extra` set; everything it wrote there.
 fn on_a_terminal(home: &Home, no_color: Option<&str>, extra: &[(&str, &str)]) -> String {
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
     let mut command = CommandBuilder::new(MCPR);
     command.args(home.args());
     command.cwd(home.project());
@@ -124,20 +114,9 @@ fn on_a_terminal(home: &Home, no_color: Option<&str>, extra: &[(&str, &str)]) ->
     for (key, value) in extra {
         command.env(key, value);
     }
-    let mut child = pty.slave.spawn_command(command).expect("start mcpr");
-    drop(pty.slave);
-    let mut reader = pty.master.try_clone_reader().expect("pty reader");
-    let (sender, output) = channel();
-    std::thread::spawn(move || {
-        // Keeps the master open for as long as the child may write.
-        let _master = pty.master;
-        let mut buffer = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buffer) {
-            if n == 0 || sender.send(buffer[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let support::pty::Spawned {
+        mut child, output, ..
+    } = support::pty::spawn(command, 40, 200);
     let deadline = Instant::now() + WAIT;
     let mut seen = Vec::new();
     loop {

@@ -9,10 +9,10 @@ mod support;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::CommandBuilder;
 use serde_json::Value;
 use support::{MCPR, config_file, read_pid, temp_dir, wait_dead};
 
@@ -75,14 +75,6 @@ struct Terminal {
 
 impl Terminal {
     fn start(dir: &Path, args: &[&str]) -> Terminal {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: 40,
-                cols: 200,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
         let mut command = CommandBuilder::new(MCPR);
         command.args(args);
         command.cwd(dir);
@@ -92,24 +84,11 @@ impl Terminal {
                 None => command.env_remove(key),
             }
         }
-        let child = pty
-            .slave
-            .spawn_command(command)
-            .expect("start mcpr on a pty");
-        drop(pty.slave);
-        let mut reader = pty.master.try_clone_reader().expect("pty reader");
-        let writer = pty.master.take_writer().expect("pty writer");
-        let (sender, output) = channel();
-        std::thread::spawn(move || {
-            // Keeps the master open for as long as the child may write.
-            let _master = pty.master;
-            let mut buffer = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buffer) {
-                if n == 0 || sender.send(buffer[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
+        let support::pty::Spawned {
+            child,
+            writer,
+            output,
+        } = support::pty::spawn(command, 40, 200);
         Terminal {
             child,
             writer,

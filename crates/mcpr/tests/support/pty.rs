@@ -14,6 +14,51 @@ use super::MCPR;
 /// Bound on every wait for output or exit.
 const WAIT: Duration = Duration::from_secs(60);
 
+/// A command started on a pty of its own.
+pub(crate) struct Spawned {
+    pub(crate) child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Keys sent here reach the command as typed.
+    pub(crate) writer: Box<dyn Write + Send>,
+    /// What the command writes, in the chunks a reader thread got (it reads until the command
+    /// and the terminal are gone).
+    pub(crate) output: Receiver<Vec<u8>>,
+}
+
+/// Start `command` on a new pseudo-terminal of `rows` × `columns`.
+pub(crate) fn spawn(command: CommandBuilder, rows: u16, columns: u16) -> Spawned {
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows,
+            cols: columns,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let child = pty
+        .slave
+        .spawn_command(command)
+        .expect("start a command on a pty");
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().expect("pty reader");
+    let writer = pty.master.take_writer().expect("pty writer");
+    let (sender, output) = channel();
+    std::thread::spawn(move || {
+        // Keeps the master open for as long as the child may write.
+        let _master = pty.master;
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buffer) {
+            if n == 0 || sender.send(buffer[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    Spawned {
+        child,
+        writer,
+        output,
+    }
+}
+
 /// A running `mcpr` on a pty.
 pub(crate) struct Pty {
     child: Box<dyn portable_pty::Child + Send + Sync>,
@@ -27,14 +72,6 @@ impl Pty {
     /// Start `mcpr ARGS` in `home/project` on a terminal `columns` wide, with every config,
     /// cache and state location in `home`.
     pub(crate) fn start(home: &Path, columns: u16, args: &[&str]) -> Pty {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: 50,
-                cols: columns,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
         let mut command = CommandBuilder::new(MCPR);
         command.args(args);
         command.cwd(home.join("project"));
@@ -54,24 +91,11 @@ impl Pty {
         ] {
             command.env_remove(key);
         }
-        let child = pty
-            .slave
-            .spawn_command(command)
-            .expect("start mcpr on a pty");
-        drop(pty.slave);
-        let mut reader = pty.master.try_clone_reader().expect("pty reader");
-        let writer = pty.master.take_writer().expect("pty writer");
-        let (sender, output) = channel();
-        std::thread::spawn(move || {
-            // Keeps the master open for as long as the child may write.
-            let _master = pty.master;
-            let mut buffer = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buffer) {
-                if n == 0 || sender.send(buffer[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
+        let Spawned {
+            child,
+            writer,
+            output,
+        } = spawn(command, 50, columns);
         Pty {
             child,
             writer,
