@@ -114,19 +114,22 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ConfigError> {
     })
 }
 
+/// The text of a config file about to be edited; a missing file is an empty one.
+fn read_or_empty(path: &Path) -> Result<String, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
 /// A JSON(C) file's text and its top-level object; a missing file is an empty one, a file that
 /// does not parse (or is not an object) is an error with line and column.
 fn load_object(path: &Path) -> Result<(String, Map<String, Value>), ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_owned(),
-                source,
-            });
-        }
-    };
+    let text = read_or_empty(path)?;
     let root = match formats::parse(&text, Format::Json) {
         Ok(Value::Null) => Map::new(),
         Ok(Value::Object(map)) => map,

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
+use super::super::super::formats::line_col;
 use super::super::super::{ConfigError, HttpKind, ServerConfig, Transport};
 use super::vars::{has_reference, whole_reference};
 
@@ -23,23 +24,13 @@ impl TomlFile {
     /// Load `path`; a missing file is an empty one, one that does not parse is an error with
     /// line and column.
     pub(super) fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.to_owned(),
-                    source,
-                });
-            }
-        };
+        let text = super::super::read_or_empty(path)?;
         let doc = text.parse::<DocumentMut>().map_err(|e| {
-            let at = e.span().map(|span| span.start).unwrap_or(0);
-            let before = &text[..at.min(text.len())];
+            let (line, column) = line_col(&text, e.span().map_or(0, |span| span.start));
             ConfigError::Parse {
                 path: path.to_owned(),
-                line: before.matches('\n').count() + 1,
-                column: before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1,
+                line,
+                column,
                 message: e.message().to_owned(),
             }
         })?;
