@@ -31,6 +31,16 @@ fn visible(server: &DiscoveredServer, all: bool) -> bool {
     all || !matches!(server.state, ServerState::Shadowed { .. })
 }
 
+/// The columns of `mcpr servers`.
+const HEADER: [&str; 6] = [
+    "NAME",
+    "TRANSPORT",
+    "COMMAND / URL",
+    "SOURCE",
+    "LEVEL",
+    "STATE",
+];
+
 /// `mcpr servers`.
 pub(crate) async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
     let found = crate::discovery::CliFlags::from(global).discover();
@@ -89,15 +99,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: ServersArgs) -> Outcome {
             .map(|cell| crate::term::line(&cell).into_owned())
         })
         .collect();
-    let header = [
-        "NAME",
-        "TRANSPORT",
-        "COMMAND / URL",
-        "SOURCE",
-        "LEVEL",
-        "STATE",
-    ]
-    .map(String::from);
+    let header = HEADER.map(String::from);
     let width = (!args.wide).then(crate::term::table_width).flatten();
     for line in table(&header, &rows, width) {
         println!("{line}");
@@ -454,15 +456,7 @@ mod tests {
 
     #[test]
     fn a_long_command_wraps_under_its_column_and_loses_nothing() {
-        let header = [
-            "NAME",
-            "TRANSPORT",
-            "COMMAND / URL",
-            "SOURCE",
-            "LEVEL",
-            "STATE",
-        ]
-        .map(String::from);
+        let header = HEADER.map(String::from);
         let command =
             "npx -y @modelcontextprotocol/server-filesystem /home/me/projects/very/deep/dir";
         let row = [
