@@ -125,22 +125,7 @@ impl Terminal {
 
     /// Everything until the program exits, and its exit code.
     fn finish(mut self) -> (String, u32) {
-        let deadline = Instant::now() + WAIT;
-        let code = loop {
-            if let Some(status) = self.child.try_wait().expect("wait for mcpr") {
-                break status.exit_code();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mcpr did not exit:\n{}",
-                self.seen
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        // What it wrote last may still be in the pty.
-        while let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(500)) {
-            self.seen.push_str(&text(&bytes));
-        }
+        let code = support::pty::wait_exit(self.child.as_mut(), &self.output, &mut self.seen);
         (std::mem::take(&mut self.seen), code)
     }
 }

@@ -59,6 +59,28 @@ pub(crate) fn spawn(command: CommandBuilder, rows: u16, columns: u16) -> Spawned
     }
 }
 
+/// Wait (bounded) for `child` to exit, adding what it wrote to `seen`, the last of it too;
+/// its exit code.
+pub(crate) fn wait_exit(
+    child: &mut (dyn portable_pty::Child + Send + Sync),
+    output: &Receiver<Vec<u8>>,
+    seen: &mut String,
+) -> u32 {
+    let deadline = Instant::now() + WAIT;
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait for mcpr") {
+            break status.exit_code();
+        }
+        assert!(Instant::now() < deadline, "mcpr did not exit:\n{seen}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // What it wrote last may still be in the pty.
+    while let Ok(bytes) = output.recv_timeout(Duration::from_millis(500)) {
+        seen.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    code
+}
+
 /// A running `mcpr` on a pty.
 pub(crate) struct Pty {
     child: Box<dyn portable_pty::Child + Send + Sync>,
@@ -125,22 +147,7 @@ impl Pty {
 
     /// Everything written until mcpr exits, and its exit code.
     pub(crate) fn finish(mut self) -> (String, u32) {
-        let deadline = Instant::now() + WAIT;
-        let code = loop {
-            if let Some(status) = self.child.try_wait().expect("wait for mcpr") {
-                break status.exit_code();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mcpr did not exit:\n{}",
-                self.seen
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        // What it wrote last may still be in the pty.
-        while let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(500)) {
-            self.seen.push_str(&String::from_utf8_lossy(&bytes));
-        }
+        let code = wait_exit(self.child.as_mut(), &self.output, &mut self.seen);
         (std::mem::take(&mut self.seen), code)
     }
 }
