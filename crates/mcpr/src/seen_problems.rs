@@ -107,11 +107,7 @@ fn digest(text: &str, file: Option<&Path>) -> String {
             hasher.update(modified.to_le_bytes());
         }
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    mcp_runtime::fsutil::hex(&hasher.finalize())
 }
 
 #[cfg(test)]
