@@ -2,14 +2,13 @@
 //! (resolved in `call_target`), with its arguments checked against the tool's input schema
 //! first (`argument_check`), and print the result.
 
-use std::io::Read;
 use std::time::Duration;
 
 use mcp_runtime::client::{
     CallOptions, ClientError, Content, OutputCap, ToolOutput, TraceContext, TraceContextError,
 };
 use mcp_runtime::manager::ManagerError;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::advice::Advise as _;
@@ -163,40 +162,6 @@ fn call_failure(error: ManagerError) -> Failure {
         ManagerError::Client(ClientError::Rpc { .. }) => Failure::usage(error),
         ManagerError::Client(ClientError::Timeout { .. }) => Failure::timeout(error),
         other => Failure::connection(other.explained()),
-    }
-}
-
-/// Tool arguments as `mcpr call` and the shell take them: inline JSON (named `inline` in
-/// errors), `@FILE`, or with `stdin` also `-` for standard input.
-pub(crate) fn read_arguments(
-    raw: &str,
-    inline: &str,
-    stdin: bool,
-) -> Result<Map<String, Value>, String> {
-    let (text, origin) = if stdin && raw == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
-        (text, "stdin")
-    } else if let Some(path) = raw.strip_prefix('@') {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read arguments from {path}: {e}"))?;
-        (text, path)
-    } else {
-        (raw.to_owned(), inline)
-    };
-    json_object(&text, origin)
-}
-
-/// Parse tool arguments read from `origin` (named in the error): they must be a JSON object.
-pub(crate) fn json_object(text: &str, origin: &str) -> Result<Map<String, Value>, String> {
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(format!(
-            "arguments from {origin} must be a JSON object, not {other}"
-        )),
-        Err(e) => Err(format!("arguments from {origin} are not valid JSON: {e}")),
     }
 }
 

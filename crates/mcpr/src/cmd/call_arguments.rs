@@ -7,13 +7,14 @@
 //! schema refuses, or a tool it lacks, are judged again on the server's live list (the cache
 //! may be older than the server), which is then cached for the next call.
 
+use std::io::Read as _;
+
 use mcp_runtime::cache::{CacheKey, ToolCache};
 use mcp_runtime::client::ToolDefinition;
 use mcp_runtime::config::Discovery;
 use serde_json::{Map, Value};
 
 use crate::cmd::argument_check::{check_shown, with_parameters};
-use crate::cmd::call::read_arguments;
 use crate::connect::OneShot;
 use crate::exit::Failure;
 
@@ -95,6 +96,40 @@ fn judged(
         check_shown(schema, arguments.as_ref().unwrap_or(&empty)).map_err(Failure::usage)?;
     }
     Ok(arguments)
+}
+
+/// Tool arguments as `mcpr call` and the shell take them: inline JSON (named `inline` in
+/// errors), `@FILE`, or with `stdin` also `-` for standard input.
+pub(crate) fn read_arguments(
+    raw: &str,
+    inline: &str,
+    stdin: bool,
+) -> Result<Map<String, Value>, String> {
+    let (text, origin) = if stdin && raw == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
+        (text, "stdin")
+    } else if let Some(path) = raw.strip_prefix('@') {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read arguments from {path}: {e}"))?;
+        (text, path)
+    } else {
+        (raw.to_owned(), inline)
+    };
+    json_object(&text, origin)
+}
+
+/// Parse tool arguments read from `origin` (named in the error): they must be a JSON object.
+pub(crate) fn json_object(text: &str, origin: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "arguments from {origin} must be a JSON object, not {other}"
+        )),
+        Err(e) => Err(format!("arguments from {origin} are not valid JSON: {e}")),
+    }
 }
 
 /// The arguments as given, read once (stdin can be read only once) and typed later.

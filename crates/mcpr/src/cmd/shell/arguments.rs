@@ -14,7 +14,7 @@ pub(super) fn parse_arguments(
         return Ok(None);
     }
     if raw.starts_with('{') || raw.starts_with('@') {
-        return crate::cmd::call::read_arguments(raw, "the line", false).map(Some);
+        return crate::cmd::call_arguments::read_arguments(raw, "the line", false).map(Some);
     }
     let words = shell_words::split(raw).map_err(|e| format!("cannot split `{raw}`: {e}"))?;
     if let Some(word) = words.iter().find(|w| !crate::cmd::arguments::is_pair(w)) {
