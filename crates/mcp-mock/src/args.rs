@@ -108,6 +108,20 @@ pub struct MockArgs {
     /// stateless 2026-07-28 (`server/discover`, per-request `_meta`, header validation,
     /// `subscriptions/listen`, input-required results) for the rest. Over stdio or `--http`;
     /// the other tool and fault flags do not apply.
+    ///
+    /// Tasks, in both eras: `greet {name}` (never a task), `slow_compute {seconds, label}`
+    /// (sleeps, may be a task), `failing_job` (must be a task; completes with isError),
+    /// `protocol_error_job` (may be a task; fails with a JSON-RPC error), `confirm_delete
+    /// {filename}` (asks the client to confirm), `multi_input` (asks two questions at once),
+    /// `test_tool_with_task` (must be a task; asks `user_name` before the task starts).
+    /// 2025-11-25 sessions: `tools/call` with `params.task` answers `{task}`; `tasks/get`,
+    /// `tasks/result` (questions reach the client as requests on its stream), `tasks/list`,
+    /// `tasks/cancel`, `notifications/tasks/status`; -32601 for a required task called
+    /// without `task`. 2026-07-28: a client declaring the `io.modelcontextprotocol/tasks`
+    /// extension gets `resultType: "task"`, then `tasks/get` (result, error or
+    /// `inputRequests` inlined), `tasks/update`, `tasks/cancel`; -32021 without it. Tasks live
+    /// 300 s (`ttl`), poll every 100 ms (`pollInterval`), at most 256 per session (or per
+    /// server, stateless).
     #[arg(
         long,
         help_heading = "Server",
