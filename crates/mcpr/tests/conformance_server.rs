@@ -223,12 +223,15 @@ fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
 }
 
 /// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
-/// requests (the client's own capabilities reach the server behind it), headers, caching,
+/// requests (the client's own capabilities reach the server behind it), headers (the custom
+/// `Mcp-Param-*` ones checked by the gateway for the server behind, which gets none), caching,
 /// every content type, resources, prompts, completions, the DNS-rebinding guard, and the
 /// server's input-required results of a tool call or a prompt passed to the client and
 /// answered.
-const GATEWAY_2026: [&str; 37] = [
+const GATEWAY_2026: [&str; 39] = [
     "server-stateless",
+    "http-header-validation",
+    "http-custom-header-server-validation",
     "completion-complete",
     "tools-list",
     "tools-call-simple-text",
