@@ -182,14 +182,9 @@ impl Task {
                 if state.status.is_terminal() {
                     return None;
                 }
+                // The last answer set the task back to work (see `answer`).
                 if state.questions.is_empty() {
-                    let answers = std::mem::take(&mut state.answers);
-                    drop(state);
-                    self.update(|state| {
-                        state.status = Status::Working;
-                        state.message = None;
-                    });
-                    return Some(answers);
+                    return Some(std::mem::take(&mut state.answers));
                 }
             }
             if changes.changed().await.is_err() {
@@ -199,13 +194,18 @@ impl Task {
     }
 
     /// Hands over answers to open questions (`tasks/update`); answers to keys that are not
-    /// open are ignored.
+    /// open are ignored. The last one sets the task back to `working` at once, so that
+    /// whoever looks next never sees a task waiting for nothing.
     pub(crate) fn answer(&self, answers: &Map<String, Value>) {
         self.update(|state| {
             for (key, answer) in answers {
                 if state.questions.remove(key).is_some() {
                     state.answers.insert(key.clone(), answer.clone());
                 }
+            }
+            if state.status == Status::InputRequired && state.questions.is_empty() {
+                state.status = Status::Working;
+                state.message = None;
             }
         });
     }
@@ -426,6 +426,25 @@ mod tests {
         }
         store.create(None).expect("the finished task makes room");
         assert!(store.get(&first.id).is_err());
+    }
+
+    #[tokio::test]
+    async fn the_last_answer_sets_the_task_back_to_work() {
+        let store = TaskStore::default();
+        let task = store.create(None).expect("a task");
+        let asking = task.clone();
+        let questions = vec![("a".to_owned(), json!({})), ("b".to_owned(), json!({}))];
+        let asked = tokio::spawn(async move { asking.ask(questions).await });
+        while task.status() != Status::InputRequired {
+            tokio::task::yield_now().await;
+        }
+        task.answer(&Map::from_iter([("a".to_owned(), json!({"x": 1}))]));
+        assert_eq!(task.status(), Status::InputRequired);
+        assert_eq!(task.questions().len(), 1);
+        task.answer(&Map::from_iter([("b".to_owned(), json!({"x": 2}))]));
+        assert_eq!(task.status(), Status::Working);
+        let answers = asked.await.expect("the asker ends").expect("answers");
+        assert_eq!(answers.len(), 2);
     }
 
     #[test]
