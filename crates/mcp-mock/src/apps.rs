@@ -4,12 +4,17 @@
 //! - `--app URI`: the tool `app`, whose `_meta` names its UI (`ui.resourceUri` = URI) beside a
 //!   per-tool hint (`anthropic/alwaysLoad`) and a key of the mock's own; the resource URI is
 //!   listed and read as `text/html;profile=mcp-app`, an HTML page naming the server (`--name`),
-//!   so that two mocks serving the same URI are told apart by what they return.
+//!   so that two mocks serving the same URI are told apart by what they return. The same URI
+//!   with `{?theme}` is listed as a resource template, whose `theme` completes to values
+//!   naming the server (`<name>-light`, `<name>-dark`).
 //! - `--echo-meta`: the tool `meta`, which returns the `_meta` of its `tools/call` (trace
 //!   context, progress token, ...) as JSON text and as `structuredContent`.
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ReadResourceResult, Resource, ResourceContents, Tool};
+use rmcp::model::{
+    CallToolResult, CompleteRequestParams, CompleteResult, CompletionInfo, ReadResourceResult,
+    Reference, Resource, ResourceContents, ResourceTemplate, Tool,
+};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
@@ -82,6 +87,36 @@ pub(crate) fn html(server: &str) -> String {
         "<!doctype html>\r\n<html><head><meta charset=\"utf-8\"><title>{server}</title></head>\
          <body><p>app of {server} — ünïcode</p></body></html>\n"
     )
+}
+
+/// The app's resource template: its URI with a `theme` query parameter.
+pub(crate) fn template(uri: &str, server: &str) -> ResourceTemplate {
+    ResourceTemplate::new(format!("{uri}{{?theme}}"), "app-themed")
+        .with_description(format!("the app of {server} in a theme"))
+        .with_mime_type(APP_MIME_TYPE)
+}
+
+/// The completion of the template's `theme`, when `request` asks for it: the themes starting
+/// with what was typed, each naming `server`.
+pub(crate) fn complete(
+    uri: &str,
+    server: &str,
+    request: &CompleteRequestParams,
+) -> Option<CompleteResult> {
+    let Reference::Resource(reference) = &request.r#ref else {
+        return None;
+    };
+    if reference.uri != template(uri, server).uri_template || request.argument.name != "theme" {
+        return None;
+    }
+    let values = ["light", "dark"]
+        .iter()
+        .map(|theme| format!("{server}-{theme}"))
+        .filter(|value| value.starts_with(&request.argument.value))
+        .collect();
+    CompletionInfo::with_all_values(values)
+        .ok()
+        .map(CompleteResult::new)
 }
 
 /// A read of the app's URI.

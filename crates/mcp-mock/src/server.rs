@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
-    Implementation, InitializeRequestParams, InitializeResult, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
+    CompleteRequestParams, CompleteResult, DiscoverResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
+    InitializeResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -213,11 +213,14 @@ impl ServerHandler for MockServer {
             capabilities.resources = with_content.resources;
             capabilities.prompts = with_content.prompts;
         }
-        if self.inner.knobs.app.is_some() && capabilities.resources.is_none() {
-            capabilities.resources = ServerCapabilities::builder()
-                .enable_resources()
-                .build()
-                .resources;
+        if self.inner.knobs.app.is_some() {
+            if capabilities.resources.is_none() {
+                capabilities.resources = ServerCapabilities::builder()
+                    .enable_resources()
+                    .build()
+                    .resources;
+            }
+            capabilities.completions = Some(Default::default());
         }
         if self.inner.knobs.elicit_prompt {
             capabilities.prompts = ServerCapabilities::builder()
@@ -432,8 +435,36 @@ impl ServerHandler for MockServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        let name = &self.inner.name;
+        let app = self
+            .inner
+            .knobs
+            .app
+            .as_deref()
+            .map(|uri| apps::template(uri, name));
+        if app.is_some() && self.content().is_err() {
+            return Ok(ListResourceTemplatesResult::with_all_items(
+                app.into_iter().collect(),
+            ));
+        }
         self.content()?;
-        Ok(content::templates(&self.inner.name))
+        let mut listed = content::templates(name);
+        listed.resource_templates.extend(app);
+        Ok(listed)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let completed = self
+            .inner
+            .knobs
+            .app
+            .as_deref()
+            .and_then(|uri| apps::complete(uri, &self.inner.name, &request));
+        Ok(completed.unwrap_or_default())
     }
 
     async fn read_resource(
