@@ -5,7 +5,8 @@
 //! Each tool's `_meta` reaches the client whole, its `ui.resourceUri` namespaced by its server;
 //! each read returns that backend's own HTML byte for byte; a backend that offers a URI shaped
 //! like another backend's namespaced one gets its own, never the other's; a scoped view hides
-//! the apps of the servers it hides. The CLI's side: `mcpr tools --json` and `--long`, and
+//! the apps of the servers it hides; a presented app template completes through its own
+//! backend, and a subscription to a presented app follows its own backend. The CLI's side: `mcpr tools --json` and `--long`, and
 //! `mcpr resource ... --output FILE`.
 
 mod support;
@@ -22,16 +23,28 @@ const APP: &str = "ui://widgets/app.html";
 /// A world with the mock backends `servers` (name, `--app` URI), each named after its server
 /// and recording what it receives into `<name>.record`.
 fn world(servers: &[(&str, &str)]) -> ServeWorld {
+    world_with(servers, &[])
+}
+
+/// [`world`], each backend also given the mock options `extra`.
+fn world_with(servers: &[(&str, &str)], extra: &[&str]) -> ServeWorld {
     let dir = temp_dir();
     let mut config = serde_json::Map::new();
     for (name, app) in servers {
         let record = dir.path().join(format!("{name}.record"));
-        config.insert(
-            name.to_string(),
-            json!({"command": MCPR, "args": [
-                "mock", "--name", name, "--app", app, "--echo-meta", "--record", record
-            ]}),
-        );
+        let record = record.to_str().expect("a UTF-8 path");
+        let mut args = vec![
+            "mock",
+            "--name",
+            name,
+            "--app",
+            app,
+            "--echo-meta",
+            "--record",
+            record,
+        ];
+        args.extend(extra);
+        config.insert(name.to_string(), json!({"command": MCPR, "args": args}));
     }
     ServeWorld::with_servers(dir, Value::Object(config))
 }
@@ -171,6 +184,75 @@ fn an_app_uri_shaped_like_another_backends_cannot_reach_it() {
     assert!(
         !record(&world, "a").contains(&format!("\"{APP}\"")),
         "a was asked for b's URI:\n{}",
+        record(&world, "a")
+    );
+}
+
+/// Each backend lists the same `ui://` resource template; the gateway presents one per
+/// backend, and completing an argument of a presented template asks that backend, under the
+/// template it listed. The backend's own template, never presented, completes nothing.
+#[test]
+fn completing_a_presented_app_template_asks_its_own_backend() {
+    let world = world(&[("a", APP), ("b", APP)]);
+    let mut client = world.connect(Sdk::TypeScript, Target::Stdio(&[]));
+    let templates = client.step(json!({"op": "templates"}))["templates"].clone();
+    let presented: Vec<&str> = templates
+        .as_array()
+        .expect("templates")
+        .iter()
+        .filter_map(|t| t["uriTemplate"].as_str())
+        .filter(|t| t.starts_with("ui://"))
+        .collect();
+    assert_eq!(presented.len(), 2, "{templates}");
+    assert_ne!(presented[0], presented[1], "{templates}");
+    for server in ["a", "b"] {
+        let template = presented
+            .iter()
+            .find(|t| t.starts_with(&format!("ui://mcpr/{server}/")))
+            .unwrap_or_else(|| panic!("no template of {server} in {templates}"));
+        let answer = client.step(json!({
+            "op": "complete",
+            "ref": {"type": "ref/resource", "uri": template},
+            "argument": {"name": "theme", "value": ""}
+        }));
+        assert_eq!(
+            answer["result"]["completion"]["values"],
+            json!([format!("{server}-light"), format!("{server}-dark")]),
+            "{answer}"
+        );
+    }
+    let raw = format!("{APP}{{?theme}}");
+    let refused = client.try_step(json!({
+        "op": "complete",
+        "ref": {"type": "ref/resource", "uri": raw},
+        "argument": {"name": "theme", "value": ""}
+    }));
+    assert_ne!(refused["ok"], true, "{refused}");
+    client.close();
+}
+
+/// A subscription to a presented app URI reaches its own backend under the URI it knows, and
+/// that backend's update comes back under the presented URI; the other backend, serving the
+/// same URI, is never asked.
+#[test]
+fn a_subscription_to_an_app_follows_its_own_backend() {
+    let world = world_with(&[("a", APP), ("b", APP)], &["--notify-tools"]);
+    let mut client = world.connect(Sdk::TypeScript, Target::Stdio(&[]));
+    let b = presented_app(&client.tools(), "b");
+    client.step(json!({"op": "subscribe", "uri": b}));
+    let touched = client.call("mcp_b_touch", json!({"uri": APP}));
+    assert_eq!(support::sdk::text(&touched), format!("updated {APP}"));
+    let updated = client.step(json!({"op": "wait_updated", "count": 1, "timeout_ms": 15000}));
+    assert_eq!(updated["uris"], json!([b]), "{updated}");
+    client.close();
+    assert!(
+        record(&world, "b").contains("resources/subscribe"),
+        "b was not asked:\n{}",
+        record(&world, "b")
+    );
+    assert!(
+        !record(&world, "a").contains("resources/subscribe"),
+        "a was asked for b's app:\n{}",
         record(&world, "a")
     );
 }

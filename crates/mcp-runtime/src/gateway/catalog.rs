@@ -267,22 +267,39 @@ impl Catalog {
                 server
             }
             "ref/resource" => {
-                let uri = text("/ref/uri");
+                let presented = text("/ref/uri");
+                // A `ui://` template was presented namespaced by its server (see `apps`): it
+                // is that server's, under the template it listed; no other `ui://` is known.
+                let (wanted_server, uri) = if apps::is_ui(&presented) {
+                    let Some((server, uri)) = apps::original(&presented) else {
+                        return Err(CatalogError::Unknown(format!(
+                            "unknown resource template: {presented}"
+                        )));
+                    };
+                    (Some(server), uri)
+                } else {
+                    (None, presented.clone())
+                };
                 let listed = gather(scope, |client| async move {
                     client.list_resource_templates().await
                 })
                 .await;
-                listed
+                let server = listed
                     .iter()
                     .find(|(server, templates)| {
-                        templates.iter().any(|t| {
-                            t.uri_template == uri && scope.filter.allows_resource(server, &uri)
-                        })
+                        wanted_server.as_ref().is_none_or(|wanted| wanted == server)
+                            && templates.iter().any(|t| {
+                                t.uri_template == uri && scope.filter.allows_resource(server, &uri)
+                            })
                     })
                     .map(|(server, _)| server.clone())
                     .ok_or_else(|| {
-                        CatalogError::Unknown(format!("unknown resource template: {uri}"))
-                    })?
+                        CatalogError::Unknown(format!("unknown resource template: {presented}"))
+                    })?;
+                if let Some(reference) = params.get_mut("ref").and_then(Value::as_object_mut) {
+                    reference.insert("uri".into(), Value::String(uri));
+                }
+                server
             }
             other => {
                 return Err(CatalogError::Unknown(format!(

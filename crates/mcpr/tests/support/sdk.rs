@@ -94,6 +94,10 @@ async function run(step) {
     }
     case "resources":
       return { ok: true, resources: (await client.listResources()).resources };
+    case "templates":
+      return { ok: true, templates: (await client.listResourceTemplates()).resourceTemplates };
+    case "complete":
+      return { ok: true, result: await client.complete({ ref: step.ref, argument: step.argument }) };
     case "read":
       return { ok: true, result: await client.readResource({ uri: step.uri }) };
     case "prompts":
