@@ -27,7 +27,8 @@
 //!   round-trip requests), `ask` (a call's own route for the server's questions, which a
 //!   gateway points at its client), `elicitation` (the host callback's types), `progress`
 //!   (per-call progress), `prompt` (`prompts/get`), `listen` and `subscribe` (2026-07-28
-//!   subscriptions, log levels, resource subscriptions), `skills` (the skills extension).
+//!   subscriptions, log levels, resource subscriptions), `skills` (the skills extension),
+//!   `tasks` (tools run as tasks, in either revision's form).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -65,6 +66,7 @@ mod skills;
 mod stdio;
 mod subscribe;
 mod tally;
+pub mod tasks;
 mod trace;
 
 use std::fmt::Display;
@@ -102,6 +104,9 @@ pub use stdio::environment;
 pub use stdio::environment::{ServerEnvironment, withhold_from_servers};
 pub use stdio::group::group_alive;
 pub use stdio::process::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE};
+pub use tasks::{
+    TaskPage, TaskProblem, TaskProtocol, TaskStart, TaskState, TaskStatus, TaskSupport,
+};
 pub use trace::{BAGGAGE, TRACEPARENT, TRACESTATE, TraceContext, TraceContextError};
 
 use handler::Handler;
@@ -161,6 +166,8 @@ pub struct McpClient {
     /// Tools of the last list that may be called again when an answer is lost (read-only or
     /// idempotent).
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
+    /// What each tool of the last list says about running as a task (only those that may).
+    task_tools: Mutex<std::collections::HashMap<String, tasks::TaskSupport>>,
     /// The direct request path of a stdio connection (see [`direct`]); `None` over HTTP,
     /// whose requests take rmcp's service.
     direct: Option<std::sync::Arc<stdio::direct::Direct>>,
@@ -211,6 +218,7 @@ impl McpClient {
             log_tally: tally::LogTally::default(),
             asking: ask::AskingCalls::default(),
             relay_input: options.relay_input,
+            tasks: Default::default(),
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
@@ -285,6 +293,7 @@ impl McpClient {
             discovery_hints,
             list_hints: Mutex::default(),
             repeatable_tools: Mutex::default(),
+            task_tools: Mutex::default(),
             #[cfg(feature = "cache")]
             cache: options.cache.clone(),
             direct: opened.direct,
@@ -452,6 +461,16 @@ impl McpClient {
             options.trace.write_into(&mut meta.0.0);
         }
         let tool = &*call.params.name;
+        if self.tool_task_support(tool) == TaskSupport::Required
+            && self.task_protocol() == Some(TaskProtocol::Core)
+        {
+            // A 2025-11-25 server refuses this tool without a task: call it as one.
+            let tool = tool.to_owned();
+            let params = call.to_params().map_err(|e| {
+                self.protocol_error(&tool, format!("cannot write the request: {e}"))
+            })?;
+            return Box::pin(self.call_tool_as_task(&tool, params.arguments, options)).await;
+        }
         let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();
         // Formatted only when an error names it.
@@ -485,6 +504,10 @@ impl McpClient {
                 other => other,
             };
             let result = match answer? {
+                requests::Answer::Tool(requests::ToolAnswer::Wire(sent)) if is_task(&sent) => {
+                    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                    return Box::pin(self.follow_created(&sent, &options, left, &method)).await;
+                }
                 requests::Answer::Tool(sent) => {
                     return requests::tool_output(sent)
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
@@ -500,6 +523,15 @@ impl McpClient {
                     });
                     return output
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                }
+                // A 2026-07-28 server made a task of the call: wait for its result.
+                ServerResult::CreateTaskResult(created) => {
+                    let created = match serde_json::to_value(&created) {
+                        Ok(Value::Object(created)) => created,
+                        _ => return Err(self.protocol_error(&method, "invalid task")),
+                    };
+                    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                    return Box::pin(self.follow_created(&created, &options, left, &method)).await;
                 }
                 // Some servers answer a tool with no output with `{}`.
                 ServerResult::EmptyResult(_) => {
@@ -678,6 +710,11 @@ fn is_transport_closed(error: &rmcp::ErrorData) -> bool {
         data.get("io.modelcontextprotocol/transportClosed")
             .is_some()
     })
+}
+
+/// Whether a `tools/call` result is a 2026-07-28 task handle rather than the tool's output.
+fn is_task(result: &Map<String, Value>) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("task")
 }
 
 /// A `tools/call` request as errors name it: "tools/call `TOOL`".
