@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::catalog::{self, PromptError};
 use super::exchange::{Era, Exchange};
 use super::session::{Session, level_rank};
-use super::{Failure, MODERN_VERSION, SESSION_VERSIONS, Server, mrtr, tools};
+use super::{Failure, MODERN_VERSION, SESSION_VERSIONS, Server, mrtr, task_tools, tasks, tools};
 
 /// The capabilities the server declares.
 pub(super) fn capabilities(modern: bool) -> Value {
@@ -17,6 +17,7 @@ pub(super) fn capabilities(modern: bool) -> Value {
             "resources": {"subscribe": true},
             "completions": {},
             "logging": {},
+            "extensions": {(tasks::EXTENSION): {}},
         })
     } else {
         json!({
@@ -25,6 +26,7 @@ pub(super) fn capabilities(modern: bool) -> Value {
             "resources": {"subscribe": true, "listChanged": true},
             "completions": {},
             "logging": {},
+            "tasks": task_tools::session_capability(),
         })
     }
 }
@@ -80,9 +82,15 @@ pub(super) async fn handle(
             session.set_log_level(rank);
             Ok(json!({}))
         }
-        "tools/list" => Ok(json!({
-            "tools": if modern { catalog::modern_tools() } else { catalog::legacy_tools() },
-        })),
+        "tools/list" => {
+            let mut tools = if modern {
+                catalog::modern_tools()
+            } else {
+                catalog::legacy_tools()
+            };
+            tools.extend(task_tools::definitions());
+            Ok(json!({"tools": tools}))
+        }
         "tools/call" => {
             let name = params
                 .get("name")
@@ -95,6 +103,15 @@ pub(super) async fn handle(
             if !args.is_object() {
                 return Err(Failure::invalid_params(
                     "params.arguments must be an object",
+                ));
+            }
+            if let Some(result) = task_tools::call(server, name, &args, params, x).await {
+                return result;
+            }
+            if !modern && params.get("task").is_some() {
+                return Err(Failure::new(
+                    -32601,
+                    format!("Tool {name} cannot run as a task"),
                 ));
             }
             tools::call(server, name, &args, params, x).await
@@ -139,6 +156,9 @@ pub(super) async fn handle(
                 }
             })
         }
+        _ if method.starts_with("tasks/") => task_tools::method(server, method, params, x)
+            .await
+            .unwrap_or_else(|| Err(Failure::method_not_found(method))),
         "completion/complete" => Ok(json!({
             "completion": {"values": [], "total": 0, "hasMore": false},
         })),

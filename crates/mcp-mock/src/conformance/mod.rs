@@ -14,8 +14,9 @@
 //! Modules: [`catalog`] (the fixed tools, resources and prompts), [`dispatch`] (one request,
 //! either era), [`exchange`] (the context it runs in), [`tools`] (tools that talk while they run), [`mrtr`] (the input-required
 //! tools and prompt), [`modern`] (2026-07-28 validation and result decoration), [`session`]
-//! (the 2025-11-25 session), [`resume`] (its resumable event streams), [`http`] and [`stdio`]
-//! (the transports).
+//! (the 2025-11-25 session), [`resume`] (its resumable event streams), [`tasks`] (task state,
+//! bounded per session or server) and [`task_tools`] (the tools that run as tasks and the
+//! `tasks/*` methods, in both eras), [`http`] and [`stdio`] (the transports).
 
 mod catalog;
 mod dispatch;
@@ -26,6 +27,8 @@ mod mrtr;
 mod resume;
 mod session;
 mod stdio;
+mod task_tools;
+mod tasks;
 mod tools;
 
 use std::collections::HashMap;
@@ -138,6 +141,8 @@ pub(crate) struct Server {
     secret: [u8; 32],
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     listeners: Mutex<Vec<Listener>>,
+    /// The tasks of 2026-07-28 requests (which have no session).
+    tasks: tasks::TaskStore,
 }
 
 impl Server {
@@ -151,6 +156,7 @@ impl Server {
             secret,
             sessions: Mutex::new(HashMap::new()),
             listeners: Mutex::new(Vec::new()),
+            tasks: tasks::TaskStore::default(),
         }))
     }
 

@@ -128,6 +128,9 @@ fn check_routing(method: &str, params: &Value, headers: &Headers) -> Result<(), 
     let name = match method {
         "tools/call" | "prompts/get" => params.get("name").and_then(Value::as_str),
         "resources/read" => params.get("uri").and_then(Value::as_str),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            params.get("taskId").and_then(Value::as_str)
+        }
         _ => None,
     };
     match (name, headers.name.as_deref()) {

@@ -252,8 +252,17 @@ fn ask(requests: &[(&str, Value)], state: Option<String>) -> Value {
     result
 }
 
+/// An `InputRequiredResult` asking `requests` (key, request), without state.
+pub(super) fn ask_owned(requests: &[(String, Value)]) -> Value {
+    let requests: Vec<(&str, Value)> = requests
+        .iter()
+        .map(|(key, request)| (key.as_str(), request.clone()))
+        .collect();
+    ask(&requests, None)
+}
+
 /// An elicitation asking for one field.
-fn elicit(message: &str, field: &str, kind: &str) -> Value {
+pub(super) fn elicit(message: &str, field: &str, kind: &str) -> Value {
     json!({
         "method": "elicitation/create",
         "params": {
@@ -284,7 +293,7 @@ fn list_roots() -> Value {
 }
 
 /// `content.<name>` of an elicitation answer, as text.
-fn field(answer: &Value, name: &str) -> String {
+pub(super) fn field(answer: &Value, name: &str) -> String {
     match answer.get("content").and_then(|c| c.get(name)) {
         Some(Value::String(text)) => text.clone(),
         Some(other) => other.to_string(),

@@ -2,14 +2,15 @@
 //! requests the server sent it that still wait for an answer.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Failure;
+use super::tasks::{Announcer, TaskStore, announce_on};
 
 /// How long the server waits for the client to answer one of its requests.
 const ANSWER_WAIT: Duration = Duration::from_secs(60);
@@ -35,6 +36,8 @@ pub(super) struct Session {
     standalone: Mutex<Option<mpsc::UnboundedSender<Value>>>,
     /// The event streams of its requests over HTTP, for resumption.
     pub streams: super::resume::Streams,
+    /// Its tasks.
+    pub tasks: TaskStore,
 }
 
 impl Session {
@@ -49,6 +52,7 @@ impl Session {
             subscriptions: Mutex::new(HashSet::new()),
             standalone: Mutex::new(None),
             streams: Default::default(),
+            tasks: TaskStore::default(),
         }
     }
 
@@ -158,8 +162,31 @@ impl Session {
         }
     }
 
-    /// Ends the session: waiting requests fail, the standalone stream closes.
+    /// Where the status changes of a task created by a request that came with `out` go: the
+    /// standalone stream when one is open at the time, else `out` (stdout over stdio).
+    pub(super) fn announcer(self: &Arc<Self>, out: mpsc::UnboundedSender<Value>) -> Announcer {
+        let session = Arc::downgrade(self);
+        let fallback = announce_on(out);
+        Some(Arc::new(move |message: Value| {
+            let standalone = session.upgrade().and_then(|s| {
+                s.standalone
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+            });
+            match (standalone, &fallback) {
+                (Some(stream), _) => {
+                    let _ = stream.send(message);
+                }
+                (None, Some(fallback)) => fallback(message),
+                (None, None) => {}
+            }
+        }))
+    }
+
+    /// Ends the session: waiting requests fail, the standalone stream closes, tasks stop.
     pub(super) fn close(&self) {
+        self.tasks.stop_all();
         self.pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
