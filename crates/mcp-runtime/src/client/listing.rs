@@ -72,16 +72,6 @@ impl McpClient {
             .repeatable_tools
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = super::http::lost::repeatable_tools(tools);
-        *self.task_tools.lock().unwrap_or_else(|e| e.into_inner()) = tools
-            .iter()
-            .map(|tool| {
-                (
-                    tool.name.clone(),
-                    super::tasks::TaskSupport::of(&tool.extra),
-                )
-            })
-            .filter(|(_, support)| *support != super::tasks::TaskSupport::Forbidden)
-            .collect();
         if let Some(direct) = &self.http_direct {
             direct.listed(tools);
         }

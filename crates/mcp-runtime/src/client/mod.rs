@@ -104,9 +104,7 @@ pub use stdio::environment;
 pub use stdio::environment::{ServerEnvironment, withhold_from_servers};
 pub use stdio::group::group_alive;
 pub use stdio::process::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE};
-pub use tasks::{
-    TaskPage, TaskProblem, TaskProtocol, TaskStart, TaskState, TaskStatus, TaskSupport,
-};
+pub use tasks::{TaskPage, TaskProblem, TaskProtocol, TaskStart, TaskState, TaskStatus};
 pub use trace::{BAGGAGE, TRACEPARENT, TRACESTATE, TraceContext, TraceContextError};
 
 use handler::Handler;
@@ -166,8 +164,6 @@ pub struct McpClient {
     /// Tools of the last list that may be called again when an answer is lost (read-only or
     /// idempotent).
     repeatable_tools: Mutex<std::collections::HashSet<String>>,
-    /// What each tool of the last list says about running as a task (only those that may).
-    task_tools: Mutex<std::collections::HashMap<String, tasks::TaskSupport>>,
     /// The direct request path of a stdio connection (see [`direct`]); `None` over HTTP,
     /// whose requests take rmcp's service.
     direct: Option<std::sync::Arc<stdio::direct::Direct>>,
@@ -293,7 +289,6 @@ impl McpClient {
             discovery_hints,
             list_hints: Mutex::default(),
             repeatable_tools: Mutex::default(),
-            task_tools: Mutex::default(),
             #[cfg(feature = "cache")]
             cache: options.cache.clone(),
             direct: opened.direct,
@@ -460,17 +455,35 @@ impl McpClient {
             let meta = call.params.meta.get_or_insert_with(Default::default);
             options.trace.write_into(&mut meta.0.0);
         }
-        let tool = &*call.params.name;
-        if self.tool_task_support(tool) == TaskSupport::Required
-            && self.task_protocol() == Some(TaskProtocol::Core)
-        {
-            // A 2025-11-25 server refuses this tool without a task: call it as one.
-            let tool = tool.to_owned();
-            let params = call.to_params().map_err(|e| {
-                self.protocol_error(&tool, format!("cannot write the request: {e}"))
-            })?;
-            return Box::pin(self.call_tool_as_task(&tool, params.arguments, options)).await;
+        match self.call_tool_plainly(call, &options).await {
+            // A 2025-11-25 server refuses a tool that must run as a task, unrun, with -32601
+            // (rmcp's tool model drops `execution.taskSupport`, which would have said so):
+            // call it again as a task. An unknown tool gets the same error again.
+            Err(error @ ClientError::Rpc { code: -32601, .. })
+                if self.task_protocol() == Some(TaskProtocol::Core) =>
+            {
+                let tool = call.params.name.to_string();
+                let Ok(params) = call.to_params() else {
+                    return Err(error);
+                };
+                let as_task = self.call_tool_as_task(&tool, params.arguments, options);
+                match Box::pin(as_task).await {
+                    Err(ClientError::Rpc { code: -32601, .. }) => Err(error),
+                    other => other,
+                }
+            }
+            other => other,
         }
+    }
+
+    /// One `tools/call` as the caller sent it, through its rounds of questions; a task the
+    /// server makes of it is followed to its result.
+    async fn call_tool_plainly(
+        &self,
+        call: &mut ToolRequest,
+        options: &CallOptions,
+    ) -> Result<ToolOutput, ClientError> {
+        let tool = &*call.params.name;
         let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();
         // Formatted only when an error names it.
@@ -506,7 +519,7 @@ impl McpClient {
             let result = match answer? {
                 requests::Answer::Tool(requests::ToolAnswer::Wire(sent)) if is_task(&sent) => {
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-                    return Box::pin(self.follow_created(&sent, &options, left, &method)).await;
+                    return Box::pin(self.follow_created(&sent, options, left, &method)).await;
                 }
                 requests::Answer::Tool(sent) => {
                     return requests::tool_output(sent)
@@ -531,7 +544,7 @@ impl McpClient {
                         _ => return Err(self.protocol_error(&method, "invalid task")),
                     };
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-                    return Box::pin(self.follow_created(&created, &options, left, &method)).await;
+                    return Box::pin(self.follow_created(&created, options, left, &method)).await;
                 }
                 // Some servers answer a tool with no output with `{}`.
                 ServerResult::EmptyResult(_) => {

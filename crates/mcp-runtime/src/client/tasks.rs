@@ -27,7 +27,6 @@ use super::{CallOptions, ClientError, McpClient, ToolOutput, mrtr};
 
 pub use super::model::task::{
     MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskProblem, TaskProtocol, TaskState, TaskStatus,
-    TaskSupport,
 };
 
 /// The longest wait between two polls, whatever the server asks: a huge `pollInterval` must
@@ -118,8 +117,9 @@ impl TaskWatchers {
 
 impl McpClient {
     /// The form of tasks this server speaks: the extension when a 2026-07-28 server declares
-    /// it, the core form on a 2025-11-25 connection (whose tools say one by one whether they
-    /// run as tasks), or `None`.
+    /// it, the core form on a 2025-11-25 connection (rmcp does not keep that revision's
+    /// `tasks` capability, so a server without tasks answers their requests with an error),
+    /// or `None`.
     pub fn task_protocol(&self) -> Option<TaskProtocol> {
         let info = self.peer.peer_info()?;
         match self.opening.era {
@@ -133,16 +133,6 @@ impl McpClient {
                 (info.protocol_version.as_str() == CORE_TASKS_VERSION).then_some(TaskProtocol::Core)
             }
         }
-    }
-
-    /// What the last tool list said about running `tool` as a task.
-    pub fn tool_task_support(&self, tool: &str) -> TaskSupport {
-        self.task_tools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(tool)
-            .copied()
-            .unwrap_or_default()
     }
 
     /// Call `tool` as a task and return at once with the task (or with the result, when a

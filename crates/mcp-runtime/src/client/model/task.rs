@@ -85,34 +85,6 @@ impl fmt::Display for TaskStatus {
     }
 }
 
-/// What a tool declares about being run as a task (`execution.taskSupport`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// Never as a task (also when the tool says nothing).
-    #[default]
-    Forbidden,
-    /// As a task or not, as the caller likes.
-    Optional,
-    /// Only as a task.
-    Required,
-}
-
-impl TaskSupport {
-    /// The support a tool definition declares; anything unknown counts as forbidden.
-    pub fn of(definition: &Map<String, Value>) -> TaskSupport {
-        match definition
-            .get("execution")
-            .and_then(|e| e.get("taskSupport"))
-            .and_then(Value::as_str)
-        {
-            Some("required") => TaskSupport::Required,
-            Some("optional") => TaskSupport::Optional,
-            _ => TaskSupport::Forbidden,
-        }
-    }
-}
-
 /// One task's state as the server last reported it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -356,23 +328,5 @@ mod tests {
         let error =
             TaskState::from_wire(&object(json!({"taskId": "t", "status": long}))).unwrap_err();
         assert!(error.to_string().len() < 200, "{error}");
-    }
-
-    #[test]
-    fn task_support_is_read_from_the_definition() {
-        let of = |v: Value| TaskSupport::of(&object(v));
-        assert_eq!(
-            of(json!({"execution": {"taskSupport": "required"}})),
-            TaskSupport::Required
-        );
-        assert_eq!(
-            of(json!({"execution": {"taskSupport": "optional"}})),
-            TaskSupport::Optional
-        );
-        assert_eq!(
-            of(json!({"execution": {"taskSupport": 3}})),
-            TaskSupport::Forbidden
-        );
-        assert_eq!(of(json!({})), TaskSupport::Forbidden);
     }
 }
