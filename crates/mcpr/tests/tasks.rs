@@ -32,7 +32,8 @@ fn text(bytes: &[u8]) -> String {
 /// A config with the conformance mock over stdio as server `jobs`.
 fn stdio_config(dir: &Path) -> String {
     let path = dir.join("mcp.json");
-    let servers = json!({"mcpServers": {"jobs": {"command": MCPR, "args": ["mock", "--conformance"]}}});
+    let servers =
+        json!({"mcpServers": {"jobs": {"command": MCPR, "args": ["mock", "--conformance"]}}});
     std::fs::write(&path, servers.to_string()).unwrap();
     path.display().to_string()
 }
@@ -57,7 +58,13 @@ fn served() -> Served {
 fn a_call_of_a_task_tool_waits_for_its_result_and_prints_nothing_extra_on_a_pipe() {
     let dir = temp_dir();
     let config = stdio_config(dir.path());
-    let base = ["--strict-config", "--config", config.as_str(), "call", "jobs"];
+    let base = [
+        "--strict-config",
+        "--config",
+        config.as_str(),
+        "call",
+        "jobs",
+    ];
     let run = |rest: &[&str]| {
         let mut args = base.to_vec();
         args.extend_from_slice(rest);
@@ -73,7 +80,11 @@ fn a_call_of_a_task_tool_waits_for_its_result_and_prints_nothing_extra_on_a_pipe
     // Fails with a JSON-RPC error: the caller's side of things, exit 2.
     let out = run(&["protocol_error_job"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("on purpose"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("on purpose"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -83,11 +94,22 @@ fn a_detached_task_is_taken_up_again_by_id_with_mcpr_task() {
     let url = server.url.as_str();
     let out = mcpr(
         dir.path(),
-        &["call", "--url", url, "--detach", "slow_compute", "seconds:=0.5", "label=later"],
+        &[
+            "call",
+            "--url",
+            url,
+            "--detach",
+            "slow_compute",
+            "seconds:=0.5",
+            "label=later",
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let id = text(&out.stdout).trim().to_owned();
-    assert!(!id.is_empty() && !id.contains(char::is_whitespace), "{id:?}");
+    assert!(
+        !id.is_empty() && !id.contains(char::is_whitespace),
+        "{id:?}"
+    );
 
     let out = mcpr(dir.path(), &["task", "get", "--url", url, &id, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -100,35 +122,62 @@ fn a_detached_task_is_taken_up_again_by_id_with_mcpr_task() {
 
     let out = mcpr(dir.path(), &["task", "get", "--url", url, &id]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).starts_with(&format!("{id}\tcompleted")), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with(&format!("{id}\tcompleted")),
+        "{}",
+        text(&out.stdout)
+    );
 
     // Cancelled: the wait for its result is the tool's failure, exit 1.
     let out = mcpr(
         dir.path(),
-        &["call", "--url", url, "--detach", "slow_compute", "seconds:=300", "label=long"],
+        &[
+            "call",
+            "--url",
+            url,
+            "--detach",
+            "slow_compute",
+            "seconds:=300",
+            "label=long",
+        ],
     );
     let long = text(&out.stdout).trim().to_owned();
     let out = mcpr(dir.path(), &["task", "cancel", "--url", url, &long]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = mcpr(dir.path(), &["task", "result", "--url", url, &long]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("cancelled"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cancelled"),
+        "{}",
+        text(&out.stderr)
+    );
 
     // No such task: the server's error, exit 2. The extension has no list: exit 2.
     let out = mcpr(dir.path(), &["task", "get", "--url", url, "no-such-task"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let out = mcpr(dir.path(), &["task", "list", "--url", url]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("tasks/list"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("tasks/list"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn a_bad_task_id_is_refused_with_exit_2_and_escaped() {
     let dir = temp_dir();
     let server = served();
-    let out = mcpr(dir.path(), &["task", "get", "--url", &server.url, "a\u{1b}[2Jb"]);
+    let out = mcpr(
+        dir.path(),
+        &["task", "get", "--url", &server.url, "a\u{1b}[2Jb"],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(!text(&out.stderr).contains('\u{1b}'), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains('\u{1b}'),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// `mcpr ARGS` on a pseudo-terminal; what it wrote by the time it exited, and its exit code.
@@ -171,7 +220,13 @@ fn on_terminal(dir: &Path, args: &[&str], interrupt_on: Option<&str>) -> (String
 fn on_a_terminal_the_live_line_shows_the_task_and_ctrl_c_cancels_it() {
     let dir = temp_dir();
     let config = stdio_config(dir.path());
-    let base = ["--strict-config", "--config", config.as_str(), "call", "jobs"];
+    let base = [
+        "--strict-config",
+        "--config",
+        config.as_str(),
+        "call",
+        "jobs",
+    ];
     let mut args = base.to_vec();
     args.extend(["slow_compute", "seconds:=1.5", "label=shown"]);
     let (seen, code) = on_terminal(dir.path(), &args, None);

@@ -518,6 +518,9 @@ impl McpClient {
             };
             let result = match answer? {
                 requests::Answer::Tool(requests::ToolAnswer::Wire(sent)) if is_task(&sent) => {
+                    if options.pass_tasks {
+                        return Ok(tasks::handed_back(sent));
+                    }
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     return Box::pin(self.follow_created(&sent, options, left, &method)).await;
                 }
@@ -543,6 +546,9 @@ impl McpClient {
                         Ok(Value::Object(created)) => created,
                         _ => return Err(self.protocol_error(&method, "invalid task")),
                     };
+                    if options.pass_tasks {
+                        return Ok(tasks::handed_back(created));
+                    }
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     return Box::pin(self.follow_created(&created, options, left, &method)).await;
                 }

@@ -148,6 +148,10 @@ pub struct CallOptions {
     /// Where the server's questions about this call go (a gateway's client), instead of the
     /// connection's host handlers.
     pub(crate) input: Option<super::ask::CallInput>,
+    /// A task the server makes of the call is handed back as it is (an output whose `extra`
+    /// holds the task, `resultType: "task"` included) instead of followed: a gateway passes
+    /// it to its client.
+    pub(crate) pass_tasks: bool,
     /// The answers and the server's state its first request carries: a call resumed from
     /// scratch after a 2026-07-28 server's `input_required` (see the gateway's `resume`).
     pub(crate) resumed: Option<std::sync::Arc<super::Retry>>,

@@ -548,7 +548,7 @@ impl McpClient {
     }
 
     /// A request of a method rmcp does not model, its result as sent.
-    async fn task_call(
+    pub(crate) async fn task_call(
         &self,
         method: &str,
         params: Value,
@@ -566,6 +566,11 @@ impl McpClient {
             Value::Object(object) => Ok(object),
             _ => Err(self.protocol_error(method, "invalid result: not an object")),
         }
+    }
+
+    /// The bound on one request to this server (its request timeout).
+    pub(crate) fn request_timeout(&self) -> Option<Duration> {
+        self.config.request_timeout()
     }
 
     fn check_task_id(&self, id: &str) -> Result<(), ClientError> {
@@ -588,6 +593,21 @@ impl McpClient {
             stderr: self.stderr_tail(super::STDERR_TAIL_LINES),
         }
     }
+}
+
+/// A task handle as a tool's output, for a caller that passes tasks on (see
+/// `CallOptions::pass_tasks`): the handle whole in `extra`, `resultType` included.
+pub(crate) fn handed_back(created: Map<String, Value>) -> ToolOutput {
+    ToolOutput {
+        extra: created,
+        ..ToolOutput::default()
+    }
+}
+
+/// The task handle [`handed_back`] made of an output, if it is one.
+pub(crate) fn handle_of(output: &ToolOutput) -> Option<&Map<String, Value>> {
+    (output.extra.get("resultType").and_then(Value::as_str) == Some("task"))
+        .then_some(&output.extra)
 }
 
 /// `step`, or `None` when `deadline` passes first.

@@ -22,7 +22,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Gateway;
 use super::answer::Answered;
@@ -64,6 +64,17 @@ impl ServerHandler for Gateway {
         let starting = !*self.inner.started.borrow();
         if starting || relay.offers_logging() {
             capabilities.logging = Some(Default::default());
+        }
+        if starting || relay.offers_tasks() {
+            // Passed through to the clients that declare it (see `tasks`); offered during
+            // start-up for the same reason as logging.
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    crate::client::tasks::TASKS_EXTENSION.to_owned(),
+                    Default::default(),
+                );
         }
         if (starting || relay.offers_subscriptions())
             && let Some(resources) = &mut capabilities.resources
@@ -335,6 +346,41 @@ impl ServerHandler for Gateway {
         Ok(result)
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        let answer = self
+            .forward_task("tasks/get", &request.task_id, Map::new(), &context)
+            .await?;
+        super::tasks::get_result(answer)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let mut params = Map::new();
+        let responses = serde_json::to_value(&request.input_responses)
+            .map_err(|e| McpError::invalid_params(format!("inputResponses: {e}"), None))?;
+        params.insert("inputResponses".into(), responses);
+        self.forward_task("tasks/update", &request.task_id, params, &context)
+            .await
+            .map(|_| ())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.forward_task("tasks/cancel", &request.task_id, Map::new(), &context)
+            .await
+            .map(|_| ())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -531,24 +577,47 @@ impl Gateway {
     ) -> Result<Answered, McpError> {
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
         // disconnects: either way the backend is told to stop (see `input`).
+        // A 2026-07-28 client that declares tasks gets a backend's task passed through; the
+        // gateway follows the tasks of any other client's calls itself (see `tasks`).
+        let pass_tasks = asker.stateless && super::tasks::declares_tasks(&asker.declared);
         let settings = CallOptions {
             timeout: self.inner.options.call_timeout,
             output_cap: self.inner.options.output_cap.clone(),
             resumed: resumed.map(Arc::new),
             trace: asker.trace.clone(),
+            pass_tasks,
             ..CallOptions::default()
+        };
+        let declared = if asker.stateless {
+            asker.declared.clone()
+        } else {
+            Arc::new(super::tasks::following(&asker.declared))
         };
         // Before the call starts: the backend must have the level when it runs.
         let logs = self.watch_logs(context, &asker, &tool.server).await;
         let manager = self.inner.scope.manager.clone();
+        let server = tool.server.clone();
         let flight = self.inner.inputs.start(
             tool.clone(),
-            asker.declared.clone(),
+            declared,
             asker.progress.is_some(),
             settings,
             move |settings| super::input::call_backend(manager, tool, arguments, settings),
         );
-        self.drive(flight, context, asker, logs).await
+        let answered = self.drive(flight, context, asker, logs).await?;
+        match answered {
+            Answered::Output(output, _) if pass_tasks => {
+                match crate::client::tasks::handle_of(&output) {
+                    Some(handle) => {
+                        let owner = super::tasks::owner_of(context);
+                        let created = self.inner.tasks.hand_over(&server, handle, owner)?;
+                        Ok(Answered::Response(CallToolResponse::Task(created)))
+                    }
+                    None => Ok(Answered::Output(output, true)),
+                }
+            }
+            other => Ok(other),
+        }
     }
 
     /// A 2026-07-28 request that names a log level gets `server`'s lines meanwhile.
@@ -602,6 +671,24 @@ impl Gateway {
                 None,
             )),
         }
+    }
+
+    /// `method` for the gateway's task `id`, at the task's server (see `tasks`).
+    async fn forward_task(
+        &self,
+        method: &str,
+        id: &str,
+        params: Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Map<String, Value>, McpError> {
+        let owner = super::tasks::owner_of(context);
+        let manager = &self.inner.scope.manager;
+        self.inner
+            .tasks
+            .forward(method, id, params, owner.as_deref(), |server| {
+                manager.client(server)
+            })
+            .await
     }
 
     /// A tool's output as rmcp's response: for a client the gateway serves itself, a

@@ -132,6 +132,14 @@ impl Relay {
         self.servers().iter().any(|(_, c)| c.offers_logging())
     }
 
+    /// Whether a server in scope offers the 2026-07-28 tasks extension (the gateway passes
+    /// tasks through then, see `tasks`).
+    pub(super) fn offers_tasks(&self) -> bool {
+        self.servers()
+            .iter()
+            .any(|(_, c)| c.task_protocol() == Some(crate::client::TaskProtocol::Extension))
+    }
+
     /// Whether a server in scope offers resource subscriptions (the gateway offers them then).
     pub(super) fn offers_subscriptions(&self) -> bool {
         self.servers()
