@@ -187,6 +187,16 @@ pub struct MockArgs {
     #[arg(long, help_heading = "Tools")]
     pub sample_tool: bool,
 
+    /// Also serve tools that run as tasks (the `io.modelcontextprotocol/tasks` extension, for
+    /// clients that declare it; the server then advertises it): `task_sleep {ms, steps?}`
+    /// works in steps, reporting each as its status message and as progress, and stops when
+    /// cancelled (`tasks/cancel`); `task_ask {message?}` asks the client for a `name` inside
+    /// the task (`input_required`, answered with `tasks/update`); `task_required {text}` must
+    /// run as a task (else -32021). `tasks/get` inlines the result. The 2025-11-25 form of
+    /// tasks (`params.task`, `tasks/result`, `tasks/list`) is served by --conformance.
+    #[arg(long, help_heading = "Tools")]
+    pub task_tools: bool,
+
     /// Paginate `tools/list`: P tools per page, with an opaque `nextCursor`.
     #[arg(long, value_name = "P", help_heading = "Tools")]
     pub page_size: Option<NonZeroUsize>,

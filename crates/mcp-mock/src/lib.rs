@@ -11,7 +11,8 @@
 //!   [`oauth`]: `--oauth`, the mock as an OAuth 2.1 protected resource and its own
 //!   authorization server;
 //! - [`server`]: the rmcp `ServerHandler` (handshake, listing, calls, timers);
-//! - [`tools`]: the tool catalogue; [`tool_calls`]: what each tool does; `ask_prompt`: the prompt of
+//! - [`tools`]: the tool catalogue; [`tool_calls`]: what each tool does; [`task_tools`]: the
+//!   tools of `--task-tools`, which run as tasks; `ask_prompt`: the prompt of
 //!   `--elicit-prompt`, which asks the client first;
 //! - [`transport`]: a transport wrapper for the wire-level knobs (forced version, garbage ids);
 //! - [`era`]: which era of MCP the mock speaks (`--era`, `--ignore-unknown`);
@@ -36,6 +37,7 @@ mod oauth;
 mod process;
 mod server;
 mod sessions;
+mod task_tools;
 mod tool_calls;
 mod tools;
 pub use tool_calls::rich_result;
@@ -98,6 +100,11 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         args.sample_tool,
     )?;
     apps::add_tools(&mut catalog, args.app.as_deref(), args.echo_meta)?;
+    if args.task_tools {
+        for tool in task_tools::definitions()? {
+            catalog.add(tool, tools::Behaviour::Server);
+        }
+    }
     let forced_version = args
         .protocol_version
         .as_deref()
@@ -257,6 +264,7 @@ fn knobs(args: &MockArgs) -> Knobs {
             .list_changed_ms
             .map(|ms| Duration::from_millis(ms.get())),
         content: args.resources,
+        task_tools: args.task_tools,
         app: args.app.clone(),
         cache_hints: server::CacheHints {
             ttl_ms: args.ttl_ms,

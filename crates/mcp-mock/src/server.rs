@@ -13,20 +13,22 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
-    InitializeResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, InitializeRequestParams, InitializeResult, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
+use super::conformance::tasks::TaskStore;
 use super::tools::{Catalog, LOG_LEVELS, served_by_server, text_result, tool_error};
-use super::{apps, content};
+use super::{apps, content, task_tools};
 
 /// Prefix of the opaque `tools/list` cursors (followed by the index of the page's first tool).
 const CURSOR_PREFIX: &str = "mcpr-mock-page-";
@@ -88,6 +90,8 @@ pub(crate) struct Knobs {
     pub content: bool,
     /// The URI of the MCP App (`--app`), listed and read beside any `content`.
     pub app: Option<String>,
+    /// `--task-tools`: tools that run as tasks, and the tasks extension.
+    pub task_tools: bool,
     /// Serve `log` and `touch`, logging and resource subscriptions (`--notify-tools`).
     pub notify_tools: bool,
     /// Serve the prompt `ask`, which asks the client first (`--elicit-prompt`).
@@ -141,6 +145,8 @@ struct Inner {
     log_level: AtomicUsize,
     /// URIs subscribed with `resources/subscribe`.
     subscribed: Mutex<HashSet<String>>,
+    /// The tasks of `--task-tools`.
+    tasks: TaskStore,
 }
 
 impl MockServer {
@@ -155,6 +161,7 @@ impl MockServer {
                 timer_started: AtomicBool::new(false),
                 log_level: AtomicUsize::new(0),
                 subscribed: Mutex::default(),
+                tasks: TaskStore::default(),
             }),
         }
     }
@@ -223,6 +230,12 @@ impl ServerHandler for MockServer {
             if let Some(resources) = &mut capabilities.resources {
                 resources.subscribe = Some(true);
             }
+        }
+        if self.inner.knobs.task_tools {
+            capabilities.extensions = ServerCapabilities::builder()
+                .enable_tasks()
+                .build()
+                .extensions;
         }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
@@ -336,10 +349,21 @@ impl ServerHandler for MockServer {
                 None,
             ));
         }
+        let arguments = request.arguments.unwrap_or_default();
+        if self.inner.knobs.task_tools
+            && let Some(response) = task_tools::call(
+                &self.inner.tasks,
+                &request.name,
+                arguments.clone(),
+                &context,
+            )
+            .await
+        {
+            return response;
+        }
         if let Some(result) = apps::call(&request.name, &context) {
             return Ok(result.into());
         }
-        let arguments = request.arguments.unwrap_or_default();
         if served_by_server(&self.inner.catalog, &request.name) {
             return Ok(self
                 .notify_tool(&request.name, &arguments, &context)
@@ -352,6 +376,32 @@ impl ServerHandler for MockServer {
             .call(&request.name, arguments, &context)
             .await
             .into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        task_tools::get(&self.inner.tasks, &request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let answers = serde_json::to_value(&request.input_responses)
+            .map_err(|e| McpError::invalid_params(format!("inputResponses: {e}"), None))?;
+        task_tools::update(&self.inner.tasks, &request.task_id, answers)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        task_tools::cancel(&self.inner.tasks, &request.task_id)
     }
 
     async fn list_resources(

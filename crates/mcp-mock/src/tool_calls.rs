@@ -305,6 +305,14 @@ async fn roots(context: &RequestContext<RoleServer>) -> Result<CallToolResult, S
     }
 }
 
+/// The `elicit` tool's result: the client's answer, or its error as an error result.
+pub(crate) async fn elicit_result(
+    arguments: &JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    elicit(arguments, context).await.unwrap_or_else(tool_error)
+}
+
 /// Ask the client for a name and return its answer as text. Bounded by the client's own
 /// call: a cancelled call stops waiting.
 async fn elicit(

@@ -223,12 +223,15 @@ fn assert_passing(results: &[ScenarioResult], expected: &[&str], output: &str) {
 }
 
 /// The 2026-07-28 scenarios the gateway passes for the mock behind it: discovery, stateless
-/// requests (the client's own capabilities reach the server behind it), headers, caching,
+/// requests (the client's own capabilities reach the server behind it), headers (the custom
+/// `Mcp-Param-*` ones checked by the gateway for the server behind, which gets none), caching,
 /// every content type, resources, prompts, completions, the DNS-rebinding guard, and the
 /// server's input-required results of a tool call or a prompt passed to the client and
 /// answered.
-const GATEWAY_2026: [&str; 37] = [
+const GATEWAY_2026: [&str; 39] = [
     "server-stateless",
+    "http-header-validation",
+    "http-custom-header-server-validation",
     "completion-complete",
     "tools-list",
     "tools-call-simple-text",
@@ -303,7 +306,8 @@ const GATEWAY_2025: [&str; 31] = [
     "tools-list",
 ];
 
-/// The gateway in front of the conformance mock, judged at 2026-07-28.
+/// The gateway in front of the conformance mock, judged at 2026-07-28: the scenarios above,
+/// and the tasks extension's, passed through (the one the suite skips runs no check).
 #[test]
 fn the_gateway_relays_2026_07_28_to_its_clients() {
     let gateway = Gateway::start();
@@ -311,6 +315,12 @@ fn the_gateway_relays_2026_07_28_to_its_clients() {
     let results = summary_lines(&output);
     print(&results);
     assert_passing(&results, &GATEWAY_2026, &output);
+    assert_passing(&results, &TASKS_2026, &output);
+    let skipped = results
+        .iter()
+        .find(|r| r.name == TASKS_SKIPPED_BY_THE_SUITE)
+        .unwrap_or_else(|| panic!("{TASKS_SKIPPED_BY_THE_SUITE} did not run:\n{output}"));
+    assert!(skipped.ok && skipped.failed == 0, "{skipped:?}:\n{output}");
 }
 
 /// The gateway in front of the conformance mock, judged at 2025-11-25 (sessions).

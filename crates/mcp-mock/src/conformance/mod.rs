@@ -28,7 +28,7 @@ mod resume;
 mod session;
 mod stdio;
 mod task_tools;
-mod tasks;
+pub(crate) mod tasks;
 mod tools;
 
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! `io.modelcontextprotocol/tasks` extension of 2026-07-28).
 //!
 //! A [`TaskStore`] holds the tasks of one session (2025-11-25) or of the stateless server
-//! (2026-07-28). It is bounded: expired tasks are dropped when a task is created, then the
+//! (2026-07-28); the rmcp-based mock keeps one for its `--task-tools` too. It is bounded: expired tasks are dropped when a task is created, then the
 //! oldest finished ones; a store full of live tasks refuses new ones, so a client that keeps
 //! creating tasks cannot grow the process without limit. A [`Task`] moves `working` →
 //! (`input_required` → `working`)* → `completed` | `failed` | `cancelled`, and never leaves a
@@ -21,24 +21,24 @@ use tokio_util::sync::CancellationToken;
 use super::{Failure, notification, random_id};
 
 /// The extension's identifier (2026-07-28), in capabilities and error data.
-pub(super) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// How long a task stays readable after it was created.
-pub(super) const TTL_MS: u64 = 300_000;
+pub(crate) const TTL_MS: u64 = 300_000;
 
 /// The polling interval the server suggests.
-pub(super) const POLL_INTERVAL_MS: u64 = 100;
+pub(crate) const POLL_INTERVAL_MS: u64 = 100;
 
 /// Most tasks one store keeps.
-pub(super) const MAX_TASKS: usize = 256;
+pub(crate) const MAX_TASKS: usize = 256;
 
 /// Where a task's status changes are announced (2025-11-25 `notifications/tasks/status`);
 /// `None` sends nothing.
-pub(super) type Announcer = Option<Arc<dyn Fn(Value) + Send + Sync>>;
+pub(crate) type Announcer = Option<Arc<dyn Fn(Value) + Send + Sync>>;
 
 /// The status of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Status {
+pub(crate) enum Status {
     Working,
     InputRequired,
     Completed,
@@ -58,7 +58,7 @@ impl Status {
     }
 
     /// Whether the task is over.
-    pub(super) fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
     }
 }
@@ -79,7 +79,7 @@ struct State {
 }
 
 /// One task.
-pub(super) struct Task {
+pub(crate) struct Task {
     pub id: String,
     created: String,
     born: Instant,
@@ -102,7 +102,7 @@ impl Task {
     }
 
     /// The current status.
-    pub(super) fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         self.lock().status
     }
 
@@ -130,7 +130,7 @@ impl Task {
     }
 
     /// Ends the task with the outcome of its work (a tool result, or a protocol error).
-    pub(super) fn finish(&self, outcome: Result<Value, Failure>) {
+    pub(crate) fn finish(&self, outcome: Result<Value, Failure>) {
         self.update(|state| {
             state.questions.clear();
             match outcome {
@@ -147,8 +147,13 @@ impl Task {
         });
     }
 
+    /// Sets the status message of a task still at work.
+    pub(crate) fn set_message(&self, message: String) {
+        self.update(|state| state.message = Some(message));
+    }
+
     /// Cancels the task; false if it was already over.
-    pub(super) fn cancel(&self) -> bool {
+    pub(crate) fn cancel(&self) -> bool {
         let cancelled = self.update(|state| {
             state.status = Status::Cancelled;
             state.message = Some("The task was cancelled by request.".into());
@@ -160,7 +165,7 @@ impl Task {
 
     /// Asks the client `questions` (key → `{method, params}`) and waits until every one is
     /// answered: the answers by key, or `None` if the task ended meanwhile.
-    pub(super) async fn ask(&self, questions: Vec<(String, Value)>) -> Option<Map<String, Value>> {
+    pub(crate) async fn ask(&self, questions: Vec<(String, Value)>) -> Option<Map<String, Value>> {
         let mut changes = self.changed.subscribe();
         let asked = self.update(|state| {
             state.status = Status::InputRequired;
@@ -177,14 +182,9 @@ impl Task {
                 if state.status.is_terminal() {
                     return None;
                 }
+                // The last answer set the task back to work (see `answer`).
                 if state.questions.is_empty() {
-                    let answers = std::mem::take(&mut state.answers);
-                    drop(state);
-                    self.update(|state| {
-                        state.status = Status::Working;
-                        state.message = None;
-                    });
-                    return Some(answers);
+                    return Some(std::mem::take(&mut state.answers));
                 }
             }
             if changes.changed().await.is_err() {
@@ -194,24 +194,29 @@ impl Task {
     }
 
     /// Hands over answers to open questions (`tasks/update`); answers to keys that are not
-    /// open are ignored.
-    pub(super) fn answer(&self, answers: &Map<String, Value>) {
+    /// open are ignored. The last one sets the task back to `working` at once, so that
+    /// whoever looks next never sees a task waiting for nothing.
+    pub(crate) fn answer(&self, answers: &Map<String, Value>) {
         self.update(|state| {
             for (key, answer) in answers {
                 if state.questions.remove(key).is_some() {
                     state.answers.insert(key.clone(), answer.clone());
                 }
             }
+            if state.status == Status::InputRequired && state.questions.is_empty() {
+                state.status = Status::Working;
+                state.message = None;
+            }
         });
     }
 
     /// The open questions, by key.
-    pub(super) fn questions(&self) -> Map<String, Value> {
+    pub(crate) fn questions(&self) -> Map<String, Value> {
         self.lock().questions.clone()
     }
 
     /// Waits until the task is over or needs input; its status then.
-    pub(super) async fn settled(&self) -> Status {
+    pub(crate) async fn settled(&self) -> Status {
         let mut changes = self.changed.subscribe();
         loop {
             let status = self.status();
@@ -225,7 +230,7 @@ impl Task {
     }
 
     /// The tool result (`completed`) or the error (`failed`, `cancelled`).
-    pub(super) fn outcome(&self) -> Result<Value, Failure> {
+    pub(crate) fn outcome(&self) -> Result<Value, Failure> {
         let state = self.lock();
         match (&state.result, &state.error) {
             (Some(result), _) => Ok(result.clone()),
@@ -244,7 +249,7 @@ impl Task {
     }
 
     /// The task in the 2025-11-25 shape (`Task`: `ttl`, `pollInterval`).
-    pub(super) fn legacy(&self) -> Value {
+    pub(crate) fn legacy(&self) -> Value {
         let state = self.lock();
         let mut task = json!({
             "taskId": self.id,
@@ -262,7 +267,7 @@ impl Task {
 
     /// The task in the 2026-07-28 shape (`ttlMs`, `pollIntervalMs`); `detailed` adds what
     /// `tasks/get` inlines: the result, the error or the open questions.
-    pub(super) fn modern(&self, detailed: bool) -> Value {
+    pub(crate) fn modern(&self, detailed: bool) -> Value {
         let state = self.lock();
         let mut task = Map::new();
         task.insert("taskId".into(), json!(self.id));
@@ -301,7 +306,7 @@ impl Task {
 
 /// The tasks of one session, or of the stateless server.
 #[derive(Default)]
-pub(super) struct TaskStore {
+pub(crate) struct TaskStore {
     /// Oldest first.
     tasks: Mutex<VecDeque<Arc<Task>>>,
 }
@@ -313,7 +318,7 @@ impl TaskStore {
 
     /// Creates a task in `working` status, announcing its changes through `announce`; refused
     /// when the store is full of live tasks.
-    pub(super) fn create(&self, announce: Announcer) -> Result<Arc<Task>, Failure> {
+    pub(crate) fn create(&self, announce: Announcer) -> Result<Arc<Task>, Failure> {
         let id = random_id().map_err(|e| Failure::new(-32603, e.to_string()))?;
         let created = now();
         let (changed, _) = watch::channel(0);
@@ -353,7 +358,7 @@ impl TaskStore {
     }
 
     /// The task with id `id`, unless it expired; `-32602` otherwise.
-    pub(super) fn get(&self, id: &str) -> Result<Arc<Task>, Failure> {
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<Task>, Failure> {
         let mut tasks = self.lock();
         drop_where(&mut tasks, |t| t.expired());
         tasks
@@ -364,14 +369,14 @@ impl TaskStore {
     }
 
     /// Every live task, newest first.
-    pub(super) fn list(&self) -> Vec<Arc<Task>> {
+    pub(crate) fn list(&self) -> Vec<Arc<Task>> {
         let mut tasks = self.lock();
         drop_where(&mut tasks, |t| t.expired());
         tasks.iter().rev().cloned().collect()
     }
 
     /// Stops every task (the session ended).
-    pub(super) fn stop_all(&self) {
+    pub(crate) fn stop_all(&self) {
         for task in self.lock().drain(..) {
             task.stop.cancel();
         }
@@ -390,7 +395,7 @@ fn drop_where(tasks: &mut VecDeque<Arc<Task>>, doomed: impl Fn(&Task) -> bool) {
 }
 
 /// An announcer that sends on `out` (the connection a session's notifications travel on).
-pub(super) fn announce_on(out: mpsc::UnboundedSender<Value>) -> Announcer {
+pub(crate) fn announce_on(out: mpsc::UnboundedSender<Value>) -> Announcer {
     Some(Arc::new(move |message| {
         let _ = out.send(message);
     }))
@@ -421,6 +426,25 @@ mod tests {
         }
         store.create(None).expect("the finished task makes room");
         assert!(store.get(&first.id).is_err());
+    }
+
+    #[tokio::test]
+    async fn the_last_answer_sets_the_task_back_to_work() {
+        let store = TaskStore::default();
+        let task = store.create(None).expect("a task");
+        let asking = task.clone();
+        let questions = vec![("a".to_owned(), json!({})), ("b".to_owned(), json!({}))];
+        let asked = tokio::spawn(async move { asking.ask(questions).await });
+        while task.status() != Status::InputRequired {
+            tokio::task::yield_now().await;
+        }
+        task.answer(&Map::from_iter([("a".to_owned(), json!({"x": 1}))]));
+        assert_eq!(task.status(), Status::InputRequired);
+        assert_eq!(task.questions().len(), 1);
+        task.answer(&Map::from_iter([("b".to_owned(), json!({"x": 2}))]));
+        assert_eq!(task.status(), Status::Working);
+        let answers = asked.await.expect("the asker ends").expect("answers");
+        assert_eq!(answers.len(), 2);
     }
 
     #[test]

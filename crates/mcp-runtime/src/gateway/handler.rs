@@ -381,6 +381,12 @@ impl ServerHandler for Gateway {
             .map(|_| ())
     }
 
+    /// Only tools that ask for `Mcp-Param-*` headers: rmcp checks a call's headers against
+    /// it (see `param_headers`).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tool_with_param_headers(name)
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -787,7 +793,7 @@ fn listed_tools(view: &View) -> Arc<[Tool]> {
 
 /// One tool as the client sees it: the exposed name, and a description that says where it
 /// comes from.
-fn listed_tool(tool: &McpTool) -> Result<Tool, String> {
+pub(super) fn listed_tool(tool: &McpTool) -> Result<Tool, String> {
     let definition = &tool.definition;
     let origin = format!("[{}]", tool.label);
     let description = match definition.description.as_deref().map(str::trim) {

@@ -49,7 +49,8 @@
 //!
 //! Where it lives: what the gateway answers is beside this file (`handler`, with `answer`,
 //! `progress`, `catalog`, `apps` (MCP Apps' `ui://` URIs namespaced by server), `view`, `filter`, `template`, `search_mode`, `subscriptions`,
-//! `notify`, `hints`, `prompt`, `subagent`, `health`, `state_key`); the questions a backend
+//! `notify`, `hints`, `prompt`, `subagent`, `health`, `state_key`, `param_headers` (the
+//! `Mcp-Param-*` headers checked for the servers behind)); the questions a backend
 //! asks during a call, their sealed `requestState` and the resumption of carried calls are
 //! under `input/`; the byte plumbing (the transports, the stream's fast path, results relayed
 //! as sent, HTTP sessions and `GET /healthz`) is under `wire/`, which calls into the rest and is
@@ -88,6 +89,7 @@ mod health;
 mod hints;
 mod input;
 mod notify;
+mod param_headers;
 mod progress;
 mod prompt;
 mod search_mode;

@@ -11,8 +11,9 @@
 //! that changes the client's list), is read in one pass (`client_line`), run through the same
 //! handler rmcp would call, and answered from the tool's output as the server sent it (see
 //! `relay`). Every other request, and any this path is not sure of (an `Origin` header, a
-//! `Host` it does not recognise, headers that disagree with the body, a body that is large,
-//! malformed or of another method), goes on to rmcp unchanged and gets the answer it always
+//! `Host` it does not recognise, headers that disagree with the body, a call of a tool that
+//! asks for `Mcp-Param-*` headers, a body that is large, malformed or of another method),
+//! goes on to rmcp unchanged and gets the answer it always
 //! got. The bearer token is checked before this, by the `http` module's outer layer.
 //!
 //! The answer is one `application/json` body, which a client must accept (rmcp requires it to
@@ -296,6 +297,8 @@ fn fits(gateway: &Gateway, headers: &HeaderMap, call: &Call<'_>) -> bool {
         // the client's changed list after a search.
         && said.log_level.is_none()
         && name != SEARCH_TOOL
+        // Its `Mcp-Param-*` headers are rmcp's to check.
+        && gateway.tool_with_param_headers(name).is_none()
 }
 
 /// The only value of header `name`, if it has exactly one.
