@@ -569,6 +569,7 @@ impl McpClient {
     }
 
     /// The bound on one request to this server (its request timeout).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
     pub(crate) fn request_timeout(&self) -> Option<Duration> {
         self.config.request_timeout()
     }
@@ -605,6 +606,7 @@ pub(crate) fn handed_back(created: Map<String, Value>) -> ToolOutput {
 }
 
 /// The task handle [`handed_back`] made of an output, if it is one.
+#[cfg_attr(not(feature = "gateway"), allow(dead_code))] // used by the gateway only
 pub(crate) fn handle_of(output: &ToolOutput) -> Option<&Map<String, Value>> {
     (output.extra.get("resultType").and_then(Value::as_str) == Some("task"))
         .then_some(&output.extra)

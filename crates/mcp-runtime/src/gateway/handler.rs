@@ -15,14 +15,14 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
-    ServerConfig as InitializeInfo, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResultType, ServerCapabilities, ServerConfig as InitializeInfo,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Gateway;
 use super::answer::Answered;
@@ -65,17 +65,7 @@ impl ServerHandler for Gateway {
         if starting || relay.offers_logging() {
             capabilities.logging = Some(Default::default());
         }
-        if starting || relay.offers_tasks() {
-            // Passed through to the clients that declare it (see `tasks`); offered during
-            // start-up for the same reason as logging.
-            capabilities
-                .extensions
-                .get_or_insert_with(Default::default)
-                .insert(
-                    crate::client::tasks::TASKS_EXTENSION.to_owned(),
-                    Default::default(),
-                );
-        }
+        super::tasks::offer(&mut capabilities, starting || relay.offers_tasks());
         if (starting || relay.offers_subscriptions())
             && let Some(resources) = &mut capabilities.resources
         {
@@ -351,10 +341,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
-        let answer = self
-            .forward_task("tasks/get", &request.task_id, Map::new(), &context)
-            .await?;
-        super::tasks::get_result(answer)
+        self.get_passed_task(request, &context).await
     }
 
     async fn update_task(
@@ -362,13 +349,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let mut params = Map::new();
-        let responses = serde_json::to_value(&request.input_responses)
-            .map_err(|e| McpError::invalid_params(format!("inputResponses: {e}"), None))?;
-        params.insert("inputResponses".into(), responses);
-        self.forward_task("tasks/update", &request.task_id, params, &context)
-            .await
-            .map(|_| ())
+        self.update_passed_task(request, &context).await
     }
 
     async fn cancel_task(
@@ -376,9 +357,7 @@ impl ServerHandler for Gateway {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.forward_task("tasks/cancel", &request.task_id, Map::new(), &context)
-            .await
-            .map(|_| ())
+        self.cancel_passed_task(request, &context).await
     }
 
     /// Only tools that ask for `Mcp-Param-*` headers: rmcp checks a call's headers against
@@ -583,9 +562,8 @@ impl Gateway {
     ) -> Result<Answered, McpError> {
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
         // disconnects: either way the backend is told to stop (see `input`).
-        // A 2026-07-28 client that declares tasks gets a backend's task passed through; the
-        // gateway follows the tasks of any other client's calls itself (see `tasks`).
-        let pass_tasks = asker.stateless && super::tasks::declares_tasks(&asker.declared);
+        // Whether the client takes a backend's task, and what the backend is told (see `tasks`).
+        let (pass_tasks, declared) = super::tasks::for_call(&asker);
         let settings = CallOptions {
             timeout: self.inner.options.call_timeout,
             output_cap: self.inner.options.output_cap.clone(),
@@ -593,11 +571,6 @@ impl Gateway {
             trace: asker.trace.clone(),
             pass_tasks,
             ..CallOptions::default()
-        };
-        let declared = if asker.stateless {
-            asker.declared.clone()
-        } else {
-            Arc::new(super::tasks::following(&asker.declared))
         };
         // Before the call starts: the backend must have the level when it runs.
         let logs = self.watch_logs(context, &asker, &tool.server).await;
@@ -611,19 +584,7 @@ impl Gateway {
             move |settings| super::input::call_backend(manager, tool, arguments, settings),
         );
         let answered = self.drive(flight, context, asker, logs).await?;
-        match answered {
-            Answered::Output(output, _) if pass_tasks => {
-                match crate::client::tasks::handle_of(&output) {
-                    Some(handle) => {
-                        let owner = super::tasks::owner_of(context);
-                        let created = self.inner.tasks.hand_over(&server, handle, owner)?;
-                        Ok(Answered::Response(CallToolResponse::Task(created)))
-                    }
-                    None => Ok(Answered::Output(output, true)),
-                }
-            }
-            other => Ok(other),
-        }
+        self.hand_over_task(answered, pass_tasks, &server, context)
     }
 
     /// A 2026-07-28 request that names a log level gets `server`'s lines meanwhile.
@@ -633,7 +594,7 @@ impl Gateway {
         asker: &Asker,
         server: &str,
     ) -> Option<subscriptions::RequestLogs> {
-        let level = asker.log_level.and_then(wire_rank)?;
+        let level = asker.log_level.and_then(subscriptions::wire_rank)?;
         Some(
             self.inner
                 .relay
@@ -679,24 +640,6 @@ impl Gateway {
         }
     }
 
-    /// `method` for the gateway's task `id`, at the task's server (see `tasks`).
-    async fn forward_task(
-        &self,
-        method: &str,
-        id: &str,
-        params: Map<String, Value>,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Map<String, Value>, McpError> {
-        let owner = super::tasks::owner_of(context);
-        let manager = &self.inner.scope.manager;
-        self.inner
-            .tasks
-            .forward(method, id, params, owner.as_deref(), |server| {
-                manager.client(server)
-            })
-            .await
-    }
-
     /// A tool's output as rmcp's response: for a client the gateway serves itself, a
     /// placeholder its transport turns back into the output as sent (see `relay`).
     fn output_response(&self, output: ToolOutput, modern: bool) -> CallToolResponse {
@@ -715,13 +658,6 @@ impl Gateway {
         }
         .into()
     }
-}
-
-/// The rank of a level (see `subscriptions`).
-fn wire_rank(level: LoggingLevel) -> Option<usize> {
-    serde_json::to_value(level)
-        .ok()
-        .and_then(|level| level.as_str().and_then(subscriptions::rank))
 }
 
 /// Entries in the wire format as rmcp values; an entry rmcp rejects is left out with a warning.

@@ -92,6 +92,13 @@ pub(crate) struct Relay {
     passed: watch::Sender<HashMap<String, u64>>,
 }
 
+/// The rank of a level as rmcp types it.
+pub(super) fn wire_rank(level: rmcp::model::LoggingLevel) -> Option<usize> {
+    serde_json::to_value(level)
+        .ok()
+        .and_then(|level| level.as_str().and_then(rank))
+}
+
 /// The rank of a level's wire spelling.
 pub(crate) fn rank(level: &str) -> Option<usize> {
     LOG_LEVELS.iter().position(|l| *l == level)

@@ -15,13 +15,19 @@
 //! answers with the result. The routes are bounded ([`MAX_ROUTES`]): the oldest go first.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CreateTaskResult, GetTaskResult};
+use rmcp::model::{
+    CallToolResponse, CancelTaskParams, ClientCapabilities, CreateTaskResult, GetTaskParams,
+    GetTaskResult, UpdateTaskParams,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Map, Value};
 
+use super::Gateway;
+use super::answer::Answered;
+use super::input::Asker;
 use crate::client::tasks::TASKS_EXTENSION;
 use crate::client::{ClientError, McpClient};
 
@@ -52,24 +58,39 @@ struct Routes {
 }
 
 /// Whether a client's capabilities declare the tasks extension.
-pub(crate) fn declares_tasks(capabilities: &rmcp::model::ClientCapabilities) -> bool {
+pub(crate) fn declares_tasks(capabilities: &ClientCapabilities) -> bool {
     capabilities
         .extensions
         .as_ref()
         .is_some_and(|extensions| extensions.contains_key(TASKS_EXTENSION))
 }
 
-/// What a client of a revision with sessions is taken to declare towards a backend: tasks
-/// too, which the gateway follows for it (such a client cannot be handed one).
-pub(crate) fn following(
-    declared: &rmcp::model::ClientCapabilities,
-) -> rmcp::model::ClientCapabilities {
-    let mut declared = declared.clone();
+/// Offer the tasks extension in the gateway's capabilities when `offered`: when a server in
+/// scope offers it, and during start-up (as logging is, since a client asking then would
+/// never learn it).
+pub(crate) fn offer(capabilities: &mut rmcp::model::ServerCapabilities, offered: bool) {
+    if offered {
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION.to_owned(), Default::default());
+    }
+}
+
+/// For a call of `asker`'s: whether a backend's task is passed to it (a 2026-07-28 client
+/// that declares tasks), and the capabilities the backend is told. A client of a revision
+/// with sessions cannot be handed a task, so the gateway declares tasks for it and follows
+/// them itself; a stateless client is told as it declared.
+pub(crate) fn for_call(asker: &Asker) -> (bool, Arc<ClientCapabilities>) {
+    if asker.stateless {
+        return (declares_tasks(&asker.declared), asker.declared.clone());
+    }
+    let mut declared = (*asker.declared).clone();
     declared
         .extensions
         .get_or_insert_with(Default::default)
         .insert(TASKS_EXTENSION.to_owned(), Default::default());
-    declared
+    (false, Arc::new(declared))
 }
 
 /// Who the client of `context` is, as far as the gateway can tell: its HTTP session, else a
@@ -172,10 +193,87 @@ impl TaskRoutes {
     }
 }
 
-/// A `tasks/get` answer as rmcp's result.
-pub(crate) fn get_result(answer: Map<String, Value>) -> Result<GetTaskResult, McpError> {
-    serde_json::from_value(Value::Object(answer))
-        .map_err(|e| McpError::internal_error(format!("the server's task: {e}"), None))
+impl Gateway {
+    /// A call's answer, with the task its server made of it handed to the client under the
+    /// gateway's id when the client takes tasks (`pass`).
+    pub(super) fn hand_over_task(
+        &self,
+        answered: Answered,
+        pass: bool,
+        server: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Answered, McpError> {
+        let Answered::Output(output, modern) = answered else {
+            return Ok(answered);
+        };
+        match crate::client::tasks::handle_of(&output).filter(|_| pass) {
+            Some(handle) => {
+                let created = self
+                    .inner
+                    .tasks
+                    .hand_over(server, handle, owner_of(context))?;
+                Ok(Answered::Response(CallToolResponse::Task(created)))
+            }
+            None => Ok(Answered::Output(output, modern)),
+        }
+    }
+
+    /// `tasks/get` of a task the gateway handed out.
+    pub(super) async fn get_passed_task(
+        &self,
+        request: GetTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let answer = self
+            .forward_task("tasks/get", &request.task_id, Map::new(), context)
+            .await?;
+        serde_json::from_value(Value::Object(answer))
+            .map_err(|e| McpError::internal_error(format!("the server's task: {e}"), None))
+    }
+
+    /// `tasks/update` of a task the gateway handed out: the client's answers to its server.
+    pub(super) async fn update_passed_task(
+        &self,
+        request: UpdateTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let mut params = Map::new();
+        let responses = serde_json::to_value(&request.input_responses)
+            .map_err(|e| McpError::invalid_params(format!("inputResponses: {e}"), None))?;
+        params.insert("inputResponses".into(), responses);
+        self.forward_task("tasks/update", &request.task_id, params, context)
+            .await
+            .map(|_| ())
+    }
+
+    /// `tasks/cancel` of a task the gateway handed out.
+    pub(super) async fn cancel_passed_task(
+        &self,
+        request: CancelTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.forward_task("tasks/cancel", &request.task_id, Map::new(), context)
+            .await
+            .map(|_| ())
+    }
+
+    /// `method` for the gateway's task `id`, at the task's server (see `tasks`).
+    async fn forward_task(
+        &self,
+        method: &str,
+        id: &str,
+        params: Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Map<String, Value>, McpError> {
+        let owner = owner_of(context);
+        let manager = &self.inner.scope.manager;
+        self.inner
+            .tasks
+            .forward(method, id, params, owner.as_deref(), |server| {
+                manager.client(server)
+            })
+            .await
+    }
 }
 
 /// A server's error as the gateway's client gets it: its code and message, as sent.
