@@ -383,3 +383,40 @@ async fn a_server_lying_about_its_task_gets_a_typed_error() {
         client.close().await;
     }
 }
+
+#[tokio::test]
+async fn tasks_served_by_rmcps_task_support_are_followed_with_status_and_progress() {
+    let config = mock(&["--task-tools", "--era", "2026-07-28"]);
+    let (client, _dir) = connect(&config, false).await;
+    assert_eq!(client.task_protocol(), Some(TaskProtocol::Extension));
+    let (status, mut states) = tokio::sync::mpsc::channel(64);
+    let options = CallOptions::default().with_task_status(status);
+    let arguments = args(json!({"ms": 400, "steps": 4}));
+    let output = bounded(client.call_tool("task_sleep", arguments, options))
+        .await
+        .unwrap();
+    assert_eq!(output.text(), "slept 400 ms");
+    let mut messages = Vec::new();
+    while let Ok(state) = states.try_recv() {
+        messages.extend(state.status_message);
+    }
+    assert!(
+        messages.iter().any(|m| m.starts_with("step ")),
+        "{messages:?}"
+    );
+    // Must be a task: the client declares the extension, so the server makes one.
+    let output = bounded(client.call_tool(
+        "task_required",
+        args(json!({"text": "done"})),
+        CallOptions::default(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(output.text(), "done");
+    // A task that asks: the host's handler answers through `tasks/update`.
+    let output = bounded(client.call_tool("task_ask", None, CallOptions::default()))
+        .await
+        .unwrap();
+    assert!(output.text().starts_with("accept"), "{}", output.text());
+    client.close().await;
+}
