@@ -32,6 +32,8 @@ pub(crate) enum Command {
     Tools(WithGlobal<crate::cmd::tools::ToolsArgs>),
     /// Call one tool and print its result.
     Call(WithGlobal<crate::cmd::call::CallArgs>),
+    /// The tasks of a server: a task's state, its result, cancelling it, or the list.
+    Task(WithGlobal<crate::cmd::task::TaskArgs>),
     /// Read one resource of a server and print it.
     Resource(WithGlobal<crate::cmd::read::ResourceArgs>),
     /// Get one prompt of a server, filled with its arguments, and print it.

@@ -121,6 +121,14 @@ impl OneShot {
         }
     }
 
+    /// The connection of `server`: the lone one, or the manager's while it is connected.
+    pub(crate) fn connection(&self, server: &str) -> Option<std::sync::Arc<McpClient>> {
+        match self {
+            OneShot::Client(client) => Some(client.clone()),
+            OneShot::Manager(manager) => manager.client(server),
+        }
+    }
+
     /// The tools of `server` as it lists them now (a lone server is asked; a manager's
     /// current list is read), or `None` when it cannot list them.
     pub(crate) async fn tools(&self, server: &str) -> Option<Vec<ToolDefinition>> {

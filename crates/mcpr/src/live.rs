@@ -1,5 +1,6 @@
 //! A running call's progress as the user sees it: on a terminal, one live line on stderr with
-//! the server's message, its progress and total, and the time so far; for scripts, one JSON
+//! the status of its task when it runs as one, the server's message, its progress and total,
+//! and the time so far; for scripts, one JSON
 //! object per line on stderr (`mcpr call --progress-json`). The line is cleared before the
 //! result is printed, so it never mixes with the output, and nothing is drawn without a
 //! terminal.
@@ -7,7 +8,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use mcp_runtime::client::{EVENT_BUFFER, ProgressUpdate};
+use mcp_runtime::client::{EVENT_BUFFER, ProgressUpdate, TaskState};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -55,6 +56,8 @@ impl Mode {
 pub(crate) struct Display {
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+    /// Where the call's task states go (the live line only).
+    task_status: Option<mpsc::Sender<TaskState>>,
 }
 
 impl Display {
@@ -66,18 +69,33 @@ impl Display {
             let display = Display {
                 stop: None,
                 task: None,
+                task_status: None,
             };
             return (display, None);
         }
         let (sender, updates) = mpsc::channel(EVENT_BUFFER);
         let (stop, stopped) = oneshot::channel();
         let what = term::line(what).into_owned();
-        let task = tokio::spawn(show(mode, what, updates, stopped));
+        let (task_status, states) = match mode {
+            Mode::Line => {
+                let (sender, states) = mpsc::channel(EVENT_BUFFER);
+                (Some(sender), Some(states))
+            }
+            _ => (None, None),
+        };
+        let task = tokio::spawn(show(mode, what, updates, states, stopped));
         let display = Display {
             stop: Some(stop),
             task: Some(task),
+            task_status,
         };
         (display, Some(sender))
+    }
+
+    /// The sender for the call's task states (`CallOptions::with_task_status`), shown on the
+    /// live line; `None` when there is no line.
+    pub(crate) fn task_status(&self) -> Option<mpsc::Sender<TaskState>> {
+        self.task_status.clone()
     }
 
     /// Stop showing progress: the line is cleared (and every update already received is
@@ -107,11 +125,13 @@ async fn show(
     mode: Mode,
     what: String,
     mut updates: mpsc::Receiver<ProgressUpdate>,
+    mut states: Option<mpsc::Receiver<TaskState>>,
     mut stopped: oneshot::Receiver<()>,
 ) {
     let started = Instant::now();
     let mut tick = tokio::time::interval(TICK);
     let mut last: Option<ProgressUpdate> = None;
+    let mut state: Option<TaskState> = None;
     let mut open = true;
     let mut drawn = false;
     let mut frame = 0usize;
@@ -124,12 +144,16 @@ async fn show(
                 Some(update) => last = Some(update),
                 None => open = false,
             },
+            newer = next_state(&mut states) => match newer {
+                Some(newer) => state = Some(newer),
+                None => states = None,
+            },
             _ = tick.tick() => frame = frame.wrapping_add(1),
         }
         let elapsed = started.elapsed();
-        if mode == Mode::Line && (last.is_some() || elapsed >= SHOW_AFTER) {
+        if mode == Mode::Line && (last.is_some() || state.is_some() || elapsed >= SHOW_AFTER) {
             let spinner = SPINNER[frame % SPINNER.len()];
-            let text = line_text(&what, last.as_ref(), elapsed);
+            let text = line_text(&what, state.as_ref(), last.as_ref(), elapsed);
             draw(&format!("{spinner} {text}"));
             drawn = true;
         }
@@ -145,13 +169,41 @@ async fn show(
     }
 }
 
-/// `echo: step 2 of 5 [2/5, 40%] 3 s`, or `echo: running, 3 s` before any news.
-fn line_text(what: &str, update: Option<&ProgressUpdate>, elapsed: Duration) -> String {
+/// The next task state, or never when there is no channel.
+async fn next_state(states: &mut Option<mpsc::Receiver<TaskState>>) -> Option<TaskState> {
+    match states {
+        Some(states) => states.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `echo: step 2 of 5 [2/5, 40%] 3 s`, or `echo: running, 3 s` before any news; a call run
+/// as a task says its status first: `echo: task working (copying) [2/5, 40%] 3 s`.
+fn line_text(
+    what: &str,
+    state: Option<&TaskState>,
+    update: Option<&ProgressUpdate>,
+    elapsed: Duration,
+) -> String {
     let seconds = elapsed.as_secs();
-    let Some(update) = update else {
-        return format!("{what}: running, {seconds} s");
-    };
     let mut text = format!("{what}:");
+    if let Some(state) = state {
+        text.push_str(&format!(" task {}", state.status));
+        if let Some(message) = state
+            .status_message
+            .as_deref()
+            .filter(|m| !m.trim().is_empty())
+        {
+            text.push_str(&format!(" ({})", term::line(message)));
+        }
+    }
+    let Some(update) = update else {
+        if state.is_none() {
+            text.push_str(" running,");
+        }
+        text.push_str(&format!(" {seconds} s"));
+        return text;
+    };
     if let Some(message) = update.message.as_deref().filter(|m| !m.trim().is_empty()) {
         text.push(' ');
         text.push_str(&term::line(message));
@@ -221,6 +273,7 @@ fn terminal_width() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_runtime::client::TaskStatus;
 
     fn update(progress: f64, total: Option<f64>, message: Option<&str>) -> ProgressUpdate {
         ProgressUpdate {
@@ -236,22 +289,43 @@ mod tests {
         assert_eq!(
             line_text(
                 "slow",
+                None,
                 Some(&update(2.0, Some(5.0), Some("step 2"))),
                 seconds
             ),
             "slow: step 2 [2/5, 40%] 3 s"
         );
         assert_eq!(
-            line_text("slow", Some(&update(0.5, None, None)), seconds),
+            line_text("slow", None, Some(&update(0.5, None, None)), seconds),
             "slow: [0.50] 3 s"
         );
-        assert_eq!(line_text("slow", None, seconds), "slow: running, 3 s");
+        assert_eq!(line_text("slow", None, None, seconds), "slow: running, 3 s");
+    }
+
+    #[test]
+    fn a_task_says_its_status_first() {
+        let seconds = Duration::from_secs(3);
+        let state = TaskState::new("t1", TaskStatus::Working).with_status_message("copying\x1b[2J");
+        assert_eq!(
+            line_text(
+                "slow",
+                Some(&state),
+                Some(&update(2.0, Some(5.0), None)),
+                seconds
+            ),
+            "slow: task working (copying\\u{1b}[2J) [2/5, 40%] 3 s"
+        );
+        let state = TaskState::new("t1", TaskStatus::InputRequired);
+        assert_eq!(
+            line_text("slow", Some(&state), None, seconds),
+            "slow: task input_required 3 s"
+        );
     }
 
     #[test]
     fn server_messages_cannot_move_the_cursor() {
         let hostile = update(1.0, Some(2.0), Some("a\x1b[2Jb\nc\rd"));
-        let text = line_text("t", Some(&hostile), Duration::ZERO);
+        let text = line_text("t", None, Some(&hostile), Duration::ZERO);
         assert!(!text.contains('\x1b') && !text.contains('\n') && !text.contains('\r'));
     }
 }

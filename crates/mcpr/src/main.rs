@@ -91,6 +91,7 @@ fn main() -> std::process::ExitCode {
                 let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
                 cmd::call::run(&global, c.args).await
             }
+            Command::Task(c) => cmd::task::run(&cli.global.merged(&c.global), c.args).await,
             Command::Resource(c) => {
                 cmd::read::resource(&cli.global.merged(&c.global), c.args).await
             }

@@ -270,10 +270,6 @@ const GATEWAY_2026: [&str; 39] = [
     "input-required-result-non-tool-request",
 ];
 
-// The tasks extension's scenarios do not pass through the gateway yet: it neither advertises
-// the extension nor declares it to the server behind, so task tools run at once (or are
-// refused), and `tasks/get`, `tasks/update` and `tasks/cancel` are unknown methods to it.
-
 /// The 2025-11-25 scenarios the gateway passes: logging, resource subscriptions, and the
 /// server's sampling and elicitation requests answered by the client over its session among them.
 const GATEWAY_2025: [&str; 31] = [
@@ -310,7 +306,8 @@ const GATEWAY_2025: [&str; 31] = [
     "tools-list",
 ];
 
-/// The gateway in front of the conformance mock, judged at 2026-07-28.
+/// The gateway in front of the conformance mock, judged at 2026-07-28: the scenarios above,
+/// and the tasks extension's, passed through (the one the suite skips runs no check).
 #[test]
 fn the_gateway_relays_2026_07_28_to_its_clients() {
     let gateway = Gateway::start();
@@ -318,6 +315,12 @@ fn the_gateway_relays_2026_07_28_to_its_clients() {
     let results = summary_lines(&output);
     print(&results);
     assert_passing(&results, &GATEWAY_2026, &output);
+    assert_passing(&results, &TASKS_2026, &output);
+    let skipped = results
+        .iter()
+        .find(|r| r.name == TASKS_SKIPPED_BY_THE_SUITE)
+        .unwrap_or_else(|| panic!("{TASKS_SKIPPED_BY_THE_SUITE} did not run:\n{output}"));
+    assert!(skipped.ok && skipped.failed == 0, "{skipped:?}:\n{output}");
 }
 
 /// The gateway in front of the conformance mock, judged at 2025-11-25 (sessions).

@@ -111,6 +111,17 @@ impl CallInput {
     pub(crate) fn capabilities(&self, mut base: ClientCapabilities) -> ClientCapabilities {
         base.elicitation = self.declared.elicitation.clone();
         base.sampling = self.declared.sampling.clone();
+        // Tasks too: a server makes a task only for an asker that can follow one (a
+        // gateway passes it through), and refuses a task-only tool to the others.
+        let tasks = super::tasks::TASKS_EXTENSION;
+        let asker_follows = self
+            .declared
+            .extensions
+            .as_ref()
+            .is_some_and(|extensions| extensions.contains_key(tasks));
+        if !asker_follows && let Some(extensions) = &mut base.extensions {
+            extensions.remove(tasks);
+        }
         base
     }
 

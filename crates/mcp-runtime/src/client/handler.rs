@@ -86,6 +86,8 @@ pub(crate) struct Handler {
     ///
     /// [`ConnectOptions::relay_input`]: super::ConnectOptions::relay_input
     pub relay_input: bool,
+    /// Tasks being waited for, to which their status notifications go (see `tasks`).
+    pub tasks: std::sync::Arc<super::tasks::TaskWatchers>,
 }
 
 impl Handler {
@@ -299,6 +301,15 @@ impl Handler {
                 });
             }
             ServerNotification::ToolListChangedNotification(_) => self.tools_changed_now(),
+            ServerNotification::TaskStatusNotification(notification) => {
+                self.tasks
+                    .notified(serde_json::to_value(&notification.params).ok().as_ref());
+            }
+            ServerNotification::CustomNotification(notification)
+                if notification.method == CORE_TASK_STATUS =>
+            {
+                self.tasks.notified(notification.params.as_ref());
+            }
             // Nothing to do: the host lists resources and prompts when it asks for them, and
             // a cancellation was dealt with by the reader.
             _ => {}
@@ -373,6 +384,12 @@ impl ClientHandler for Handler {
             elicitation.form = Some(FormElicitationCapability::new());
             capabilities.elicitation = Some(elicitation);
         }
+        // Revision 2026-07-28: this client follows tasks (see `tasks`), so a server may
+        // answer any tool call with one; a call then waits for its result as before.
+        capabilities.extensions = Some(std::collections::BTreeMap::from([(
+            super::tasks::TASKS_EXTENSION.to_owned(),
+            Default::default(),
+        )]));
         ClientConfig::new(
             capabilities,
             Implementation::new(self.identity.name.clone(), self.identity.version.clone()),
@@ -433,7 +450,29 @@ impl ClientHandler for Handler {
     ) {
         self.progressed(params);
     }
+
+    async fn on_task_status(
+        &self,
+        params: rmcp::model::TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.tasks
+            .notified(serde_json::to_value(&params).ok().as_ref());
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method == CORE_TASK_STATUS {
+            self.tasks.notified(notification.params.as_ref());
+        }
+    }
 }
+
+/// The task status notification of revision 2025-11-25 (2026-07-28's is rmcp's own).
+const CORE_TASK_STATUS: &str = "notifications/tasks/status";
 
 /// `file://` URI of a path, percent-encoding everything but unreserved characters and `/`.
 pub(crate) fn file_uri(path: &std::path::Path) -> String {

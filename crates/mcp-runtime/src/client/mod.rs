@@ -27,7 +27,8 @@
 //!   round-trip requests), `ask` (a call's own route for the server's questions, which a
 //!   gateway points at its client), `elicitation` (the host callback's types), `progress`
 //!   (per-call progress), `prompt` (`prompts/get`), `listen` and `subscribe` (2026-07-28
-//!   subscriptions, log levels, resource subscriptions), `skills` (the skills extension).
+//!   subscriptions, log levels, resource subscriptions), `skills` (the skills extension),
+//!   `tasks` (tools run as tasks, in either revision's form).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -65,6 +66,7 @@ mod skills;
 mod stdio;
 mod subscribe;
 mod tally;
+pub mod tasks;
 mod trace;
 
 use std::fmt::Display;
@@ -102,6 +104,7 @@ pub use stdio::environment;
 pub use stdio::environment::{ServerEnvironment, withhold_from_servers};
 pub use stdio::group::group_alive;
 pub use stdio::process::{DEFAULT_EXIT_GRACE, MIN_TERM_GRACE};
+pub use tasks::{TaskPage, TaskProblem, TaskProtocol, TaskStart, TaskState, TaskStatus};
 pub use trace::{BAGGAGE, TRACEPARENT, TRACESTATE, TraceContext, TraceContextError};
 
 use handler::Handler;
@@ -211,6 +214,7 @@ impl McpClient {
             log_tally: tally::LogTally::default(),
             asking: ask::AskingCalls::default(),
             relay_input: options.relay_input,
+            tasks: Default::default(),
         };
         let started = Instant::now();
         let bound = config.startup_timeout();
@@ -451,6 +455,34 @@ impl McpClient {
             let meta = call.params.meta.get_or_insert_with(Default::default);
             options.trace.write_into(&mut meta.0.0);
         }
+        match self.call_tool_plainly(call, &options).await {
+            // A 2025-11-25 server refuses a tool that must run as a task, unrun, with -32601
+            // (rmcp's tool model drops `execution.taskSupport`, which would have said so):
+            // call it again as a task. An unknown tool gets the same error again.
+            Err(error @ ClientError::Rpc { code: -32601, .. })
+                if self.task_protocol() == Some(TaskProtocol::Core) =>
+            {
+                let tool = call.params.name.to_string();
+                let Ok(params) = call.to_params() else {
+                    return Err(error);
+                };
+                let as_task = self.call_tool_as_task(&tool, params.arguments, options);
+                match Box::pin(as_task).await {
+                    Err(ClientError::Rpc { code: -32601, .. }) => Err(error),
+                    other => other,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// One `tools/call` as the caller sent it, through its rounds of questions; a task the
+    /// server makes of it is followed to its result.
+    async fn call_tool_plainly(
+        &self,
+        call: &mut ToolRequest,
+        options: &CallOptions,
+    ) -> Result<ToolOutput, ClientError> {
         let tool = &*call.params.name;
         let timeout = options.timeout.or(self.tool_timeout);
         let started = Instant::now();
@@ -485,6 +517,13 @@ impl McpClient {
                 other => other,
             };
             let result = match answer? {
+                requests::Answer::Tool(requests::ToolAnswer::Wire(sent)) if is_task(&sent) => {
+                    if options.pass_tasks {
+                        return Ok(tasks::handed_back(sent));
+                    }
+                    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                    return Box::pin(self.follow_created(&sent, options, left, &method)).await;
+                }
                 requests::Answer::Tool(sent) => {
                     return requests::tool_output(sent)
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
@@ -500,6 +539,18 @@ impl McpClient {
                     });
                     return output
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
+                }
+                // A 2026-07-28 server made a task of the call: wait for its result.
+                ServerResult::CreateTaskResult(created) => {
+                    let created = match serde_json::to_value(&created) {
+                        Ok(Value::Object(created)) => created,
+                        _ => return Err(self.protocol_error(&method, "invalid task")),
+                    };
+                    if options.pass_tasks {
+                        return Ok(tasks::handed_back(created));
+                    }
+                    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                    return Box::pin(self.follow_created(&created, options, left, &method)).await;
                 }
                 // Some servers answer a tool with no output with `{}`.
                 ServerResult::EmptyResult(_) => {
@@ -678,6 +729,11 @@ fn is_transport_closed(error: &rmcp::ErrorData) -> bool {
         data.get("io.modelcontextprotocol/transportClosed")
             .is_some()
     })
+}
+
+/// Whether a `tools/call` result is a 2026-07-28 task handle rather than the tool's output.
+fn is_task(result: &Map<String, Value>) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("task")
 }
 
 /// A `tools/call` request as errors name it: "tools/call `TOOL`".

@@ -142,9 +142,16 @@ pub struct CallOptions {
     /// The trace context the request carries in its `_meta` (`traceparent`, `tracestate`,
     /// `baggage`), passed on unchanged: a gateway's client's, or a script's.
     pub trace: super::TraceContext,
+    /// Receives the state of the call's task each time it is seen (polled or pushed), when
+    /// the tool runs as a task. Bounded like `progress`: a full channel drops an update.
+    pub task_status: Option<mpsc::Sender<super::TaskState>>,
     /// Where the server's questions about this call go (a gateway's client), instead of the
     /// connection's host handlers.
     pub(crate) input: Option<super::ask::CallInput>,
+    /// A task the server makes of the call is handed back as it is (an output whose `extra`
+    /// holds the task, `resultType: "task"` included) instead of followed: a gateway passes
+    /// it to its client.
+    pub(crate) pass_tasks: bool,
     /// The answers and the server's state its first request carries: a call resumed from
     /// scratch after a 2026-07-28 server's `input_required` (see the gateway's `resume`).
     pub(crate) resumed: Option<std::sync::Arc<super::Retry>>,
@@ -178,6 +185,12 @@ impl CallOptions {
     /// Cap this call's result (see [`OutputCap`]).
     pub fn with_output_cap(mut self, cap: OutputCap) -> Self {
         self.output_cap = Some(cap);
+        self
+    }
+
+    /// Send the state of the call's task to `status` each time it is seen.
+    pub fn with_task_status(mut self, status: mpsc::Sender<super::TaskState>) -> Self {
+        self.task_status = Some(status);
         self
     }
 

@@ -135,7 +135,8 @@ impl Drop for Forget<'_> {
     }
 }
 
-/// A transport wrapper that registers every `tools/call` request as it is sent.
+/// A transport wrapper that registers every `tools/call` request, and every request of a
+/// method rmcp does not model, as it is sent.
 pub(crate) struct Expect<T> {
     inner: T,
     raw: RawResults,
@@ -158,7 +159,10 @@ where
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if let ClientJsonRpcMessage::Request(request) = &item
-            && matches!(request.request, ClientRequest::CallToolRequest(_))
+            && matches!(
+                request.request,
+                ClientRequest::CallToolRequest(_) | ClientRequest::CustomRequest(_)
+            )
         {
             self.raw.expect(&request.id);
         }

@@ -189,6 +189,8 @@ impl McpClient {
                 ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params))
             }
         };
+        // A custom method's result is taken as sent (see `raw`), not as rmcp's untagged parse.
+        let custom = matches!(request, ClientRequest::CustomRequest(_));
         let mut options = PeerRequestOptions::no_options();
         // rmcp sends `notifications/cancelled` itself when this timeout expires.
         options.timeout = settings.timeout;
@@ -255,6 +257,9 @@ impl McpClient {
                 (Some(sent), ServerResult::CallToolResult(_)) => {
                     Answer::Tool(ToolAnswer::Wire(sent))
                 }
+                (Some(sent), _) if custom => Answer::Typed(Box::new(ServerResult::CustomResult(
+                    rmcp::model::CustomResult(Value::Object(sent)),
+                ))),
                 (_, result) => Answer::Typed(Box::new(result)),
             }),
             Err(e) => {

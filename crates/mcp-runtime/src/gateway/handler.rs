@@ -15,10 +15,10 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResultType, ServerCapabilities,
-    ServerConfig as InitializeInfo, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResultType, ServerCapabilities, ServerConfig as InitializeInfo,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -65,6 +65,7 @@ impl ServerHandler for Gateway {
         if starting || relay.offers_logging() {
             capabilities.logging = Some(Default::default());
         }
+        super::tasks::offer(&mut capabilities, starting || relay.offers_tasks());
         if (starting || relay.offers_subscriptions())
             && let Some(resources) = &mut capabilities.resources
         {
@@ -335,6 +336,30 @@ impl ServerHandler for Gateway {
         Ok(result)
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        self.get_passed_task(request, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.update_passed_task(request, &context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.cancel_passed_task(request, &context).await
+    }
+
     /// Only tools that ask for `Mcp-Param-*` headers: rmcp checks a call's headers against
     /// it (see `param_headers`).
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -537,24 +562,29 @@ impl Gateway {
     ) -> Result<Answered, McpError> {
         // Cancelled by rmcp on the client's `notifications/cancelled`, and when the client
         // disconnects: either way the backend is told to stop (see `input`).
+        // Whether the client takes a backend's task, and what the backend is told (see `tasks`).
+        let (pass_tasks, declared) = super::tasks::for_call(&asker);
         let settings = CallOptions {
             timeout: self.inner.options.call_timeout,
             output_cap: self.inner.options.output_cap.clone(),
             resumed: resumed.map(Arc::new),
             trace: asker.trace.clone(),
+            pass_tasks,
             ..CallOptions::default()
         };
         // Before the call starts: the backend must have the level when it runs.
         let logs = self.watch_logs(context, &asker, &tool.server).await;
         let manager = self.inner.scope.manager.clone();
+        let server = tool.server.clone();
         let flight = self.inner.inputs.start(
             tool.clone(),
-            asker.declared.clone(),
+            declared,
             asker.progress.is_some(),
             settings,
             move |settings| super::input::call_backend(manager, tool, arguments, settings),
         );
-        self.drive(flight, context, asker, logs).await
+        let answered = self.drive(flight, context, asker, logs).await?;
+        self.hand_over_task(answered, pass_tasks, &server, context)
     }
 
     /// A 2026-07-28 request that names a log level gets `server`'s lines meanwhile.
@@ -564,7 +594,7 @@ impl Gateway {
         asker: &Asker,
         server: &str,
     ) -> Option<subscriptions::RequestLogs> {
-        let level = asker.log_level.and_then(wire_rank)?;
+        let level = asker.log_level.and_then(subscriptions::wire_rank)?;
         Some(
             self.inner
                 .relay
@@ -628,13 +658,6 @@ impl Gateway {
         }
         .into()
     }
-}
-
-/// The rank of a level (see `subscriptions`).
-fn wire_rank(level: LoggingLevel) -> Option<usize> {
-    serde_json::to_value(level)
-        .ok()
-        .and_then(|level| level.as_str().and_then(subscriptions::rank))
 }
 
 /// Entries in the wire format as rmcp values; an entry rmcp rejects is left out with a warning.

@@ -96,6 +96,7 @@ mod search_mode;
 mod state_key;
 mod subagent;
 mod subscriptions;
+mod tasks;
 mod template;
 mod view;
 mod wire;
@@ -256,6 +257,8 @@ struct Inner {
     relay: Arc<subscriptions::Relay>,
     /// Calls parked until their 2026-07-28 client answers a backend's question.
     inputs: Arc<input::Inputs>,
+    /// The tasks of backends handed to clients under the gateway's ids (see `tasks`).
+    tasks: tasks::TaskRoutes,
     /// `false` while a [`Starting`] guard is alive.
     started: watch::Sender<bool>,
     /// Stops the change forwarder with the last clone.
@@ -307,6 +310,7 @@ impl Gateway {
                     options.always_load.clone(),
                 ),
                 inputs: input::Inputs::new(options.call_timeout, options.state_key.as_ref()),
+                tasks: tasks::TaskRoutes::default(),
                 options,
                 clients,
                 relay,

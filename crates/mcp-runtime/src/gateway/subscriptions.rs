@@ -92,6 +92,13 @@ pub(crate) struct Relay {
     passed: watch::Sender<HashMap<String, u64>>,
 }
 
+/// The rank of a level as rmcp types it.
+pub(super) fn wire_rank(level: rmcp::model::LoggingLevel) -> Option<usize> {
+    serde_json::to_value(level)
+        .ok()
+        .and_then(|level| level.as_str().and_then(rank))
+}
+
 /// The rank of a level's wire spelling.
 pub(crate) fn rank(level: &str) -> Option<usize> {
     LOG_LEVELS.iter().position(|l| *l == level)
@@ -130,6 +137,14 @@ impl Relay {
     /// Whether a server in scope offers logging (the gateway offers it then).
     pub(super) fn offers_logging(&self) -> bool {
         self.servers().iter().any(|(_, c)| c.offers_logging())
+    }
+
+    /// Whether a server in scope offers the 2026-07-28 tasks extension (the gateway passes
+    /// tasks through then, see `tasks`).
+    pub(super) fn offers_tasks(&self) -> bool {
+        self.servers()
+            .iter()
+            .any(|(_, c)| c.task_protocol() == Some(crate::client::TaskProtocol::Extension))
     }
 
     /// Whether a server in scope offers resource subscriptions (the gateway offers them then).

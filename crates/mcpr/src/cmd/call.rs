@@ -1,11 +1,14 @@
 //! `mcpr call`: call one tool, by server and tool name or by its `mcp_<server>_<tool>` name
 //! (resolved in `call_target`), with its arguments checked against the tool's input schema
-//! first (`argument_check`), and print the result.
+//! first (`argument_check`), and print the result. A tool that runs as a task is waited for
+//! (its status on the live line, Ctrl-C cancelling the task), or left running with
+//! `--detach`, which prints the task's id for `mcpr task`.
 
 use std::time::Duration;
 
 use mcp_runtime::client::{
-    CallOptions, ClientError, Content, OutputCap, ToolOutput, TraceContext, TraceContextError,
+    CallOptions, ClientError, Content, OutputCap, TaskProblem, TaskStart, ToolOutput, TraceContext,
+    TraceContextError,
 };
 use mcp_runtime::manager::ManagerError;
 use serde_json::Value;
@@ -62,6 +65,11 @@ pub(crate) struct CallArgs {
     /// to a private file named at the end; 0 for no cap (the default: the result is whole).
     #[arg(long, value_name = "BYTES")]
     pub max_output: Option<usize>,
+    /// Start the tool as a task, print the task's id (with --json, its state) and exit 0
+    /// without waiting; follow it with `mcpr task get|result|cancel SERVER ID`. A server that
+    /// answers at once, without a task, has its result printed.
+    #[arg(long)]
+    pub detach: bool,
 }
 
 pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
@@ -101,9 +109,15 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
         .with_cancel(cancel.clone())
         .with_trace(trace_from_env());
     options.timeout = args.timeout.map(Duration::from_millis);
+    if args.detach {
+        let outcome = detach(&servers, &target, arguments, &options, args.json).await;
+        servers.stop().await;
+        return outcome;
+    }
     let mode = live::Mode::choose(args.quiet, args.progress_json);
     let (display, progress) = live::Display::start(mode, &target.1);
     options.progress = progress;
+    options.task_status = display.task_status();
     let result = {
         let call = servers.call_tool(&target.0, &target.1, arguments, options);
         tokio::pin!(call);
@@ -113,7 +127,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: CallArgs) -> Outcome {
             result = &mut call => Ok(result),
             code = crate::shutdown::interrupted() => {
                 cancel.cancel();
-                let _ = tokio::time::timeout(Duration::from_secs(1), &mut call).await;
+                // A task is cancelled with a request (`tasks/cancel`), which needs a moment.
+                let _ = tokio::time::timeout(Duration::from_secs(2), &mut call).await;
                 Err(code)
             }
         }
@@ -155,12 +170,49 @@ fn print_result(output: &ToolOutput, json: bool) -> Outcome {
     })
 }
 
-/// A JSON-RPC error (unknown tool, bad arguments) is the caller's mistake, a call past its time
-/// limit has a code of its own; anything else means the connection failed.
-fn call_failure(error: ManagerError) -> Failure {
+/// `mcpr call --detach`: start the tool as a task and print its id (or its state as JSON).
+async fn detach(
+    servers: &crate::connect::OneShot,
+    (server, tool): &(String, String),
+    arguments: Option<serde_json::Map<String, Value>>,
+    options: &CallOptions,
+    json: bool,
+) -> Outcome {
+    let client = servers
+        .connection(server)
+        .ok_or_else(|| Failure::connection(format!("server `{server}` is not connected")))?;
+    let started = client.start_tool_task(tool, arguments, options).await;
+    match started.map_err(|e| call_failure(ManagerError::Client(e)))? {
+        TaskStart::Started(state) if json => {
+            println!("{}", state.to_json());
+            Ok(exit::OK)
+        }
+        TaskStart::Started(state) => {
+            println!("{}", term::line(&state.id));
+            Ok(exit::OK)
+        }
+        TaskStart::Finished(output) => print_result(&output, json),
+        _ => Err(Failure::internal(
+            "the server's answer is not known to this mcpr",
+        )),
+    }
+}
+
+/// A JSON-RPC error (unknown tool, bad arguments, an unknown task) is the caller's mistake, a
+/// call past its time limit has a code of its own, a task that failed or was cancelled is the
+/// tool's failure; anything else means the connection failed.
+pub(crate) fn call_failure(error: ManagerError) -> Failure {
     match error {
         ManagerError::Client(ClientError::Rpc { .. }) => Failure::usage(error),
         ManagerError::Client(ClientError::Timeout { .. }) => Failure::timeout(error),
+        ManagerError::Client(ClientError::Task { ref problem, .. }) => match problem {
+            TaskProblem::Cancelled | TaskProblem::Failed(_) | TaskProblem::NeedsInput => Failure {
+                code: exit::TOOL_ERROR,
+                message: error.to_string(),
+            },
+            TaskProblem::InvalidState(_) => Failure::connection(error.explained()),
+            _ => Failure::usage(error),
+        },
         other => Failure::connection(other.explained()),
     }
 }

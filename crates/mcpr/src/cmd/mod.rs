@@ -18,6 +18,7 @@ pub(crate) mod servers;
 pub(crate) mod shell;
 pub(crate) mod state_key;
 pub(crate) mod status;
+pub(crate) mod task;
 pub(crate) mod tools;
 pub(crate) mod trust;
 pub(crate) mod trust_pins;

@@ -209,6 +209,17 @@ pub enum ClientError {
         /// The request was sent a second time, and that answer was lost too.
         repeated: bool,
     },
+    /// A task could not be used: a bad task id or state, a task that ended without a result,
+    /// or a task operation the server's revision does not have.
+    #[error("server `{server}`: task `{task}`: {problem}")]
+    Task {
+        /// Server name.
+        server: String,
+        /// The task id (control characters escaped).
+        task: String,
+        /// What was wrong.
+        problem: super::task::TaskProblem,
+    },
     /// An HTTP exchange failed after the connection was made (reset, truncated response).
     #[error("server `{server}`: {phase}: HTTP connection failed: {reason}")]
     Transport {

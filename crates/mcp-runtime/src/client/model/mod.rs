@@ -8,10 +8,13 @@
 //! - `tool_result`: a tool result read from its JSON text straight into a `ToolOutput`.
 //! - `tool_request`: a `tools/call` request's parameters, lent to each attempt, and what a round
 //!   of the server's questions adds to the next one.
+//! - `task`: tasks in either revision read into one shape (`TaskState`), and what can be
+//!   wrong with them.
 //! - `error`: `ClientError`, every way a connection fails, each naming the server.
 
 pub mod era;
 pub(crate) mod error;
+pub(crate) mod task;
 pub(crate) mod tool_request;
 pub(crate) mod tool_result;
 pub(crate) mod types;

@@ -27,7 +27,8 @@ pub(crate) enum ToolRead {
     Output(ToolOutput),
     /// A result object that does not fit [`ToolOutput`]: serde's error says why.
     Invalid(serde_json::Error),
-    /// Not a tool's output: an `input_required` result (2026-07-28), or no object at all.
+    /// Not a tool's output: an `input_required` result or a task handle (2026-07-28), or no
+    /// object at all.
     /// rmcp's parse decides what it is.
     Other,
 }
@@ -74,12 +75,19 @@ fn read_slowly(text: &str) -> ToolRead {
     }
 }
 
-/// Whether a result object is a 2026-07-28 `input_required` result rather than an output.
+/// Whether a result object is a 2026-07-28 `input_required` result or task handle rather
+/// than an output.
 fn asks_for_input(result: &Map<String, Value>) -> bool {
-    result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED)
+    matches!(
+        result.get("resultType").and_then(Value::as_str),
+        Some(INPUT_REQUIRED | TASK)
+    )
 }
 
 const INPUT_REQUIRED: &str = "input_required";
+
+/// `resultType` of a 2026-07-28 task handle (the tasks extension): no output either.
+const TASK: &str = "task";
 
 /// Why the fast reader stopped: the slow one reads this result (never shown to anyone).
 const GIVE_UP: &str = "left to the slow reader";
@@ -100,7 +108,7 @@ enum ResultKey {
     Other(String),
 }
 
-/// `resultType`: whether it says `input_required`. Any other value, of any type, is not
+/// `resultType`: whether it says `input_required` or `task` (no output). Any other value, of any type, is not
 /// the tool's and is dropped, as `from_wire` drops it.
 struct ResultType(bool);
 
@@ -115,7 +123,7 @@ impl<'de> de::Deserialize<'de> for ResultType {
             }
 
             fn visit_str<E: de::Error>(self, kind: &str) -> Result<ResultType, E> {
-                Ok(ResultType(kind == INPUT_REQUIRED))
+                Ok(ResultType(kind == INPUT_REQUIRED || kind == TASK))
             }
 
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<ResultType, E> {

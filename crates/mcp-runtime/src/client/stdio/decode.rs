@@ -19,7 +19,7 @@ use std::fmt;
 
 use rmcp::model::{
     CallToolResult, ClientJsonRpcMessage, ClientNotification, ClientRequest, CompleteResult,
-    DiscoverResult, ErrorData, GetPromptResult, InitializeResult, JsonRpcMessage,
+    CustomResult, DiscoverResult, ErrorData, GetPromptResult, InitializeResult, JsonRpcMessage,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     ReadResourceResult, RequestId, ServerJsonRpcMessage, ServerResult,
 };
@@ -64,6 +64,9 @@ pub(crate) enum Expected {
     ListResourceTemplates,
     ReadResource,
     Complete,
+    /// A method rmcp does not model (a custom request, such as `tasks/get`): its result as
+    /// sent, since rmcp's untagged parse may read it as a type that drops fields.
+    Custom,
     /// Any other method: rmcp's parse decides.
     Other,
 }
@@ -81,6 +84,7 @@ impl Expected {
             ClientRequest::ListResourceTemplatesRequest(_) => Expected::ListResourceTemplates,
             ClientRequest::ReadResourceRequest(_) => Expected::ReadResource,
             ClientRequest::CompleteRequest(_) => Expected::Complete,
+            ClientRequest::CustomRequest(_) => Expected::Custom,
             _ => Expected::Other,
         }
     }
@@ -229,6 +233,9 @@ pub(crate) fn result_from_str(
         }
         Expected::ReadResource => serde_json::from_str(result).map(R::ReadResourceResult),
         Expected::Complete => serde_json::from_str(result).map(R::CompleteResult),
+        Expected::Custom => {
+            return serde_json::from_str(result).map(|v| R::CustomResult(CustomResult(v)));
+        }
         // Opening requests never take the direct path; a tool's result is read by the caller,
         // and what is left (an `input_required` result, `{}`) is rmcp's to tell apart.
         Expected::CallTool | Expected::Initialize | Expected::Discover | Expected::Other => {
@@ -441,7 +448,9 @@ fn typed<'de, D: Deserializer<'de>>(expected: Expected, d: D) -> Result<Payload,
         }
         Expected::ReadResource => R::ReadResourceResult(ReadResourceResult::deserialize(d)?),
         Expected::Complete => R::CompleteResult(CompleteResult::deserialize(d)?),
-        Expected::Other => return Err(de::Error::custom("no result type for this method")),
+        Expected::Other | Expected::Custom => {
+            return Err(de::Error::custom("no result type for this method"));
+        }
     };
     Ok(Payload::Typed(result))
 }
@@ -449,7 +458,7 @@ fn typed<'de, D: Deserializer<'de>>(expected: Expected, d: D) -> Result<Payload,
 /// [`typed`] for a result that was read before its `id`.
 fn typed_from_value(expected: Expected, result: Value) -> Option<Payload> {
     match (expected, result) {
-        (Expected::Other, _) => None,
+        (Expected::Other | Expected::Custom, _) => None,
         (Expected::CallTool, Value::Object(result)) => Some(Payload::Whole(result)),
         (expected, result) => typed(expected, result).ok(),
     }
