@@ -235,6 +235,38 @@ impl Mock {
 }
 
 /// `params` of a 2026-07-28 request from a client that declares the tasks extension.
+/// Clients of the session era send `_meta` too (rmcp sends `{}` with `initialize`, and a
+/// progress token with a call): the session still opens and serves them.
+#[test]
+fn a_session_eras_meta_does_not_make_a_request_stateless() {
+    let mut mock = Mock::start();
+    let initialize = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+        "_meta": {},
+    });
+    mock.send(request(1, "initialize", initialize));
+    assert_eq!(
+        mock.answer(1)["result"]["protocolVersion"],
+        "2025-11-25",
+        "initialize with an empty _meta opens a session"
+    );
+    mock.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    mock.send(request(
+        2,
+        "tools/list",
+        json!({"_meta": {"progressToken": 7}}),
+    ));
+    let listed = mock.answer(2);
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{listed}"
+    );
+}
+
 fn with_tasks(mut params: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -18,7 +18,7 @@ use super::session::level_rank;
 use super::{Failure, MODERN_VERSION};
 
 /// `_meta` keys of 2026-07-28.
-const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(super) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 

@@ -2,7 +2,7 @@
 //!
 //! Until `initialize` arrives every request is a 2026-07-28 request, checked on its own
 //! `_meta` (stdio has no headers to check). After `initialize` the process is one session:
-//! requests without `_meta` are served in it, and the client's answers to the server's own
+//! requests whose `_meta` names no protocol version are served in it, and the client's answers to the server's own
 //! requests are routed back to the call that asked. Requests run concurrently; their output
 //! is written whole, one line at a time.
 
@@ -82,8 +82,14 @@ fn handle(
         return; // Notifications need no answer.
     };
     let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
-    let modern_request = params.get("_meta").is_some() || session.is_none();
-    if !modern_request || (method == "initialize" && params.get("_meta").is_none()) {
+    // What makes a request 2026-07-28 is the protocol version in its `_meta`, not `_meta`
+    // itself: clients of the session era send `_meta` too (a progress token, or `{}`).
+    let modern_meta = params
+        .get("_meta")
+        .and_then(|meta| meta.get(modern::PROTOCOL_VERSION))
+        .is_some();
+    let modern_request = modern_meta || session.is_none();
+    if !modern_request || (method == "initialize" && !modern_meta) {
         if method == "initialize" {
             let opened = Arc::new(Session::new(String::new()));
             let result = dispatch::initialize(server, &opened, &params);
