@@ -66,6 +66,7 @@ pub mod pins;
 pub mod registry;
 pub mod sandbox;
 pub mod session;
+pub mod telemetry;
 pub mod tools;
 
 pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};

@@ -56,6 +56,17 @@ impl McpClient {
         params: GetPromptRequestParams,
         declared: rmcp::model::ClientCapabilities,
     ) -> Result<Value, ClientError> {
+        let name = params.name.clone();
+        let kind = crate::telemetry::Kind::Prompt(&name);
+        self.observed(kind, self.send_prompt_relayed(params, declared))
+            .await
+    }
+
+    async fn send_prompt_relayed(
+        &self,
+        params: GetPromptRequestParams,
+        declared: rmcp::model::ClientCapabilities,
+    ) -> Result<Value, ClientError> {
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
         let method = "prompts/get";
         // Only its capabilities are used, and only by a 2026-07-28 server: nothing is asked
@@ -87,6 +98,18 @@ impl McpClient {
     /// Send `prompts/get` until the server fills the prompt, answering what it asks for on
     /// the way; the request's timeout bounds the whole exchange.
     async fn get_prompt_answering(
+        &self,
+        params: GetPromptRequestParams,
+        asker: Option<&CallInput>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, ClientError> {
+        let name = params.name.clone();
+        let kind = crate::telemetry::Kind::Prompt(&name);
+        self.observed(kind, self.send_prompt(params, asker, cancel))
+            .await
+    }
+
+    async fn send_prompt(
         &self,
         mut params: GetPromptRequestParams,
         asker: Option<&CallInput>,

@@ -1,0 +1,49 @@
+//! Stands in for telemetry without the `otel` feature: every operation is empty and records
+//! nothing, so the call sites need no feature gates of their own.
+
+use super::{Kind, Outcome, Place};
+
+/// An operation that records nothing.
+#[derive(Debug)]
+pub(crate) struct Operation;
+
+/// Start nothing.
+pub(crate) fn start(_kind: Kind<'_>, _place: Place<'_>) -> Operation {
+    Operation
+}
+
+impl Operation {
+    /// No span: the incoming context goes on unchanged.
+    pub(crate) fn traceparent(&self) -> Option<String> {
+        None
+    }
+
+    /// Run `work` as it is.
+    pub(crate) async fn within<F: Future>(&self, work: F) -> F::Output {
+        work.await
+    }
+
+    /// Nothing to record.
+    pub(crate) fn opened(&mut self, _transport: &'static str, _protocol: &str) {}
+
+    /// Nothing to end.
+    pub(crate) fn finish(self, _outcome: Outcome) {}
+}
+
+/// Nothing to count.
+pub(crate) fn reconnect_started(_server: &str) {}
+
+/// The levels a gateway reports (unused without the feature).
+#[derive(Debug, Clone, Copy, Default)]
+#[allow(dead_code)]
+pub(crate) struct Levels {
+    pub(crate) connected: u64,
+    pub(crate) connecting: u64,
+    pub(crate) failed: u64,
+    pub(crate) held_tools: u64,
+    pub(crate) sessions: u64,
+}
+
+/// Nothing to report to.
+#[allow(dead_code)]
+pub(crate) fn observe_levels(_levels: impl Fn() -> Levels + Send + Sync + 'static) {}
