@@ -3,7 +3,9 @@
 //! up to [`MAX_TOOL_LABELS`] distinct (server, tool) pairs.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+#[cfg(feature = "gateway")]
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -25,6 +27,8 @@ const LATENCY_BOUNDS: [f64; 16] = [
 /// The instruments, made once when telemetry is installed.
 #[derive(Debug)]
 pub(super) struct Meters {
+    /// For the gauges a gateway registers.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     meter: Meter,
     calls: Counter<u64>,
     duration: Histogram<f64>,
@@ -120,6 +124,7 @@ pub(crate) fn reconnect_started(server: &str) {
 }
 
 /// The levels a gateway reports when the meters are read.
+#[cfg(feature = "gateway")]
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Levels {
     /// Backends connected.
@@ -135,15 +140,18 @@ pub(crate) struct Levels {
 }
 
 /// The gauges, kept for as long as the process runs.
+#[cfg(feature = "gateway")]
 static GAUGES: OnceLock<Vec<Box<dyn std::any::Any + Send + Sync>>> = OnceLock::new();
 
 /// Report `levels()` each time the meters are read. The first caller in a process is the
 /// one reported.
+#[cfg(feature = "gateway")]
 pub(crate) fn observe_levels(levels: impl Fn() -> Levels + Send + Sync + 'static) {
     let Some(meters) = meters() else { return };
     GAUGES.get_or_init(|| gauges(&meters.meter, std::sync::Arc::new(levels)));
 }
 
+#[cfg(feature = "gateway")]
 fn gauges(
     meter: &Meter,
     levels: std::sync::Arc<dyn Fn() -> Levels + Send + Sync>,

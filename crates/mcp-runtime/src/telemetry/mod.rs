@@ -43,9 +43,11 @@ mod spans;
 pub use setup::{Telemetry, TelemetryError, TelemetryOptions, prometheus_text};
 
 #[cfg(feature = "otel")]
-pub(crate) use meters::{Levels, observe_levels, reconnect_started};
+pub(crate) use meters::reconnect_started;
+#[cfg(all(feature = "otel", feature = "gateway"))]
+pub(crate) use meters::{Levels, observe_levels};
 #[cfg(not(feature = "otel"))]
-pub(crate) use off::{Levels, observe_levels, reconnect_started, start};
+pub(crate) use off::{reconnect_started, start};
 #[cfg(feature = "otel")]
 pub(crate) use spans::start;
 

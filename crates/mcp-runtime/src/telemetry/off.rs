@@ -32,18 +32,3 @@ impl Operation {
 
 /// Nothing to count.
 pub(crate) fn reconnect_started(_server: &str) {}
-
-/// The levels a gateway reports (unused without the feature).
-#[derive(Debug, Clone, Copy, Default)]
-#[allow(dead_code)]
-pub(crate) struct Levels {
-    pub(crate) connected: u64,
-    pub(crate) connecting: u64,
-    pub(crate) failed: u64,
-    pub(crate) held_tools: u64,
-    pub(crate) sessions: u64,
-}
-
-/// Nothing to report to.
-#[allow(dead_code)]
-pub(crate) fn observe_levels(_levels: impl Fn() -> Levels + Send + Sync + 'static) {}

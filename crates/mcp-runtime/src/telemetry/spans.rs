@@ -26,15 +26,15 @@ pub(crate) struct Operation {
 /// Start an operation of `kind` at `place`. Costs an atomic load when telemetry is off.
 pub(crate) fn start(kind: Kind<'_>, place: Place<'_>) -> Operation {
     let installed = super::setup::installed();
-    let call = installed
-        .and_then(|installed| installed.meters.as_ref())
-        .and_then(|_| match kind {
-            Kind::Tool(tool) => Some(("tools/call", Some(tool))),
-            Kind::Prompt(_) => Some(("prompts/get", None)),
-            Kind::Resource => Some(("resources/read", None)),
-            Kind::Connect | Kind::Gate | Kind::Reconnect => None,
-        })
-        .map(|(method, tool)| (method, place.server.to_owned(), tool.map(str::to_owned)));
+    let metered = installed.is_some_and(|installed| installed.meters.is_some());
+    let call = match kind {
+        _ if !metered => None,
+        Kind::Tool(tool) => Some(("tools/call", Some(tool))),
+        Kind::Prompt(_) => Some(("prompts/get", None)),
+        Kind::Resource => Some(("resources/read", None)),
+        Kind::Connect | Kind::Gate | Kind::Reconnect => None,
+    }
+    .map(|(method, tool)| (method, place.server.to_owned(), tool.map(str::to_owned)));
     let span = installed
         .and_then(|installed| installed.tracer.as_ref())
         .map(|tracer| {

@@ -77,10 +77,10 @@ async fn answer(State(scrape): State<Arc<Scrape>>, headers: HeaderMap) -> Respon
     {
         return (StatusCode::FORBIDDEN, refusal).into_response();
     }
-    if let Some(token) = &scrape.token {
-        if !presented_token(&headers).is_some_and(|given| token.matches(given)) {
-            return StatusCode::UNAUTHORIZED.into_response();
-        }
+    if let Some(token) = &scrape.token
+        && !presented_token(&headers).is_some_and(|given| token.matches(given))
+    {
+        return StatusCode::UNAUTHORIZED.into_response();
     }
     let Some(text) = crate::telemetry::prometheus_text() else {
         return (
