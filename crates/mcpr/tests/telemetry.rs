@@ -175,8 +175,55 @@ fn a_gateway_span_is_the_clients_child_and_the_backends_parent() {
     assert!(encodings.iter().all(|e| *e == "protobuf"), "{encodings:?}");
 }
 
+#[test]
+fn a_reconnect_and_a_wait_at_the_gate_are_spans() {
+    let collector = Collector::start();
+    // Dies on its first call, and takes a while to start again.
+    let world = ServeWorld::with_servers(
+        temp_dir(),
+        json!({"old": {"command": MCPR,
+                       "args": ["mock", "--echo-meta", "--crash-after", "0", "--init-delay", "500"]}}),
+    );
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "50".to_owned()),
+    ];
+    let mut gateway = StdioGateway::start(&world, &env);
+    let meta = json!({"traceparent": traceparent()});
+    let params = json!({"name": "mcp_old_meta", "arguments": {}, "_meta": meta});
+    let first = gateway.request("tools/call", params.clone());
+    assert_eq!(first["result"]["isError"], true, "{first}");
+    // Sent while the backend starts again: it waits for it.
+    let _ = gateway.request("tools/call", params);
+    gateway.stop();
+
+    let reconnect = collector.wait_span("reconnect old");
+    let connects: Vec<_> = collector
+        .spans()
+        .into_iter()
+        .filter(|s| s.name == "connect old" && s.parent_span_id == reconnect.span_id)
+        .collect();
+    assert_eq!(connects.len(), 1, "the connection is the reconnect's child");
+    let gate = collector.wait_span("gate old");
+    assert_eq!(gate.trace_id, TRACE_ID, "{gate:?}");
+    assert_eq!(gate.parent_span_id, CLIENT_SPAN, "{gate:?}");
+    let failed = collector
+        .spans()
+        .into_iter()
+        .find(|s| s.name == "tools/call meta" && s.attributes.contains_key("error.type"));
+    assert!(
+        failed.is_some(),
+        "the crashed call's span carries error.type"
+    );
+}
+
 /// `mcpr call old meta --json` with `env`: the echoed `_meta`.
 fn call(world: &ServeWorld, env: &[(&str, String)]) -> Value {
+    call_with_stderr(world, env).0
+}
+
+/// [`call`], and what it wrote on stderr.
+fn call_with_stderr(world: &ServeWorld, env: &[(&str, String)]) -> (Value, String) {
     let mut command = Command::new(MCPR);
     command
         .args(["--strict-config", "--config"])
@@ -204,7 +251,35 @@ fn call(world: &ServeWorld, env: &[(&str, String)]) -> Value {
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
     assert!(status.success(), "{status}: {err}");
     let result: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    echoed(&result)
+    (echoed(&result), err)
+}
+
+#[test]
+fn nothing_is_exported_when_disabled_and_a_protocol_mcpr_lacks_is_named() {
+    let collector = Collector::start();
+    let world = world();
+    let disabled = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint()),
+        ("OTEL_SDK_DISABLED", "true".to_owned()),
+        ("TRACEPARENT", traceparent()),
+    ];
+    // No span: the incoming context goes on unchanged.
+    let sent = call(&world, &disabled);
+    assert_eq!(sent["traceparent"], traceparent().as_str(), "{sent}");
+    let grpc = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".to_owned()),
+    ];
+    // The call runs without telemetry, and says why on one line.
+    let (_, stderr) = call_with_stderr(&world, &grpc);
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("telemetry")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("OTEL_EXPORTER_OTLP_PROTOCOL"),
+        "{stderr}"
+    );
+    assert!(collector.spans().is_empty(), "{:?}", collector.spans());
+    assert!(collector.metrics().0.is_empty());
 }
 
 #[test]
