@@ -2,7 +2,7 @@
 //! gateway reports (backends by state, held tools, sessions). Tool names become labels only
 //! up to [`MAX_TOOL_LABELS`] distinct (server, tool) pairs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 #[cfg(feature = "gateway")]
 use std::sync::OnceLock;
@@ -34,7 +34,7 @@ pub(super) struct Meters {
     duration: Histogram<f64>,
     reconnects: Counter<u64>,
     /// The (server, tool) pairs already labelled.
-    tools: Mutex<HashSet<(String, String)>>,
+    tools: Mutex<Labelled>,
 }
 
 impl Meters {
@@ -66,16 +66,28 @@ impl Meters {
     /// `tool` as a label: itself while the bound allows, else `_other`.
     fn tool_label(&self, server: &str, tool: &str) -> String {
         let mut seen = self.tools.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (server.to_owned(), tool.to_owned());
-        if seen.contains(&key) {
-            return key.1;
+        if seen
+            .known
+            .get(server)
+            .is_some_and(|tools| tools.contains(tool))
+        {
+            return tool.to_owned();
         }
-        if seen.len() < MAX_TOOL_LABELS {
-            seen.insert(key.clone());
-            return key.1;
+        if seen.count < MAX_TOOL_LABELS {
+            seen.count += 1;
+            let tools = seen.known.entry(server.to_owned()).or_default();
+            tools.insert(tool.to_owned());
+            return tool.to_owned();
         }
         OTHER_TOOL.to_owned()
     }
+}
+
+/// The (server, tool) pairs already labelled, looked up without allocating.
+#[derive(Debug, Default)]
+struct Labelled {
+    known: HashMap<String, HashSet<String>>,
+    count: usize,
 }
 
 fn meters() -> Option<&'static Meters> {

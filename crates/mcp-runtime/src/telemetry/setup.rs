@@ -177,6 +177,13 @@ impl Telemetry {
         };
         let (meter_provider, registry) =
             meter_provider(client.filter(|_| metrics), options.prometheus, resource)?;
+        if tracer_provider.is_none() && meter_provider.is_none() {
+            // Nothing to record: every operation stays a no-op.
+            return Ok(Telemetry {
+                tracer_provider,
+                meter_provider,
+            });
+        }
         let tracer = tracer_provider
             .as_ref()
             .map(|provider| provider.tracer(SCOPE));

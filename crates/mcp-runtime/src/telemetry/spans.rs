@@ -19,7 +19,7 @@ pub(crate) struct Operation {
     span: Option<opentelemetry_sdk::trace::Span>,
     /// For the call meters: the method, server and tool; `None` for what is not a call.
     call: Option<(&'static str, String, Option<String>)>,
-    /// When it started; `None` when telemetry is off (reading the clock is not free).
+    /// When a call started; `None` when it is not metered (reading the clock is not free).
     started: Option<Instant>,
 }
 
@@ -52,10 +52,11 @@ pub(crate) fn start(kind: Kind<'_>, place: Place<'_>) -> Operation {
                 .with_attributes(attributes)
                 .start_with_context(tracer, &parent(place))
         });
+    let started = call.as_ref().map(|_| Instant::now());
     Operation {
         span,
         call,
-        started: installed.map(|_| Instant::now()),
+        started,
     }
 }
 
