@@ -444,7 +444,7 @@ impl McpManager {
             let remaining = limit.map(|l| l.saturating_sub(started.elapsed()));
             // Time spent waiting for the server to connect (at the start-up gate, or while it
             // reconnects) is a span of its own, beside the call's.
-            let gate = (!self.is_connected(server)).then(|| {
+            let gate = (crate::telemetry::tracing() && !self.is_connected(server)).then(|| {
                 let place = crate::telemetry::Place {
                     server,
                     traceparent: options.trace.traceparent(),

@@ -23,6 +23,11 @@ pub(crate) struct Operation {
     started: Option<Instant>,
 }
 
+/// Whether spans are made (a caller skips work only a span needs when not).
+pub(crate) fn tracing() -> bool {
+    super::setup::installed().is_some_and(|installed| installed.tracer.is_some())
+}
+
 /// Start an operation of `kind` at `place`. Costs an atomic load when telemetry is off.
 pub(crate) fn start(kind: Kind<'_>, place: Place<'_>) -> Operation {
     let installed = super::setup::installed();
