@@ -5,6 +5,8 @@
 //! - the gateway's span of a forwarded call is the client's `traceparent`'s child, and the
 //!   backend (`mcpr mock --echo-meta`, which returns the `_meta` it got) receives the same
 //!   trace with the gateway's span as parent; `mcpr call` under `TRACEPARENT` likewise;
+//! - `mcpr prompt` and `mcpr resource` are spans that name the prompt, never its arguments
+//!   or the URI read;
 //! - a collector that refuses connections or never answers costs the call nothing, and
 //!   `mcpr call` still exits (bounded waits, no timed assertion);
 //! - `mcpr serve --http` serves `GET /metrics` (with the token when it has one), and neither
@@ -224,11 +226,18 @@ fn call(world: &ServeWorld, env: &[(&str, String)]) -> Value {
 
 /// [`call`], and what it wrote on stderr.
 fn call_with_stderr(world: &ServeWorld, env: &[(&str, String)]) -> (Value, String) {
+    let (out, err) = run(world, &["call", "old", "meta", "--json"], env);
+    let result: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (echoed(&result), err)
+}
+
+/// `mcpr ARGS` on `world`'s config with `env`, to its end (bounded); stdout and stderr.
+fn run(world: &ServeWorld, args: &[&str], env: &[(&str, String)]) -> (String, String) {
     let mut command = Command::new(MCPR);
     command
         .args(["--strict-config", "--config"])
         .arg(&world.config)
-        .args(["call", "old", "meta", "--json"])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -247,11 +256,46 @@ fn call_with_stderr(world: &ServeWorld, env: &[(&str, String)]) -> (Value, Strin
         let _ = stderr.read_to_string(&mut text);
         text
     });
-    let status = wait_bounded(&mut child, BOUND, "mcpr call");
+    let status = wait_bounded(&mut child, BOUND, "mcpr");
     let (out, err) = (out.join().unwrap(), err.join().unwrap());
-    assert!(status.success(), "{status}: {err}");
-    let result: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    (echoed(&result), err)
+    assert!(status.success(), "{args:?}: {status}: {err}");
+    (out, err)
+}
+
+#[test]
+fn prompts_and_resource_reads_are_spans_without_their_values() {
+    let collector = Collector::start();
+    let world = ServeWorld::with_servers(
+        temp_dir(),
+        json!({"r": {"command": MCPR, "args": ["mock", "--resources"]}}),
+    );
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint())];
+    let (out, _) = run(
+        &world,
+        &["prompt", "r", "greet", &format!("name={SECRET_ARGUMENT}")],
+        &env,
+    );
+    assert!(out.contains(SECRET_ARGUMENT), "{out}");
+    let uri = format!("mock://r/items/{SECRET_ARGUMENT}");
+    run(&world, &["resource", "r", &uri], &env);
+    let prompt = collector.wait_span("prompts/get greet");
+    assert_eq!(
+        prompt.attributes["mcp.method.name"], "prompts/get",
+        "{prompt:?}"
+    );
+    assert_eq!(
+        prompt.attributes["gen_ai.prompt.name"], "greet",
+        "{prompt:?}"
+    );
+    let read = collector.wait_span("resources/read");
+    assert_eq!(read.attributes["mcpr.server.name"], "r", "{read:?}");
+    for span in collector.spans() {
+        let leaked = span
+            .attributes
+            .values()
+            .any(|v| v.contains(SECRET_ARGUMENT));
+        assert!(!leaked && !span.name.contains(SECRET_ARGUMENT), "{span:?}");
+    }
 }
 
 #[test]
