@@ -5,6 +5,10 @@
 //! - the gateway's span of a forwarded call is the client's `traceparent`'s child, and the
 //!   backend (`mcpr mock --echo-meta`, which returns the `_meta` it got) receives the same
 //!   trace with the gateway's span as parent; `mcpr call` under `TRACEPARENT` likewise;
+//! - a reconnect attempt is a span with the new connection's span inside it, and a call's wait
+//!   for its server (the gate) is a span under the client's trace;
+//! - `OTEL_SDK_DISABLED=true` exports nothing and passes the context on unchanged; an
+//!   unsupported protocol is named on one line and the command runs without telemetry;
 //! - `mcpr prompt` and `mcpr resource` are spans that name the prompt, never its arguments
 //!   or the URI read;
 //! - a collector that refuses connections or never answers costs the call nothing, and
