@@ -10,7 +10,7 @@
 //! - `OTEL_SDK_DISABLED=true` exports nothing and passes the context on unchanged; an
 //!   unsupported protocol is named on one line and the command runs without telemetry;
 //! - `mcpr prompt` and `mcpr resource` are spans that name the prompt, never its arguments
-//!   or the URI read;
+//!   or the URI read; a prompt through the gateway continues the client's trace;
 //! - a collector that refuses connections or never answers costs the call nothing, and
 //!   `mcpr call` still exits (bounded waits, no timed assertion);
 //! - `mcpr serve --http` serves `GET /metrics` (with the token when it has one), and neither
@@ -293,6 +293,32 @@ fn prompts_and_resource_reads_are_spans_without_their_values() {
     );
     let read = collector.wait_span("resources/read");
     assert_eq!(read.attributes["mcpr.server.name"], "r", "{read:?}");
+    // Through the gateway, the prompt's span continues the client's trace.
+    let gateway_env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "50".to_owned()),
+    ];
+    let mut gateway = StdioGateway::start(&world, &gateway_env);
+    let got = gateway.request(
+        "prompts/get",
+        json!({"name": "mcp_r_greet", "arguments": {"name": "ada"},
+               "_meta": {"traceparent": traceparent()}}),
+    );
+    assert!(got.get("result").is_some(), "{got}");
+    gateway.stop();
+    let deadline = Instant::now() + BOUND;
+    let relayed = loop {
+        let found = collector
+            .spans()
+            .into_iter()
+            .find(|s| s.name == "prompts/get greet" && s.parent_span_id == CLIENT_SPAN);
+        if let Some(span) = found {
+            break span;
+        }
+        assert!(Instant::now() < deadline, "{:?}", collector.spans());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(relayed.trace_id, TRACE_ID, "{relayed:?}");
     for span in collector.spans() {
         let leaked = span
             .attributes

@@ -510,10 +510,7 @@ impl McpClient {
     ) -> Result<T, ClientError> {
         let operation = crate::telemetry::start(kind, self.place(&TraceContext::default()));
         let result = request.await;
-        operation.finish(match &result {
-            Ok(_) => crate::telemetry::Outcome::Ok,
-            Err(error) => crate::telemetry::Outcome::Failed(error.kind()),
-        });
+        finish(operation, &result);
         result
     }
 
@@ -656,6 +653,14 @@ impl McpClient {
             None => None,
         }
     }
+}
+
+/// End `operation` as `result` says.
+fn finish<T>(operation: crate::telemetry::Operation, result: &Result<T, ClientError>) {
+    operation.finish(match result {
+        Ok(_) => crate::telemetry::Outcome::Ok,
+        Err(error) => crate::telemetry::Outcome::Failed(error.kind()),
+    });
 }
 
 fn stderr_now(process: Option<&ServerProcess>) -> Vec<String> {

@@ -14,7 +14,7 @@ use super::ask::CallInput;
 use super::http::lost;
 use super::mrtr::{self, MAX_INPUT_ROUNDS};
 use super::requests::{Answer, Outgoing};
-use super::{ClientError, Era, McpClient};
+use super::{ClientError, Era, McpClient, TraceContext};
 
 impl McpClient {
     /// Get one prompt (`prompts/get`) filled with `arguments`. The result comes back as the
@@ -56,10 +56,10 @@ impl McpClient {
         params: GetPromptRequestParams,
         declared: rmcp::model::ClientCapabilities,
     ) -> Result<Value, ClientError> {
-        let name = params.name.clone();
-        let kind = crate::telemetry::Kind::Prompt(&name);
-        self.observed(kind, self.send_prompt_relayed(params, declared))
-            .await
+        let (operation, params) = self.prompt_operation(params);
+        let result = self.send_prompt_relayed(params, declared).await;
+        super::finish(operation, &result);
+        result
     }
 
     async fn send_prompt_relayed(
@@ -103,10 +103,30 @@ impl McpClient {
         asker: Option<&CallInput>,
         cancel: Option<&CancellationToken>,
     ) -> Result<Value, ClientError> {
-        let name = params.name.clone();
-        let kind = crate::telemetry::Kind::Prompt(&name);
-        self.observed(kind, self.send_prompt(params, asker, cancel))
-            .await
+        let (operation, params) = self.prompt_operation(params);
+        let result = self.send_prompt(params, asker, cancel).await;
+        super::finish(operation, &result);
+        result
+    }
+
+    /// The span of a `prompts/get`, parented on the trace context of its `_meta` (a gateway's
+    /// client's); the server is sent the span's own context in its place.
+    fn prompt_operation(
+        &self,
+        mut params: GetPromptRequestParams,
+    ) -> (crate::telemetry::Operation, GetPromptRequestParams) {
+        let trace = params
+            .meta
+            .as_ref()
+            .map(|meta| TraceContext::from_meta(&meta.0.0))
+            .unwrap_or_default();
+        let kind = crate::telemetry::Kind::Prompt(&params.name);
+        let operation = crate::telemetry::start(kind, self.place(&trace));
+        if let Some(traceparent) = operation.traceparent() {
+            let meta = params.meta.get_or_insert_with(Default::default);
+            trace.continued_by(traceparent).write_into(&mut meta.0.0);
+        }
+        (operation, params)
     }
 
     async fn send_prompt(

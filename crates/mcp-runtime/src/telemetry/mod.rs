@@ -47,9 +47,9 @@ pub(crate) use meters::reconnect_started;
 #[cfg(all(feature = "otel", feature = "gateway"))]
 pub(crate) use meters::{Levels, observe_levels};
 #[cfg(not(feature = "otel"))]
-pub(crate) use off::{reconnect_started, start, tracing};
+pub(crate) use off::{Operation, reconnect_started, start, tracing};
 #[cfg(feature = "otel")]
-pub(crate) use spans::{start, tracing};
+pub(crate) use spans::{Operation, start, tracing};
 
 /// The most distinct (server, tool) pairs that become metric labels; later ones are counted
 /// under the tool label `_other`, so a client that makes up names cannot grow the series
