@@ -11,7 +11,7 @@ use std::time::Duration;
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 
 /// The longest one export may take, connection included.
-pub(super) const EXPORT_BOUND: Duration = Duration::from_secs(10);
+const EXPORT_BOUND: Duration = Duration::from_secs(10);
 
 /// The most of a collector's answer that is read (it is only looked at for its status).
 const MAX_ANSWER_BYTES: usize = 64 * 1024;

@@ -260,7 +260,6 @@ fn tracer_provider(
         .with_http()
         .with_protocol(protocol("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")?)
         .with_http_client(client)
-        .with_timeout(super::export_client::EXPORT_BOUND)
         .build()
         .map_err(|_| TelemetryError::Exporter { signal: "traces" })?;
     // The batch processor's queue is bounded (OTEL_BSP_MAX_QUEUE_SIZE, 2048 by default):
@@ -296,7 +295,6 @@ fn meter_provider(
             .with_http()
             .with_protocol(protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")?)
             .with_http_client(client)
-            .with_timeout(super::export_client::EXPORT_BOUND)
             .build()
             .map_err(|_| TelemetryError::Exporter { signal: "metrics" })?;
         // Every OTEL_METRIC_EXPORT_INTERVAL (60 s by default), and once more at shutdown.
