@@ -17,7 +17,7 @@
 //!
 //! ## Cargo features
 //!
-//! All on by default. Turning one off removes its dependencies from the build:
+//! All on by default but `otel`. Turning one off removes its dependencies from the build:
 //!
 //! | Feature | What it adds | Heavy parts it brings |
 //! |---|---|---|
@@ -26,6 +26,7 @@
 //! | `oauth` | [`auth`]'s logins, refresh, DPoP and credential store | oauth2, jsonwebtoken, aws-lc-rs, SQLite |
 //! | `registry` | `registry`: MCP Registry installs and MCP bundles | zip, semver, PEP 440 |
 //! | `search` | `tools::ToolIndex`, `session::HostToolSearch` | the `tool-search` crate |
+//! | `otel` (off by default) | [`telemetry`]: OpenTelemetry spans and meters, OTLP/HTTP export, the gateway's `/metrics` | the OpenTelemetry SDK and OTLP exporter, prometheus |
 //!
 //! Without `cache` every start-up lists tools afresh. Without `oauth` a remote server gets only
 //! the headers of its config, and one whose config sets `oauth` fails to connect with a
@@ -66,6 +67,7 @@ pub mod pins;
 pub mod registry;
 pub mod sandbox;
 pub mod session;
+pub mod telemetry;
 pub mod tools;
 
 pub use config::{Discovery, discover_mcp_servers, load_all_mcp_configs};

@@ -188,6 +188,13 @@ pub fn isolate_env(command: &mut Command, home: &Path) {
         .env_remove("MCPR_TIMEOUT_MS")
         .env_remove("MCPR_MAX_OUTPUT")
         .env_remove("MCPR_STATE_KEY_FILE")
+        // Telemetry only where a test asks for it.
+        .env_remove("OTEL_SDK_DISABLED")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_PROTOCOL")
+        .env_remove("OTEL_TRACES_SAMPLER")
         // A test run started under mcpr must not count as nested.
         .env_remove(mcp_runtime::nesting::NESTING_ENV);
 }

@@ -3,7 +3,9 @@
 //! the middle, see `relay`), and through `mcpr serve --http`, by 1, 8 and 32 clients at once,
 //! each with its own connection and session, calling one call after another. The paths take
 //! turns, twice each (in order, then in reverse), so that drift in the machine's load falls on
-//! all of them alike.
+//! all of them alike. With `BENCH_HTTP_OTEL=1` a fourth path is a gateway exporting its spans
+//! and meters over OTLP to a loopback sink the bench starts (`otlp_sink`), and its added p50
+//! against the gateway without export is reported.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -15,12 +17,14 @@ use mcp_runtime::config::server_from_json;
 use serde_json::json;
 
 use crate::report::{self, Report, Table};
-use crate::{Ctx, proc};
+use crate::{Ctx, otlp_sink, proc};
 
 /// Where each path is in the table.
 const DIRECT: usize = 0;
 const RELAY: usize = 1;
 const GATEWAY: usize = 2;
+/// The gateway exporting over OTLP (with `BENCH_HTTP_OTEL=1`).
+const GATEWAY_OTEL: usize = 3;
 
 /// One path's figures at one number of sessions.
 #[derive(Default)]
@@ -181,7 +185,7 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
         ],
     );
     let started = start_paths(ctx);
-    let (_processes, urls) = match started {
+    let (_processes, urls, sink) = match started {
         Ok(started) => started,
         Err(why) => {
             table.missing("HTTP paths", &why);
@@ -193,6 +197,7 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
         "direct (McpClient → mcpr mock --http)",
         "through a do-nothing TCP relay",
         "through the gateway (McpClient → mcpr serve --http → mcpr mock --http)",
+        "through the gateway exporting spans and meters over OTLP (a loopback sink)",
     ];
     let window = s.in_flight_window * 2;
     let measured = ctx
@@ -240,6 +245,21 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
                 Some(added(GATEWAY) <= added(RELAY)),
             );
         }
+        if n == 1 && figures.len() > GATEWAY_OTEL {
+            let on = figures[GATEWAY_OTEL].percentile(50).as_secs_f64();
+            let off = figures[GATEWAY].percentile(50).as_secs_f64();
+            report.target(
+                "HTTP gateway: added p50 with OTLP export on, at 1 session",
+                "small against the gateway's own added p50",
+                format!(
+                    "{:+.1} µs ({:.1} µs on, {:.1} µs off)",
+                    (on - off) * 1e6,
+                    on * 1e6,
+                    off * 1e6
+                ),
+                None,
+            );
+        }
         if n == 32 {
             let ratio = figures[GATEWAY].rate() / direct_rate;
             report.target(
@@ -265,6 +285,15 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
          the mock, one thread per direction, and parses nothing.",
         window.as_millis()
     ));
+    if let Some(sink) = &sink {
+        let (requests, bytes) = sink.received();
+        table.note(format!(
+            "The exporting gateway ran with `OTEL_EXPORTER_OTLP_ENDPOINT` set to a loopback sink \
+             that answers every export at once, spans sent in batches every 200 ms and \
+             meters every second (`OTEL_BSP_SCHEDULE_DELAY`, `OTEL_METRIC_EXPORT_INTERVAL`); \
+             it received {requests} export requests, {bytes} bytes in all."
+        ));
+    }
     if !s.http_mock_flags.is_empty() {
         table.note(format!(
             "The mock ran with `{}`.",
@@ -274,9 +303,13 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     report.tables.push(table);
 }
 
-/// Start the mock, the relay in front of it and the gateway over it; their URLs in the order
-/// of [`DIRECT`], [`RELAY`] and [`GATEWAY`].
-fn start_paths(ctx: &Ctx) -> Result<(Vec<proc::Group>, Vec<String>), String> {
+/// The processes of the paths, their URLs, and the OTLP sink when there is one.
+type Paths = (Vec<proc::Group>, Vec<String>, Option<otlp_sink::Sink>);
+
+/// Start the mock, the relay in front of it and the gateway over it (and, with
+/// `BENCH_HTTP_OTEL=1`, an exporting gateway and its sink); their URLs in the order of
+/// [`DIRECT`], [`RELAY`], [`GATEWAY`] and [`GATEWAY_OTEL`].
+fn start_paths(ctx: &Ctx) -> Result<Paths, String> {
     let mut mock = Command::new(&ctx.mcpr);
     mock.args(["mock", "--http", "127.0.0.1:0"])
         .args(&ctx.settings.http_mock_flags);
@@ -295,17 +328,34 @@ fn start_paths(ctx: &Ctx) -> Result<(Vec<proc::Group>, Vec<String>), String> {
         json!({"mcpServers": {"mock": {"url": mock_url}}}).to_string(),
     )
     .map_err(|e| format!("write config: {e}"))?;
-    let mut gateway = Command::new(&ctx.mcpr);
-    gateway
-        .arg("--strict-config")
-        .arg("--config")
-        .arg(&config_file)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .current_dir(ctx.project_dir());
-    crate::isolate(&mut gateway, &ctx.isolated_env());
-    let (gateway, gateway_url) = listening(&mut gateway, "mcpr serve --http")?;
-    Ok((
-        vec![mock, relay, gateway],
-        vec![mock_url, relay_url + "/mcp", gateway_url],
-    ))
+    let gateway_command = || {
+        let mut gateway = Command::new(&ctx.mcpr);
+        gateway
+            .arg("--strict-config")
+            .arg("--config")
+            .arg(&config_file)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .current_dir(ctx.project_dir());
+        crate::isolate(&mut gateway, &ctx.isolated_env());
+        gateway
+    };
+    let (gateway, gateway_url) = listening(&mut gateway_command(), "mcpr serve --http")?;
+    let mut processes = vec![mock, relay, gateway];
+    let mut urls = vec![mock_url, relay_url + "/mcp", gateway_url];
+    let mut sink = None;
+    if ctx.settings.http_otel {
+        let started = otlp_sink::Sink::start().map_err(|e| format!("the OTLP sink: {e}"))?;
+        let mut exporting = gateway_command();
+        // Exports while the paths are measured, not only after.
+        exporting
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &started.url)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "200")
+            .env("OTEL_METRIC_EXPORT_INTERVAL", "1000");
+        let (exporting, exporting_url) =
+            listening(&mut exporting, "mcpr serve --http (exporting)")?;
+        processes.push(exporting);
+        urls.push(exporting_url);
+        sink = Some(started);
+    }
+    Ok((processes, urls, sink))
 }

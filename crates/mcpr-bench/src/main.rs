@@ -19,6 +19,7 @@ mod gateway_http;
 mod machine;
 mod memory;
 mod oneshot;
+mod otlp_sink;
 mod peers;
 mod pinning;
 mod proc;
@@ -158,6 +159,10 @@ pub fn isolate(command: &mut Command, env: &[(String, String)]) {
         "CLAUDE_CONFIG_DIR",
         "PI_CODING_AGENT_DIR",
         "MCPR_TIMEOUT_MS",
+        // Export only where a path asks for it.
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
     ] {
         command.env_remove(key);
     }

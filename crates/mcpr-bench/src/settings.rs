@@ -52,6 +52,12 @@ pub(crate) const KNOBS: &[(&str, &str, &str)] = &[
          `2026-07-28` (stateless, plain JSON answers)",
     ),
     (
+        "BENCH_HTTP_OTEL",
+        "0",
+        "1: the HTTP gateway section adds a gateway exporting spans and meters over OTLP to a \
+         loopback sink, and its added p50 against the gateway without export",
+    ),
+    (
         "BENCH_IN_FLIGHT_MS",
         "500",
         "how long each in-flight run of section 4 lasts",
@@ -114,6 +120,8 @@ pub struct Settings {
     pub http_sessions: Vec<usize>,
     /// The mock's flags in the HTTP gateway section, beyond `--http ADDR`.
     pub http_mock_flags: Vec<&'static str>,
+    /// Whether the HTTP gateway section measures a gateway with OTLP export on too.
+    pub http_otel: bool,
     pub in_flight_window: Duration,
     pub idle: usize,
     pub callgrind_calls: usize,
@@ -170,6 +178,7 @@ impl Settings {
                 Some("2026-07-28") => vec!["--era", "2026-07-28", "--json-response"],
                 _ => Vec::new(),
             },
+            http_otel: var("BENCH_HTTP_OTEL").is_some_and(|v| v.trim() == "1"),
             in_flight_window: Duration::from_millis(number("BENCH_IN_FLIGHT_MS", 500).max(1) as u64),
             idle: number("BENCH_IDLE", 200).max(1),
             callgrind_calls: number("BENCH_CALLGRIND_CALLS", 1000).max(1),

@@ -17,6 +17,7 @@ mod output;
 mod seen_problems;
 mod shutdown;
 mod suggest;
+mod telemetry;
 mod term;
 mod usage;
 
@@ -81,49 +82,12 @@ fn main() -> std::process::ExitCode {
     // servers stopped: see `output`.
     output::quiet_write_panics();
     let result = runtime.block_on(output::guard(async move {
-        match cli.command {
-            Command::Demo(c) => cmd::demo::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Tools(c) => {
-                let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
-                cmd::tools::run(&global, c.args).await
-            }
-            Command::Call(c) => {
-                let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
-                cmd::call::run(&global, c.args).await
-            }
-            Command::Task(c) => cmd::task::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Resource(c) => {
-                cmd::read::resource(&cli.global.merged(&c.global), c.args).await
-            }
-            Command::Prompt(c) => cmd::read::prompt(&cli.global.merged(&c.global), c.args).await,
-            Command::Skill(c) => cmd::read::skill(&cli.global.merged(&c.global), c.args).await,
-            Command::Status(c) => {
-                let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
-                cmd::status::run(&global, c.args).await
-            }
-            Command::Shell(c) => cmd::shell::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Servers(c) => cmd::servers::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Get(c) => cmd::servers::get(&cli.global.merged(&c.global), c.args).await,
-            Command::Trust(c) => cmd::trust::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Add(c) => cmd::edit::add(&cli.global.merged(&c.global), c.args).await,
-            Command::AddJson(c) => cmd::edit::add_json(&cli.global.merged(&c.global), c.args).await,
-            Command::AddFrom(c) => {
-                cmd::hosts::add_from(&cli.global.merged(&c.global), c.args).await
-            }
-            Command::Remove(c) => cmd::edit::remove(&cli.global.merged(&c.global), c.args).await,
-            Command::Enable(c) => cmd::edit::enable(&cli.global.merged(&c.global), c.args).await,
-            Command::Disable(c) => cmd::edit::disable(&cli.global.merged(&c.global), c.args).await,
-            Command::Serve(c) => cmd::serve::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Registry(c) => cmd::registry::run(&cli.global.merged(&c.global), c.args).await,
-            Command::Login(c) => cmd::login::login(&cli.global.merged(&c.global), c.args).await,
-            Command::Logout(c) => cmd::login::logout(&cli.global.merged(&c.global), c.args).await,
-            Command::Conformance(args) => cmd::conformance::run(args).await,
-            Command::Completions(args) => Ok(usage::completions(args.shell)),
-            Command::Mock(args) => mcp_mock::run(args)
-                .await
-                .map(|()| exit::OK)
-                .map_err(Failure::internal),
+        let telemetry = telemetry::install(&cli.command);
+        let outcome = run(cli).await;
+        if let Some(telemetry) = telemetry {
+            telemetry.shutdown().await;
         }
+        outcome
     }));
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.
     runtime.shutdown_background();
@@ -134,6 +98,49 @@ fn main() -> std::process::ExitCode {
             eprintln!("mcpr: {}", term::text(&failure.to_string()));
             failure.code.into()
         }
+    }
+}
+
+/// Run the command.
+async fn run(cli: Cli) -> exit::Outcome {
+    match cli.command {
+        Command::Demo(c) => cmd::demo::run(&cli.global.merged(&c.global), c.args).await,
+        Command::Tools(c) => {
+            let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
+            cmd::tools::run(&global, c.args).await
+        }
+        Command::Call(c) => {
+            let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
+            cmd::call::run(&global, c.args).await
+        }
+        Command::Task(c) => cmd::task::run(&cli.global.merged(&c.global), c.args).await,
+        Command::Resource(c) => cmd::read::resource(&cli.global.merged(&c.global), c.args).await,
+        Command::Prompt(c) => cmd::read::prompt(&cli.global.merged(&c.global), c.args).await,
+        Command::Skill(c) => cmd::read::skill(&cli.global.merged(&c.global), c.args).await,
+        Command::Status(c) => {
+            let global = cli.global.merged(&c.global).with_quiet(c.args.quiet);
+            cmd::status::run(&global, c.args).await
+        }
+        Command::Shell(c) => cmd::shell::run(&cli.global.merged(&c.global), c.args).await,
+        Command::Servers(c) => cmd::servers::run(&cli.global.merged(&c.global), c.args).await,
+        Command::Get(c) => cmd::servers::get(&cli.global.merged(&c.global), c.args).await,
+        Command::Trust(c) => cmd::trust::run(&cli.global.merged(&c.global), c.args).await,
+        Command::Add(c) => cmd::edit::add(&cli.global.merged(&c.global), c.args).await,
+        Command::AddJson(c) => cmd::edit::add_json(&cli.global.merged(&c.global), c.args).await,
+        Command::AddFrom(c) => cmd::hosts::add_from(&cli.global.merged(&c.global), c.args).await,
+        Command::Remove(c) => cmd::edit::remove(&cli.global.merged(&c.global), c.args).await,
+        Command::Enable(c) => cmd::edit::enable(&cli.global.merged(&c.global), c.args).await,
+        Command::Disable(c) => cmd::edit::disable(&cli.global.merged(&c.global), c.args).await,
+        Command::Serve(c) => cmd::serve::run(&cli.global.merged(&c.global), c.args).await,
+        Command::Registry(c) => cmd::registry::run(&cli.global.merged(&c.global), c.args).await,
+        Command::Login(c) => cmd::login::login(&cli.global.merged(&c.global), c.args).await,
+        Command::Logout(c) => cmd::login::logout(&cli.global.merged(&c.global), c.args).await,
+        Command::Conformance(args) => cmd::conformance::run(args).await,
+        Command::Completions(args) => Ok(usage::completions(args.shell)),
+        Command::Mock(args) => mcp_mock::run(args)
+            .await
+            .map(|()| exit::OK)
+            .map_err(Failure::internal),
     }
 }
 

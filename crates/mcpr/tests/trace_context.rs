@@ -4,8 +4,8 @@
 //!
 //! - through `mcpr serve`: the TypeScript SDK client over stdio (the stream's fast path) and
 //!   over HTTP sessions; mcpr's own client over HTTP in both eras (2026-07-28 takes the
-//!   stateless fast path). The gateway makes no span: the context arrives unchanged, and a
-//!   malformed `traceparent` is not passed on;
+//!   stateless fast path). Without telemetry configured the gateway makes no span: the
+//!   context arrives unchanged, and a malformed `traceparent` is not passed on;
 //! - `mcpr call` with `TRACEPARENT`/`TRACESTATE`/`BAGGAGE` in its environment; a malformed
 //!   value is dropped with a one-line warning and never sent.
 

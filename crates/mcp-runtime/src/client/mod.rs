@@ -201,6 +201,28 @@ impl McpClient {
         config: &ServerConfig,
         options: &ConnectOptions,
     ) -> Result<McpClient, ClientError> {
+        let place = crate::telemetry::Place {
+            server,
+            ..Default::default()
+        };
+        let mut operation = crate::telemetry::start(crate::telemetry::Kind::Connect, place);
+        let result = Self::open_connection(server, config, options).await;
+        match &result {
+            Ok(client) => {
+                operation.opened(client.transport, &client.info.protocol_version);
+                operation.finish(crate::telemetry::Outcome::Ok);
+            }
+            Err(error) => operation.finish(crate::telemetry::Outcome::Failed(error.kind())),
+        }
+        result
+    }
+
+    /// [`connect`](Self::connect) without its span.
+    async fn open_connection(
+        server: &str,
+        config: &ServerConfig,
+        options: &ConnectOptions,
+    ) -> Result<McpClient, ClientError> {
         let progress = std::sync::Arc::new(progress::ProgressRouter::default());
         let handler = Handler {
             server: server.to_owned(),
@@ -396,6 +418,14 @@ impl McpClient {
     /// Read one resource (`resources/read`). The result comes back as the server sent it, in
     /// the wire format (`{"contents": [{"uri", "mimeType"?, "text" | "blob"}, ...]}`).
     pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
+        self.observed(
+            crate::telemetry::Kind::Resource,
+            self.send_read_resource(uri),
+        )
+        .await
+    }
+
+    async fn send_read_resource(&self, uri: &str) -> Result<Value, ClientError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
         let request =
             ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(params));
@@ -446,6 +476,50 @@ impl McpClient {
     /// that may send them again (the manager, after a connection lost before they left) keeps
     /// them without a copy. Rounds of questions leave their answers in `call`.
     pub(crate) async fn call_tool_with(
+        &self,
+        call: &mut ToolRequest,
+        mut options: CallOptions,
+    ) -> Result<ToolOutput, ClientError> {
+        let tool = crate::telemetry::Kind::Tool(&call.params.name);
+        let operation = crate::telemetry::start(tool, self.place(&options.trace));
+        if let Some(traceparent) = operation.traceparent() {
+            options.trace = options.trace.continued_by(traceparent);
+        }
+        let result = self.send_tool_call(call, options).await;
+        operation.finish(match &result {
+            Ok(output) if output.is_error => crate::telemetry::Outcome::ToolError,
+            Ok(_) => crate::telemetry::Outcome::Ok,
+            Err(error) => crate::telemetry::Outcome::Failed(error.kind()),
+        });
+        result
+    }
+
+    /// Where this connection's spans sit, under `trace`.
+    fn place<'a>(&'a self, trace: &'a TraceContext) -> crate::telemetry::Place<'a> {
+        crate::telemetry::Place {
+            server: &self.server,
+            transport: Some(self.transport),
+            protocol: Some(self.info.protocol_version.as_str()),
+            traceparent: trace.traceparent(),
+            tracestate: trace.tracestate(),
+        }
+    }
+
+    /// Run `request` under a span of `kind` (no incoming context: the current one's span is
+    /// the parent), counting it as a call.
+    pub(crate) async fn observed<T>(
+        &self,
+        kind: crate::telemetry::Kind<'_>,
+        request: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        let operation = crate::telemetry::start(kind, self.place(&TraceContext::default()));
+        let result = request.await;
+        finish(operation, &result);
+        result
+    }
+
+    /// Send a `tools/call` and answer its rounds of questions.
+    async fn send_tool_call(
         &self,
         call: &mut ToolRequest,
         options: CallOptions,
@@ -630,6 +704,14 @@ impl McpClient {
             None => None,
         }
     }
+}
+
+/// End `operation` as `result` says.
+fn finish<T>(operation: crate::telemetry::Operation, result: &Result<T, ClientError>) {
+    operation.finish(match result {
+        Ok(_) => crate::telemetry::Outcome::Ok,
+        Err(error) => crate::telemetry::Outcome::Failed(error.kind()),
+    });
 }
 
 fn stderr_now(process: Option<&ServerProcess>) -> Vec<String> {

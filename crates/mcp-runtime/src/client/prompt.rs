@@ -14,7 +14,7 @@ use super::ask::CallInput;
 use super::http::lost;
 use super::mrtr::{self, MAX_INPUT_ROUNDS};
 use super::requests::{Answer, Outgoing};
-use super::{ClientError, Era, McpClient};
+use super::{ClientError, Era, McpClient, TraceContext};
 
 impl McpClient {
     /// Get one prompt (`prompts/get`) filled with `arguments`. The result comes back as the
@@ -56,6 +56,17 @@ impl McpClient {
         params: GetPromptRequestParams,
         declared: rmcp::model::ClientCapabilities,
     ) -> Result<Value, ClientError> {
+        let (operation, params) = self.prompt_operation(params);
+        let result = self.send_prompt_relayed(params, declared).await;
+        super::finish(operation, &result);
+        result
+    }
+
+    async fn send_prompt_relayed(
+        &self,
+        params: GetPromptRequestParams,
+        declared: rmcp::model::ClientCapabilities,
+    ) -> Result<Value, ClientError> {
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
         let method = "prompts/get";
         // Only its capabilities are used, and only by a 2026-07-28 server: nothing is asked
@@ -87,6 +98,38 @@ impl McpClient {
     /// Send `prompts/get` until the server fills the prompt, answering what it asks for on
     /// the way; the request's timeout bounds the whole exchange.
     async fn get_prompt_answering(
+        &self,
+        params: GetPromptRequestParams,
+        asker: Option<&CallInput>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, ClientError> {
+        let (operation, params) = self.prompt_operation(params);
+        let result = self.send_prompt(params, asker, cancel).await;
+        super::finish(operation, &result);
+        result
+    }
+
+    /// The span of a `prompts/get`, parented on the trace context of its `_meta` (a gateway's
+    /// client's); the server is sent the span's own context in its place.
+    fn prompt_operation(
+        &self,
+        mut params: GetPromptRequestParams,
+    ) -> (crate::telemetry::Operation, GetPromptRequestParams) {
+        let trace = params
+            .meta
+            .as_ref()
+            .map(|meta| TraceContext::from_meta(&meta.0.0))
+            .unwrap_or_default();
+        let kind = crate::telemetry::Kind::Prompt(&params.name);
+        let operation = crate::telemetry::start(kind, self.place(&trace));
+        if let Some(traceparent) = operation.traceparent() {
+            let meta = params.meta.get_or_insert_with(Default::default);
+            trace.continued_by(traceparent).write_into(&mut meta.0.0);
+        }
+        (operation, params)
+    }
+
+    async fn send_prompt(
         &self,
         mut params: GetPromptRequestParams,
         asker: Option<&CallInput>,

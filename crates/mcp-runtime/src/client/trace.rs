@@ -2,10 +2,12 @@
 //! `tracestate`) and W3C Baggage (`baggage`), as MCP names them, so that a trace started by a
 //! script, an agent or a gateway's client continues at the server.
 //!
-//! mcpr makes no spans of its own: it passes a well-formed context on unchanged (the gateway to
-//! its backends, a sub-agent handle to the servers it calls, `mcpr call` from its environment),
-//! and never sends a malformed value. Each value is checked against its W3C syntax here; the
-//! checks are small, and a tracing SDK would bring far more than they need.
+//! Without telemetry (see [`crate::telemetry`]) mcpr makes no spans of its own: it passes a
+//! well-formed context on unchanged (the gateway to its backends, a sub-agent handle to the
+//! servers it calls, `mcpr call` from its environment), and never sends a malformed value.
+//! With telemetry exporting traces, a call's span is the incoming context's child, and the
+//! server gets the span's own `traceparent` in its place ([`TraceContext::continued_by`]),
+//! `tracestate` and `baggage` unchanged. Each value is checked against its W3C syntax here.
 
 use serde_json::{Map, Value};
 
@@ -110,6 +112,16 @@ impl TraceContext {
     /// The `baggage`, if any.
     pub fn baggage(&self) -> Option<&str> {
         self.baggage.as_deref()
+    }
+
+    /// The context a span continues: `traceparent` (the span's own, well-formed by
+    /// construction) in place of this one's, `tracestate` and `baggage` kept.
+    pub(crate) fn continued_by(&self, traceparent: String) -> TraceContext {
+        TraceContext {
+            traceparent: Some(traceparent),
+            tracestate: self.tracestate.clone(),
+            baggage: self.baggage.clone(),
+        }
     }
 
     /// Write the context into a request's `_meta`, replacing what it held under these keys.

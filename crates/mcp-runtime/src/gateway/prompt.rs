@@ -36,7 +36,7 @@ impl Gateway {
         let name = request.name.to_string();
         let retry = request.request_state.clone();
         let responses = request.input_responses.clone();
-        let (client, request) = self
+        let (client, mut request) = self
             .inner
             .catalog
             .prompt_route(&self.inner.scope, request)
@@ -45,6 +45,11 @@ impl Gateway {
                 CatalogError::Unknown(message) => McpError::invalid_params(message, None),
                 other => McpError::internal_error(other.to_string(), None),
             })?;
+        // Of the client's `_meta`, only its trace context goes on, as with a tool call.
+        if !asker.trace.is_empty() {
+            let meta = request.meta.get_or_insert_with(Default::default);
+            asker.trace.write_into(&mut meta.0.0);
+        }
         let subject = Subject::Prompt(name);
         let flight = if stateless && client.opening().era == Era::Modern {
             // The backend's `input_required` result goes to the client, and its retry back.

@@ -383,6 +383,13 @@ impl McpManager {
             .collect()
     }
 
+    /// Whether `name` is connected now (a call to it need not wait).
+    fn is_connected(&self, name: &str) -> bool {
+        self.lock().servers.get(name).is_some_and(
+            |entry| matches!(&entry.phase, Phase::Connected(client) if !client.is_closed()),
+        )
+    }
+
     /// Wait until `name` is connected with its tools loaded, bounded by its startup timeout.
     /// Fails at once for a server that failed or was suspended.
     pub async fn wait_for_connection(&self, name: &str) -> Result<Arc<McpClient>, ManagerError> {
@@ -435,21 +442,37 @@ impl McpManager {
         call.resume(options.resumed.as_deref());
         loop {
             let remaining = limit.map(|l| l.saturating_sub(started.elapsed()));
+            // Time spent waiting for the server to connect (at the start-up gate, or while it
+            // reconnects) is a span of its own, beside the call's.
+            let gate = (crate::telemetry::tracing() && !self.is_connected(server)).then(|| {
+                let place = crate::telemetry::Place {
+                    server,
+                    traceparent: options.trace.traceparent(),
+                    tracestate: options.trace.tracestate(),
+                    ..Default::default()
+                };
+                crate::telemetry::start(crate::telemetry::Kind::Gate, place)
+            });
             let client = match &options.cancel {
                 Some(cancel) => tokio::select! {
                     // A connected client first: a cancellation is then the call's to see, and
                     // the usual call does not register with the token twice.
                     biased;
-                    client = self.wait_connected(server, remaining) => client?,
-                    () = cancel.cancelled() => {
-                        return Err(ClientError::Cancelled {
-                            server: server.to_owned(),
-                            method: format!("tools/call `{tool}`"),
-                        }.into());
-                    }
+                    client = self.wait_connected(server, remaining) => client,
+                    () = cancel.cancelled() => Err(ClientError::Cancelled {
+                        server: server.to_owned(),
+                        method: format!("tools/call `{tool}`"),
+                    }.into()),
                 },
-                None => self.wait_connected(server, remaining).await?,
+                None => self.wait_connected(server, remaining).await,
             };
+            if let Some(gate) = gate {
+                gate.finish(match &client {
+                    Ok(_) => crate::telemetry::Outcome::Ok,
+                    Err(_) => crate::telemetry::Outcome::Failed("unavailable"),
+                });
+            }
+            let client = client?;
             if let Some(held) = self.held_error(server, tool) {
                 return Err(held);
             }

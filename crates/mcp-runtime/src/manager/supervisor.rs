@@ -58,7 +58,27 @@ pub(crate) async fn run_server<C: Connector>(
             server: name.clone(),
         });
         let started = Instant::now();
-        let lost = match establish(&inner, &name, generation, &config, started).await {
+        // A reconnect attempt is a span of its own, the connection's span inside it.
+        let reconnect = (attempt > 0).then(|| {
+            crate::telemetry::reconnect_started(&name);
+            let place = crate::telemetry::Place {
+                server: &name,
+                ..Default::default()
+            };
+            crate::telemetry::start(crate::telemetry::Kind::Reconnect, place)
+        });
+        let establishing = establish(&inner, &name, generation, &config, started);
+        let established = match &reconnect {
+            Some(reconnect) => reconnect.within(establishing).await,
+            None => establishing.await,
+        };
+        if let Some(reconnect) = reconnect {
+            reconnect.finish(match &established {
+                Ok(_) => crate::telemetry::Outcome::Ok,
+                Err(_) => crate::telemetry::Outcome::Failed("reconnect_failed"),
+            });
+        }
+        let lost = match established {
             Ok((client, mut notices)) => {
                 match supervise(&inner, &name, generation, &client, &mut notices).await {
                     Ended::OnRequest => return,

@@ -280,6 +280,41 @@ impl ClientError {
         }
     }
 
+    /// The error's kind, as telemetry records it in `error.type`: a JSON-RPC error's code
+    /// for the codes JSON-RPC and MCP define, else a word for the variant. Never a message.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            ClientError::Rpc { code, .. } => match code {
+                -32700 => "-32700",
+                -32600 => "-32600",
+                -32601 => "-32601",
+                -32602 => "-32602",
+                -32603 => "-32603",
+                -32002 => "-32002",
+                -32042 => "-32042",
+                _ => "rpc_error",
+            },
+            ClientError::Spawn { .. } => "spawn",
+            ClientError::Timeout { .. } => "timeout",
+            ClientError::Exited { .. } => "exited",
+            ClientError::Handshake { .. } => "handshake",
+            ClientError::UnsupportedProtocol { .. } => "unsupported_protocol",
+            ClientError::NotSent { .. } => "not_sent",
+            ClientError::Protocol { .. } => "protocol",
+            ClientError::SkillRejected { .. } => "skill_rejected",
+            ClientError::Cancelled { .. } => "cancelled",
+            ClientError::Config { .. } => "config",
+            ClientError::Unreachable { .. } => "unreachable",
+            ClientError::Tls { .. } => "tls",
+            ClientError::HttpStatus { .. } => "http_status",
+            ClientError::AuthRequired { .. } => "auth_required",
+            ClientError::CredentialStore { .. } => "credential_store",
+            ClientError::AnswerLost { .. } => "answer_lost",
+            ClientError::Task { .. } => "task",
+            ClientError::Transport { .. } => "transport",
+        }
+    }
+
     /// `true` when the request provably never reached the server (safe to retry elsewhere):
     /// it was not sent, or no connection to a remote server could be made.
     pub fn never_reached_server(&self) -> bool {

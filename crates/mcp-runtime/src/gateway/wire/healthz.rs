@@ -41,13 +41,7 @@ pub(super) fn route(
     local: SocketAddr,
     token: Option<Arc<Token>>,
 ) -> axum::Router {
-    let hosts = local.ip().is_loopback().then(|| {
-        ["localhost", "127.0.0.1", "::1"]
-            .map(str::to_owned)
-            .into_iter()
-            .chain([local.ip().to_string()])
-            .collect()
-    });
+    let hosts = loopback_hosts(local);
     let probe = Probe {
         gateway,
         origin: format!("http://{local}"),
@@ -59,8 +53,20 @@ pub(super) fn route(
         .with_state(Arc::new(probe))
 }
 
+/// The host names a request to a gateway bound to `local` may name: on a loopback address,
+/// the loopback names and the address; elsewhere any (`None`).
+pub(super) fn loopback_hosts(local: SocketAddr) -> Option<Vec<String>> {
+    local.ip().is_loopback().then(|| {
+        ["localhost", "127.0.0.1", "::1"]
+            .map(str::to_owned)
+            .into_iter()
+            .chain([local.ip().to_string()])
+            .collect()
+    })
+}
+
 async fn answer(State(probe): State<Arc<Probe>>, headers: HeaderMap) -> Response {
-    if let Some(refusal) = refusal(&probe, &headers) {
+    if let Some(refusal) = refusal(&probe.origin, probe.hosts.as_deref(), &headers) {
         return (StatusCode::FORBIDDEN, refusal).into_response();
     }
     let mut health = probe.gateway.health();
@@ -83,17 +89,23 @@ async fn answer(State(probe): State<Arc<Probe>>, headers: HeaderMap) -> Response
     (status, headers, body).into_response()
 }
 
-/// Why the request is refused, by the rules `/mcp` has for `Origin` and `Host`.
-fn refusal(probe: &Probe, headers: &HeaderMap) -> Option<&'static str> {
+/// Why the request is refused, by the rules `/mcp` has for `Origin` and `Host`: `origin` is
+/// the gateway's own, `hosts` what [`loopback_hosts`] allows.
+pub(super) fn refusal(
+    origin: &str,
+    hosts: Option<&[String]>,
+    headers: &HeaderMap,
+) -> Option<&'static str> {
+    let own_origin = origin;
     if let Some(origin) = headers.get(header::ORIGIN) {
         let own = origin
             .to_str()
-            .is_ok_and(|origin| origin.trim().eq_ignore_ascii_case(&probe.origin));
+            .is_ok_and(|origin| origin.trim().eq_ignore_ascii_case(own_origin));
         if !own {
             return Some("Forbidden: Origin header is not allowed");
         }
     }
-    if let (Some(hosts), Some(host)) = (&probe.hosts, headers.get(header::HOST)) {
+    if let (Some(hosts), Some(host)) = (hosts, headers.get(header::HOST)) {
         let named = host
             .to_str()
             .ok()

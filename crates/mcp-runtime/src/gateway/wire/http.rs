@@ -16,6 +16,8 @@
 //! with `Retry-After`); one never initialised is closed after [`INIT_GRACE`], an idle one
 //! after [`IDLE_EXPIRY`]; a request for a session that is gone gets `404` (see `sessions`).
 //! `GET /healthz` ([`HEALTH_PATH`]) answers health checks; it needs no token (see `healthz`).
+//! With the `otel` feature, `GET /metrics` serves the meters as Prometheus text; it needs the
+//! token when there is one (see `metrics`).
 //!
 //! ```no_run
 //! # async fn demo(gateway: mcp_runtime::gateway::Gateway) -> Result<(), mcp_runtime::gateway::GatewayError> {
@@ -193,6 +195,17 @@ impl HttpServer {
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(IDLE_EXPIRY);
         let sessions = Sessions::new(super::relay::RelaySessions(local), self.sessions);
+        #[cfg(feature = "otel")]
+        let metrics = {
+            let open = Arc::downgrade(&sessions);
+            let open_sessions = move || open.upgrade().map_or(0, |sessions| sessions.open());
+            super::metrics::route(
+                gateway.clone(),
+                self.local,
+                self.token.clone(),
+                open_sessions,
+            )
+        };
         let service = StreamableHttpService::new(
             // Each session gets its own client state (activated tools in discovery mode).
             move || Ok(gateway.for_new_client()),
@@ -214,6 +227,8 @@ impl HttpServer {
         }
         // After the token's layer, which it does not go through.
         let router = router.merge(health);
+        #[cfg(feature = "otel")]
+        let router = router.merge(metrics);
         let graceful = stop.clone();
         // Small JSON-RPC messages on streams: without TCP_NODELAY, Nagle's algorithm and
         // delayed ACKs add tens of milliseconds to every call.

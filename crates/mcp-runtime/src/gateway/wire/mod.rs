@@ -20,6 +20,8 @@ pub(super) mod healthz;
 pub mod http;
 pub(super) mod http_call;
 pub(super) mod http_progress;
+#[cfg(feature = "otel")]
+pub(super) mod metrics;
 pub(super) mod relay;
 pub(super) mod sessions;
 #[cfg(unix)]

@@ -120,6 +120,12 @@ where
         sessions
     }
 
+    /// Sessions open, openings under way included.
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))] // read by the meters only
+    pub(crate) fn open(&self) -> usize {
+        self.lock().len()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Admission<SessionId>> {
         self.admission.lock().unwrap_or_else(|e| e.into_inner())
     }
