@@ -30,16 +30,18 @@ use crate::exit::Failure;
 /// of servers starting at once must not start one each.
 const BLOCKING_THREADS: usize = 16;
 
-/// The runtime a command runs on. The stdio gateway serves one client, and each of its calls
-/// is a few short steps between pipes: on one thread a call stays where its bytes arrive,
-/// while a multi-thread runtime wakes idle workers to look for work that is not there (about
-/// 10 µs more per relayed call on 2 cores, and less throughput with many calls in flight).
-/// Everything else, the HTTP gateway with its many clients included, gets worker threads.
+/// The runtime a command runs on. The gateway, over stdio or HTTP, runs on one thread: each
+/// of its calls is a few short steps between sockets or pipes, and on one thread a call stays
+/// where its bytes arrive, while a multi-thread runtime hands the call between workers (the
+/// front's connection, the handler, the backend connection's task) and wakes idle ones to look
+/// for work that is not there. That costs about 10 µs per relayed call over stdio, and over
+/// HTTP about two more context switches per call; the calls of many clients are not faster for it
+/// either, on a machine whose other cores run the clients and the servers. Starting server
+/// processes and other blocking work have threads of their own. Everything else gets worker
+/// threads.
 fn runtime_builder(command: &Command) -> tokio::runtime::Builder {
     match command {
-        Command::Serve(serve) if serve.args.http.is_none() => {
-            tokio::runtime::Builder::new_current_thread()
-        }
+        Command::Serve(_) => tokio::runtime::Builder::new_current_thread(),
         _ => tokio::runtime::Builder::new_multi_thread(),
     }
 }

@@ -209,7 +209,10 @@ impl McpClient {
             let token = ProgressToken(NumberOrString::Number(wire_id));
             self.progress.register(token, sender.clone())
         });
-        let exchange = self.exchange(direct, id, name, body, method);
+        // Boxed where it is made: moved into the timeout, the block and the select below, the
+        // exchange's large future (reqwest's request and response within) would be copied whole
+        // on each move, and would make this future and its callers' as large.
+        let exchange = Box::pin(self.exchange(direct, id, name, body, method));
         let timed = async {
             match settings.timeout {
                 Some(timeout) => tokio::time::timeout(timeout, exchange).await.ok(),
