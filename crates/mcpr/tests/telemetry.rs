@@ -305,20 +305,28 @@ fn prompts_and_resource_reads_are_spans_without_their_values() {
                "_meta": {"traceparent": traceparent()}}),
     );
     assert!(got.get("result").is_some(), "{got}");
+    // And so does a resource read's.
+    let got = gateway.request(
+        "resources/read",
+        json!({"uri": "mock://r/items/7", "_meta": {"traceparent": traceparent()}}),
+    );
+    assert!(got.get("result").is_some(), "{got}");
     gateway.stop();
-    let deadline = Instant::now() + BOUND;
-    let relayed = loop {
-        let found = collector
-            .spans()
-            .into_iter()
-            .find(|s| s.name == "prompts/get greet" && s.parent_span_id == CLIENT_SPAN);
-        if let Some(span) = found {
-            break span;
-        }
-        assert!(Instant::now() < deadline, "{:?}", collector.spans());
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(relayed.trace_id, TRACE_ID, "{relayed:?}");
+    for name in ["prompts/get greet", "resources/read"] {
+        let deadline = Instant::now() + BOUND;
+        let relayed = loop {
+            let found = collector
+                .spans()
+                .into_iter()
+                .find(|s| s.name == name && s.parent_span_id == CLIENT_SPAN);
+            if let Some(span) = found {
+                break span;
+            }
+            assert!(Instant::now() < deadline, "{name}: {:?}", collector.spans());
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(relayed.trace_id, TRACE_ID, "{relayed:?}");
+    }
     for span in collector.spans() {
         let leaked = span
             .attributes

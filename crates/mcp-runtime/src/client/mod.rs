@@ -418,15 +418,38 @@ impl McpClient {
     /// Read one resource (`resources/read`). The result comes back as the server sent it, in
     /// the wire format (`{"contents": [{"uri", "mimeType"?, "text" | "blob"}, ...]}`).
     pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
-        self.observed(
-            crate::telemetry::Kind::Resource,
-            self.send_read_resource(uri),
-        )
-        .await
+        self.read_resource_traced(uri, &TraceContext::default())
+            .await
     }
 
-    async fn send_read_resource(&self, uri: &str) -> Result<Value, ClientError> {
-        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+    /// [`read_resource`](Self::read_resource) as part of the trace `trace` (a gateway's
+    /// client's, say): the server is sent it in `_meta`, continued by the read's own span when
+    /// telemetry makes one.
+    pub async fn read_resource_traced(
+        &self,
+        uri: &str,
+        trace: &TraceContext,
+    ) -> Result<Value, ClientError> {
+        let operation =
+            crate::telemetry::start(crate::telemetry::Kind::Resource, self.place(trace));
+        let trace = match operation.traceparent() {
+            Some(traceparent) => trace.continued_by(traceparent),
+            None => trace.clone(),
+        };
+        let result = self.send_read_resource(uri, &trace).await;
+        finish(operation, &result);
+        result
+    }
+
+    async fn send_read_resource(
+        &self,
+        uri: &str,
+        trace: &TraceContext,
+    ) -> Result<Value, ClientError> {
+        let mut params = rmcp::model::ReadResourceRequestParams::new(uri);
+        if !trace.is_empty() {
+            trace.write_into(&mut params.meta.get_or_insert_with(Default::default).0.0);
+        }
         let request =
             ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(params));
         let method = "resources/read";

@@ -23,7 +23,9 @@ use serde_json::{Map, Value, json};
 use super::apps;
 use super::template::UriTemplate;
 use super::view::ScopedTools;
-use crate::client::{McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition};
+use crate::client::{
+    McpClient, PromptDefinition, ResourceDefinition, ResourceTemplateDefinition, TraceContext,
+};
 use crate::manager::ServerStatus;
 use crate::tools::{NamingStyle, assign_names};
 
@@ -197,10 +199,15 @@ impl Catalog {
     }
 
     /// Read `uri` from the server that offers it (listing again if it is not known yet).
-    pub(super) async fn read(&self, scope: &ScopedTools, uri: &str) -> Result<Value, CatalogError> {
+    pub(super) async fn read(
+        &self,
+        scope: &ScopedTools,
+        uri: &str,
+        trace: &TraceContext,
+    ) -> Result<Value, CatalogError> {
         let (server, uri) = self.owner(scope, uri).await?;
         connected(scope, &server)?
-            .read_resource(&uri)
+            .read_resource_traced(&uri, trace)
             .await
             .map_err(|e| CatalogError::Failed(format!("MCP error: {e}")))
     }

@@ -237,14 +237,16 @@ impl ServerHandler for Gateway {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        // Of the client's `_meta`, only its trace context goes on, as with a tool call.
+        let trace = crate::client::TraceContext::from_meta(&context.meta.0.0);
         boxed(async move {
             self.wait_started().await;
             let contents = self
                 .inner
                 .catalog
-                .read(&self.inner.scope, &request.uri)
+                .read(&self.inner.scope, &request.uri, &trace)
                 .await
                 .map_err(|e| match e {
                     CatalogError::Unknown(message) => McpError::resource_not_found(message, None),

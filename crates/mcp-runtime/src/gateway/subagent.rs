@@ -190,7 +190,7 @@ impl SubAgentHandle {
     /// server in scope listed, or that one of its resource templates produces, and that the
     /// filter offers, reaches a server; anything else is [`CatalogError::Unknown`].
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
-        self.unless_aborted(self.catalog.read(&self.scope, uri))
+        self.unless_aborted(self.catalog.read(&self.scope, uri, &Default::default()))
             .await
     }
 
