@@ -308,7 +308,7 @@ fn prompts_and_resource_reads_are_spans_without_their_values() {
     // And so does a resource read's.
     let got = gateway.request(
         "resources/read",
-        json!({"uri": "mock://r/items/7", "_meta": {"traceparent": traceparent()}}),
+        json!({"uri": "mock://mcpr-mock/items/7", "_meta": {"traceparent": traceparent()}}),
     );
     assert!(got.get("result").is_some(), "{got}");
     gateway.stop();
