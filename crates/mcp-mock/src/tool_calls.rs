@@ -8,7 +8,41 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ProgressNotification
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use crate::tools::{Behaviour, Builtin};
+/// What a call to a tool does.
+pub(crate) enum Behaviour {
+    Builtin(Builtin),
+    /// Generated tools: echo `text`, or the arguments as JSON when there is no `text`.
+    EchoText,
+    /// File tools with a `result`.
+    Fixed(CallToolResult),
+    /// File tools without a `result`: the arguments as JSON text.
+    EchoArguments,
+    /// `--flood-tool`: a burst of notifications, then a result.
+    Flood,
+    /// `--rich-tool`: [`rich_result`], every optional field set.
+    Rich,
+    /// `--notify-tools`: run by the server, which holds the log level and subscriptions.
+    Server,
+    /// `--elicit-tool`: asks the client for a name.
+    Elicit,
+    /// `--sample-tool`: asks the client's model for a completion.
+    Sample,
+}
+
+/// The built-in tools.
+#[derive(Clone, Copy)]
+pub(crate) enum Builtin {
+    Echo,
+    Add,
+    Sleep,
+    Fail,
+    Image,
+    Structured,
+    Mixed,
+    Progress,
+    Huge,
+    Roots,
+}
 
 /// A 1x1 RGBA PNG, for the `image` and `mixed` tools.
 const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";

@@ -1,5 +1,5 @@
 //! The mock's tool catalogue: the definitions of its tools (built-in, generated, from a file)
-//! and the behaviour each one has; what a behaviour does is `tool_calls`.
+//! and the behaviour each one has; the behaviours, and what each does, are `tool_calls`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -9,7 +9,9 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use crate::tool_calls;
-pub(crate) use crate::tool_calls::{HUGE_MAX_BYTES, WIRE_MARKER, text_result, tool_error};
+pub(crate) use crate::tool_calls::{
+    Behaviour, Builtin, HUGE_MAX_BYTES, WIRE_MARKER, text_result, tool_error,
+};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
@@ -23,42 +25,6 @@ pub(crate) struct Catalog {
 struct Entry {
     tool: Tool,
     behaviour: Behaviour,
-}
-
-/// What a call to a tool does.
-pub(crate) enum Behaviour {
-    Builtin(Builtin),
-    /// Generated tools: echo `text`, or the arguments as JSON when there is no `text`.
-    EchoText,
-    /// File tools with a `result`.
-    Fixed(CallToolResult),
-    /// File tools without a `result`: the arguments as JSON text.
-    EchoArguments,
-    /// `--flood-tool`: a burst of notifications, then a result.
-    Flood,
-    /// `--rich-tool`: [`rich_result`], every optional field set.
-    Rich,
-    /// `--notify-tools`: run by the server, which holds the log level and subscriptions.
-    Server,
-    /// `--elicit-tool`: asks the client for a name.
-    Elicit,
-    /// `--sample-tool`: asks the client's model for a completion.
-    Sample,
-}
-
-/// The built-in tools.
-#[derive(Clone, Copy)]
-pub(crate) enum Builtin {
-    Echo,
-    Add,
-    Sleep,
-    Fail,
-    Image,
-    Structured,
-    Mixed,
-    Progress,
-    Huge,
-    Roots,
 }
 
 impl Catalog {
