@@ -90,8 +90,21 @@ struct Labelled {
     count: usize,
 }
 
+/// The meters, once installed (see `setup`): once per process, like the rest of telemetry.
+static METERS: OnceLock<Meters> = OnceLock::new();
+
+/// Install `meters` (a second install is ignored, as `setup` installs once).
+pub(super) fn install(meters: Meters) {
+    let _ = METERS.set(meters);
+}
+
+/// Whether calls are metered.
+pub(super) fn metered() -> bool {
+    METERS.get().is_some()
+}
+
 fn meters() -> Option<&'static Meters> {
-    super::setup::installed()?.meters.as_ref()
+    METERS.get()
 }
 
 /// Count a finished call and its latency.

@@ -23,8 +23,6 @@ const SCOPE: &str = "mcp-runtime";
 pub(super) struct Installed {
     /// `None` when traces are not exported: spans are then not made at all.
     pub(super) tracer: Option<SdkTracer>,
-    /// `None` when meters are neither exported nor served as Prometheus text.
-    pub(super) meters: Option<super::meters::Meters>,
     registry: Option<prometheus::Registry>,
 }
 
@@ -187,14 +185,13 @@ impl Telemetry {
         let tracer = tracer_provider
             .as_ref()
             .map(|provider| provider.tracer(SCOPE));
-        let meters = meter_provider.as_ref().map(super::meters::Meters::new);
-        let installed = Installed {
-            tracer,
-            meters,
-            registry,
-        };
+        let installed = Installed { tracer, registry };
         if INSTALLED.set(installed).is_err() {
             return Err(TelemetryError::AlreadyInstalled);
+        }
+        // Meters only when they are exported or served as Prometheus text.
+        if let Some(provider) = &meter_provider {
+            super::meters::install(super::meters::Meters::new(provider));
         }
         Ok(Telemetry {
             tracer_provider,

@@ -31,7 +31,7 @@ pub(crate) fn tracing() -> bool {
 /// Start an operation of `kind` at `place`. Costs an atomic load when telemetry is off.
 pub(crate) fn start(kind: Kind<'_>, place: Place<'_>) -> Operation {
     let installed = super::setup::installed();
-    let metered = installed.is_some_and(|installed| installed.meters.is_some());
+    let metered = super::meters::metered();
     let call = match kind {
         _ if !metered => None,
         Kind::Tool(tool) => Some(("tools/call", Some(tool))),
