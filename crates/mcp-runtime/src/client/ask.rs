@@ -113,7 +113,7 @@ impl CallInput {
         base.sampling = self.declared.sampling.clone();
         // Tasks too: a server makes a task only for an asker that can follow one (a
         // gateway passes it through), and refuses a task-only tool to the others.
-        let tasks = super::tasks::TASKS_EXTENSION;
+        let tasks = super::model::task::TASKS_EXTENSION;
         let asker_follows = self
             .declared
             .extensions

@@ -87,7 +87,7 @@ pub(crate) struct Handler {
     /// [`ConnectOptions::relay_input`]: super::ConnectOptions::relay_input
     pub relay_input: bool,
     /// Tasks being waited for, to which their status notifications go (see `tasks`).
-    pub tasks: std::sync::Arc<super::tasks::TaskWatchers>,
+    pub tasks: std::sync::Arc<super::task_watch::TaskWatchers>,
 }
 
 impl Handler {
@@ -387,7 +387,7 @@ impl ClientHandler for Handler {
         // Revision 2026-07-28: this client follows tasks (see `tasks`), so a server may
         // answer any tool call with one; a call then waits for its result as before.
         capabilities.extensions = Some(std::collections::BTreeMap::from([(
-            super::tasks::TASKS_EXTENSION.to_owned(),
+            super::model::task::TASKS_EXTENSION.to_owned(),
             Default::default(),
         )]));
         ClientConfig::new(
