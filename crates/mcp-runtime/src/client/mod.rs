@@ -20,15 +20,18 @@
 //! - `http/`: the HTTP road: streamable HTTP and legacy HTTP+SSE, run by rmcp's service.
 //! - The connection, whichever road it takes: `open` (start or reach the server, choose the
 //!   opening for its era), `probe` (the bounded `server/discover` probe), `link` (the server
-//!   after the opening), `requests` (one request and its errors), `handler` (our side of the
+//!   after the opening), `requests` (one request and its errors; `envelope`, what it sends
+//!   and gets back), `handler` (our side of the
 //!   protocol), `raw` (results as sent) and `tally` (log lines counted as they arrive), which
 //!   both roads feed, and `options` (what a host sets).
 //! - Features: `listing` (bounded paging of lists), `cap` (the cap on a result), `mrtr` (multi
 //!   round-trip requests), `ask` (a call's own route for the server's questions, which a
 //!   gateway points at its client), `elicitation` (the host callback's types), `progress`
-//!   (per-call progress), `prompt` (`prompts/get`), `listen` and `subscribe` (2026-07-28
+//!   (per-call progress), `prompt` (`prompts/get`), `resource` (`resources/read` and
+//!   `completion/complete`), `listen` and `subscribe` (2026-07-28
 //!   subscriptions, log levels, resource subscriptions), `skills` (the skills extension),
-//!   `tasks` (tools run as tasks, in either revision's form).
+//!   `tasks` (tools run as tasks, in either revision's form, with `task_watch` routing their
+//!   status notifications).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
@@ -48,6 +51,7 @@
 pub(crate) mod ask;
 mod cap;
 mod elicitation;
+mod envelope;
 mod handler;
 mod http;
 mod link;
@@ -62,10 +66,12 @@ mod progress;
 mod prompt;
 mod raw;
 mod requests;
+mod resource;
 mod skills;
 mod stdio;
 mod subscribe;
 mod tally;
+mod task_watch;
 pub mod tasks;
 mod trace;
 
@@ -415,71 +421,6 @@ impl McpClient {
         }
     }
 
-    /// Read one resource (`resources/read`). The result comes back as the server sent it, in
-    /// the wire format (`{"contents": [{"uri", "mimeType"?, "text" | "blob"}, ...]}`).
-    pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
-        self.read_resource_traced(uri, &TraceContext::default())
-            .await
-    }
-
-    /// [`read_resource`](Self::read_resource) as part of the trace `trace` (a gateway's
-    /// client's, say): the server is sent it in `_meta`, continued by the read's own span when
-    /// telemetry makes one.
-    pub async fn read_resource_traced(
-        &self,
-        uri: &str,
-        trace: &TraceContext,
-    ) -> Result<Value, ClientError> {
-        let operation =
-            crate::telemetry::start(crate::telemetry::Kind::Resource, self.place(trace));
-        let trace = match operation.traceparent() {
-            Some(traceparent) => trace.continued_by(traceparent),
-            None => trace.clone(),
-        };
-        let result = self.send_read_resource(uri, &trace).await;
-        finish(operation, &result);
-        result
-    }
-
-    async fn send_read_resource(
-        &self,
-        uri: &str,
-        trace: &TraceContext,
-    ) -> Result<Value, ClientError> {
-        let mut params = rmcp::model::ReadResourceRequestParams::new(uri);
-        if !trace.is_empty() {
-            trace.write_into(&mut params.meta.get_or_insert_with(Default::default).0.0);
-        }
-        let request =
-            ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(params));
-        let method = "resources/read";
-        match self
-            .request(request, method, self.config.request_timeout(), None)
-            .await?
-        {
-            ServerResult::ReadResourceResult(result) => serde_json::to_value(&result)
-                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
-            _ => Err(self.protocol_error(method, "unexpected response type")),
-        }
-    }
-
-    /// Ask for completions of a prompt or resource template argument (`completion/complete`).
-    /// `params` (`{"ref", "argument", "context"?}`) and the result are in the wire format.
-    pub async fn complete(&self, params: Value) -> Result<Value, ClientError> {
-        let method = "completion/complete";
-        let params: rmcp::model::CompleteRequestParams = serde_json::from_value(params)
-            .map_err(|e| self.protocol_error(method, format!("invalid request: {e}")))?;
-        let request = ClientRequest::CompleteRequest(rmcp::model::CompleteRequest::new(params));
-        match self
-            .request(request, method, self.config.request_timeout(), None)
-            .await?
-        {
-            ServerResult::CompleteResult(result) => serde_json::to_value(&result)
-                .map_err(|e| self.protocol_error(method, format!("invalid result: {e}"))),
-            _ => Err(self.protocol_error(method, "unexpected response type")),
-        }
-    }
-
     /// Call a tool. The server's tool timeout (or `options.timeout`) bounds the call; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. A tool that fails
     /// on its own terms returns `Ok` with `is_error: true`. A server that answers
@@ -526,19 +467,6 @@ impl McpClient {
             traceparent: trace.traceparent(),
             tracestate: trace.tracestate(),
         }
-    }
-
-    /// Run `request` under a span of `kind` (no incoming context: the current one's span is
-    /// the parent), counting it as a call.
-    pub(crate) async fn observed<T>(
-        &self,
-        kind: crate::telemetry::Kind<'_>,
-        request: impl Future<Output = Result<T, ClientError>>,
-    ) -> Result<T, ClientError> {
-        let operation = crate::telemetry::start(kind, self.place(&TraceContext::default()));
-        let result = request.await;
-        finish(operation, &result);
-        result
     }
 
     /// Send a `tools/call` and answer its rounds of questions.
@@ -598,7 +526,7 @@ impl McpClient {
         for _round in 0..=MAX_INPUT_ROUNDS {
             let send = || {
                 self.request_with_progress(
-                    requests::Outgoing::Tool(call),
+                    envelope::Outgoing::Tool(call),
                     &method,
                     timeout,
                     options.cancel.as_ref(),
@@ -614,18 +542,18 @@ impl McpClient {
                 other => other,
             };
             let result = match answer? {
-                requests::Answer::Tool(requests::ToolAnswer::Wire(sent)) if is_task(&sent) => {
+                envelope::Answer::Tool(envelope::ToolAnswer::Wire(sent)) if is_task(&sent) => {
                     if options.pass_tasks {
                         return Ok(tasks::handed_back(sent));
                     }
                     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                     return Box::pin(self.follow_created(&sent, options, left, &method)).await;
                 }
-                requests::Answer::Tool(sent) => {
-                    return requests::tool_output(sent)
+                envelope::Answer::Tool(sent) => {
+                    return envelope::tool_output(sent)
                         .map_err(|e| self.protocol_error(&method, format!("invalid result: {e}")));
                 }
-                requests::Answer::Typed(result) => result,
+                envelope::Answer::Typed(result) => result,
             };
             match *result {
                 // rmcp's parse, when the result as sent was not kept.
@@ -730,7 +658,7 @@ impl McpClient {
 }
 
 /// End `operation` as `result` says.
-fn finish<T>(operation: crate::telemetry::Operation, result: &Result<T, ClientError>) {
+pub(super) fn finish<T>(operation: crate::telemetry::Operation, result: &Result<T, ClientError>) {
     operation.finish(match result {
         Ok(_) => crate::telemetry::Outcome::Ok,
         Err(error) => crate::telemetry::Outcome::Failed(error.kind()),

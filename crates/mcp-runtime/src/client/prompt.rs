@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::CallInput;
+use super::envelope::{Answer, Outgoing};
 use super::http::lost;
 use super::mrtr::{self, MAX_INPUT_ROUNDS};
-use super::requests::{Answer, Outgoing};
 use super::{ClientError, Era, McpClient, TraceContext};
 
 impl McpClient {

@@ -47,9 +47,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::{Delivered, FIRST_ID, NoResult, Reply, Wants, parse_answer};
 use super::decode::{self, Expected};
+use crate::client::envelope::{Answer, Outgoing, RequestSettings, ToolAnswer};
 use crate::client::model::tool_request::ToolRequest;
 use crate::client::model::tool_result::{self, ToolRead};
-use crate::client::requests::{Answer, Outgoing, RequestSettings, ToolAnswer};
 use crate::client::{ClientError, McpClient};
 
 /// Bytes a [`Batch`] takes before writers wait for the server to read instead: a server that
