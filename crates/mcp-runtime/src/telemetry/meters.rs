@@ -3,9 +3,7 @@
 //! up to [`MAX_TOOL_LABELS`] distinct (server, tool) pairs.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-#[cfg(feature = "gateway")]
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
