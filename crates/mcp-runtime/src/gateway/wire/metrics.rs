@@ -2,7 +2,7 @@
 //! format, for a scraper. The levels it reports (backends by state, held tools, sessions)
 //! are read from the gateway when the meters are read.
 //!
-//! - The `Origin` and `Host` rules of `/mcp` hold (see `healthz`).
+//! - The `Origin` and `Host` rules of `/mcp` hold (see `guard`).
 //! - On a gateway with a bearer token, the scraper must send it (`401` otherwise): the
 //!   meters name the backends and their tools.
 //! - No label holds an argument value, a header or an environment value (see
@@ -15,7 +15,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::token::{Token, presented_token};
+use super::guard::Guard;
+use super::token::Token;
 use crate::gateway::Gateway;
 use crate::manager::ConnectionState;
 
@@ -24,13 +25,6 @@ pub(super) const METRICS_PATH: &str = "/metrics";
 
 /// The content type of the Prometheus text format.
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
-
-/// What `GET /metrics` needs to answer.
-struct Scrape {
-    origin: String,
-    hosts: Option<Vec<String>>,
-    token: Option<Arc<Token>>,
-}
 
 /// The `GET /metrics` route of a gateway bound to `local`, and the gateway's levels reported
 /// to the meters (`open_sessions` counts its client sessions while they are served).
@@ -41,14 +35,9 @@ pub(super) fn route(
     open_sessions: impl Fn() -> usize + Send + Sync + 'static,
 ) -> axum::Router {
     crate::telemetry::observe_levels(move || levels(&gateway, &open_sessions));
-    let scrape = Scrape {
-        origin: format!("http://{local}"),
-        hosts: super::healthz::loopback_hosts(local),
-        token,
-    };
     axum::Router::new()
         .route(METRICS_PATH, axum::routing::get(answer))
-        .with_state(Arc::new(scrape))
+        .with_state(Arc::new(Guard::new(local, token)))
 }
 
 /// The gateway's levels now.
@@ -71,15 +60,11 @@ fn levels(gateway: &Gateway, open_sessions: &dyn Fn() -> usize) -> crate::teleme
     levels
 }
 
-async fn answer(State(scrape): State<Arc<Scrape>>, headers: HeaderMap) -> Response {
-    if let Some(refusal) =
-        super::healthz::refusal(&scrape.origin, scrape.hosts.as_deref(), &headers)
-    {
+async fn answer(State(guard): State<Arc<Guard>>, headers: HeaderMap) -> Response {
+    if let Some(refusal) = guard.refusal(&headers) {
         return (StatusCode::FORBIDDEN, refusal).into_response();
     }
-    if let Some(token) = &scrape.token
-        && !presented_token(&headers).is_some_and(|given| token.matches(given))
-    {
+    if !guard.token_presented(&headers) {
         return StatusCode::UNAUTHORIZED.into_response();
     }
     let Some(text) = crate::telemetry::prometheus_text() else {

@@ -9,13 +9,14 @@
 //! - `relay`: tool results sent to a client as the backend sent them, on every transport.
 //! - `stdio`: the gateway's own stdin and stdout as readiness-driven streams.
 //! - `http`: the gateway over streamable HTTP, with its bearer token (`token`), its sessions
-//!   (`sessions`, held to the caps and expiries of `admission`) and `GET /healthz`
-//!   (`healthz`); a stateless 2026-07-28 `tools/call` POST is answered before rmcp's service
+//!   (`sessions`, held to the caps and expiries of `admission`), `GET /healthz` (`healthz`)
+//!   and `GET /metrics` (`metrics`), both behind `guard`; a stateless 2026-07-28 `tools/call` POST is answered before rmcp's service
 //!   (`http_call`), its progress routed back to it by `http_progress`.
 
 pub(super) mod admission;
 pub(super) mod client_line;
 pub(super) mod front;
+pub(super) mod guard;
 pub(super) mod healthz;
 pub mod http;
 pub(super) mod http_call;
