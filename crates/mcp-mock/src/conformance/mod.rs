@@ -87,6 +87,18 @@ impl Failure {
         self
     }
 
+    /// The failure a JSON-RPC `error` object names: its code (`-32603` when it has none) and
+    /// its message (`fallback` when it has none).
+    pub(crate) fn from_error(error: &Value, fallback: &str) -> Self {
+        Failure::new(
+            error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or(fallback),
+        )
+    }
+
     /// `-32602 Invalid params`.
     pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
         Failure::new(-32602, message)

@@ -122,12 +122,9 @@ impl Session {
         match answer {
             Ok(Ok(answer)) => match (answer.get("result"), answer.get("error")) {
                 (Some(result), _) => Ok(result.clone()),
-                (None, Some(error)) => Err(Failure::new(
-                    error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-                    error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("the client answered with an error"),
+                (None, Some(error)) => Err(Failure::from_error(
+                    error,
+                    "the client answered with an error",
                 )),
                 (None, None) => Err(Failure::new(-32603, "the client's answer had no result")),
             },

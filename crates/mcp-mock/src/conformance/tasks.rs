@@ -234,13 +234,7 @@ impl Task {
         let state = self.lock();
         match (&state.result, &state.error) {
             (Some(result), _) => Ok(result.clone()),
-            (None, Some(error)) => Err(Failure::new(
-                error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the task failed"),
-            )),
+            (None, Some(error)) => Err(Failure::from_error(error, "the task failed")),
             (None, None) => Err(Failure::new(
                 -32603,
                 format!("Task {} was {}", self.id, state.status.as_str()),
