@@ -412,22 +412,8 @@ impl ServerHandler for MockServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let name = &self.inner.name;
-        let app = self
-            .inner
-            .knobs
-            .app
-            .as_deref()
-            .map(|uri| apps::resource(uri, name));
-        if app.is_some() && self.content().is_err() {
-            return Ok(ListResourcesResult::with_all_items(
-                app.into_iter().collect(),
-            ));
-        }
-        self.content()?;
-        let mut listed = content::resources(name);
-        listed.resources.extend(app);
-        Ok(listed)
+        let listed = self.with_app(apps::resource, |name| content::resources(name).resources)?;
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     async fn list_resource_templates(
@@ -435,22 +421,10 @@ impl ServerHandler for MockServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let name = &self.inner.name;
-        let app = self
-            .inner
-            .knobs
-            .app
-            .as_deref()
-            .map(|uri| apps::template(uri, name));
-        if app.is_some() && self.content().is_err() {
-            return Ok(ListResourceTemplatesResult::with_all_items(
-                app.into_iter().collect(),
-            ));
-        }
-        self.content()?;
-        let mut listed = content::templates(name);
-        listed.resource_templates.extend(app);
-        Ok(listed)
+        let listed = self.with_app(apps::template, |name| {
+            content::templates(name).resource_templates
+        })?;
+        Ok(ListResourceTemplatesResult::with_all_items(listed))
     }
 
     async fn complete(
@@ -614,6 +588,25 @@ impl MockServer {
             subscribed.remove(&uri);
         }
         Ok(())
+    }
+
+    /// A listing: the `--resources` items (`content`, given the server's name), then the
+    /// `--app` one (`app`, given its URI and the name). With `--app` alone the app's item is
+    /// listed by itself; with neither, `method not found`.
+    fn with_app<T>(
+        &self,
+        app: impl FnOnce(&str, &str) -> T,
+        content: impl FnOnce(&str) -> Vec<T>,
+    ) -> Result<Vec<T>, McpError> {
+        let name = &self.inner.name;
+        let app = self.inner.knobs.app.as_deref().map(|uri| app(uri, name));
+        let mut listed = match self.content() {
+            Ok(()) => content(name),
+            Err(_) if app.is_some() => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        listed.extend(app);
+        Ok(listed)
     }
 
     /// `method not found` unless `--resources` is on, as for a server without them.
