@@ -1,6 +1,7 @@
 //! Section 8: the HTTP gateway under concurrent sessions. `echo` on `mcpr mock --http`, reached
 //! directly over streamable HTTP, through a do-nothing TCP relay (the floor of any process in
-//! the middle, see `relay`), and through `mcpr serve --http`, by 1, 8 and 32 clients at once,
+//! the middle, see `relay`), through a do-nothing HTTP proxy (the floor of any process that
+//! reads HTTP, see `http_relay`), and through `mcpr serve --http`, by 1, 8 and 32 clients at once,
 //! each with its own connection and session, calling one call after another. The paths take
 //! turns, twice each (in order, then in reverse), so that drift in the machine's load falls on
 //! all of them alike. With `BENCH_HTTP_OTEL=1` a fourth path is a gateway exporting its spans
@@ -22,9 +23,10 @@ use crate::{Ctx, otlp_sink, proc};
 /// Where each path is in the table.
 const DIRECT: usize = 0;
 const RELAY: usize = 1;
-const GATEWAY: usize = 2;
+const HTTP_RELAY: usize = 2;
+const GATEWAY: usize = 3;
 /// The gateway exporting over OTLP (with `BENCH_HTTP_OTEL=1`).
-const GATEWAY_OTEL: usize = 3;
+const GATEWAY_OTEL: usize = 4;
 
 /// One path's figures at one number of sessions.
 #[derive(Default)]
@@ -135,8 +137,8 @@ async fn run_window(clients: &[Arc<McpClient>], window: Duration) -> Result<Figu
     Ok(figures)
 }
 
-/// Each path at each number of sessions; `urls` in the order of [`DIRECT`], [`RELAY`] and
-/// [`GATEWAY`].
+/// Each path at each number of sessions; `urls` in the order of [`DIRECT`], [`RELAY`],
+/// [`HTTP_RELAY`] and [`GATEWAY`].
 async fn measure(
     urls: Vec<String>,
     sessions: Vec<usize>,
@@ -196,6 +198,7 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
     let labels = [
         "direct (McpClient → mcpr mock --http)",
         "through a do-nothing TCP relay",
+        "through a do-nothing HTTP proxy (hyper, one thread)",
         "through the gateway (McpClient → mcpr serve --http → mcpr mock --http)",
         "through the gateway exporting spans and meters over OTLP (a loopback sink)",
     ];
@@ -238,9 +241,10 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
                 "HTTP gateway: added p50 at 1 session",
                 "≤ a do-nothing TCP relay's, same run",
                 format!(
-                    "{:+.1} µs (the relay: {:+.1} µs)",
+                    "{:+.1} µs (the relay: {:+.1} µs; a do-nothing HTTP proxy: {:+.1} µs)",
                     added(GATEWAY),
-                    added(RELAY)
+                    added(RELAY),
+                    added(HTTP_RELAY)
                 ),
                 Some(added(GATEWAY) <= added(RELAY)),
             );
@@ -266,11 +270,12 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
                 "HTTP gateway: calls/s at 32 sessions vs direct",
                 "≥ 0.6×",
                 format!(
-                    "{} ({} vs {} calls/s; the relay {})",
+                    "{} ({} vs {} calls/s; the relay {}, a do-nothing HTTP proxy {})",
                     report::ratio(ratio),
                     report::count(figures[GATEWAY].rate()),
                     report::count(direct_rate),
-                    report::ratio(figures[RELAY].rate() / direct_rate)
+                    report::ratio(figures[RELAY].rate() / direct_rate),
+                    report::ratio(figures[HTTP_RELAY].rate() / direct_rate)
                 ),
                 Some(ratio >= 0.6),
             );
@@ -282,7 +287,10 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
          order, then in reverse); calls/s counts every session's calls. The gateway runs with \
          an empty HOME and `--strict-config --config FILE` naming the mock by URL; the relay \
          (`mcpr-bench --tcp-relay-target`) copies bytes between each accepted connection and \
-         the mock, one thread per direction, and parses nothing.",
+         the mock, one thread per direction, and parses nothing; the HTTP proxy \
+         (`mcpr-bench --http-relay-target`) reads each request's and answer's HTTP head with \
+         hyper and passes them and their bodies on unread, over one connection to the mock per \
+         front connection, on one thread as the gateway runs.",
         window.as_millis()
     ));
     if let Some(sink) = &sink {
@@ -306,9 +314,9 @@ pub(crate) fn run(ctx: &Ctx, report: &mut Report) {
 /// The processes of the paths, their URLs, and the OTLP sink when there is one.
 type Paths = (Vec<proc::Group>, Vec<String>, Option<otlp_sink::Sink>);
 
-/// Start the mock, the relay in front of it and the gateway over it (and, with
+/// Start the mock, the relays in front of it and the gateway over it (and, with
 /// `BENCH_HTTP_OTEL=1`, an exporting gateway and its sink); their URLs in the order of
-/// [`DIRECT`], [`RELAY`], [`GATEWAY`] and [`GATEWAY_OTEL`].
+/// [`DIRECT`], [`RELAY`], [`HTTP_RELAY`], [`GATEWAY`] and [`GATEWAY_OTEL`].
 fn start_paths(ctx: &Ctx) -> Result<Paths, String> {
     let mut mock = Command::new(&ctx.mcpr);
     mock.args(["mock", "--http", "127.0.0.1:0"])
@@ -322,6 +330,9 @@ fn start_paths(ctx: &Ctx) -> Result<Paths, String> {
     let mut relay = Command::new(&ctx.self_exe);
     relay.args(["--tcp-relay-target", &address]);
     let (relay, relay_url) = listening(&mut relay, "the TCP relay")?;
+    let mut http_relay = Command::new(&ctx.self_exe);
+    http_relay.args(["--http-relay-target", &address]);
+    let (http_relay, http_relay_url) = listening(&mut http_relay, "the HTTP proxy")?;
     let config_file = ctx.work.join("gateway-http.json");
     std::fs::write(
         &config_file,
@@ -340,8 +351,13 @@ fn start_paths(ctx: &Ctx) -> Result<Paths, String> {
         gateway
     };
     let (gateway, gateway_url) = listening(&mut gateway_command(), "mcpr serve --http")?;
-    let mut processes = vec![mock, relay, gateway];
-    let mut urls = vec![mock_url, relay_url + "/mcp", gateway_url];
+    let mut processes = vec![mock, relay, http_relay, gateway];
+    let mut urls = vec![
+        mock_url,
+        relay_url + "/mcp",
+        http_relay_url + "/mcp",
+        gateway_url,
+    ];
     let mut sink = None;
     if ctx.settings.http_otel {
         let started = otlp_sink::Sink::start().map_err(|e| format!("the OTLP sink: {e}"))?;
@@ -358,4 +374,71 @@ fn start_paths(ctx: &Ctx) -> Result<Paths, String> {
         sink = Some(started);
     }
     Ok((processes, urls, sink))
+}
+
+/// `mcpr-bench --http-calls-target URL CALLS [SESSIONS]`: `SESSIONS` clients (1 unless given)
+/// of the streamable HTTP server at `URL` each call its `echo` `CALLS` times, one call after
+/// another, and the p50 and calls/s are printed. For profiling a gateway started by hand
+/// (`perf record -p`, `valgrind --tool=callgrind`), with the bench's own client.
+pub(crate) fn calls_target(args: &[String]) -> std::process::ExitCode {
+    let (Some(url), Some(Ok(calls))) = (args.first(), args.get(1).map(|n| n.parse::<usize>()))
+    else {
+        eprintln!("usage: mcpr-bench --http-calls-target URL CALLS [SESSIONS]");
+        return std::process::ExitCode::from(2);
+    };
+    let sessions = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(1usize);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cannot start a runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let run = runtime.block_on(async {
+        let clients = connect(url, sessions, 0).await?;
+        let tool = tool_name(&clients[0]).await?;
+        let started = Instant::now();
+        let workers = clients.iter().map(|client| {
+            let (client, tool) = (client.clone(), tool.clone());
+            async move {
+                let mut times = Vec::with_capacity(calls);
+                for _ in 0..calls {
+                    let call = Instant::now();
+                    echo(&client, &tool).await?;
+                    times.push(call.elapsed());
+                }
+                Ok::<_, String>(times)
+            }
+        });
+        let mut figures = Figures::default();
+        for times in futures::future::join_all(workers).await {
+            figures.times.extend(times?);
+        }
+        figures.took = started.elapsed();
+        figures.calls = figures.times.len();
+        figures.times.sort();
+        for client in clients {
+            client.close().await;
+        }
+        Ok::<_, String>(figures)
+    });
+    match run {
+        Ok(figures) => {
+            println!(
+                "{} calls, p50 {:.1} µs, p99 {:.1} µs, {:.0} calls/s",
+                figures.calls,
+                figures.percentile(50).as_secs_f64() * 1e6,
+                figures.percentile(99).as_secs_f64() * 1e6,
+                figures.rate()
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("{why}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -16,6 +16,7 @@ mod discovery;
 mod firstbyte;
 mod gateway;
 mod gateway_http;
+mod http_relay;
 mod machine;
 mod memory;
 mod oneshot;
@@ -191,6 +192,8 @@ fn main() -> ExitCode {
         Some("--oneshot-target") => return raw::oneshot_target(&args[1..]),
         Some("--relay-target") => return relay::relay_target(&args[1..]),
         Some("--tcp-relay-target") => return relay::tcp_relay_target(&args[1..]),
+        Some("--http-relay-target") => return http_relay::http_relay_target(&args[1..]),
+        Some("--http-calls-target") => return gateway_http::calls_target(&args[1..]),
         Some("--rmcp-proxy-target") => return rmcp_proxy::rmcp_proxy_target(&args[1..]),
         Some("--rss-target") => return memory::target(&args[1..]),
         Some("discovery") => return discovery::main(&args[1..]),
