@@ -173,8 +173,8 @@ pub struct McpClient {
     /// The direct request path of a stdio connection (see [`direct`]); `None` over HTTP,
     /// whose requests take rmcp's service.
     direct: Option<std::sync::Arc<stdio::direct::Direct>>,
-    /// The direct road of a 2026-07-28 tool call over streamable HTTP (see
-    /// [`http::direct`]); `None` for stdio, the legacy transport and older eras.
+    /// The direct road of a tool call over streamable HTTP (see [`http::direct`]); `None`
+    /// for stdio and the legacy HTTP+SSE transport.
     http_direct: Option<http::direct::HttpDirect>,
     /// The `_meta` every request carries on a connection without `initialize`.
     era_meta: Option<stdio::direct::EraMeta>,
@@ -281,8 +281,21 @@ impl McpClient {
                     &parts.headers,
                     parts.auth,
                     era.protocol_version.as_str(),
+                    None,
                 )
             }
+            // An `initialize`-era server: calls go on the session rmcp's worker sends on.
+            (Some(parts), None, Some(url)) => match (peer.peer_info(), parts.backend) {
+                (Some(info), Some(backend)) => http::direct::HttpDirect::new(
+                    parts.client,
+                    url.clone(),
+                    &parts.headers,
+                    parts.auth,
+                    info.protocol_version.as_str(),
+                    Some(backend),
+                ),
+                _ => None,
+            },
             _ => None,
         };
         let first_answer = if opened.opening.discovery_cached {

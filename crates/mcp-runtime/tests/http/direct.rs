@@ -1,6 +1,6 @@
-//! The direct road of a 2026-07-28 `tools/call` over streamable HTTP: against the mock in
-//! 2026-07-28 mode (its `--record` shows what went out, its header checks refuse what is
-//! wrong) and against a loopback server written here that answers each call as a scenario
+//! The direct road of a `tools/call` over streamable HTTP: against the mock in 2026-07-28 mode
+//! and in the `initialize` era with sessions (its `--record` shows what went out, its header
+//! checks refuse what is wrong) and against a loopback server written here that answers each call as a scenario
 //! says: an event stream with progress, 401, 404, 500, garbage, a hang, a dropped connection.
 
 use std::collections::HashMap;
@@ -75,6 +75,63 @@ async fn a_modern_json_call_takes_the_direct_road_with_every_header() {
             );
             assert_eq!(meta["progressToken"].as_u64(), Some(id), "{call}");
         }
+    })
+    .await;
+}
+
+/// A server of the `initialize` era: calls go on the session rmcp's worker opened, with the
+/// negotiated version and without 2026-07-28's headers, and a request the server asks on a
+/// call's stream (`roots/list`) is answered on that session.
+#[tokio::test]
+async fn a_session_call_takes_the_direct_road_on_rmcps_session() {
+    bounded(async {
+        let dir = temp_dir();
+        let record = dir.path().join("record.jsonl");
+        let mock = HttpMock::http(&["--record", record.to_str().unwrap()]);
+        let root = temp_dir();
+        let options = ConnectOptions::default().with_roots(vec![root.path().to_owned()]);
+        let client = McpClient::connect("remote", &mock.config(None), &options)
+            .await
+            .unwrap();
+        let version = client.info().protocol_version.clone();
+        assert_ne!(version, "2026-07-28");
+        for text in ["one", "two"] {
+            let out = client
+                .call_tool("echo", args(json!({"text": text})), CallOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(out.text(), text);
+        }
+        let out = client
+            .call_tool("roots", None, CallOptions::default())
+            .await
+            .unwrap();
+        let expected = format!("file://{}", root.path().display());
+        assert!(out.text().contains(&expected), "{}", out.text());
+        client.close().await;
+
+        let lines = recorded(&record);
+        let session = lines
+            .iter()
+            .find_map(|l| l["session"].as_str())
+            .expect("a session was opened");
+        let calls = posts(&lines, "tools/call");
+        assert_eq!(calls.len(), 3, "{lines:#?}");
+        for call in calls {
+            let id = call["body"]["id"].as_u64().unwrap();
+            assert!(id >= FIRST_DIRECT_ID, "sent by the direct road: {call}");
+            assert_eq!(call["session"], session, "{call}");
+            assert_eq!(call["protocolVersion"], version.as_str(), "{call}");
+            assert!(call["mcpMethod"].is_null(), "{call}");
+            assert!(call["mcpName"].is_null(), "{call}");
+        }
+        // The answer to the server's `roots/list`, POSTed on the session.
+        let answered = lines.iter().any(|l| {
+            l["http"] == "POST"
+                && l["session"] == session
+                && l["body"]["result"]["roots"].is_array()
+        });
+        assert!(answered, "{lines:#?}");
     })
     .await;
 }

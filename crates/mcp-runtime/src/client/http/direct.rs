@@ -1,28 +1,35 @@
-//! The direct road of a 2026-07-28 `tools/call` to a streamable HTTP server: the calling task
-//! POSTs the request itself on the process's pooled client and reads the answer, without
-//! rmcp's transport worker.
+//! The direct road of a `tools/call` to a streamable HTTP server: the calling task POSTs the
+//! request itself on the process's pooled client and reads the answer, without rmcp's
+//! transport worker.
 //!
 //! rmcp's worker costs every call a channel hop into its loop, its task and event queue, a
 //! `serde_json::Value` copy of the request for its headers, the URL parsed again, the answer
 //! parsed through its untagged message enums (its `flatten`s buffer every field), and when
-//! the server answers with an event stream, rmcp's own SSE parse on top of ours. Protocol
-//! 2026-07-28 has no session, so nothing of the worker's state is needed for a call: here the
-//! request is written once from the borrowed parameters (the stdio road's writer), sent with
-//! the URL parsed at connect time and the headers built then, and the answer (`application/
-//! json`) read in one pass straight into a [`ToolOutput`](crate::client::ToolOutput) by the
-//! stdio road's answer reader; the result keeps every field the server sent.
+//! the server answers with an event stream, rmcp's own SSE parse on top of ours. None of the
+//! worker's state is needed for a call but the session: protocol 2026-07-28 has none, and a
+//! server of the `initialize` era gets the session rmcp's worker last sent on (the worker
+//! opens it, re-opens it when it expires, and closes it). Here the request is written once
+//! from the borrowed parameters (the stdio road's writer), sent with the URL parsed at
+//! connect time and the headers built then, and the answer (`application/json`, or the event
+//! stream the call's answer comes on) read in one pass straight into a
+//! [`ToolOutput`](crate::client::ToolOutput) by the stdio road's answer reader; the result
+//! keeps every field the server sent.
 //!
 //! What the road does not take goes to rmcp's road unchanged:
 //!
-//! - before anything is sent: another era, a tool whose input schema asks for `Mcp-Param-*`
-//!   headers (rmcp writes them from the schema), a name that needs the Base64 header form;
-//! - after: a 401 or 403 on a connection with OAuth, or a credential that cannot be read. The
-//!   server refused the request before running it, so sending it again through rmcp's road,
-//!   which refreshes, logs in or steps up, is safe.
+//! - before anything is sent: a server of the `initialize` era that gave no session, a tool
+//!   whose input schema asks for `Mcp-Param-*` headers (rmcp writes them from the schema), a
+//!   name that needs the Base64 header form (2026-07-28);
+//! - after: a 401 or 403 on a connection with OAuth, or a credential that cannot be read, or a
+//!   404 for the session (expired: rmcp's road opens a new one). The server refused the request
+//!   before running it, so sending it again through rmcp's road, which refreshes, logs in,
+//!   steps up or re-initialises, is safe.
 //!
 //! An event-stream answer is read here (the server chose it; the request cannot be taken
 //! back): its notifications (progress, log lines) go to the connection's handler in the order
-//! they came, and its answer to the caller. Everything else fails as rmcp's road fails: HTTP
+//! they came, a request the server asks on it (`initialize` era: sampling, elicitation, roots,
+//! ping) is answered by the handler and the answer POSTed on the session, and the call's
+//! answer goes to the caller. Everything else fails as rmcp's road fails: HTTP
 //! statuses, refusals and TLS through the same classification, a timeout or cancellation with
 //! `notifications/cancelled` sent to the server, a connection that breaks as
 //! [`ClientError::Transport`], and an event stream that ends before its answer with
@@ -33,20 +40,25 @@
 
 use std::collections::HashSet;
 use std::fmt::Display;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
-use rmcp::model::{NumberOrString, ProgressToken, RequestMetaObject, ServerJsonRpcMessage};
-use rmcp::service::ServiceError;
+use rmcp::model::{
+    ClientJsonRpcMessage, JsonRpcError, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0,
+    NumberOrString, ProgressToken, RequestMetaObject, ServerJsonRpcMessage, ServerRequest,
+};
+use rmcp::service::{RequestContext, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::plumbing::{self, HttpError};
-use super::streamable_http::MAX_RESPONSE_BYTES;
+use super::streamable_http::{self, HttpClient, MAX_RESPONSE_BYTES};
 use crate::auth::credential::ServerAuth;
 use crate::client::envelope::{Answer, RequestSettings, ToolAnswer};
+use crate::client::link::ServerPeer;
 use crate::client::model::tool_request::ToolRequest;
 use crate::client::stdio::answer::{Delivered, FIRST_ID, NoResult, Reply, Wants, parse_answer};
 use crate::client::stdio::decode::Expected;
@@ -55,19 +67,20 @@ use crate::client::{ClientError, McpClient, ToolDefinition};
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const JSON: &str = "application/json";
 /// How long a `notifications/cancelled` POST may take before it is given up.
-const CANCEL_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
+const CANCEL_BOUND: Duration = Duration::from_secs(5);
 const EVENT_STREAM: &str = "text/event-stream";
 
-/// The direct road of one streamable HTTP connection that speaks 2026-07-28.
+/// The direct road of one streamable HTTP connection.
 pub(crate) struct HttpDirect {
     /// The process's pooled client (connections are kept alive between calls).
     client: reqwest::Client,
     /// Parsed once, at connect time.
     url: Url,
     /// Every call's headers: the configured ones, `Accept`, `Content-Type`, the protocol
-    /// version and `Mcp-Method`.
+    /// version, and for 2026-07-28 `Mcp-Method`.
     headers: HeaderMap,
     /// OAuth: the token to send; a refusal sends the call through rmcp's road.
     auth: Option<Arc<ServerAuth>>,
@@ -75,6 +88,18 @@ pub(crate) struct HttpDirect {
     next: AtomicU64,
     /// Tools of the last listing whose input schema asks for `Mcp-Param-*` headers.
     param_header_tools: Mutex<HashSet<String>>,
+    /// A server of the `initialize` era: rmcp's HTTP backend of the connection, whose session
+    /// the calls go on and which resumes a broken stream. `None` for 2026-07-28, which has no
+    /// session.
+    backend: Option<HttpClient>,
+}
+
+/// What a call the road takes is sent with.
+pub(in crate::client) enum Ticket {
+    /// 2026-07-28: its `Mcp-Name` header.
+    Named(HeaderValue),
+    /// The `initialize` era: the session it goes on.
+    Session(Arc<str>),
 }
 
 impl std::fmt::Debug for HttpDirect {
@@ -85,13 +110,15 @@ impl std::fmt::Debug for HttpDirect {
 
 impl HttpDirect {
     /// The road to `url` with the configured `headers`, for a connection that speaks
-    /// `version`; `None` when the version cannot travel as a header.
+    /// `version`, beside rmcp's `backend` for a server of the `initialize` era; `None` when the
+    /// version cannot travel as a header.
     pub(crate) fn new(
         client: reqwest::Client,
         url: Url,
         configured: &HeaderMap,
         auth: Option<Arc<ServerAuth>>,
         version: &str,
+        backend: Option<HttpClient>,
     ) -> Option<HttpDirect> {
         let mut headers = configured.clone();
         headers.insert(
@@ -99,8 +126,11 @@ impl HttpDirect {
             HeaderValue::from_static("application/json, text/event-stream"),
         );
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+        // As rmcp's worker sends it, in every era.
         headers.insert(PROTOCOL_VERSION, HeaderValue::from_str(version).ok()?);
-        headers.insert(MCP_METHOD, HeaderValue::from_static("tools/call"));
+        if backend.is_none() {
+            headers.insert(MCP_METHOD, HeaderValue::from_static("tools/call"));
+        }
         Some(HttpDirect {
             client,
             url,
@@ -108,6 +138,7 @@ impl HttpDirect {
             auth,
             next: AtomicU64::new(FIRST_ID),
             param_header_tools: Mutex::default(),
+            backend,
         })
     }
 
@@ -124,8 +155,12 @@ impl HttpDirect {
             .unwrap_or_else(|e| e.into_inner()) = asking;
     }
 
-    /// The `Mcp-Name` header for a call of `name`, when this road may take the call.
-    fn takes(&self, name: &str) -> Option<HeaderValue> {
+    /// What a call of `name` is sent with, when this road may take the call.
+    fn takes(&self, name: &str) -> Option<Ticket> {
+        if let Some(backend) = &self.backend {
+            // Before the server gave a session (or for one that gives none), rmcp's road.
+            return backend.sessions().latest().map(Ticket::Session);
+        }
         if needs_base64(name)
             || self
                 .param_header_tools
@@ -135,8 +170,46 @@ impl HttpDirect {
         {
             return None;
         }
-        HeaderValue::from_str(name).ok()
+        HeaderValue::from_str(name).ok().map(Ticket::Named)
     }
+
+    /// The headers a resumption GET carries beside those rmcp's backend adds: the configured
+    /// ones and the protocol version.
+    fn get_headers(&self) -> std::collections::HashMap<HeaderName, HeaderValue> {
+        self.headers
+            .iter()
+            .filter(|(name, _)| *name != ACCEPT && *name != CONTENT_TYPE)
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect()
+    }
+
+    /// A POST of `body` with every call's headers, sent as `ticket` says.
+    fn post(&self, ticket: &Ticket, body: impl Into<reqwest::Body>) -> reqwest::RequestBuilder {
+        let request = self
+            .client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .body(body);
+        match ticket {
+            Ticket::Named(name) => request.header(MCP_NAME, name.clone()),
+            Ticket::Session(session) => request.header(SESSION_ID, &**session),
+        }
+    }
+}
+
+/// A POST of `request` to `url` with the OAuth token, when there is one and it can be had:
+/// for what the road sends beside its calls, on tasks of their own.
+async fn authorized(
+    auth: Option<&ServerAuth>,
+    url: &Url,
+    request: reqwest::RequestBuilder,
+) -> reqwest::RequestBuilder {
+    if let Some(auth) = auth
+        && let Ok(Some(token)) = auth.bearer().await
+    {
+        return auth.authorize_request(request, "POST", url.as_str(), &token);
+    }
+    request
 }
 
 /// Whether a header value must take the Base64 form (`=?base64?…?=`): a leading or trailing
@@ -171,17 +244,17 @@ impl McpClient {
     pub(in crate::client) fn http_direct_for(
         &self,
         call: &ToolRequest,
-    ) -> Option<(&HttpDirect, HeaderValue)> {
+    ) -> Option<(&HttpDirect, Ticket)> {
         let direct = self.http_direct.as_ref()?;
-        let name = direct.takes(&call.params.name)?;
-        Some((direct, name))
+        let ticket = direct.takes(&call.params.name)?;
+        Some((direct, ticket))
     }
 
     /// Send `call` on the direct road and wait for its answer, its timeout or its
     /// cancellation, whichever comes first.
     pub(in crate::client) async fn request_http_direct<M: Display + ?Sized>(
         &self,
-        (direct, name): (&HttpDirect, HeaderValue),
+        (direct, ticket): (&HttpDirect, Ticket),
         call: &ToolRequest,
         meta: Option<RequestMetaObject>,
         settings: &RequestSettings<'_, M>,
@@ -212,7 +285,7 @@ impl McpClient {
         // Boxed where it is made: moved into the timeout, the block and the select below, the
         // exchange's large future (reqwest's request and response within) would be copied whole
         // on each move, and would make this future and its callers' as large.
-        let exchange = Box::pin(self.exchange(direct, id, name, body, method));
+        let exchange = Box::pin(self.exchange(direct, id, &ticket, body, method));
         let timed = async {
             match settings.timeout {
                 Some(timeout) => tokio::time::timeout(timeout, exchange).await.ok(),
@@ -224,7 +297,7 @@ impl McpClient {
             Some(cancel) => tokio::select! {
                 outcome = timed => outcome,
                 () = cancel.cancelled() => {
-                    self.cancel_sent(direct, wire_id, "cancelled by the client");
+                    self.cancel_sent(direct, &ticket, wire_id, "cancelled by the client");
                     return Road::Done(Err(ClientError::Cancelled {
                         server: self.server.clone(),
                         method: method.to_string(),
@@ -234,7 +307,7 @@ impl McpClient {
         };
         let reply = match outcome {
             None => {
-                self.cancel_sent(direct, wire_id, "request timeout");
+                self.cancel_sent(direct, &ticket, wire_id, "request timeout");
                 let timeout = settings.timeout.unwrap_or_default();
                 return Road::Done(Err(
                     self.service_error(method, ServiceError::Timeout { timeout })
@@ -259,31 +332,24 @@ impl McpClient {
     /// Tell the server a call it may be running is no longer wanted: POSTed by a task of its
     /// own, as rmcp's road does, so the caller has its error at once. Protocol 2026-07-28
     /// servers also take the closed response stream for it.
-    fn cancel_sent(&self, direct: &HttpDirect, wire_id: i64, reason: &str) {
+    fn cancel_sent(&self, direct: &HttpDirect, ticket: &Ticket, wire_id: i64, reason: &str) {
         let notice = serde_json::json!({
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
             "params": {"requestId": wire_id, "reason": reason},
         });
-        let mut headers = direct.headers.clone();
-        headers.insert(
-            MCP_METHOD,
-            HeaderValue::from_static("notifications/cancelled"),
-        );
-        let mut request = direct
-            .client
-            .post(direct.url.clone())
-            .headers(headers)
-            .body(notice.to_string());
+        let mut request = direct.post(ticket, notice.to_string());
+        if direct.backend.is_none() {
+            request = request.header(
+                MCP_METHOD,
+                HeaderValue::from_static("notifications/cancelled"),
+            );
+        }
         let auth = direct.auth.clone();
         let url = direct.url.clone();
         let server = self.server.clone();
         tokio::spawn(async move {
-            if let Some(auth) = &auth
-                && let Ok(Some(token)) = auth.bearer().await
-            {
-                request = auth.authorize_request(request, "POST", url.as_str(), &token);
-            }
+            let request = authorized(auth.as_deref(), &url, request).await;
             match tokio::time::timeout(CANCEL_BOUND, request.send()).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => tracing::debug!(%server, "cannot send notifications/cancelled: {e}"),
@@ -297,7 +363,7 @@ impl McpClient {
         &self,
         direct: &HttpDirect,
         id: u64,
-        name: HeaderValue,
+        ticket: &Ticket,
         body: Vec<u8>,
         method: &M,
     ) -> Exchange {
@@ -317,12 +383,15 @@ impl McpClient {
             },
             None => None,
         };
-        let mut request = direct
-            .client
-            .post(direct.url.clone())
-            .headers(direct.headers.clone())
-            .header(MCP_NAME, name)
-            .body(body);
+        let mut request = direct.post(ticket, body);
+        // Open on its session until its answer is in, as rmcp's requests are: rmcp waits for
+        // it before opening a new session when this one expires (see `drain`).
+        let _open = match (ticket, &direct.backend) {
+            (Ticket::Session(session), Some(backend)) => {
+                Some(backend.sessions().open.open(session.clone()))
+            }
+            _ => None,
+        };
         if let (Some(auth), Some(token)) = (&direct.auth, &token) {
             request = auth.authorize_request(request, "POST", direct.url.as_str(), token);
         }
@@ -338,6 +407,14 @@ impl McpClient {
         {
             return Exchange::Refused;
         }
+        // The session expired before the request reached it: rmcp's road opens a new one
+        // (told, so that it does not send the call on the old one first) and sends the call.
+        if status == StatusCode::NOT_FOUND
+            && let (Ticket::Session(session), Some(backend)) = (ticket, &direct.backend)
+        {
+            backend.sessions().expired(session);
+            return Exchange::Refused;
+        }
         let content_type = response
             .headers()
             .get(CONTENT_TYPE)
@@ -346,7 +423,7 @@ impl McpClient {
             .unwrap_or_default();
         let wants = |_: u64| Wants::ToolOutput;
         if status.is_success() && content_type.eq_ignore_ascii_case(EVENT_STREAM) {
-            return self.read_events(response, id, method).await;
+            return self.read_events(direct, ticket, response, id, method).await;
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Exchange::Failed(self.protocol_error(
@@ -401,44 +478,190 @@ impl McpClient {
     /// answer. A stream that ends or breaks before the answer lost it.
     async fn read_events<M: Display + ?Sized>(
         &self,
+        direct: &HttpDirect,
+        ticket: &Ticket,
         response: reqwest::Response,
         id: u64,
         method: &M,
     ) -> Exchange {
         let wants = |_: u64| Wants::ToolOutput;
-        let mut events = super::sse::events(response.bytes_stream(), MAX_RESPONSE_BYTES, None);
-        while let Some(event) = events.next().await {
-            let event = match event {
-                Ok(event) => event,
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let mut events = super::sse::events(
+            response.bytes_stream(),
+            MAX_RESPONSE_BYTES,
+            Some(overflowed.clone()),
+        );
+        let mut resumption = Resumption::default();
+        // Why the last resumption failed: a server that cannot be reached any more says so,
+        // not that an answer was lost.
+        let mut unresumed = None;
+        loop {
+            while let Some(event) = events.next().await {
+                let event = match event {
+                    Ok(event) => event,
+                    Err(e) => {
+                        tracing::debug!(server = %self.server, "{method}: the event stream broke: {e}");
+                        break;
+                    }
+                };
+                resumption.saw(event.id.as_deref(), event.retry);
+                let Some(data) = event.data.filter(|data| !data.trim().is_empty()) else {
+                    continue;
+                };
+                if let Some((answered, reply)) = parse_answer(data.as_bytes(), &wants) {
+                    if answered == id {
+                        return Exchange::Reply(reply);
+                    }
+                    continue;
+                }
+                match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
+                    Ok(ServerJsonRpcMessage::Notification(notification)) => {
+                        self.handler.notified(notification.notification);
+                    }
+                    Ok(ServerJsonRpcMessage::Request(request)) if direct.backend.is_some() => {
+                        self.answer_asked(direct, ticket, request);
+                    }
+                    // Protocol 2026-07-28 asks its questions in `input_required` results, not as
+                    // requests on a call's stream.
+                    Ok(other) => {
+                        tracing::debug!(server = %self.server, "{method}: ignoring {other:?} on the call's stream");
+                    }
+                    Err(e) => {
+                        tracing::debug!(server = %self.server, "{method}: ignoring an unreadable event: {e}");
+                    }
+                }
+            }
+            if overflowed.load(Ordering::SeqCst) {
+                // Fetching it again would bring the same event: the call fails.
+                let error = StreamableHttpError::<HttpError>::ResponseBodyTooLarge {
+                    max_size: MAX_RESPONSE_BYTES,
+                };
+                return Exchange::Failed(
+                    plumbing::classify(&self.server, &method.to_string(), &direct.url, &error)
+                        .unwrap_or_else(|| self.protocol_error(method, error.to_string())),
+                );
+            }
+            // The stream of an `initialize`-era session ended before its answer: resumed after
+            // its last event, as rmcp's worker resumes its own (2026-07-28 streams are not
+            // resumable: the answer is lost).
+            let (Ticket::Session(session), Some(backend)) = (ticket, &direct.backend) else {
+                break;
+            };
+            let Some((last_event_id, wait)) = resumption.next() else {
+                break;
+            };
+            tokio::time::sleep(wait).await;
+            events = match backend
+                .resume(
+                    &direct.url,
+                    session.clone(),
+                    last_event_id,
+                    direct.get_headers(),
+                )
+                .await
+            {
+                Ok(rest) => {
+                    unresumed = None;
+                    rest
+                }
                 Err(e) => {
-                    tracing::debug!(server = %self.server, "{method}: the event stream broke: {e}");
-                    break;
+                    tracing::debug!(server = %self.server, "{method}: the event stream could not be resumed: {e}");
+                    unresumed = Some(e);
+                    futures::stream::empty().boxed()
                 }
             };
-            let Some(data) = event.data.filter(|data| !data.trim().is_empty()) else {
-                continue;
-            };
-            if let Some((answered, reply)) = parse_answer(data.as_bytes(), &wants) {
-                if answered == id {
-                    return Exchange::Reply(reply);
-                }
-                continue;
-            }
-            match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
-                Ok(ServerJsonRpcMessage::Notification(notification)) => {
-                    self.handler.notified(notification.notification);
-                }
-                // Protocol 2026-07-28 asks its questions in `input_required` results, not as
-                // requests on a call's stream.
-                Ok(other) => {
-                    tracing::debug!(server = %self.server, "{method}: ignoring {other:?} on the call's stream");
-                }
-                Err(e) => {
-                    tracing::debug!(server = %self.server, "{method}: ignoring an unreadable event: {e}");
-                }
-            }
         }
-        Exchange::Failed(self.answer_lost(method))
+        let unreachable = unresumed.as_ref().and_then(|error| {
+            plumbing::classify(&self.server, &method.to_string(), &direct.url, error)
+                .filter(ClientError::is_connection_lost)
+        });
+        Exchange::Failed(unreachable.unwrap_or_else(|| self.answer_lost(method)))
+    }
+
+    /// Answer a request the server asked on a call's stream, by the connection's handler as
+    /// rmcp's service would, and POST the answer on the session. On a task of its own: the
+    /// call's stream goes on being read meanwhile, and the answer outlives the call if it
+    /// must (the server may be waiting for it to answer the call).
+    fn answer_asked(
+        &self,
+        direct: &HttpDirect,
+        ticket: &Ticket,
+        request: JsonRpcRequest<ServerRequest>,
+    ) {
+        let ServerPeer::Service(peer) = &self.peer else {
+            return;
+        };
+        let context = RequestContext::new(request.id.clone(), peer.clone());
+        let handler = self.handler.clone();
+        let post = direct.post(ticket, Vec::new());
+        let (auth, url) = (direct.auth.clone(), direct.url.clone());
+        let server = self.server.clone();
+        tokio::spawn(async move {
+            let id = request.id;
+            let answer =
+                match rmcp::Service::handle_request(&handler, request.request, context).await {
+                    Ok(result) => ClientJsonRpcMessage::Response(JsonRpcResponse {
+                        jsonrpc: JsonRpcVersion2_0,
+                        id,
+                        result,
+                    }),
+                    Err(error) => ClientJsonRpcMessage::Error(JsonRpcError::new(Some(id), error)),
+                };
+            let body = match serde_json::to_vec(&answer) {
+                Ok(body) => body,
+                Err(e) => {
+                    tracing::warn!(%server, "cannot write an answer to the server: {e}");
+                    return;
+                }
+            };
+            let request = authorized(auth.as_deref(), &url, post.body(body)).await;
+            match tokio::time::timeout(CANCEL_BOUND, request.send()).await {
+                Ok(Ok(response)) if response.status().is_success() => {}
+                Ok(Ok(response)) => tracing::debug!(
+                    %server,
+                    "the server refused an answer to its request: HTTP {}",
+                    response.status()
+                ),
+                Ok(Err(e)) => tracing::debug!(%server, "cannot send an answer to the server: {e}"),
+                Err(_) => tracing::debug!(%server, "an answer to the server got no reply in time"),
+            }
+        });
+    }
+}
+
+/// Where a broken response stream resumes, and when: after the server's `retry:` hint the
+/// first time, then backing off, a bounded number of times (as rmcp's worker resumes).
+#[derive(Default)]
+struct Resumption {
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+    tries: u32,
+}
+
+impl Resumption {
+    fn saw(&mut self, id: Option<&str>, retry: Option<u64>) {
+        if let Some(id) = id {
+            self.last_event_id = Some(id.to_owned());
+        }
+        if let Some(retry) = retry {
+            self.retry = Some(Duration::from_millis(retry));
+        }
+    }
+
+    /// The event to resume after and the wait before, unless no event had an id or the tries
+    /// are spent.
+    fn next(&mut self) -> Option<(String, Duration)> {
+        let last_event_id = self.last_event_id.clone()?;
+        if self.tries > streamable_http::RECONNECT_ATTEMPTS {
+            return None;
+        }
+        let wait = match self.tries {
+            0 => self.retry.unwrap_or(streamable_http::RECONNECT_BACKOFF),
+            n => (streamable_http::RECONNECT_BACKOFF * 2u32.saturating_pow(n - 1))
+                .min(streamable_http::RECONNECT_MAX_DELAY),
+        };
+        self.tries += 1;
+        Some((last_event_id, wait))
     }
 }
 

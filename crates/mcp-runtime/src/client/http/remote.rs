@@ -52,6 +52,9 @@ pub(crate) struct DirectParts {
     pub client: reqwest::Client,
     pub headers: HeaderMap,
     pub auth: Option<Arc<ServerAuth>>,
+    /// rmcp's HTTP backend of the connection: the session its worker sends on (a server of
+    /// the `initialize` era), and the resumption of a broken stream.
+    pub backend: Option<streamable_http::HttpClient>,
 }
 
 /// Connect to the server at `config.url` and complete the handshake. Not bounded here: the
@@ -74,10 +77,11 @@ pub(crate) async fn connect(
         url: plumbing::display_url(&url),
         reason,
     })?;
-    let parts = DirectParts {
+    let mut parts = DirectParts {
         client: client.clone(),
         headers: headers.clone(),
         auth: auth.clone(),
+        backend: None,
     };
     let (service, transport) = match config.kind {
         HttpKind::Sse => {
@@ -123,7 +127,10 @@ pub(crate) async fn connect(
                 .await;
             }
             match outcome {
-                Ok(service) => (service, STREAMABLE_HTTP),
+                Ok((service, backend)) => {
+                    parts.backend = Some(backend);
+                    (service, STREAMABLE_HTTP)
+                }
                 Err(failure) if failure.legacy_hint => {
                     tracing::info!(
                         server,
@@ -199,17 +206,22 @@ async fn streamable(
     auth: Option<Arc<ServerAuth>>,
     plan: Plan,
     probe: Arc<ProbeState>,
-) -> Result<RunningService<RoleClient, Handler>, Failure> {
+) -> Result<
+    (
+        RunningService<RoleClient, Handler>,
+        streamable_http::HttpClient,
+    ),
+    Failure,
+> {
     let listener = streamable_http::Listener::new();
-    let transport = streamable_http::transport(
+    let backend = streamable_http::HttpClient::new(
         client,
-        url,
-        headers,
         listener.clone(),
         auth,
         Some(probe.clone()),
         handler.raw.clone(),
     );
+    let transport = streamable_http::transport(backend.clone(), url, headers);
     let transport = Probe::new(transport, plan, Taken::Signalled, probe);
     let transport = crate::client::raw::Expect::new(transport, handler.raw.clone());
     let transport = crate::client::tally::Tallied::new(transport, handler.log_tally.clone());
@@ -230,7 +242,7 @@ async fn streamable(
         }
     })?;
     listener.wait_settled(LISTENER_BOUND).await;
-    Ok(service)
+    Ok((service, backend))
 }
 
 /// How long a new connection waits for its standalone GET stream to be answered.

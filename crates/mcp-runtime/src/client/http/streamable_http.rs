@@ -11,8 +11,8 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use futures::stream::BoxStream;
 use reqwest::StatusCode;
@@ -40,9 +40,9 @@ pub(crate) const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 /// Reconnection attempts after a stream drops, beyond the first. The first waits for the
 /// server's `retry:` hint; failed ones back off from [`RECONNECT_BACKOFF`]. Bounded so that a
 /// server that died fails its pending calls within seconds instead of at their timeout.
-const RECONNECT_ATTEMPTS: usize = 3;
-const RECONNECT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(250);
-const RECONNECT_MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const RECONNECT_ATTEMPTS: u32 = 3;
+pub(crate) const RECONNECT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(250);
+pub(crate) const RECONNECT_MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
 
 const SESSION_ID: &str = "mcp-session-id";
 const LAST_EVENT_ID: &str = "last-event-id";
@@ -52,22 +52,63 @@ const JSON: &str = "application/json";
 /// The transport rmcp drives for one streamable HTTP server.
 pub(crate) type Transport = StreamableHttpClientTransport<HttpClient>;
 
-/// Build the transport for `url`, sending `headers` with every request.
-pub(crate) fn transport(
-    client: reqwest::Client,
-    url: &reqwest::Url,
-    headers: HeaderMap,
-    listener: Listener,
-    auth: Option<Arc<ServerAuth>>,
-    probe: Option<Arc<ProbeState>>,
-    raw: crate::client::raw::RawResults,
-) -> Transport {
+/// The session rmcp's worker last sent a request on, and the response streams open on each
+/// session: what the direct road needs to send a call on the same session as rmcp (see
+/// [`super::direct`]).
+#[derive(Clone, Default)]
+pub(crate) struct Sessions {
+    state: Arc<Mutex<SessionState>>,
+    /// The response streams open on each session, waited for when the session expires.
+    pub(crate) open: OpenStreams,
+}
+
+#[derive(Default)]
+struct SessionState {
+    /// `None` until the server gave a session id and rmcp sent a request on it.
+    latest: Option<Arc<str>>,
+    /// A session the direct road found expired (a 404): rmcp's next request on it is not
+    /// sent, and rmcp re-initialises at once.
+    expired: Option<Arc<str>>,
+}
+
+impl Sessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session rmcp sent its latest request on. After the server expired it, rmcp's next
+    /// request (which re-initialises) moves this on to the new one.
+    pub(crate) fn latest(&self) -> Option<Arc<str>> {
+        self.lock().latest.clone()
+    }
+
+    /// The server answered 404 for `session`: it has expired.
+    pub(crate) fn expired(&self, session: &Arc<str>) {
+        self.lock().expired = Some(session.clone());
+    }
+
+    /// Note a request rmcp sends on `session`; `false` when the session is known to have
+    /// expired (the request is then not sent).
+    fn sending_on(&self, session: &Arc<str>) -> bool {
+        let mut state = self.lock();
+        if state.expired.as_ref() == Some(session) {
+            return false;
+        }
+        if state.latest.as_ref() != Some(session) {
+            state.latest = Some(session.clone());
+        }
+        true
+    }
+}
+
+/// Build the transport for `url` over `client`, sending `headers` with every request.
+pub(crate) fn transport(client: HttpClient, url: &reqwest::Url, headers: HeaderMap) -> Transport {
     let custom_headers: HashMap<HeaderName, HeaderValue> = headers
         .iter()
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let mut backoff = ExponentialBackoff::default();
-    backoff.max_times = Some(RECONNECT_ATTEMPTS);
+    backoff.max_times = Some(RECONNECT_ATTEMPTS as usize);
     backoff.base_duration = RECONNECT_BACKOFF;
     backoff.max_delay = Some(RECONNECT_MAX_DELAY);
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -78,15 +119,6 @@ pub(crate) fn transport(
         // A 404 on an expired session re-initialises once.
         .reinit_on_expired_session(true);
     config.retry_config = Arc::new(backoff);
-    let client = HttpClient {
-        inner: client,
-        open: OpenStreams::default(),
-        overflowed: Arc::default(),
-        listener,
-        auth,
-        probe,
-        raw,
-    };
     Transport::with_client(client, config)
 }
 
@@ -133,8 +165,8 @@ impl Drop for SettleOnDrop {
 #[derive(Clone)]
 pub(crate) struct HttpClient {
     inner: reqwest::Client,
-    /// The response streams open on each session, waited for when the session expires.
-    open: OpenStreams,
+    /// The latest session, and the response streams open on each.
+    sessions: Sessions,
     /// Set when an event stream carried an event over the size limit. rmcp takes that for a
     /// dropped stream and resumes it, which would fetch the same event again and again; the
     /// next resumption is refused instead, which ends the stream and fails its request.
@@ -164,6 +196,50 @@ enum AuthStep {
 type Result<T> = std::result::Result<T, StreamableHttpError<HttpError>>;
 
 impl HttpClient {
+    /// rmcp's backend over the process's pooled `client`.
+    pub(crate) fn new(
+        client: reqwest::Client,
+        listener: Listener,
+        auth: Option<Arc<ServerAuth>>,
+        probe: Option<Arc<ProbeState>>,
+        raw: crate::client::raw::RawResults,
+    ) -> HttpClient {
+        HttpClient {
+            inner: client,
+            sessions: Sessions::default(),
+            overflowed: Arc::default(),
+            listener,
+            auth,
+            probe,
+            raw,
+        }
+    }
+
+    /// The session rmcp sends on, and the streams open on each.
+    pub(crate) fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// The rest of a response stream of `session` that broke after the event
+    /// `last_event_id`, as rmcp's worker resumes its own (a GET with `Last-Event-ID`).
+    pub(crate) async fn resume(
+        &self,
+        url: &reqwest::Url,
+        session: Arc<str>,
+        last_event_id: String,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<sse::Events> {
+        self.get(
+            url.as_str().into(),
+            Some(session),
+            Some(last_event_id),
+            None,
+            headers,
+            MAX_RESPONSE_BYTES,
+        )
+        .await
+    }
+
     /// A request with the headers every MCP request carries.
     fn request(
         &self,
@@ -207,7 +283,16 @@ impl HttpClient {
         let mut token = self.bearer().await?.or(auth_token);
         let mut tries = AuthTries::default();
         // Open on its session from now until its answer is in (see `drain`).
-        let in_flight = session_id.clone().map(|session| self.open.open(session));
+        if let Some(session) = &session_id
+            && !self.sessions.sending_on(session)
+        {
+            // The direct road got its 404 already: as if this request had got it.
+            self.sessions.open.settled(session, DRAIN_BOUND).await;
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let in_flight = session_id
+            .clone()
+            .map(|session| self.sessions.open.open(session));
         let response = loop {
             let response = self
                 .request(
@@ -252,7 +337,7 @@ impl HttpClient {
         {
             drop(response);
             drop(in_flight);
-            self.open.settled(session, DRAIN_BOUND).await;
+            self.sessions.open.settled(session, DRAIN_BOUND).await;
             return Err(StreamableHttpError::SessionExpired);
         }
         let new_session = response
@@ -294,7 +379,7 @@ impl HttpClient {
                 &self.raw,
             );
             if let Some(open) = in_flight {
-                events = self.open.track_with(open, events);
+                events = self.sessions.open.track_with(open, events);
             }
             return Ok(StreamableHttpPostResponse::Sse(events, new_session));
         }
@@ -385,7 +470,7 @@ impl HttpClient {
         );
         // A resumed response stream carries answers too; the standalone listener does not end.
         Ok(match (session_id, last_event_id) {
-            (Some(session), Some(_)) => self.open.track(session, events),
+            (Some(session), Some(_)) => self.sessions.open.track(session, events),
             _ => events,
         })
     }
