@@ -305,7 +305,8 @@ pub struct MockArgs {
     /// client sent, e.g. `notifications/cancelled`). Over HTTP: one JSON line per request,
     /// `{"http": METHOD, "session", "lastEventId", "protocolVersion", "mcpMethod", "mcpName",
     /// "mcpParams", "body"}` (the MCP headers as sent; `mcpParams` holds the `Mcp-Param-*`
-    /// ones).
+    /// ones), followed by `{"refused": "expired", "session", "body"}` when
+    /// `--expire-session-after` answered it 404.
     #[arg(long, value_name = "FILE", help_heading = "Process")]
     pub record: Option<PathBuf>,
 

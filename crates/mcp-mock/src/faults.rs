@@ -167,6 +167,24 @@ impl Faults {
             "mcpParams": params,
             "body": body,
         });
+        self.write_line(recorder, &line);
+    }
+
+    /// Appends a line saying the request just recorded was refused with 404 as of an expired
+    /// session (it never ran): `{"refused": "expired", "session", "body"}`.
+    fn record_expired(&self, headers: &HeaderMap, message: Option<&Value>) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let line = json!({
+            "refused": "expired",
+            "session": header_str(headers, "mcp-session-id"),
+            "body": message.cloned().unwrap_or(Value::Null),
+        });
+        self.write_line(recorder, &line);
+    }
+
+    fn write_line(&self, recorder: &Mutex<std::fs::File>, line: &Value) {
         let mut file = recorder.lock().unwrap_or_else(PoisonError::into_inner);
         // A failed write only loses a test record; the server goes on.
         let _ = writeln!(file, "{line}").and_then(|()| file.flush());
@@ -288,6 +306,7 @@ pub(crate) async fn apply(
         Some(session) => match faults.admit(&session, is_request) {
             Ok(taken) => taken,
             Err(Expired) => {
+                faults.record_expired(&parts.headers, message.as_ref());
                 return text(
                     StatusCode::NOT_FOUND,
                     "session expired (mcpr mock --expire-session-after)",

@@ -194,6 +194,9 @@ impl Memory {
 pub struct Recorded {
     /// Each call text that reached the server, with the session of each time it did, in order.
     pub sessions_of: BTreeMap<String, Vec<Value>>,
+    /// How many times each call text was refused with 404 as of an expired session (so never
+    /// ran).
+    pub expired_of: BTreeMap<String, usize>,
     /// `initialize` requests: one per session the gateway opened.
     pub initializes: usize,
     /// Event streams resumed (a GET with `Last-Event-ID`).
@@ -226,6 +229,10 @@ impl Recorded {
                         .entry(text.to_owned())
                         .or_default()
                         .push(line["session"].clone());
+                }
+            } else if line["refused"] == "expired" && method == "tools/call" {
+                if let Some(text) = line["body"]["params"]["arguments"]["text"].as_str() {
+                    *recorded.expired_of.entry(text.to_owned()).or_default() += 1;
                 }
             } else if line["http"] == "POST" && method == "initialize" {
                 recorded.initializes += 1;
