@@ -93,7 +93,8 @@ impl McpClient {
         {
             let meta = self.request_meta(input);
             // Boxed, as below: the HTTP exchange's future is large.
-            let taken = Box::pin(self.request_http_direct(road, call, meta, &settings)).await;
+            let taken =
+                Box::pin(self.request_http_direct(road, call, meta, &settings, input)).await;
             if let Road::Done(outcome) = taken {
                 return outcome;
             }

@@ -44,19 +44,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
+use rmcp::model::RequestId;
 use rmcp::model::{
     ClientJsonRpcMessage, JsonRpcError, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0,
     NumberOrString, ProgressToken, RequestMetaObject, ServerJsonRpcMessage, ServerRequest,
 };
-use rmcp::service::{RequestContext, ServiceError};
+use rmcp::service::{InboundStreamOrigin, RequestContext, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::plumbing::{self, HttpError};
-use super::streamable_http::{self, HttpClient, MAX_RESPONSE_BYTES};
+use super::streamable_http::{self, HttpClient, MAX_RESPONSE_BYTES, Turn};
 use crate::auth::credential::ServerAuth;
+use crate::client::ask::CallInput;
 use crate::client::envelope::{Answer, RequestSettings, ToolAnswer};
 use crate::client::link::ServerPeer;
 use crate::client::model::tool_request::ToolRequest;
@@ -69,6 +72,14 @@ const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const JSON: &str = "application/json";
+/// How many expired sessions may refuse one call before it fails. rmcp's road sends a call
+/// again once; here up to three times, as a server that expires sessions after some number of
+/// requests may spend the new session's on the calls sent again before this one. Each refusal
+/// (a 404 for the session) says the call did not run.
+const SESSION_RENEWALS: usize = 3;
+/// How many new sessions a call may wait for without being sent, each spent by the calls
+/// queued before it: a bound for a server that expires every session at once.
+const SESSIONS_WAITED: usize = 16;
 /// How long a `notifications/cancelled` POST may take before it is given up.
 const CANCEL_BOUND: Duration = Duration::from_secs(5);
 const EVENT_STREAM: &str = "text/event-stream";
@@ -95,6 +106,7 @@ pub(crate) struct HttpDirect {
 }
 
 /// What a call the road takes is sent with.
+#[derive(Clone)]
 pub(in crate::client) enum Ticket {
     /// 2026-07-28: its `Mcp-Name` header.
     Named(HeaderValue),
@@ -236,6 +248,8 @@ enum Exchange {
     Reply(Reply),
     Refused,
     Failed(ClientError),
+    /// The server had expired the session the call went on (a 404): it never reached it.
+    Expired(Arc<str>),
 }
 
 impl McpClient {
@@ -258,6 +272,7 @@ impl McpClient {
         call: &ToolRequest,
         meta: Option<RequestMetaObject>,
         settings: &RequestSettings<'_, M>,
+        input: Option<&CallInput>,
     ) -> Road {
         let method = settings.method;
         if self.is_closed() {
@@ -270,7 +285,7 @@ impl McpClient {
         // Ids start at 2^32 and count up: they stay far below i64::MAX.
         let wire_id = i64::try_from(id).unwrap_or(i64::MAX);
         let body = match self.tool_call_line(wire_id, call, meta) {
-            Ok(body) => body,
+            Ok(body) => Bytes::from(body),
             Err(e) => {
                 let error = self.protocol_error(method, format!("cannot write the request: {e}"));
                 return Road::Done(Err(error));
@@ -282,10 +297,16 @@ impl McpClient {
             let token = ProgressToken(NumberOrString::Number(wire_id));
             self.progress.register(token, sender.clone())
         });
+        // The server's requests on the call's stream (`initialize` era) go to the call's
+        // asker, as they do on rmcp's road (see `ask`).
+        let _asking = input.filter(|_| direct.backend.is_some()).map(|input| {
+            let sending = self.handler.asking.sending();
+            sending.sent(RequestId::Number(wire_id), input.clone())
+        });
         // Boxed where it is made: moved into the timeout, the block and the select below, the
         // exchange's large future (reqwest's request and response within) would be copied whole
         // on each move, and would make this future and its callers' as large.
-        let exchange = Box::pin(self.exchange(direct, id, &ticket, body, method));
+        let exchange = Box::pin(self.exchange_renewing(direct, id, &ticket, body, method));
         let timed = async {
             match settings.timeout {
                 Some(timeout) => tokio::time::timeout(timeout, exchange).await.ok(),
@@ -314,6 +335,10 @@ impl McpClient {
                 ));
             }
             Some(Exchange::Refused) => return Road::Refused,
+            // Only `exchange` says it, and `exchange_renewing` turns it into a failure.
+            Some(Exchange::Expired(_)) => {
+                return Road::Done(Err(self.session_lost(direct, method)));
+            }
             Some(Exchange::Failed(error)) => return Road::Done(Err(error)),
             Some(Exchange::Reply(reply)) => reply,
         };
@@ -358,14 +383,108 @@ impl McpClient {
         });
     }
 
+    /// [`exchange`](Self::exchange), sent again on a new session when the server had expired
+    /// the session the call went on: a 404 for its session says the call never reached the
+    /// server, so the call runs at most once. A session found gone already is not tried at
+    /// all. At most [`SESSION_RENEWALS`] sessions refuse one call, and it waits for at most
+    /// [`SESSIONS_WAITED`] new ones.
+    ///
+    /// While a new session is being opened, calls take turns
+    /// ([`Sessions::turn`](streamable_http::Sessions::turn)): the ones
+    /// sent again go first, each holding its turn until the server has taken its request, and
+    /// calls made meanwhile queue behind them, as rmcp's worker sends the requests it retries
+    /// before the ones that came during its recovery. A server that expires sessions after a
+    /// number of requests then takes the calls it refused first.
+    async fn exchange_renewing<M: Display + ?Sized>(
+        &self,
+        direct: &HttpDirect,
+        id: u64,
+        ticket: &Ticket,
+        body: Bytes,
+        method: &M,
+    ) -> Exchange {
+        let sessions = direct.backend.as_ref().map(HttpClient::sessions);
+        let mut ticket = ticket.clone();
+        // A call made while a new session opens waits for its turn.
+        let mut turn = match sessions {
+            Some(sessions) if sessions.renewing() => Some(sessions.turn().await),
+            _ => None,
+        };
+        // Sessions that refused the call, and sessions it found gone before sending.
+        let (mut refused, mut found_gone) = (0, 0);
+        loop {
+            let expired = match (&ticket, sessions) {
+                (Ticket::Session(session), Some(sessions)) if sessions.is_expired(session) => {
+                    found_gone += 1;
+                    session.clone()
+                }
+                _ => match self
+                    .exchange(direct, id, &ticket, body.clone(), method, turn.take())
+                    .await
+                {
+                    Exchange::Expired(expired) => {
+                        refused += 1;
+                        expired
+                    }
+                    other => return other,
+                },
+            };
+            if refused > SESSION_RENEWALS || found_gone > SESSIONS_WAITED {
+                return Exchange::Failed(self.session_lost(direct, method));
+            }
+            drop(turn.take());
+            let (renewed, next_turn) = match self.renewed_session(direct, &expired).await {
+                Ok(renewed) => renewed,
+                Err(error) => return Exchange::Failed(error),
+            };
+            ticket = Ticket::Session(renewed);
+            turn = Some(next_turn);
+        }
+    }
+
+    /// The session after `expired`, and the turn to send on it. rmcp's worker opens the new
+    /// session when its next request finds the old one gone (told by
+    /// [`Sessions::expired`](streamable_http::Sessions::expired), so it does not send that
+    /// request): a ping, unless a call before this one in the queue has opened it already.
+    async fn renewed_session(
+        &self,
+        direct: &HttpDirect,
+        expired: &Arc<str>,
+    ) -> Result<(Arc<str>, Turn), ClientError> {
+        let (Some(backend), ServerPeer::Service(peer)) = (&direct.backend, &self.peer) else {
+            return Err(self.session_lost(direct, "tools/call"));
+        };
+        let sessions = backend.sessions();
+        sessions.expired(expired);
+        let turn = sessions.turn().await;
+        if sessions.latest().as_ref() == Some(expired) {
+            let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+            peer.send_request(ping)
+                .await
+                .map_err(|e| self.service_error("tools/call", e))?;
+        }
+        match sessions.latest() {
+            Some(session) if session != *expired => Ok((session, turn)),
+            _ => Err(self.session_lost(direct, "tools/call")),
+        }
+    }
+
+    /// The error of a call whose session expired and could not be opened again.
+    fn session_lost<M: Display + ?Sized>(&self, direct: &HttpDirect, method: &M) -> ClientError {
+        let error = StreamableHttpError::<HttpError>::SessionExpired;
+        plumbing::classify(&self.server, &method.to_string(), &direct.url, &error)
+            .unwrap_or_else(|| self.protocol_error(method, error.to_string()))
+    }
+
     /// POST the call and read its answer.
     async fn exchange<M: Display + ?Sized>(
         &self,
         direct: &HttpDirect,
         id: u64,
         ticket: &Ticket,
-        body: Vec<u8>,
+        body: Bytes,
         method: &M,
+        turn: Option<Turn>,
     ) -> Exchange {
         let phase = method.to_string();
         let failed = |error: &(dyn std::error::Error + 'static)| {
@@ -401,19 +520,19 @@ impl McpClient {
             Ok(response) => response,
             Err(e) => return failed(&HttpError::Request(e)),
         };
+        // The server has taken the request: the next call may go.
+        drop(turn);
         let status = response.status();
         if direct.auth.is_some()
             && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
         {
             return Exchange::Refused;
         }
-        // The session expired before the request reached it: rmcp's road opens a new one
-        // (told, so that it does not send the call on the old one first) and sends the call.
+        // The session expired before the request reached it.
         if status == StatusCode::NOT_FOUND
-            && let (Ticket::Session(session), Some(backend)) = (ticket, &direct.backend)
+            && let Ticket::Session(session) = ticket
         {
-            backend.sessions().expired(session);
-            return Exchange::Refused;
+            return Exchange::Expired(session.clone());
         }
         let content_type = response
             .headers()
@@ -519,7 +638,7 @@ impl McpClient {
                         self.handler.notified(notification.notification);
                     }
                     Ok(ServerJsonRpcMessage::Request(request)) if direct.backend.is_some() => {
-                        self.answer_asked(direct, ticket, request);
+                        self.answer_asked(direct, ticket, id, request);
                     }
                     // Protocol 2026-07-28 asks its questions in `input_required` results, not as
                     // requests on a call's stream.
@@ -586,12 +705,18 @@ impl McpClient {
         &self,
         direct: &HttpDirect,
         ticket: &Ticket,
+        call_id: u64,
         request: JsonRpcRequest<ServerRequest>,
     ) {
         let ServerPeer::Service(peer) = &self.peer else {
             return;
         };
-        let context = RequestContext::new(request.id.clone(), peer.clone());
+        let mut context = RequestContext::new(request.id.clone(), peer.clone());
+        // The stream it came on: the handler gives it to that call's asker.
+        let call = RequestId::Number(i64::try_from(call_id).unwrap_or(i64::MAX));
+        context
+            .extensions
+            .insert(InboundStreamOrigin::OutboundRequest(call));
         let handler = self.handler.clone();
         let post = direct.post(ticket, Vec::new());
         let (auth, url) = (direct.auth.clone(), direct.url.clone());

@@ -58,6 +58,8 @@ pub(crate) type Transport = StreamableHttpClientTransport<HttpClient>;
 #[derive(Clone, Default)]
 pub(crate) struct Sessions {
     state: Arc<Mutex<SessionState>>,
+    /// The direct road's calls take turns while a new session opens (see `direct`).
+    turns: Arc<tokio::sync::Mutex<()>>,
     /// The response streams open on each session, waited for when the session expires.
     pub(crate) open: OpenStreams,
 }
@@ -82,6 +84,22 @@ impl Sessions {
         self.lock().latest.clone()
     }
 
+    /// A turn to open a new session or send a call on it, in the order asked (tokio's mutex
+    /// is fair).
+    pub(crate) async fn turn(&self) -> Turn {
+        self.turns.clone().lock_owned().await
+    }
+
+    /// Whether a new session is being opened (someone holds a turn).
+    pub(crate) fn renewing(&self) -> bool {
+        self.turns.try_lock().is_err()
+    }
+
+    /// Whether the direct road found `session` expired.
+    pub(crate) fn is_expired(&self, session: &Arc<str>) -> bool {
+        self.lock().expired.as_ref() == Some(session)
+    }
+
     /// The server answered 404 for `session`: it has expired.
     pub(crate) fn expired(&self, session: &Arc<str>) {
         self.lock().expired = Some(session.clone());
@@ -100,6 +118,9 @@ impl Sessions {
         true
     }
 }
+
+/// A turn of [`Sessions::turn`], given back when dropped.
+pub(crate) type Turn = tokio::sync::OwnedMutexGuard<()>;
 
 /// Build the transport for `url` over `client`, sending `headers` with every request.
 pub(crate) fn transport(client: HttpClient, url: &reqwest::Url, headers: HeaderMap) -> Transport {
