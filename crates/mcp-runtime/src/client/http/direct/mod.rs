@@ -20,16 +20,20 @@
 //! - before anything is sent: a server of the `initialize` era that gave no session, a tool
 //!   whose input schema asks for `Mcp-Param-*` headers (rmcp writes them from the schema), a
 //!   name that needs the Base64 header form (2026-07-28);
-//! - after: a 401 or 403 on a connection with OAuth, or a credential that cannot be read, or a
-//!   404 for the session (expired: rmcp's road opens a new one). The server refused the request
-//!   before running it, so sending it again through rmcp's road, which refreshes, logs in,
-//!   steps up or re-initialises, is safe.
+//! - after: a 401 or 403 on a connection with OAuth, or a credential that cannot be read. The
+//!   server refused the request before running it, so sending it again through rmcp's road,
+//!   which refreshes, logs in or steps up, is safe.
 //!
-//! An event-stream answer is read here (the server chose it; the request cannot be taken
-//! back): its notifications (progress, log lines) go to the connection's handler in the order
-//! they came, a request the server asks on it (`initialize` era: sampling, elicitation, roots,
-//! ping) is answered by the handler and the answer POSTed on the session, and the call's
-//! answer goes to the caller. Everything else fails as rmcp's road fails: HTTP
+//! A 404 for the session (`initialize` era) says the server had expired it before the call
+//! reached it: the road has rmcp's worker open a new session and sends the call on it (see
+//! `session`). An event-stream answer is read here (the server chose it; the request cannot be
+//! taken back): its notifications (progress, log lines) go to the connection's handler in the
+//! order they came, a request the server asks on it (`initialize` era: sampling, elicitation,
+//! roots, ping) goes to the call's asker through the handler and the answer is POSTed on the
+//! session, a stream of that era that breaks is resumed after its last event, as rmcp's worker
+//! resumes, and the call's answer goes to the caller. An event over the size limit fails the
+//! call with a [`ClientError::Protocol`] naming the limit. Everything else fails as rmcp's
+//! road fails: HTTP
 //! statuses, refusals and TLS through the same classification, a timeout or cancellation with
 //! `notifications/cancelled` sent to the server, a connection that breaks as
 //! [`ClientError::Transport`], and an event stream that ends before its answer with
@@ -49,37 +53,29 @@ use futures::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
 use rmcp::model::RequestId;
-use rmcp::model::{
-    ClientJsonRpcMessage, JsonRpcError, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0,
-    NumberOrString, ProgressToken, RequestMetaObject, ServerJsonRpcMessage, ServerRequest,
-};
-use rmcp::service::{InboundStreamOrigin, RequestContext, ServiceError};
+use rmcp::model::{NumberOrString, ProgressToken, RequestMetaObject, ServerJsonRpcMessage};
+use rmcp::service::ServiceError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::plumbing::{self, HttpError};
-use super::streamable_http::{self, HttpClient, MAX_RESPONSE_BYTES, Turn};
+use super::streamable_http::{HttpClient, MAX_RESPONSE_BYTES, Turn};
 use crate::auth::credential::ServerAuth;
 use crate::client::ask::CallInput;
 use crate::client::envelope::{Answer, RequestSettings, ToolAnswer};
-use crate::client::link::ServerPeer;
 use crate::client::model::tool_request::ToolRequest;
 use crate::client::stdio::answer::{Delivered, FIRST_ID, NoResult, Reply, Wants, parse_answer};
 use crate::client::stdio::decode::Expected;
 use crate::client::{ClientError, McpClient, ToolDefinition};
+
+mod session;
+
+use session::Resumption;
 
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const JSON: &str = "application/json";
-/// How many expired sessions may refuse one call before it fails. rmcp's road sends a call
-/// again once; here up to three times, as a server that expires sessions after some number of
-/// requests may spend the new session's on the calls sent again before this one. Each refusal
-/// (a 404 for the session) says the call did not run.
-const SESSION_RENEWALS: usize = 3;
-/// How many new sessions a call may wait for without being sent, each spent by the calls
-/// queued before it: a bound for a server that expires every session at once.
-const SESSIONS_WAITED: usize = 16;
 /// How long a `notifications/cancelled` POST may take before it is given up.
 const CANCEL_BOUND: Duration = Duration::from_secs(5);
 const EVENT_STREAM: &str = "text/event-stream";
@@ -383,99 +379,6 @@ impl McpClient {
         });
     }
 
-    /// [`exchange`](Self::exchange), sent again on a new session when the server had expired
-    /// the session the call went on: a 404 for its session says the call never reached the
-    /// server, so the call runs at most once. A session found gone already is not tried at
-    /// all. At most [`SESSION_RENEWALS`] sessions refuse one call, and it waits for at most
-    /// [`SESSIONS_WAITED`] new ones.
-    ///
-    /// While a new session is being opened, calls take turns
-    /// ([`Sessions::turn`](streamable_http::Sessions::turn)): the ones
-    /// sent again go first, each holding its turn until the server has taken its request, and
-    /// calls made meanwhile queue behind them, as rmcp's worker sends the requests it retries
-    /// before the ones that came during its recovery. A server that expires sessions after a
-    /// number of requests then takes the calls it refused first.
-    async fn exchange_renewing<M: Display + ?Sized>(
-        &self,
-        direct: &HttpDirect,
-        id: u64,
-        ticket: &Ticket,
-        body: Bytes,
-        method: &M,
-    ) -> Exchange {
-        let sessions = direct.backend.as_ref().map(HttpClient::sessions);
-        let mut ticket = ticket.clone();
-        // A call made while a new session opens waits for its turn.
-        let mut turn = match sessions {
-            Some(sessions) if sessions.renewing() => Some(sessions.turn().await),
-            _ => None,
-        };
-        // Sessions that refused the call, and sessions it found gone before sending.
-        let (mut refused, mut found_gone) = (0, 0);
-        loop {
-            let expired = match (&ticket, sessions) {
-                (Ticket::Session(session), Some(sessions)) if sessions.is_expired(session) => {
-                    found_gone += 1;
-                    session.clone()
-                }
-                _ => match self
-                    .exchange(direct, id, &ticket, body.clone(), method, turn.take())
-                    .await
-                {
-                    Exchange::Expired(expired) => {
-                        refused += 1;
-                        expired
-                    }
-                    other => return other,
-                },
-            };
-            if refused > SESSION_RENEWALS || found_gone > SESSIONS_WAITED {
-                return Exchange::Failed(self.session_lost(direct, method));
-            }
-            drop(turn.take());
-            let (renewed, next_turn) = match self.renewed_session(direct, &expired).await {
-                Ok(renewed) => renewed,
-                Err(error) => return Exchange::Failed(error),
-            };
-            ticket = Ticket::Session(renewed);
-            turn = Some(next_turn);
-        }
-    }
-
-    /// The session after `expired`, and the turn to send on it. rmcp's worker opens the new
-    /// session when its next request finds the old one gone (told by
-    /// [`Sessions::expired`](streamable_http::Sessions::expired), so it does not send that
-    /// request): a ping, unless a call before this one in the queue has opened it already.
-    async fn renewed_session(
-        &self,
-        direct: &HttpDirect,
-        expired: &Arc<str>,
-    ) -> Result<(Arc<str>, Turn), ClientError> {
-        let (Some(backend), ServerPeer::Service(peer)) = (&direct.backend, &self.peer) else {
-            return Err(self.session_lost(direct, "tools/call"));
-        };
-        let sessions = backend.sessions();
-        sessions.expired(expired);
-        let turn = sessions.turn().await;
-        if sessions.latest().as_ref() == Some(expired) {
-            let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
-            peer.send_request(ping)
-                .await
-                .map_err(|e| self.service_error("tools/call", e))?;
-        }
-        match sessions.latest() {
-            Some(session) if session != *expired => Ok((session, turn)),
-            _ => Err(self.session_lost(direct, "tools/call")),
-        }
-    }
-
-    /// The error of a call whose session expired and could not be opened again.
-    fn session_lost<M: Display + ?Sized>(&self, direct: &HttpDirect, method: &M) -> ClientError {
-        let error = StreamableHttpError::<HttpError>::SessionExpired;
-        plumbing::classify(&self.server, &method.to_string(), &direct.url, &error)
-            .unwrap_or_else(|| self.protocol_error(method, error.to_string()))
-    }
-
     /// POST the call and read its answer.
     async fn exchange<M: Display + ?Sized>(
         &self,
@@ -695,98 +598,6 @@ impl McpClient {
                 .filter(ClientError::is_connection_lost)
         });
         Exchange::Failed(unreachable.unwrap_or_else(|| self.answer_lost(method)))
-    }
-
-    /// Answer a request the server asked on a call's stream, by the connection's handler as
-    /// rmcp's service would, and POST the answer on the session. On a task of its own: the
-    /// call's stream goes on being read meanwhile, and the answer outlives the call if it
-    /// must (the server may be waiting for it to answer the call).
-    fn answer_asked(
-        &self,
-        direct: &HttpDirect,
-        ticket: &Ticket,
-        call_id: u64,
-        request: JsonRpcRequest<ServerRequest>,
-    ) {
-        let ServerPeer::Service(peer) = &self.peer else {
-            return;
-        };
-        let mut context = RequestContext::new(request.id.clone(), peer.clone());
-        // The stream it came on: the handler gives it to that call's asker.
-        let call = RequestId::Number(i64::try_from(call_id).unwrap_or(i64::MAX));
-        context
-            .extensions
-            .insert(InboundStreamOrigin::OutboundRequest(call));
-        let handler = self.handler.clone();
-        let post = direct.post(ticket, Vec::new());
-        let (auth, url) = (direct.auth.clone(), direct.url.clone());
-        let server = self.server.clone();
-        tokio::spawn(async move {
-            let id = request.id;
-            let answer =
-                match rmcp::Service::handle_request(&handler, request.request, context).await {
-                    Ok(result) => ClientJsonRpcMessage::Response(JsonRpcResponse {
-                        jsonrpc: JsonRpcVersion2_0,
-                        id,
-                        result,
-                    }),
-                    Err(error) => ClientJsonRpcMessage::Error(JsonRpcError::new(Some(id), error)),
-                };
-            let body = match serde_json::to_vec(&answer) {
-                Ok(body) => body,
-                Err(e) => {
-                    tracing::warn!(%server, "cannot write an answer to the server: {e}");
-                    return;
-                }
-            };
-            let request = authorized(auth.as_deref(), &url, post.body(body)).await;
-            match tokio::time::timeout(CANCEL_BOUND, request.send()).await {
-                Ok(Ok(response)) if response.status().is_success() => {}
-                Ok(Ok(response)) => tracing::debug!(
-                    %server,
-                    "the server refused an answer to its request: HTTP {}",
-                    response.status()
-                ),
-                Ok(Err(e)) => tracing::debug!(%server, "cannot send an answer to the server: {e}"),
-                Err(_) => tracing::debug!(%server, "an answer to the server got no reply in time"),
-            }
-        });
-    }
-}
-
-/// Where a broken response stream resumes, and when: after the server's `retry:` hint the
-/// first time, then backing off, a bounded number of times (as rmcp's worker resumes).
-#[derive(Default)]
-struct Resumption {
-    last_event_id: Option<String>,
-    retry: Option<Duration>,
-    tries: u32,
-}
-
-impl Resumption {
-    fn saw(&mut self, id: Option<&str>, retry: Option<u64>) {
-        if let Some(id) = id {
-            self.last_event_id = Some(id.to_owned());
-        }
-        if let Some(retry) = retry {
-            self.retry = Some(Duration::from_millis(retry));
-        }
-    }
-
-    /// The event to resume after and the wait before, unless no event had an id or the tries
-    /// are spent.
-    fn next(&mut self) -> Option<(String, Duration)> {
-        let last_event_id = self.last_event_id.clone()?;
-        if self.tries > streamable_http::RECONNECT_ATTEMPTS {
-            return None;
-        }
-        let wait = match self.tries {
-            0 => self.retry.unwrap_or(streamable_http::RECONNECT_BACKOFF),
-            n => (streamable_http::RECONNECT_BACKOFF * 2u32.saturating_pow(n - 1))
-                .min(streamable_http::RECONNECT_MAX_DELAY),
-        };
-        self.tries += 1;
-        Some((last_event_id, wait))
     }
 }
 
