@@ -17,9 +17,9 @@
 //!
 //! What the road does not take goes to rmcp's road unchanged:
 //!
-//! - before anything is sent: a server of the `initialize` era that gave no session, a tool
-//!   whose input schema asks for `Mcp-Param-*` headers (rmcp writes them from the schema), a
-//!   name that needs the Base64 header form (2026-07-28);
+//! - before anything is sent: a server of the `initialize` era with OAuth (it gets no road) or
+//!   that gave no session, a tool whose input schema asks for `Mcp-Param-*` headers (rmcp
+//!   writes them from the schema), a name that needs the Base64 header form (2026-07-28);
 //! - after: a 401 or 403 on a connection with OAuth, or a credential that cannot be read. The
 //!   server refused the request before running it, so sending it again through rmcp's road,
 //!   which refreshes, logs in or steps up, is safe.

@@ -37,11 +37,11 @@ impl McpClient {
     /// [`SESSIONS_WAITED`] new ones.
     ///
     /// While a new session is being opened, calls take turns
-    /// ([`Sessions::turn`](streamable_http::Sessions::turn)): the ones
-    /// sent again go first, each holding its turn until the server has taken its request, and
-    /// calls made meanwhile queue behind them, as rmcp's worker sends the requests it retries
-    /// before the ones that came during its recovery. A server that expires sessions after a
-    /// number of requests then takes the calls it refused first.
+    /// ([`Sessions::turn`](streamable_http::Sessions::turn)): the ones sent again go first,
+    /// each holding its turn until the server has taken its request, and calls made meanwhile
+    /// queue behind them, as rmcp's worker sends the requests it retries before the ones that
+    /// came during its recovery. A server that expires sessions after a number of requests then
+    /// takes the calls it refused first.
     pub(super) async fn exchange_renewing<M: Display + ?Sized>(
         &self,
         direct: &HttpDirect,
