@@ -273,34 +273,13 @@ impl McpClient {
                     capabilities: ours.capabilities,
                 }
             });
-        let http_direct = match (opened.http_direct, &era_meta, url.as_ref()) {
-            (Some(parts), Some(era), Some(url)) if opened.opening.era == Era::Modern => {
-                http::direct::HttpDirect::new(
-                    parts.client,
-                    url.clone(),
-                    &parts.headers,
-                    parts.auth,
-                    era.protocol_version.as_str(),
-                    None,
-                )
-            }
-            // An `initialize`-era server: calls go on the session rmcp's worker sends on. One
-            // with OAuth stays on rmcp's road: when two connections sharing a token store find
-            // it expired at once, the road's extra 401 before rmcp's refresh made the slower
-            // refresh miss the other's result (seen once under load); not yet understood.
-            (Some(parts), None, Some(url)) if parts.auth.is_none() => {
-                match (peer.peer_info(), parts.backend) {
-                    (Some(info), Some(backend)) => http::direct::HttpDirect::new(
-                        parts.client,
-                        url.clone(),
-                        &parts.headers,
-                        parts.auth,
-                        info.protocol_version.as_str(),
-                        Some(backend),
-                    ),
-                    _ => None,
-                }
-            }
+        let http_direct = match (opened.http_direct, peer.peer_info(), url.as_ref()) {
+            (Some(parts), Some(info), Some(url)) => http::direct::HttpDirect::for_connection(
+                parts,
+                url,
+                &info.protocol_version,
+                opened.opening.era == Era::Modern,
+            ),
             _ => None,
         };
         let first_answer = if opened.opening.discovery_cached {

@@ -53,11 +53,14 @@ use futures::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
 use rmcp::model::RequestId;
-use rmcp::model::{NumberOrString, ProgressToken, RequestMetaObject, ServerJsonRpcMessage};
+use rmcp::model::{
+    NumberOrString, ProgressToken, ProtocolVersion, RequestMetaObject, ServerJsonRpcMessage,
+};
 use rmcp::service::ServiceError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::plumbing::{self, HttpError};
+use super::remote::DirectParts;
 use super::streamable_http::{HttpClient, MAX_RESPONSE_BYTES, Turn};
 use crate::auth::credential::ServerAuth;
 use crate::client::ask::CallInput;
@@ -117,33 +120,48 @@ impl std::fmt::Debug for HttpDirect {
 }
 
 impl HttpDirect {
-    /// The road to `url` with the configured `headers`, for a connection that speaks
-    /// `version`, beside rmcp's `backend` for a server of the `initialize` era; `None` when the
-    /// version cannot travel as a header.
-    pub(crate) fn new(
-        client: reqwest::Client,
-        url: Url,
-        configured: &HeaderMap,
-        auth: Option<Arc<ServerAuth>>,
-        version: &str,
-        backend: Option<HttpClient>,
+    /// The road of a streamable HTTP connection to `url` made of `parts`, which negotiated
+    /// `version` (`modern`: opened with `server/discover`), if it gets one: 2026-07-28 calls
+    /// go without a session, `initialize`-era calls on the session of rmcp's backend. `None`
+    /// for a server of the `initialize` era with OAuth: when two connections sharing a token
+    /// store found it expired at once, the road's extra 401 before rmcp's refresh made the
+    /// slower refresh miss the other's result (seen once under load; not yet understood), so
+    /// it stays on rmcp's road. `None` too when the version cannot travel as a header.
+    pub(crate) fn for_connection(
+        parts: DirectParts,
+        url: &Url,
+        version: &ProtocolVersion,
+        modern: bool,
     ) -> Option<HttpDirect> {
-        let mut headers = configured.clone();
+        let backend = if version.has_initialize() {
+            if parts.auth.is_some() {
+                return None;
+            }
+            Some(parts.backend?)
+        } else if modern {
+            None
+        } else {
+            return None;
+        };
+        let mut headers = parts.headers;
         headers.insert(
             ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
         // As rmcp's worker sends it, in every era.
-        headers.insert(PROTOCOL_VERSION, HeaderValue::from_str(version).ok()?);
+        headers.insert(
+            PROTOCOL_VERSION,
+            HeaderValue::from_str(version.as_str()).ok()?,
+        );
         if backend.is_none() {
             headers.insert(MCP_METHOD, HeaderValue::from_static("tools/call"));
         }
         Some(HttpDirect {
-            client,
-            url,
+            client: parts.client,
+            url: url.clone(),
             headers,
-            auth,
+            auth: parts.auth,
             next: AtomicU64::new(FIRST_ID),
             param_header_tools: Mutex::default(),
             backend,
