@@ -245,6 +245,12 @@ impl ServerAuth {
         }
     }
 
+    /// Whether requests go out with a credential: false once the store was found to hold
+    /// none for this server (most HTTP servers use no OAuth), until a 401 says otherwise.
+    pub(crate) fn in_use(&self) -> bool {
+        !self.absent.load(Ordering::SeqCst)
+    }
+
     /// The server refused `sent` with 401: refresh once (or renew client credentials, or log
     /// in when a person can), and return the token to retry with.
     pub(crate) async fn on_unauthorized(

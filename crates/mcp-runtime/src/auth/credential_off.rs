@@ -32,6 +32,10 @@ impl ServerAuth {
         match *self {}
     }
 
+    pub(crate) fn in_use(&self) -> bool {
+        match *self {}
+    }
+
     pub(crate) async fn bearer(&self) -> Result<Option<String>, AuthFailure> {
         match *self {}
     }

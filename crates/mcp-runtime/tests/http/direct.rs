@@ -9,6 +9,8 @@ use std::sync::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use mcp_runtime::auth::{AuthContext, CredentialStore};
+
 use super::*;
 
 /// Ids of the direct road start here (rmcp's counter stays below).
@@ -84,12 +86,27 @@ async fn a_modern_json_call_takes_the_direct_road_with_every_header() {
 /// call's stream (`roots/list`) is answered on that session.
 #[tokio::test]
 async fn a_session_call_takes_the_direct_road_on_rmcps_session() {
+    session_calls_take_the_direct_road(None).await;
+}
+
+/// As the CLI and the gateway connect: every HTTP connection may log in, and one the store
+/// holds no credential for still takes the road.
+#[tokio::test]
+async fn a_session_call_without_a_stored_credential_takes_the_direct_road() {
+    let store = temp_dir();
+    let store = CredentialStore::new(store.path().join(mcp_runtime::auth::CREDENTIALS_FILE));
+    session_calls_take_the_direct_road(Some(AuthContext::non_interactive(store))).await;
+}
+
+async fn session_calls_take_the_direct_road(auth: Option<AuthContext>) {
     bounded(async {
         let dir = temp_dir();
         let record = dir.path().join("record.jsonl");
         let mock = HttpMock::http(&["--record", record.to_str().unwrap()]);
         let root = temp_dir();
-        let options = ConnectOptions::default().with_roots(vec![root.path().to_owned()]);
+        let options = ConnectOptions::default()
+            .with_roots(vec![root.path().to_owned()])
+            .with_auth(auth);
         let client = McpClient::connect("remote", &mock.config(None), &options)
             .await
             .unwrap();

@@ -123,10 +123,12 @@ impl HttpDirect {
     /// The road of a streamable HTTP connection to `url` made of `parts`, which negotiated
     /// `version` (`modern`: opened with `server/discover`), if it gets one: 2026-07-28 calls
     /// go without a session, `initialize`-era calls on the session of rmcp's backend. `None`
-    /// for a server of the `initialize` era with OAuth: when two connections sharing a token
-    /// store found it expired at once, the road's extra 401 before rmcp's refresh made the
-    /// slower refresh miss the other's result (seen once under load; not yet understood), so
-    /// it stays on rmcp's road. `None` too when the version cannot travel as a header.
+    /// for a server of the `initialize` era whose requests carry an OAuth credential: when two
+    /// connections sharing a token store found it expired at once, the road's extra 401 before
+    /// rmcp's refresh made the slower refresh miss the other's result (seen once under load;
+    /// not yet understood), so it stays on rmcp's road. A server the store holds no
+    /// credential for (most, though every HTTP connection may log in) takes the road. `None`
+    /// too when the version cannot travel as a header.
     pub(crate) fn for_connection(
         parts: DirectParts,
         url: &Url,
@@ -134,7 +136,7 @@ impl HttpDirect {
         modern: bool,
     ) -> Option<HttpDirect> {
         let backend = if version.has_initialize() {
-            if parts.auth.is_some() {
+            if parts.auth.as_ref().is_some_and(|auth| auth.in_use()) {
                 return None;
             }
             Some(parts.backend?)
