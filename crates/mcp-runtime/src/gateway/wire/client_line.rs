@@ -84,9 +84,12 @@ pub(super) struct Said {
 }
 
 /// Reads one session's lines, and remembers what the metadata of its last call said.
-#[derive(Default)]
+///
+/// Cheap to clone (the memo is shared): the HTTP endpoint keeps one for all its requests and
+/// hands each request a copy, since a request has no session to remember it in.
+#[derive(Clone, Default)]
 pub(super) struct LineReader {
-    last_meta: Option<MetaMemo>,
+    last_meta: Option<Arc<MetaMemo>>,
 }
 
 /// A call's `_meta` as it was sent, and what it said.
@@ -200,12 +203,12 @@ impl LineReader {
                 }
                 None => (text.len(), text.len()),
             };
-            self.last_meta = Some(MetaMemo {
+            self.last_meta = Some(Arc::new(MetaMemo {
                 before: text[..start].into(),
                 after: text[end..].into(),
                 has_token: token.is_some(),
                 said: said.clone(),
-            });
+            }));
         }
         Some((said, meta.get_progress_token()))
     }

@@ -69,6 +69,9 @@ pub(super) struct FastCalls {
     hosts: Option<Vec<String>>,
     /// Cancelled when the endpoint shuts down.
     stop: CancellationToken,
+    /// What the last call's metadata said: clients send the same metadata with every call
+    /// but its progress token, and what it says depends on its text alone.
+    lines: std::sync::Mutex<LineReader>,
 }
 
 impl FastCalls {
@@ -91,6 +94,7 @@ impl FastCalls {
             _service: service,
             hosts,
             stop,
+            lines: std::sync::Mutex::default(),
         })
     }
 }
@@ -116,8 +120,10 @@ pub(super) async fn take(
                 .into_response();
         }
     };
-    let mut lines = LineReader::default();
-    let call = match lines.read(&bytes) {
+    let mut lines = fast.lines.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let read = lines.read(&bytes);
+    *fast.lines.lock().unwrap_or_else(|e| e.into_inner()) = lines;
+    let call = match read {
         Some(FastLine::Call(call)) if fits(&fast.gateway, &parts.headers, &call) => call,
         _ => {
             return next
