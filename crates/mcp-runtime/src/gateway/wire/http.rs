@@ -212,8 +212,15 @@ impl HttpServer {
             sessions,
             config,
         );
+        // Behind an `Arc`: every layer below clones what it wraps on every request, and rmcp's
+        // service clones its whole configuration (host and origin lists) when cloned.
+        let service = Arc::new(service);
+        let mcp = axum::routing::any(move |request: Request| {
+            let service = service.clone();
+            async move { service.handle(request).await }
+        });
         let mut router = axum::Router::new()
-            .nest_service(PATH, service)
+            .nest_service(PATH, mcp)
             // Right around the service: it answers for the session the service was asked about.
             .layer(axum::middleware::from_fn(sessions::guard))
             .layer(axum::middleware::from_fn(session_ended))
