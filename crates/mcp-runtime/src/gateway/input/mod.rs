@@ -261,7 +261,9 @@ impl Inputs {
             progress,
             settings,
             move |settings| {
-                let call = call(settings);
+                // Boxed where it is made: a tool call's future is kilobytes, which every
+                // wrapper on its way into the flight would move again.
+                let call = Box::pin(call(settings));
                 async move { call.await.map(Landed::Tool) }
             },
         );
