@@ -195,6 +195,8 @@ enum Scenario {
     Hang,
     /// Read the request, close the connection.
     Drop,
+    /// The answer as an event in a chunked body whose end comes a little later.
+    LateEnd,
 }
 
 /// What the loopback server saw.
@@ -206,6 +208,8 @@ struct Seen {
     cancelled: Vec<Value>,
     /// Headers of the `tools/call` POSTs.
     call_headers: Vec<HashMap<String, String>>,
+    /// Connections accepted.
+    connections: usize,
 }
 
 /// A 2026-07-28 server on a loopback port, written by hand: `server/discover` and the rest
@@ -223,6 +227,7 @@ impl Loopback {
         let shared = seen.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                shared.lock().unwrap().connections += 1;
                 tokio::spawn(serve(stream, scenario, shared.clone()));
             }
         });
@@ -368,6 +373,18 @@ async fn serve(mut stream: TcpStream, scenario: Scenario, seen: Arc<Mutex<Seen>>
                     return;
                 }
                 Scenario::Drop => return,
+                Scenario::LateEnd => {
+                    let result = answer(json!({
+                        "resultType": "complete",
+                        "content": [{"type": "text", "text": "late"}],
+                    }));
+                    let event = format!("data: {result}\n\n");
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                    let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+                    let _ = stream.write_all(format!("{head}{chunk}").as_bytes()).await;
+                    tokio::time::sleep(Duration::from_millis(30)).await;
+                    let _ = stream.write_all(b"0\r\n\r\n").await;
+                }
             },
             _ if id.is_null() => respond(&mut stream, "202 Accepted", "text/plain", "").await,
             _ => {
@@ -403,6 +420,36 @@ async fn call(
         .await;
     client.close().await;
     outcome
+}
+
+#[tokio::test]
+async fn a_connection_whose_answer_ends_late_serves_the_next_call() {
+    bounded(async {
+        let server = Loopback::start(Scenario::LateEnd).await;
+        let client = McpClient::connect(
+            "loop",
+            &remote(&server.url, Some("http")),
+            &ConnectOptions::default(),
+        )
+        .await
+        .unwrap();
+        for _ in 0..3 {
+            let out = client
+                .call_tool("work", args(json!({"n": 1})), CallOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(out.text(), "late");
+            // Past the stream's end: its connection is back in the pool.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        client.close().await;
+        assert_eq!(server.calls(), 3);
+        let seen = server.seen.lock().unwrap();
+        // One connection for the discovery and every call: an answered stream is read to
+        // its end, not dropped (which closes its connection).
+        assert_eq!(seen.connections, 1, "{:?}", seen.methods);
+    })
+    .await;
 }
 
 #[tokio::test]

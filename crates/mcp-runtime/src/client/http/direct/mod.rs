@@ -49,7 +49,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
 use rmcp::model::RequestId;
@@ -552,6 +552,7 @@ impl McpClient {
                 };
                 if let Some((answered, reply)) = parse_answer(data.as_bytes(), &wants) {
                     if answered == id {
+                        finish_in_background(events);
                         return Exchange::Reply(reply);
                     }
                     continue;
@@ -619,6 +620,25 @@ impl McpClient {
         });
         Exchange::Failed(unreachable.unwrap_or_else(|| self.answer_lost(method)))
     }
+}
+
+/// How long the rest of an answered call's stream is read in the background.
+const FINISH_GRACE: Duration = Duration::from_secs(1);
+
+/// Read what is left of an answered call's stream (its end, as a rule) on a task of its own,
+/// for at most [`FINISH_GRACE`]: a response dropped before its end closes its connection, and
+/// the next call would connect again; one read to its end goes back to the pool.
+fn finish_in_background(mut events: super::sse::Events) {
+    // Most often the end came in with the answer.
+    if let Some(None) = events.next().now_or_never() {
+        return;
+    }
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(FINISH_GRACE, async {
+            while events.next().await.is_some() {}
+        })
+        .await;
+    });
 }
 
 /// The media type of a `Content-Type`, without its parameters.
