@@ -267,11 +267,11 @@ impl McpClient {
             .map(|info| {
                 use rmcp::ClientHandler as _;
                 let ours = handler.get_info();
-                stdio::direct::EraMeta {
-                    protocol_version: info.protocol_version.clone(),
-                    client_info: ours.client_info,
-                    capabilities: ours.capabilities,
-                }
+                stdio::direct::EraMeta::new(
+                    info.protocol_version.clone(),
+                    ours.client_info,
+                    ours.capabilities,
+                )
             });
         let http_direct = match (opened.http_direct, peer.peer_info(), url.as_ref()) {
             (Some(parts), Some(info), Some(url)) => http::direct::HttpDirect::for_connection(

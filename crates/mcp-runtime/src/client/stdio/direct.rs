@@ -415,6 +415,37 @@ pub(crate) struct EraMeta {
     pub(crate) protocol_version: rmcp::model::ProtocolVersion,
     pub(crate) client_info: rmcp::model::Implementation,
     pub(crate) capabilities: rmcp::model::ClientCapabilities,
+    /// The same entries as JSON (`"key":value`), in the order rmcp adds them: written as they
+    /// are into every tool call, which would otherwise build and serialize them each time.
+    written: Arc<[(String, Vec<u8>)]>,
+}
+
+impl EraMeta {
+    pub(crate) fn new(
+        protocol_version: rmcp::model::ProtocolVersion,
+        client_info: rmcp::model::Implementation,
+        capabilities: rmcp::model::ClientCapabilities,
+    ) -> Self {
+        let mut meta = RequestMetaObject::default();
+        meta.set_protocol_version(protocol_version.clone());
+        meta.set_client_info(client_info.clone());
+        meta.set_client_capabilities(capabilities.clone());
+        let written = meta
+            .iter()
+            .filter_map(|(key, value)| {
+                let mut entry = serde_json::to_vec(key).ok()?;
+                entry.push(b':');
+                serde_json::to_writer(&mut entry, value).ok()?;
+                Some((key.clone(), entry))
+            })
+            .collect();
+        EraMeta {
+            protocol_version,
+            client_info,
+            capabilities,
+            written,
+        }
+    }
 }
 
 /// A registered request. Dropped before its answer came (the caller gave up), it is
@@ -618,20 +649,27 @@ impl McpClient {
         meta: Option<RequestMetaObject>,
     ) -> Result<Vec<u8>, std::io::Error> {
         let params = &call.params;
-        let full =
-            (self.era_meta.is_some() || meta.is_some() || params.meta.is_some()).then(|| {
-                let mut all = params.meta.clone().unwrap_or_default();
-                if let Some(era) = &self.era_meta {
-                    all.set_protocol_version(era.protocol_version.clone());
-                    all.set_client_info(era.client_info.clone());
-                    all.set_client_capabilities(era.capabilities.clone());
-                }
-                if let Some(meta) = meta {
-                    all.extend(meta);
-                }
-                all.set_progress_token(ProgressToken(NumberOrString::Number(id)));
-                all
-            });
+        // Without metadata of the call's own (as the gateway and most callers send it), the
+        // era's entries are written as kept, and only the caller's are serialized.
+        let written = match (&self.era_meta, &params.meta) {
+            (Some(era), None) => Some(write_meta(&era.written, meta.as_ref(), id)?),
+            _ => None,
+        };
+        let full = (written.is_none()
+            && (self.era_meta.is_some() || meta.is_some() || params.meta.is_some()))
+        .then(|| {
+            let mut all = params.meta.clone().unwrap_or_default();
+            if let Some(era) = &self.era_meta {
+                all.set_protocol_version(era.protocol_version.clone());
+                all.set_client_info(era.client_info.clone());
+                all.set_client_capabilities(era.capabilities.clone());
+            }
+            if let Some(meta) = meta {
+                all.extend(meta);
+            }
+            all.set_progress_token(ProgressToken(NumberOrString::Number(id)));
+            all
+        });
         // Written piece by piece: the constant parts as they are, only the name and what
         // the caller passed through the serializer (a derived `Serialize` escapes every key
         // and constant string on every call).
@@ -639,9 +677,10 @@ impl McpClient {
         line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         serde_json::to_writer(&mut line, &id)?;
         line.extend_from_slice(br#","method":"tools/call","params":{"_meta":"#);
-        match &full {
-            Some(all) => serde_json::to_writer(&mut line, all)?,
-            None => {
+        match (&written, &full) {
+            (Some(written), _) => line.extend_from_slice(written),
+            (None, Some(all)) => serde_json::to_writer(&mut line, all)?,
+            (None, None) => {
                 line.extend_from_slice(br#"{"progressToken":"#);
                 serde_json::to_writer(&mut line, &id)?;
                 line.push(b'}');
@@ -690,6 +729,62 @@ impl McpClient {
             .map(|result| Answer::Typed(Box::new(result)))
             .map_err(invalid)
     }
+}
+
+/// A tool call's `_meta` when the call has none of its own: the era's entries as written
+/// (each replaced by the caller's value when the caller has the same key), the caller's other
+/// entries, and the progress token in the caller's place for it, or last. The JSON of the map
+/// rmcp would build from the same parts.
+fn write_meta(
+    era: &[(String, Vec<u8>)],
+    caller: Option<&RequestMetaObject>,
+    id: i64,
+) -> Result<Vec<u8>, std::io::Error> {
+    const PROGRESS_TOKEN: &str = "progressToken";
+    fn entry(out: &mut Vec<u8>, key: &str) -> Result<(), std::io::Error> {
+        // Past the opening brace, an entry is preceded by a comma.
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, key)?;
+        out.push(b':');
+        Ok(())
+    }
+    let mut out = Vec::with_capacity(256);
+    out.push(b'{');
+    for (key, written) in era {
+        match caller.and_then(|caller| caller.get(key)) {
+            Some(value) => {
+                entry(&mut out, key)?;
+                serde_json::to_writer(&mut out, value)?;
+            }
+            None => {
+                if out.len() > 1 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(written);
+            }
+        }
+    }
+    let mut token_written = false;
+    for (key, value) in caller.into_iter().flat_map(|caller| caller.iter()) {
+        if era.iter().any(|(era_key, _)| era_key == key) {
+            continue;
+        }
+        entry(&mut out, key)?;
+        if key == PROGRESS_TOKEN {
+            serde_json::to_writer(&mut out, &id)?;
+            token_written = true;
+        } else {
+            serde_json::to_writer(&mut out, value)?;
+        }
+    }
+    if !token_written {
+        entry(&mut out, PROGRESS_TOKEN)?;
+        serde_json::to_writer(&mut out, &id)?;
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 #[cfg(test)]

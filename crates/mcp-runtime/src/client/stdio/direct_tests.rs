@@ -298,3 +298,51 @@ async fn a_server_that_stops_reading_holds_writers_back_past_a_full_batch() {
     pending.await.unwrap().unwrap();
     assert!(received == expected, "the lines arrive whole and in order");
 }
+
+/// `_meta` as the map rmcp builds it: the era's entries, the caller's, the progress token.
+fn meta_as_rmcp_builds_it(era: &EraMeta, caller: Option<RequestMetaObject>, id: i64) -> String {
+    let mut all = RequestMetaObject::default();
+    all.set_protocol_version(era.protocol_version.clone());
+    all.set_client_info(era.client_info.clone());
+    all.set_client_capabilities(era.capabilities.clone());
+    if let Some(caller) = caller {
+        all.extend(caller);
+    }
+    all.set_progress_token(rmcp::model::ProgressToken(
+        rmcp::model::NumberOrString::Number(id),
+    ));
+    serde_json::to_string(&all).unwrap()
+}
+
+#[test]
+fn the_era_meta_written_as_kept_is_the_json_of_rmcps_map() {
+    let mut capabilities = rmcp::model::ClientCapabilities::default();
+    capabilities.roots = Some(Default::default());
+    let era = EraMeta::new(
+        rmcp::model::ProtocolVersion::V_2026_07_28,
+        rmcp::model::Implementation::new("mcpr \"quoted\"", "1.0"),
+        capabilities,
+    );
+    let caller = |entries: serde_json::Value| {
+        Some(serde_json::from_value::<RequestMetaObject>(entries).unwrap())
+    };
+    let mut declared = RequestMetaObject::default();
+    declared.set_client_capabilities(rmcp::model::ClientCapabilities::default());
+    let cases = [
+        None,
+        Some(RequestMetaObject::default()),
+        // The asker's capabilities, as the gateway sends them: in the era's place.
+        Some(declared),
+        caller(json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})),
+        // A token of the caller's is replaced by the call's, where the caller put it.
+        caller(json!({"progressToken": "theirs", "x/y": [1, {"z": null}]})),
+    ];
+    for case in cases {
+        let written = write_meta(&era.written, case.as_ref(), 4_294_967_301).unwrap();
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            meta_as_rmcp_builds_it(&era, case.clone(), 4_294_967_301),
+            "{case:?}"
+        );
+    }
+}

@@ -135,11 +135,11 @@ pub(crate) async fn take_over(
         .map(|info| {
             use rmcp::ClientHandler as _;
             let ours = handler.get_info();
-            EraMeta {
-                protocol_version: info.protocol_version.clone(),
-                client_info: ours.client_info,
-                capabilities: ours.capabilities,
-            }
+            EraMeta::new(
+                info.protocol_version.clone(),
+                ours.client_info,
+                ours.capabilities,
+            )
         });
     let shared = Arc::new(Shared::default());
     let reader = Reader {
