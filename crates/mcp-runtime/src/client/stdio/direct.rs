@@ -426,11 +426,15 @@ impl EraMeta {
         client_info: rmcp::model::Implementation,
         capabilities: rmcp::model::ClientCapabilities,
     ) -> Self {
+        let mut era = EraMeta {
+            protocol_version,
+            client_info,
+            capabilities,
+            written: Arc::new([]),
+        };
         let mut meta = RequestMetaObject::default();
-        meta.set_protocol_version(protocol_version.clone());
-        meta.set_client_info(client_info.clone());
-        meta.set_client_capabilities(capabilities.clone());
-        let written = meta
+        era.add_to(&mut meta);
+        era.written = meta
             .iter()
             .filter_map(|(key, value)| {
                 let mut entry = serde_json::to_vec(key).ok()?;
@@ -439,12 +443,14 @@ impl EraMeta {
                 Some((key.clone(), entry))
             })
             .collect();
-        EraMeta {
-            protocol_version,
-            client_info,
-            capabilities,
-            written,
-        }
+        era
+    }
+
+    /// Add the entries to `meta`, as rmcp does (each replaces one of the same key).
+    pub(crate) fn add_to(&self, meta: &mut RequestMetaObject) {
+        meta.set_protocol_version(self.protocol_version.clone());
+        meta.set_client_info(self.client_info.clone());
+        meta.set_client_capabilities(self.capabilities.clone());
     }
 }
 
@@ -626,9 +632,7 @@ impl McpClient {
     ) -> Result<Vec<u8>, std::io::Error> {
         let request_meta = request.get_meta_mut();
         if let Some(era) = &self.era_meta {
-            request_meta.set_protocol_version(era.protocol_version.clone());
-            request_meta.set_client_info(era.client_info.clone());
-            request_meta.set_client_capabilities(era.capabilities.clone());
+            era.add_to(request_meta);
         }
         if let Some(meta) = meta {
             request_meta.extend(meta);
@@ -649,27 +653,6 @@ impl McpClient {
         meta: Option<RequestMetaObject>,
     ) -> Result<Vec<u8>, std::io::Error> {
         let params = &call.params;
-        // Without metadata of the call's own (as the gateway and most callers send it), the
-        // era's entries are written as kept, and only the caller's are serialized.
-        let written = match (&self.era_meta, &params.meta) {
-            (Some(era), None) => Some(write_meta(&era.written, meta.as_ref(), id)?),
-            _ => None,
-        };
-        let full = (written.is_none()
-            && (self.era_meta.is_some() || meta.is_some() || params.meta.is_some()))
-        .then(|| {
-            let mut all = params.meta.clone().unwrap_or_default();
-            if let Some(era) = &self.era_meta {
-                all.set_protocol_version(era.protocol_version.clone());
-                all.set_client_info(era.client_info.clone());
-                all.set_client_capabilities(era.capabilities.clone());
-            }
-            if let Some(meta) = meta {
-                all.extend(meta);
-            }
-            all.set_progress_token(ProgressToken(NumberOrString::Number(id)));
-            all
-        });
         // Written piece by piece: the constant parts as they are, only the name and what
         // the caller passed through the serializer (a derived `Serialize` escapes every key
         // and constant string on every call).
@@ -677,13 +660,27 @@ impl McpClient {
         line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         serde_json::to_writer(&mut line, &id)?;
         line.extend_from_slice(br#","method":"tools/call","params":{"_meta":"#);
-        match (&written, &full) {
-            (Some(written), _) => line.extend_from_slice(written),
-            (None, Some(all)) => serde_json::to_writer(&mut line, all)?,
-            (None, None) => {
+        match (&self.era_meta, &params.meta, meta) {
+            // Without metadata of the call's own (as the gateway and most callers send it),
+            // the era's entries are written as kept; only the caller's are serialized.
+            (Some(era), None, meta) => {
+                line.extend_from_slice(&write_meta(&era.written, meta.as_ref(), id)?);
+            }
+            (None, None, None) => {
                 line.extend_from_slice(br#"{"progressToken":"#);
                 serde_json::to_writer(&mut line, &id)?;
                 line.push(b'}');
+            }
+            (era, own, meta) => {
+                let mut all = own.clone().unwrap_or_default();
+                if let Some(era) = era {
+                    era.add_to(&mut all);
+                }
+                if let Some(meta) = meta {
+                    all.extend(meta);
+                }
+                all.set_progress_token(ProgressToken(NumberOrString::Number(id)));
+                serde_json::to_writer(&mut line, &all)?;
             }
         }
         line.extend_from_slice(br#","name":"#);

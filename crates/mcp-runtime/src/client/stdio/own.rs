@@ -234,10 +234,7 @@ impl OwnPeer {
             SubscriptionsListenRequest::new(SubscriptionsListenRequestParams::new(filter)),
         );
         if let Some(era) = &self.era_meta {
-            let meta = request.get_meta_mut();
-            meta.set_protocol_version(era.protocol_version.clone());
-            meta.set_client_info(era.client_info.clone());
-            meta.set_client_capabilities(era.capabilities.clone());
+            era.add_to(request.get_meta_mut());
         }
         let line = to_line(&ClientJsonRpcMessage::request(request, key))
             .map_err(|e| format!("cannot write the request: {e}"))?;
