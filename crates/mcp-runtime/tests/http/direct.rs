@@ -197,6 +197,8 @@ enum Scenario {
     Drop,
     /// The answer as an event in a chunked body whose end comes a little later.
     LateEnd,
+    /// The answer as an event in a chunked body that never ends.
+    NoEnd,
 }
 
 /// What the loopback server saw.
@@ -210,6 +212,9 @@ struct Seen {
     call_headers: Vec<HashMap<String, String>>,
     /// Connections accepted.
     connections: usize,
+    /// Connections open now, and the most open at once.
+    open: usize,
+    most_open: usize,
 }
 
 /// A 2026-07-28 server on a loopback port, written by hand: `server/discover` and the rest
@@ -227,8 +232,17 @@ impl Loopback {
         let shared = seen.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                shared.lock().unwrap().connections += 1;
-                tokio::spawn(serve(stream, scenario, shared.clone()));
+                {
+                    let mut seen = shared.lock().unwrap();
+                    seen.connections += 1;
+                    seen.open += 1;
+                    seen.most_open = seen.most_open.max(seen.open);
+                }
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    serve(stream, scenario, shared.clone()).await;
+                    shared.lock().unwrap().open -= 1;
+                });
             }
         });
         Loopback { url, seen }
@@ -385,6 +399,20 @@ async fn serve(mut stream: TcpStream, scenario: Scenario, seen: Arc<Mutex<Seen>>
                     tokio::time::sleep(Duration::from_millis(30)).await;
                     let _ = stream.write_all(b"0\r\n\r\n").await;
                 }
+                Scenario::NoEnd => {
+                    let result = answer(json!({
+                        "resultType": "complete",
+                        "content": [{"type": "text", "text": "endless"}],
+                    }));
+                    let event = format!("data: {result}\n\n");
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                    let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+                    let _ = stream.write_all(format!("{head}{chunk}").as_bytes()).await;
+                    // Open until the client closes it.
+                    let mut rest = [0u8; 1024];
+                    while matches!(stream.read(&mut rest).await, Ok(n) if n > 0) {}
+                    return;
+                }
             },
             _ if id.is_null() => respond(&mut stream, "202 Accepted", "text/plain", "").await,
             _ => {
@@ -448,6 +476,34 @@ async fn a_connection_whose_answer_ends_late_serves_the_next_call() {
         // One connection for the discovery and every call: an answered stream is read to
         // its end, not dropped (which closes its connection).
         assert_eq!(seen.connections, 1, "{:?}", seen.methods);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn streams_left_open_after_their_answer_hold_few_connections() {
+    bounded(async {
+        let server = Loopback::start(Scenario::NoEnd).await;
+        let client = McpClient::connect(
+            "loop",
+            &remote(&server.url, Some("http")),
+            &ConnectOptions::default(),
+        )
+        .await
+        .unwrap();
+        for _ in 0..48 {
+            let out = client
+                .call_tool("work", args(json!({"n": 1})), CallOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(out.text(), "endless");
+        }
+        client.close().await;
+        let seen = server.seen.lock().unwrap();
+        // Each stream read on past its answer holds its connection: 16 being read on and the
+        // call under way at most, and a few the server has not yet seen closed (one per
+        // stream, 48, without a bound).
+        assert!(seen.most_open <= 24, "{} open at once", seen.most_open);
     })
     .await;
 }

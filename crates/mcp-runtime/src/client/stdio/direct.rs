@@ -738,11 +738,14 @@ fn write_meta(
     id: i64,
 ) -> Result<Vec<u8>, std::io::Error> {
     const PROGRESS_TOKEN: &str = "progressToken";
-    fn entry(out: &mut Vec<u8>, key: &str) -> Result<(), std::io::Error> {
-        // Past the opening brace, an entry is preceded by a comma.
+    /// Past the opening brace, an entry is preceded by a comma.
+    fn comma(out: &mut Vec<u8>) {
         if out.len() > 1 {
             out.push(b',');
         }
+    }
+    fn entry(out: &mut Vec<u8>, key: &str) -> Result<(), std::io::Error> {
+        comma(out);
         serde_json::to_writer(&mut *out, key)?;
         out.push(b':');
         Ok(())
@@ -756,9 +759,7 @@ fn write_meta(
                 serde_json::to_writer(&mut out, value)?;
             }
             None => {
-                if out.len() > 1 {
-                    out.push(b',');
-                }
+                comma(&mut out);
                 out.extend_from_slice(written);
             }
         }

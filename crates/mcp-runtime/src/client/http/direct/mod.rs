@@ -44,7 +44,7 @@
 
 use std::collections::HashSet;
 use std::fmt::Display;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -102,6 +102,8 @@ pub(crate) struct HttpDirect {
     /// the calls go on and which resumes a broken stream. `None` for 2026-07-28, which has no
     /// session.
     backend: Option<HttpClient>,
+    /// Answered streams being read to their end (see `finish_in_background`).
+    finishing: Arc<AtomicUsize>,
 }
 
 /// What a call the road takes is sent with.
@@ -165,6 +167,7 @@ impl HttpDirect {
             headers,
             auth: parts.auth,
             next: AtomicU64::new(FIRST_ID),
+            finishing: Arc::default(),
             param_header_tools: Mutex::default(),
             backend,
         })
@@ -552,7 +555,7 @@ impl McpClient {
                 };
                 if let Some((answered, reply)) = parse_answer(data.as_bytes(), &wants) {
                     if answered == id {
-                        finish_in_background(events);
+                        finish_in_background(&direct.finishing, events);
                         return Exchange::Reply(reply);
                     }
                     continue;
@@ -622,22 +625,35 @@ impl McpClient {
     }
 }
 
-/// How long the rest of an answered call's stream is read in the background.
-const FINISH_GRACE: Duration = Duration::from_secs(1);
+/// How long the rest of an answered call's stream is read in the background: a server ends
+/// it right after the answer, as a rule.
+const FINISH_GRACE: Duration = Duration::from_millis(250);
+
+/// How many answered streams of one connection may be read to their end at once. A server
+/// that keeps its streams open after answering would otherwise have the client hold a
+/// connection per call for the grace.
+const MAX_FINISHING: usize = 16;
 
 /// Read what is left of an answered call's stream (its end, as a rule) on a task of its own,
 /// for at most [`FINISH_GRACE`]: a response dropped before its end closes its connection, and
-/// the next call would connect again; one read to its end goes back to the pool.
-fn finish_in_background(mut events: super::sse::Events) {
+/// the next call would connect again; one read to its end goes back to the pool. Past
+/// [`MAX_FINISHING`] such streams (`finishing` counts them), the stream is dropped.
+fn finish_in_background(finishing: &Arc<AtomicUsize>, mut events: super::sse::Events) {
     // Most often the end came in with the answer.
     if let Some(None) = events.next().now_or_never() {
         return;
     }
+    if finishing.fetch_add(1, Ordering::Relaxed) >= MAX_FINISHING {
+        finishing.fetch_sub(1, Ordering::Relaxed);
+        return;
+    }
+    let finishing = finishing.clone();
     tokio::spawn(async move {
         let _ = tokio::time::timeout(FINISH_GRACE, async {
             while events.next().await.is_some() {}
         })
         .await;
+        finishing.fetch_sub(1, Ordering::Relaxed);
     });
 }
 
