@@ -261,8 +261,7 @@ impl Inputs {
             progress,
             settings,
             move |settings| {
-                // Boxed where it is made: a tool call's future is kilobytes, which every
-                // wrapper on its way into the flight would move again.
+                // Boxed where made: kilobytes, which each wrapper below would move again.
                 let call = Box::pin(call(settings));
                 async move { call.await.map(Landed::Tool) }
             },
