@@ -314,6 +314,16 @@ async fn respond(stream: &mut TcpStream, status: &str, content_type: &str, body:
     let _ = stream.write_all(body.as_bytes()).await;
 }
 
+/// Start a chunked event-stream response whose first chunk is the event `data`; its end is
+/// the caller's to send (or not).
+async fn open_event_stream(stream: &mut TcpStream, data: &str) {
+    let event = format!("data: {data}\n\n");
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+    let _ = stream.write_all(format!("{head}{chunk}").as_bytes()).await;
+}
+
 async fn serve(mut stream: TcpStream, scenario: Scenario, seen: Arc<Mutex<Seen>>) {
     while let Some((headers, body)) = read_request(&mut stream).await {
         let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -392,10 +402,7 @@ async fn serve(mut stream: TcpStream, scenario: Scenario, seen: Arc<Mutex<Seen>>
                         "resultType": "complete",
                         "content": [{"type": "text", "text": "late"}],
                     }));
-                    let event = format!("data: {result}\n\n");
-                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
-                    let chunk = format!("{:x}\r\n{event}\r\n", event.len());
-                    let _ = stream.write_all(format!("{head}{chunk}").as_bytes()).await;
+                    open_event_stream(&mut stream, &result).await;
                     tokio::time::sleep(Duration::from_millis(30)).await;
                     let _ = stream.write_all(b"0\r\n\r\n").await;
                 }
@@ -404,10 +411,7 @@ async fn serve(mut stream: TcpStream, scenario: Scenario, seen: Arc<Mutex<Seen>>
                         "resultType": "complete",
                         "content": [{"type": "text", "text": "endless"}],
                     }));
-                    let event = format!("data: {result}\n\n");
-                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
-                    let chunk = format!("{:x}\r\n{event}\r\n", event.len());
-                    let _ = stream.write_all(format!("{head}{chunk}").as_bytes()).await;
+                    open_event_stream(&mut stream, &result).await;
                     // Open until the client closes it.
                     let mut rest = [0u8; 1024];
                     while matches!(stream.read(&mut rest).await, Ok(n) if n > 0) {}
@@ -450,27 +454,32 @@ async fn call(
     outcome
 }
 
+/// Call `work` `times` times on one connection, `pause` after each, expecting `text`.
+async fn call_in_turn(server: &Loopback, times: usize, pause: Duration, text: &str) {
+    let client = McpClient::connect(
+        "loop",
+        &remote(&server.url, Some("http")),
+        &ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
+    for _ in 0..times {
+        let out = client
+            .call_tool("work", args(json!({"n": 1})), CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(out.text(), text);
+        tokio::time::sleep(pause).await;
+    }
+    client.close().await;
+}
+
 #[tokio::test]
 async fn a_connection_whose_answer_ends_late_serves_the_next_call() {
     bounded(async {
         let server = Loopback::start(Scenario::LateEnd).await;
-        let client = McpClient::connect(
-            "loop",
-            &remote(&server.url, Some("http")),
-            &ConnectOptions::default(),
-        )
-        .await
-        .unwrap();
-        for _ in 0..3 {
-            let out = client
-                .call_tool("work", args(json!({"n": 1})), CallOptions::default())
-                .await
-                .unwrap();
-            assert_eq!(out.text(), "late");
-            // Past the stream's end: its connection is back in the pool.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        client.close().await;
+        // Each pause outlasts the stream's end: its connection is back in the pool.
+        call_in_turn(&server, 3, Duration::from_millis(100), "late").await;
         assert_eq!(server.calls(), 3);
         let seen = server.seen.lock().unwrap();
         // One connection for the discovery and every call: an answered stream is read to
@@ -484,21 +493,7 @@ async fn a_connection_whose_answer_ends_late_serves_the_next_call() {
 async fn streams_left_open_after_their_answer_hold_few_connections() {
     bounded(async {
         let server = Loopback::start(Scenario::NoEnd).await;
-        let client = McpClient::connect(
-            "loop",
-            &remote(&server.url, Some("http")),
-            &ConnectOptions::default(),
-        )
-        .await
-        .unwrap();
-        for _ in 0..48 {
-            let out = client
-                .call_tool("work", args(json!({"n": 1})), CallOptions::default())
-                .await
-                .unwrap();
-            assert_eq!(out.text(), "endless");
-        }
-        client.close().await;
+        call_in_turn(&server, 48, Duration::ZERO, "endless").await;
         let seen = server.seen.lock().unwrap();
         // Each stream read on past its answer holds its connection: 16 being read on and the
         // call under way at most, and a few the server has not yet seen closed (one per
