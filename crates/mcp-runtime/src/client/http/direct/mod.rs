@@ -17,9 +17,10 @@
 //!
 //! What the road does not take goes to rmcp's road unchanged:
 //!
-//! - before anything is sent: a server of the `initialize` era with OAuth (it gets no road) or
-//!   that gave no session, a tool whose input schema asks for `Mcp-Param-*` headers (rmcp
-//!   writes them from the schema), a name that needs the Base64 header form (2026-07-28);
+//! - before anything is sent: a server of the `initialize` era whose requests carry a stored
+//!   OAuth credential (it gets no road) or that gave no session, a tool whose input schema
+//!   asks for `Mcp-Param-*` headers (rmcp writes them from the schema), a name that needs the
+//!   Base64 header form (2026-07-28);
 //! - after: a 401 or 403 on a connection with OAuth, or a credential that cannot be read. The
 //!   server refused the request before running it, so sending it again through rmcp's road,
 //!   which refreshes, logs in or steps up, is safe.
@@ -267,9 +268,10 @@ enum Exchange {
     Reply(Reply),
     Refused,
     Failed(ClientError),
-    /// The server had expired the session the call went on (a 404): it never reached it.
-    Expired(Arc<str>),
 }
+
+/// The server had expired the session a call went on (a 404): the call never reached it.
+struct Expired(Arc<str>);
 
 impl McpClient {
     /// The direct road for a call of `call`, when this connection has one and it may take
@@ -354,10 +356,6 @@ impl McpClient {
                 ));
             }
             Some(Exchange::Refused) => return Road::Refused,
-            // Only `exchange` says it, and `exchange_renewing` turns it into a failure.
-            Some(Exchange::Expired(_)) => {
-                return Road::Done(Err(self.session_lost(direct, method)));
-            }
             Some(Exchange::Failed(error)) => return Road::Done(Err(error)),
             Some(Exchange::Reply(reply)) => reply,
         };
@@ -402,7 +400,8 @@ impl McpClient {
         });
     }
 
-    /// POST the call and read its answer.
+    /// POST the call and read its answer; [`Expired`] when the server answered 404 for the
+    /// session the call went on (it never reached the server).
     async fn exchange<M: Display + ?Sized>(
         &self,
         direct: &HttpDirect,
@@ -411,20 +410,20 @@ impl McpClient {
         body: Bytes,
         method: &M,
         turn: Option<Turn>,
-    ) -> Exchange {
+    ) -> Result<Exchange, Expired> {
         let phase = method.to_string();
         let failed = |error: &(dyn std::error::Error + 'static)| {
             let url = &direct.url;
-            Exchange::Failed(
+            Ok(Exchange::Failed(
                 plumbing::classify(&self.server, &phase, url, error)
                     .unwrap_or_else(|| self.protocol_error(method, plumbing::root_cause(error))),
-            )
+            ))
         };
         let token = match &direct.auth {
             // A credential that cannot be had is rmcp's road's to report, as it always was.
             Some(auth) => match auth.bearer().await {
                 Ok(token) => token,
-                Err(_) => return Exchange::Refused,
+                Err(_) => return Ok(Exchange::Refused),
             },
             None => None,
         };
@@ -452,13 +451,13 @@ impl McpClient {
         if direct.auth.is_some()
             && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
         {
-            return Exchange::Refused;
+            return Ok(Exchange::Refused);
         }
         // The session expired before the request reached it.
         if status == StatusCode::NOT_FOUND
             && let Ticket::Session(session) = ticket
         {
-            return Exchange::Expired(session.clone());
+            return Err(Expired(session.clone()));
         }
         let content_type = response
             .headers()
@@ -468,13 +467,13 @@ impl McpClient {
             .unwrap_or_default();
         let wants = |_: u64| Wants::ToolOutput;
         if status.is_success() && content_type.eq_ignore_ascii_case(EVENT_STREAM) {
-            return self.read_events(direct, ticket, response, id, method).await;
+            return Ok(self.read_events(direct, ticket, response, id, method).await);
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
-            return Exchange::Failed(self.protocol_error(
+            return Ok(Exchange::Failed(self.protocol_error(
                 method,
                 format!("the server answered {status} with no result"),
-            ));
+            )));
         }
         let auth_failure = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
         if !content_type.eq_ignore_ascii_case(JSON) || auth_failure {
@@ -484,9 +483,10 @@ impl McpClient {
                 } else {
                     content_type.as_str()
                 };
-                return Exchange::Failed(
-                    self.protocol_error(method, format!("unexpected content type {shown}")),
-                );
+                return Ok(Exchange::Failed(self.protocol_error(
+                    method,
+                    format!("unexpected content type {shown}"),
+                )));
             }
             return failed(&plumbing::status_error(response).await);
         }
@@ -505,12 +505,12 @@ impl McpClient {
                 if answered == id
                     && (status.is_success() || matches!(reply, Err(NoResult::Server(_)))) =>
             {
-                Exchange::Reply(reply)
+                Ok(Exchange::Reply(reply))
             }
-            _ if status.is_success() => Exchange::Failed(self.protocol_error(
+            _ if status.is_success() => Ok(Exchange::Failed(self.protocol_error(
                 method,
                 format!("invalid JSON-RPC response: {}", excerpt(&body)),
-            )),
+            ))),
             _ => failed(&HttpError::Status {
                 status,
                 www_authenticate: None,

@@ -16,7 +16,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::super::plumbing::{self, HttpError};
 use super::super::streamable_http::{self, HttpClient, Turn};
-use super::{CANCEL_BOUND, Exchange, HttpDirect, Ticket, authorized};
+use super::{CANCEL_BOUND, Exchange, Expired, HttpDirect, Ticket, authorized};
 use crate::client::link::ServerPeer;
 use crate::client::{ClientError, McpClient};
 
@@ -69,11 +69,11 @@ impl McpClient {
                     .exchange(direct, id, &ticket, body.clone(), method, turn.take())
                     .await
                 {
-                    Exchange::Expired(expired) => {
+                    Err(Expired(expired)) => {
                         refused += 1;
                         expired
                     }
-                    other => return other,
+                    Ok(exchange) => return exchange,
                 },
             };
             if refused > SESSION_RENEWALS || found_gone > SESSIONS_WAITED {
